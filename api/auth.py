@@ -1,0 +1,44 @@
+"""Bearer API keys (Flask-HTTPAuth). The principal is the key's row: its id owns jobs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from flask import current_app
+from flask_httpauth import HTTPTokenAuth
+
+from api.errors import error_response
+from store import keys
+
+auth = HTTPTokenAuth(scheme="Bearer")
+
+
+@dataclass(frozen=True)
+class Principal:
+    key_id: int
+    is_admin: bool
+
+    @property
+    def owner_filter(self) -> int | None:
+        """The owner whose jobs this caller may see; None for admins, who see all."""
+        return None if self.is_admin else self.key_id
+
+
+@auth.verify_token
+def _verify(token: str) -> Principal | None:
+    if not token or len(token) > 200:
+        return None
+    with current_app.extensions["zolve.db"].session() as session:
+        row = keys.authenticate(session, token)
+        return Principal(row.id, row.is_admin) if row else None
+
+
+@auth.error_handler
+def _unauthorized(status: int):  # noqa: ANN202 - Flask-HTTPAuth's hook
+    return error_response(status, "a valid API key is required: Authorization: Bearer <key>")
+
+
+def current_principal() -> Principal:
+    principal = auth.current_user()
+    assert principal is not None
+    return principal

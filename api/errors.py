@@ -1,0 +1,72 @@
+"""Every error is JSON `{code, status, message, errors?}`: never a traceback, never a 500 for bad input."""
+
+from __future__ import annotations
+
+import logging
+from http import HTTPStatus
+from typing import Any
+
+from flask import Flask, Response, jsonify
+from sqlalchemy.exc import DBAPIError
+from werkzeug.exceptions import HTTPException
+
+log = logging.getLogger("zolve.api")
+
+
+def error_response(
+    code: int, message: str, errors: dict[str, Any] | None = None, headers: dict[str, str] | None = None
+) -> Response:
+    body: dict[str, Any] = {"code": code, "status": HTTPStatus(code).phrase, "message": message}
+    if errors:
+        body["errors"] = errors
+    response = jsonify(body)
+    response.status_code = code
+    for name, value in (headers or {}).items():
+        response.headers[name] = value
+    return response
+
+
+def _field_errors(error: HTTPException) -> dict[str, Any] | None:
+    """webargs puts messages under their location ({"json": {...}}); clients want the fields."""
+    messages = getattr(error, "data", {}).get("messages")
+    if not messages:
+        return None
+    merged: dict[str, Any] = {}
+    for location_errors in messages.values():
+        merged.update(location_errors if isinstance(location_errors, dict) else {"_schema": location_errors})
+    return merged
+
+
+_MESSAGES = {
+    401: "a valid API key is required: Authorization: Bearer <key>",
+    404: "not found",
+    405: "method not allowed",
+    413: "request body too large",
+    422: "the request is invalid; see errors for each field",
+}
+
+
+def handle_http_exception(error: HTTPException) -> Response:
+    code = error.code or 500
+    errors = _field_errors(error)
+    message = getattr(error, "data", {}).get("message") or _MESSAGES.get(code) or (error.description or "")
+    headers = dict(getattr(error, "data", {}).get("headers") or {})
+    if code == 405 and error.get_headers():
+        headers.update({k: v for k, v in error.get_headers() if k == "Allow"})
+    return error_response(code, message, errors, headers)
+
+
+def handle_database_error(error: DBAPIError) -> Response:
+    log.warning("database unavailable: %s", error.__class__.__name__)
+    return error_response(503, "the database is unavailable; retry shortly", headers={"Retry-After": "2"})
+
+
+def handle_unexpected(error: Exception) -> Response:
+    log.exception("unhandled error")
+    return error_response(500, "internal error")
+
+
+def register_error_handlers(app: Flask) -> None:
+    app.register_error_handler(HTTPException, handle_http_exception)
+    app.register_error_handler(DBAPIError, handle_database_error)
+    app.register_error_handler(Exception, handle_unexpected)

@@ -1,0 +1,204 @@
+"""/jobs: submit, poll (long-poll, ETag), list (keyset pages) and cancel puzzle jobs."""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from datetime import UTC, datetime
+from typing import Any
+
+from flask import current_app, request, url_for
+from flask.views import MethodView
+from flask_smorest import Blueprint, abort
+from marshmallow import ValidationError
+
+from api.auth import auth, current_principal
+from schemas import jobs as job_schemas
+from store import jobs as job_store
+from store.models import Job
+from workers.app import enqueue
+from zolve.kinds import KINDS
+
+log = logging.getLogger("zolve.api")
+blp = Blueprint("jobs", __name__, url_prefix="/jobs", description="Puzzle jobs")
+
+IDEMPOTENCY_KEY_MAX = 255
+
+
+def _seconds(start: datetime | None, end: datetime | None) -> float | None:
+    if start is None:
+        return None
+    return round(((end or datetime.now(UTC)) - start).total_seconds(), 3)
+
+
+def job_resource(job: Job, *, is_admin: bool) -> dict[str, Any]:
+    error = dict(job.error) if job.error else None
+    if error and not is_admin:
+        error.pop("traceback", None)
+    return {
+        "id": job.id,
+        "kind": job.kind,
+        "state": job.state,
+        "params": job.params,
+        "time_limit": job.time_limit,
+        "progress": job.progress,
+        "result": job.result,
+        "error": error,
+        "attempts": job.attempts,
+        "cancel_requested": job.cancel_requested,
+        "created_at": job.created_at,
+        "started_at": job.started_at,
+        "finished_at": job.finished_at,
+        "queued_seconds": _seconds(job.created_at, job.started_at),
+        "run_seconds": _seconds(job.started_at, job.finished_at),
+        "links": {
+            "self": url_for("jobs.JobItem", job_id=job.id),
+            "cancel": url_for("jobs.cancel_job", job_id=job.id),
+        },
+    }
+
+
+def _db():  # noqa: ANN202
+    return current_app.extensions["zolve.db"]
+
+
+def _settings():  # noqa: ANN202
+    return current_app.extensions["zolve.settings"]
+
+
+def _validated_params(kind_name: str, params: dict[str, Any]) -> dict[str, Any]:
+    kind = KINDS.get(kind_name)
+    if kind is None:
+        abort(422, errors={"kind": [f"unknown kind; one of: {', '.join(sorted(KINDS))}"]})
+    try:
+        return kind.load_params(params)
+    except ValidationError as err:
+        abort(422, errors={"params": err.messages})
+
+
+def _time_limit(requested: float | None) -> float:
+    settings = _settings()
+    if requested is None:
+        return settings.default_time_limit
+    if requested > settings.max_time_limit:
+        abort(422, errors={"time_limit": [f"must be at most {settings.max_time_limit:g} seconds"]})
+    return requested
+
+
+def _idempotency_key() -> str | None:
+    key = request.headers.get("Idempotency-Key")
+    if key is not None and not (0 < len(key) <= IDEMPOTENCY_KEY_MAX):
+        abort(422, errors={"Idempotency-Key": [f"must be 1 to {IDEMPOTENCY_KEY_MAX} characters"]})
+    return key
+
+
+def _publish(job_id: uuid.UUID) -> None:
+    """Wake a worker. If the broker is down the job stays queued and the sweeper publishes it later."""
+    try:
+        enqueue(current_app.extensions["zolve.celery"], str(job_id))
+    except Exception:
+        log.warning("broker unavailable; job %s will be enqueued by the sweeper", job_id)
+        with _db().session() as session:
+            job_store.mark_not_enqueued(session, job_id)
+
+
+@blp.route("")
+class JobCollection(MethodView):
+    decorators = [auth.login_required]
+
+    @blp.arguments(job_schemas.JobCreate)
+    @blp.response(202, job_schemas.Job)
+    @blp.alt_response(422, description="Unknown kind, bad params or a reused Idempotency-Key")
+    @blp.alt_response(413, description="Request body too large")
+    def post(self, body: dict[str, Any]) -> Any:
+        """Submit a job. Answers 202 with the job and its Location; honours Idempotency-Key."""
+        principal = current_principal()
+        params = _validated_params(body["kind"], body["params"])
+        time_limit = _time_limit(body["time_limit"])
+        key = _idempotency_key()
+        with _db().session() as session:
+            try:
+                job, created = job_store.create_job(
+                    session,
+                    owner_id=principal.key_id,
+                    kind=body["kind"],
+                    params=params,
+                    time_limit=time_limit,
+                    idempotency_key=key,
+                )
+            except job_store.IdempotencyConflict as conflict:
+                abort(422, message=str(conflict), errors={"Idempotency-Key": [str(conflict)]})
+            resource = job_resource(job, is_admin=principal.is_admin)
+        if created:
+            _publish(job.id)
+        headers = {"Location": resource["links"]["self"]}
+        if not created:
+            headers["Idempotent-Replayed"] = "true"
+        return resource, 202, headers
+
+    @blp.arguments(job_schemas.JobListArgs, location="query")
+    @blp.response(200, job_schemas.JobPage)
+    def get(self, args: dict[str, Any]) -> Any:
+        """Your jobs, newest first (admins: everyone's). Keyset pages: follow `next_cursor`."""
+        principal = current_principal()
+        with _db().session() as session:
+            try:
+                page = job_store.list_jobs(
+                    session,
+                    owner_id=principal.owner_filter,
+                    states=args.get("state"),
+                    kind=args.get("kind"),
+                    limit=args["limit"],
+                    cursor=args.get("cursor"),
+                )
+            except ValueError:
+                abort(422, errors={"cursor": ["not a cursor from this service"]})
+            items = [job_resource(job, is_admin=principal.is_admin) for job in page.items]
+        headers = {}
+        if page.next_cursor:
+            next_url = url_for("jobs.JobCollection", **{**request.args, "cursor": page.next_cursor})
+            headers["Link"] = f'<{next_url}>; rel="next"'
+        return {"items": items, "next_cursor": page.next_cursor}, 200, headers
+
+
+@blp.route("/<uuid:job_id>")
+class JobItem(MethodView):
+    decorators = [auth.login_required]
+
+    @blp.etag
+    @blp.arguments(job_schemas.JobGetArgs, location="query")
+    @blp.response(200, job_schemas.Job)
+    @blp.alt_response(404, description="No such job, or not yours")
+    def get(self, args: dict[str, Any], job_id: uuid.UUID) -> Any:
+        """A job's state, progress, timings and result. `?wait=N` blocks until it finishes (capped)."""
+        principal = current_principal()
+        deadline = time.monotonic() + min(args["wait"], _settings().max_wait_seconds)
+        while True:
+            with _db().session() as session:
+                job = job_store.get_job(session, job_id, principal.owner_filter)
+            if job is None:
+                abort(404, message="no such job")
+            if job.is_final or time.monotonic() >= deadline:
+                break
+            time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
+        headers = {} if job.is_final else {"Retry-After": "1"}
+        return job_resource(job, is_admin=principal.is_admin), 200, headers
+
+
+@blp.route("/<uuid:job_id>/cancel", methods=["POST"], endpoint="cancel_job")
+@auth.login_required
+@blp.response(202, job_schemas.Job)
+@blp.alt_response(404, description="No such job, or not yours")
+@blp.alt_response(409, description="The job already finished")
+def cancel_job(job_id: uuid.UUID) -> Any:
+    """Cancel a job: a queued job never starts; a running one is interrupted within about a second."""
+    principal = current_principal()
+    with _db().session() as session:
+        job = job_store.get_job(session, job_id, principal.owner_filter)
+        if job is None:
+            abort(404, message="no such job")
+        if job.state in ("succeeded", "failed"):
+            abort(409, message=f"the job already {job.state}")
+        job = job_store.request_cancel(session, job)
+        return job_resource(job, is_admin=principal.is_admin)

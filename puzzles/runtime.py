@@ -1,0 +1,116 @@
+"""Run control shared by every puzzle: time limits, cancellation and progress.
+
+Celery's soft time limit cannot stop a running Z3 `check()`, so a `Run` hands out fresh Z3 contexts and
+interrupts all of them from another thread when the job is cancelled or its deadline passes. Each check
+also carries Z3's own `timeout`, so the solver stops by itself even if nobody interrupts it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+import z3
+
+
+class Stopped(Exception):
+    """The run was stopped before the puzzle finished."""
+
+
+class Cancelled(Stopped):
+    """Somebody asked for the job to stop."""
+
+
+class TimeLimitExceeded(Stopped):
+    """The job used up its solve time."""
+
+
+class SolverGaveUp(Exception):
+    """Z3 answered `unknown` for a reason other than a stop (e.g. out of memory)."""
+
+
+ProgressCallback = Callable[[dict[str, Any]], None]
+
+
+class Run:
+    """One execution of a puzzle: a deadline, a cancel switch and a progress sink."""
+
+    def __init__(self, time_limit: float | None = None, on_progress: ProgressCallback | None = None):
+        self.time_limit = time_limit
+        self.deadline = time.monotonic() + time_limit if time_limit else None
+        self._on_progress = on_progress
+        self._contexts: list[z3.Context] = []
+        self._lock = threading.Lock()
+        self._stop_reason: str | None = None
+        self._watchdog: threading.Timer | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    def __enter__(self) -> Run:
+        if self.deadline is not None:
+            self._watchdog = threading.Timer(
+                max(0.0, self.deadline - time.monotonic()), self.stop, ("timeout",)
+            )
+            self._watchdog.daemon = True
+            self._watchdog.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+        with self._lock:
+            self._contexts.clear()
+
+    def context(self) -> z3.Context:
+        """A fresh Z3 context that `stop()` interrupts (one per job or shard: no shared-state leaks)."""
+        ctx = z3.Context()
+        with self._lock:
+            self._contexts.append(ctx)
+            stopped = self._stop_reason is not None
+        if stopped:
+            ctx.interrupt()
+        return ctx
+
+    def stop(self, reason: str = "cancelled") -> None:
+        """Stop the run from any thread: every running `check()` returns within about a second."""
+        with self._lock:
+            if self._stop_reason is None:
+                self._stop_reason = reason
+            contexts = list(self._contexts)
+        for ctx in contexts:
+            ctx.interrupt()
+
+    # -- inside the puzzle -----------------------------------------------------------------------
+    @property
+    def stop_reason(self) -> str | None:
+        return self._stop_reason
+
+    def remaining(self) -> float | None:
+        return None if self.deadline is None else self.deadline - time.monotonic()
+
+    def raise_if_stopped(self) -> None:
+        remaining = self.remaining()
+        if self._stop_reason is None and remaining is not None and remaining <= 0:
+            self._stop_reason = "timeout"
+        if self._stop_reason == "timeout":
+            raise TimeLimitExceeded(f"time limit of {self.time_limit:g} s exceeded")
+        if self._stop_reason is not None:
+            raise Cancelled(self._stop_reason)
+
+    def check(self, solver: z3.Solver | z3.Optimize, *assumptions: z3.ExprRef) -> z3.CheckSatResult:
+        """`solver.check()` bounded by the remaining time; raises `Stopped` instead of returning unknown."""
+        self.raise_if_stopped()
+        remaining = self.remaining()
+        if remaining is not None:
+            solver.set("timeout", max(1, int(remaining * 1000)))
+        result = solver.check(*assumptions)
+        if result == z3.unknown:
+            self.raise_if_stopped()
+            raise SolverGaveUp(f"Z3 gave up: {solver.reason_unknown()}")
+        return result
+
+    def progress(self, **fields: Any) -> None:
+        """Report progress (JSON-able fields); the worker stores the latest report on the job."""
+        if self._on_progress is not None:
+            self._on_progress(fields)

@@ -1,0 +1,87 @@
+"""Job resources: the request to create one, the job as returned, list pages and query args."""
+
+from __future__ import annotations
+
+from marshmallow import Schema, fields, validate
+
+from store.models import JOB_STATES
+
+
+class JobCreate(Schema):
+    kind = fields.String(required=True, metadata={"description": "puzzle kind, see GET /kinds"})
+    params = fields.Dict(
+        keys=fields.String(), load_default=dict, metadata={"description": "the kind's parameters"}
+    )
+    time_limit = fields.Float(
+        load_default=None,
+        validate=validate.Range(min=0.1, min_inclusive=True),
+        metadata={"description": "solve time limit in seconds (default and maximum set by the server)"},
+    )
+
+
+class JobError(Schema):
+    type = fields.String()
+    message = fields.String()
+    traceback = fields.String(metadata={"description": "admins only"})
+
+
+class JobLinks(Schema):
+    self = fields.String()
+    cancel = fields.String()
+
+
+class Job(Schema):
+    id = fields.UUID()
+    kind = fields.String()
+    state = fields.String(validate=validate.OneOf(JOB_STATES))
+    params = fields.Dict()
+    time_limit = fields.Float()
+    progress = fields.Dict(allow_none=True)
+    result = fields.Dict(allow_none=True)
+    error = fields.Nested(JobError, allow_none=True)
+    attempts = fields.Integer()
+    cancel_requested = fields.Boolean()
+    created_at = fields.DateTime()
+    started_at = fields.DateTime(allow_none=True)
+    finished_at = fields.DateTime(allow_none=True)
+    queued_seconds = fields.Float(allow_none=True, metadata={"description": "created → first started"})
+    run_seconds = fields.Float(allow_none=True, metadata={"description": "started → finished (or now)"})
+    links = fields.Nested(JobLinks)
+
+
+class JobPage(Schema):
+    items = fields.List(fields.Nested(Job))
+    next_cursor = fields.String(
+        allow_none=True, metadata={"description": "pass as ?cursor= for the next page"}
+    )
+
+
+class JobListArgs(Schema):
+    state = fields.List(
+        fields.String(validate=validate.OneOf(JOB_STATES)),
+        metadata={"description": "filter by state (repeatable)"},
+    )
+    kind = fields.String()
+    limit = fields.Integer(load_default=20, validate=validate.Range(1, 100))
+    cursor = fields.String(validate=validate.Length(max=200))
+
+
+class JobGetArgs(Schema):
+    wait = fields.Float(
+        load_default=0,
+        validate=validate.Range(min=0),
+        metadata={"description": "long-poll: block up to this many seconds (capped) until the job finishes"},
+    )
+
+
+class Kind(Schema):
+    name = fields.String()
+    summary = fields.String()
+    params_schema = fields.String(metadata={"description": "name of the params schema in components"})
+
+
+class Error(Schema):
+    code = fields.Integer(required=True, metadata={"description": "HTTP status"})
+    status = fields.String(metadata={"description": "HTTP reason phrase"})
+    message = fields.String(required=True)
+    errors = fields.Dict(metadata={"description": "field-level messages, keyed like the request"})

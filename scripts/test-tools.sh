@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# System tools some tests need that PyPI cannot provide (Debian packages). Installed once, when missing
+# and when we may (root with apt-get); otherwise the tests that need them say what is missing.
+set -u
+need=()
+command -v docker-compose >/dev/null 2>&1 || need+=(docker-compose)
+if [ ${#need[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing Debian packages for the tests: ${need[*]}"
+    apt-get update -qq >/dev/null 2>&1 || true
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null 2>&1 \
+        || echo "could not install ${need[*]}; the tests that need them will fail"
+fi
+exit 0

@@ -1,0 +1,1 @@
+"""Persistence: SQLAlchemy models, the database handle, job state transitions and API keys."""

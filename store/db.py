@@ -1,0 +1,59 @@
+"""The database handle: one engine per process (re-created after a fork), sessions, URL normalisation."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from sqlalchemy import Engine, create_engine
+from sqlalchemy.orm import Session, sessionmaker
+
+
+def normalize_url(url: str) -> str:
+    """Use psycopg 3 for plain `postgres://` / `postgresql://` URLs."""
+    for prefix in ("postgres://", "postgresql://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix) :]
+    return url
+
+
+class Database:
+    def __init__(self, url: str, pool_size: int = 5):
+        self.url = normalize_url(url)
+        self.pool_size = pool_size
+        self._engine: Engine | None = None
+        self._pid = os.getpid()
+        self._sessions: sessionmaker[Session] | None = None
+
+    @property
+    def engine(self) -> Engine:
+        # connections must never cross a fork (Celery prefork, gunicorn)
+        if self._engine is not None and self._pid != os.getpid():
+            self._engine.dispose(close=False)
+            self._engine = None
+        if self._engine is None:
+            self._engine = create_engine(
+                self.url,
+                pool_size=self.pool_size,
+                max_overflow=self.pool_size,
+                pool_pre_ping=True,
+                pool_recycle=1800,
+                connect_args={"connect_timeout": 5},
+            )
+            self._sessions = sessionmaker(self._engine, expire_on_commit=False)
+            self._pid = os.getpid()
+        return self._engine
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        """A session whose transaction commits on success and rolls back on error."""
+        _ = self.engine
+        assert self._sessions is not None
+        with self._sessions() as session, session.begin():
+            yield session
+
+    def dispose(self) -> None:
+        if self._engine is not None:
+            self._engine.dispose()
+            self._engine = None

@@ -1,0 +1,298 @@
+"""Job state transitions. Every transition is one SQL statement guarded by the state it expects
+(compare-and-set), so duplicate deliveries, dead workers and racing cancels cannot corrupt a job.
+
+    queued → running → succeeded | failed | cancelled
+                     ↘ cancelling → cancelled
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from store.models import Job
+
+
+class IdempotencyConflict(Exception):
+    """The Idempotency-Key was already used for a different request."""
+
+
+def params_hash(kind: str, params: dict[str, Any]) -> str:
+    canonical = json.dumps({"kind": kind, "params": params}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _lease_until(seconds: float) -> Any:
+    return func.now() + timedelta(seconds=seconds)
+
+
+# -- API side -------------------------------------------------------------------------------------
+def create_job(
+    session: Session,
+    *,
+    owner_id: int,
+    kind: str,
+    params: dict[str, Any],
+    time_limit: float,
+    idempotency_key: str | None = None,
+) -> tuple[Job, bool]:
+    """Insert a queued job; returns (job, created). A repeated Idempotency-Key returns the first job."""
+    digest = params_hash(kind, params)
+    if idempotency_key is not None:
+        existing = _job_by_idempotency_key(session, owner_id, idempotency_key)
+        if existing is not None:
+            return _replay(existing, digest, time_limit), False
+    job = Job(
+        id=uuid.uuid4(),
+        owner_id=owner_id,
+        kind=kind,
+        params=params,
+        params_hash=digest,
+        time_limit=time_limit,
+        idempotency_key=idempotency_key,
+        state="queued",
+        enqueued_at=func.now(),
+    )
+    try:
+        with session.begin_nested():
+            session.add(job)
+            session.flush()
+    except IntegrityError:
+        # a concurrent request with the same key won the race
+        existing = _job_by_idempotency_key(session, owner_id, idempotency_key)
+        if existing is None:
+            raise
+        return _replay(existing, digest, time_limit), False
+    session.refresh(job)
+    return job, True
+
+
+def _job_by_idempotency_key(session: Session, owner_id: int, key: str | None) -> Job | None:
+    return session.scalar(select(Job).where(Job.owner_id == owner_id, Job.idempotency_key == key))
+
+
+def _replay(job: Job, digest: str, time_limit: float) -> Job:
+    if job.params_hash != digest or job.time_limit != time_limit:
+        raise IdempotencyConflict("this Idempotency-Key was already used with a different request body")
+    return job
+
+
+def mark_not_enqueued(session: Session, job_id: uuid.UUID) -> None:
+    """The broker refused the wake-up message: leave it to the sweeper."""
+    session.execute(update(Job).where(Job.id == job_id, Job.state == "queued").values(enqueued_at=None))
+
+
+def get_job(session: Session, job_id: uuid.UUID, owner_id: int | None) -> Job | None:
+    """The job, if `owner_id` may see it (None = admin, sees every job)."""
+    query = select(Job).where(Job.id == job_id)
+    if owner_id is not None:
+        query = query.where(Job.owner_id == owner_id)
+    return session.scalar(query)
+
+
+@dataclass(frozen=True)
+class Page:
+    items: list[Job]
+    next_cursor: str | None
+
+
+def encode_cursor(job: Job) -> str:
+    raw = f"{job.created_at.isoformat()}|{job.id}"
+    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+
+
+def decode_cursor(cursor: str) -> tuple[datetime, uuid.UUID]:
+    """Raises ValueError for a cursor this service did not make."""
+    padded = cursor + "=" * (-len(cursor) % 4)
+    created, _, job_id = base64.urlsafe_b64decode(padded.encode()).decode().partition("|")
+    return datetime.fromisoformat(created), uuid.UUID(job_id)
+
+
+def list_jobs(
+    session: Session,
+    *,
+    owner_id: int | None,
+    states: list[str] | None = None,
+    kind: str | None = None,
+    limit: int = 20,
+    cursor: str | None = None,
+) -> Page:
+    """Newest first, keyset-paginated on (created_at, id)."""
+    query = select(Job).order_by(Job.created_at.desc(), Job.id.desc()).limit(limit + 1)
+    if owner_id is not None:
+        query = query.where(Job.owner_id == owner_id)
+    if states:
+        query = query.where(Job.state.in_(states))
+    if kind:
+        query = query.where(Job.kind == kind)
+    if cursor:
+        created, job_id = decode_cursor(cursor)
+        query = query.where(or_(Job.created_at < created, and_(Job.created_at == created, Job.id < job_id)))
+    rows = list(session.scalars(query))
+    more = len(rows) > limit
+    items = rows[:limit]
+    return Page(items, encode_cursor(items[-1]) if more and items else None)
+
+
+def request_cancel(session: Session, job: Job) -> Job:
+    """Queued jobs are cancelled at once; running ones are flagged and their worker interrupts Z3."""
+    session.execute(
+        update(Job)
+        .where(Job.id == job.id, Job.state == "queued")
+        .values(state="cancelled", cancel_requested=True, finished_at=func.now())
+    )
+    session.execute(
+        update(Job)
+        .where(Job.id == job.id, Job.state == "running")
+        .values(state="cancelling", cancel_requested=True)
+    )
+    session.refresh(job)
+    return job
+
+
+# -- worker side ----------------------------------------------------------------------------------
+def claim(session: Session, job_id: uuid.UUID, worker: str, lease_seconds: float) -> Job | None:
+    """Take the job if it is queued, or running under a lease that expired. None: someone else has it,
+    it is finished, or it was cancelled; the message is then a duplicate and does nothing."""
+    claimed = session.scalar(
+        update(Job)
+        .where(
+            Job.id == job_id,
+            Job.cancel_requested.is_(False),
+            or_(
+                Job.state == "queued",
+                and_(Job.state == "running", Job.lease_expires_at < func.now()),
+            ),
+        )
+        .values(
+            state="running",
+            lease_owner=worker,
+            lease_expires_at=_lease_until(lease_seconds),
+            heartbeat_at=func.now(),
+            attempts=Job.attempts + 1,
+            started_at=func.coalesce(Job.started_at, func.now()),
+        )
+        .returning(Job)
+    )
+    return claimed
+
+
+def heartbeat(
+    session: Session, job_id: uuid.UUID, worker: str, lease_seconds: float, progress: dict[str, Any] | None
+) -> bool | None:
+    """Extend the lease and store progress. Returns whether a cancel was requested; None if the lease
+    was lost (the sweeper gave the job to someone else)."""
+    values: dict[str, Any] = {"heartbeat_at": func.now(), "lease_expires_at": _lease_until(lease_seconds)}
+    if progress is not None:
+        values["progress"] = progress
+    return session.scalar(
+        update(Job)
+        .where(Job.id == job_id, Job.lease_owner == worker, Job.state.in_(("running", "cancelling")))
+        .values(**values)
+        .returning(Job.cancel_requested)
+    )
+
+
+def finish(
+    session: Session,
+    job_id: uuid.UUID,
+    worker: str,
+    *,
+    state: str,
+    result: dict[str, Any] | None = None,
+    error: dict[str, Any] | None = None,
+    progress: dict[str, Any] | None = None,
+) -> bool:
+    """Store the outcome and the final state in one statement, only while we still hold the lease."""
+    values: dict[str, Any] = {
+        "state": state,
+        "result": result,
+        "error": error,
+        "finished_at": func.now(),
+        "lease_owner": None,
+        "lease_expires_at": None,
+    }
+    if progress is not None:
+        values["progress"] = progress
+    done = session.execute(
+        update(Job)
+        .where(Job.id == job_id, Job.lease_owner == worker, Job.state.in_(("running", "cancelling")))
+        .values(**values)
+    )
+    return done.rowcount == 1
+
+
+def release(session: Session, job_id: uuid.UUID, worker: str) -> bool:
+    """Give a claimed job back to the queue (the worker is shutting down before it could run it)."""
+    done = session.execute(
+        update(Job)
+        .where(Job.id == job_id, Job.lease_owner == worker, Job.state == "running")
+        .values(state="queued", lease_owner=None, lease_expires_at=None, enqueued_at=None)
+    )
+    return done.rowcount == 1
+
+
+@dataclass(frozen=True)
+class SweepReport:
+    to_enqueue: list[uuid.UUID]
+    failed: list[uuid.UUID]
+    cancelled: list[uuid.UUID]
+
+
+def sweep(session: Session, *, max_attempts: int, requeue_after: float, batch: int = 500) -> SweepReport:
+    """Recover what dead workers and lost messages left behind. Safe to run from many workers at once:
+    rows are locked with SKIP LOCKED and each transition is guarded by the state it expects."""
+    expired = list(
+        session.scalars(
+            select(Job)
+            .where(Job.state.in_(("running", "cancelling")), Job.lease_expires_at < func.now())
+            .limit(batch)
+            .with_for_update(skip_locked=True)
+        )
+    )
+    failed, cancelled, requeued = [], [], []
+    for job in expired:
+        if job.state == "cancelling":
+            job.state, job.finished_at = "cancelled", func.now()
+            cancelled.append(job.id)
+        elif job.attempts >= max_attempts:
+            job.state, job.finished_at = "failed", func.now()
+            job.error = {
+                "type": "WorkerLost",
+                "message": f"the worker running this job stopped responding {job.attempts} times; "
+                f"giving up after {max_attempts} attempts",
+            }
+            failed.append(job.id)
+        else:
+            job.state, job.enqueued_at = "queued", None
+            requeued.append(job.id)
+        job.lease_owner, job.lease_expires_at = None, None
+
+    stale = list(
+        session.scalars(
+            select(Job.id)
+            .where(
+                Job.state == "queued",
+                or_(
+                    Job.enqueued_at.is_(None),
+                    Job.enqueued_at < func.now() - timedelta(seconds=requeue_after),
+                ),
+            )
+            .order_by(Job.created_at)
+            .limit(batch)
+            .with_for_update(skip_locked=True)
+        )
+    )
+    to_enqueue = list(dict.fromkeys(requeued + stale))
+    if to_enqueue:
+        session.execute(update(Job).where(Job.id.in_(to_enqueue)).values(enqueued_at=func.now()))
+    return SweepReport(to_enqueue=to_enqueue, failed=failed, cancelled=cancelled)

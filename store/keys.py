@@ -1,0 +1,48 @@
+"""API keys: shown once at creation, stored only as a SHA-256 hash."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from store.models import ApiKey
+
+KEY_PREFIX = "zk_"
+
+
+def hash_key(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class NewKey:
+    id: int
+    key: str
+    is_admin: bool
+
+
+def create_key(session: Session, *, name: str, is_admin: bool = False) -> NewKey:
+    key = KEY_PREFIX + secrets.token_urlsafe(32)
+    row = ApiKey(name=name, prefix=key[:10], key_hash=hash_key(key), is_admin=is_admin)
+    session.add(row)
+    session.flush()
+    return NewKey(id=row.id, key=key, is_admin=is_admin)
+
+
+def authenticate(session: Session, key: str) -> ApiKey | None:
+    if not key.startswith(KEY_PREFIX):
+        return None
+    return session.scalar(select(ApiKey).where(ApiKey.key_hash == hash_key(key), ApiKey.revoked_at.is_(None)))
+
+
+def has_admin(session: Session) -> bool:
+    return (
+        session.scalar(
+            select(ApiKey.id).where(ApiKey.is_admin.is_(True), ApiKey.revoked_at.is_(None)).limit(1)
+        )
+        is not None
+    )

@@ -1,0 +1,99 @@
+"""Tables. The schema itself is only ever created by the Alembic migrations in `migrations/`."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    CheckConstraint,
+    DateTime,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    String,
+    Text,
+    func,
+    text,
+)
+from sqlalchemy.dialects.postgresql import JSONB, UUID
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+JOB_STATES = ("queued", "running", "succeeded", "failed", "cancelling", "cancelled")
+FINAL_STATES = ("succeeded", "failed", "cancelled")
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class ApiKey(Base):
+    __tablename__ = "api_keys"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    name: Mapped[str] = mapped_column(String(100))
+    #: the first characters of the key, to tell keys apart without revealing them
+    prefix: Mapped[str] = mapped_column(String(16))
+    #: SHA-256 of the key: keys are 256-bit random tokens, so a fast hash is enough
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    is_admin: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class Job(Base):
+    __tablename__ = "jobs"
+    __table_args__ = (
+        CheckConstraint(f"state IN {JOB_STATES!r}", name="jobs_state_valid"),
+        # keyset pagination: a client's jobs, newest first
+        Index("ix_jobs_owner_created", "owner_id", "created_at", "id"),
+        Index("ix_jobs_created", "created_at", "id"),
+        # the sweeper scans only unfinished jobs
+        Index(
+            "ix_jobs_unfinished",
+            "state",
+            "lease_expires_at",
+            postgresql_where=text("state IN ('queued', 'running', 'cancelling')"),
+        ),
+        Index(
+            "ux_jobs_owner_idempotency_key",
+            "owner_id",
+            "idempotency_key",
+            unique=True,
+            postgresql_where=text("idempotency_key IS NOT NULL"),
+        ),
+    )
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True, default=uuid.uuid4)
+    owner_id: Mapped[int] = mapped_column(ForeignKey("api_keys.id"))
+    kind: Mapped[str] = mapped_column(String(64))
+    params: Mapped[dict[str, Any]] = mapped_column(JSONB)
+    params_hash: Mapped[str] = mapped_column(String(64), index=True)
+    idempotency_key: Mapped[str | None] = mapped_column(String(255))
+    time_limit: Mapped[float] = mapped_column(Float)
+    state: Mapped[str] = mapped_column(String(16), server_default=text("'queued'"))
+    cancel_requested: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
+    progress: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    result: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    #: {"message": ..., "type": ..., "traceback": ...}; the traceback is shown to admins only
+    error: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    attempts: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    lease_owner: Mapped[str | None] = mapped_column(Text)
+    lease_expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    #: when the last wake-up message was published; NULL = never (broker was down): the sweeper sends it
+    enqueued_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    updated_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now(), onupdate=func.now()
+    )
+
+    @property
+    def is_final(self) -> bool:
+        return self.state in FINAL_STATES

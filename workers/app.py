@@ -1,0 +1,58 @@
+"""The Celery app and every Celery setting, in one documented place.
+
+Redis carries only job ids. Reliability comes from PostgreSQL leases (see store.jobs), so the broker
+settings here only make redelivery *possible*; the sweeper makes it *certain*.
+"""
+
+from __future__ import annotations
+
+from celery import Celery
+
+from zolve.config import Settings
+
+RUN_JOB = "zolve.run_job"
+SWEEP = "zolve.sweep"
+QUEUE = "zolve"
+
+
+def make_celery(settings: Settings) -> Celery:
+    _, redis_url = settings.require_urls()
+    hard_limit = settings.max_time_limit + 120
+    app = Celery("zolve", broker=redis_url, set_as_current=False)
+    app.conf.update(
+        # results live in PostgreSQL, never in the broker
+        task_ignore_result=True,
+        result_backend=None,
+        task_default_queue=QUEUE,
+        # a message is acknowledged only after the task returns; a dead worker's message is redelivered
+        task_acks_late=True,
+        task_reject_on_worker_lost=True,
+        worker_prefetch_multiplier=1,
+        # last resort only: Z3 is stopped by its own timeout and by interrupt() long before this
+        task_time_limit=hard_limit,
+        # Redis redelivers an unacknowledged message after the visibility timeout: keep it above the
+        # hard limit so a long job is never run twice while alive
+        broker_transport_options={
+            "visibility_timeout": hard_limit + 300,
+            "socket_connect_timeout": 2,
+            "socket_timeout": 5,
+        },
+        # never block an API request for long when Redis is down: the sweeper enqueues later
+        task_publish_retry=True,
+        task_publish_retry_policy={"max_retries": 1, "interval_start": 0.2, "interval_step": 0.2},
+        broker_connection_retry_on_startup=True,
+        broker_connection_max_retries=None,
+        # Z3 leaks memory after interrupts: recycle pool processes
+        worker_max_tasks_per_child=50,
+        worker_max_memory_per_child=settings.z3_max_memory_mb * 1024 if settings.z3_max_memory_mb else None,
+        worker_hijack_root_logger=False,
+        worker_send_task_events=False,
+        task_send_sent_event=False,
+        worker_cancel_long_running_tasks_on_connection_loss=False,
+    )
+    return app
+
+
+def enqueue(celery: Celery, job_id: str) -> None:
+    """Publish a wake-up message for a job. Raises when the broker is unreachable."""
+    celery.send_task(RUN_JOB, args=[job_id], queue=QUEUE)

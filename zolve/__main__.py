@@ -1,0 +1,3 @@
+from zolve.cli import main
+
+main()

@@ -1,0 +1,259 @@
+"""The `zolve` command line: run the service (up, api, worker, migrate, keys), talk to it (submit, status,
+wait, cancel, jobs) and solve a puzzle in-process with no service at all (solve)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from zolve.config import Settings
+
+DEFAULT_URL = "http://127.0.0.1:8000"
+
+
+def _read_json(value: str) -> Any:
+    """JSON text, or @path to a JSON file."""
+    text = Path(value[1:]).read_text() if value.startswith("@") else value
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise click.BadParameter(f"not valid JSON: {exc}") from exc
+
+
+def _print_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, default=str))
+
+
+def _server_settings(start_embedded: bool = True) -> tuple[Settings, Any]:
+    """Settings with database and broker URLs; joins the embedded servers when none are configured."""
+    settings = Settings.from_env()
+    if settings.database_url and settings.redis_url:
+        return settings, None
+    if not start_embedded:
+        raise click.ClickException(
+            "DATABASE_URL and REDIS_URL are not set: export both, or use `zolve up` for embedded servers"
+        )
+    from zolve.embedded import EmbeddedServices
+
+    services = EmbeddedServices(settings.data_dir)
+    database_url = settings.database_url or services.start_postgres()
+    redis_url = settings.redis_url or services.start_redis()
+    return settings.with_urls(database_url, redis_url), services
+
+
+@click.group()
+@click.version_option(package_name="zolve")
+def main() -> None:
+    """zolve: board-game puzzles solved with Z3, as a job service."""
+
+
+# -- running the service -------------------------------------------------------------------------
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8000, show_default=True, type=int)
+@click.option("--workers", default=2, show_default=True, type=int, help="solver processes")
+@click.option("--api-workers", default=2, show_default=True, type=int, help="gunicorn processes")
+@click.option(
+    "--data-dir", type=click.Path(path_type=Path), help="where embedded data lives [ZOLVE_DATA_DIR]"
+)
+def up(host: str, port: int, workers: int, api_workers: int, data_dir: Path | None) -> None:
+    """Run everything on this machine: PostgreSQL, Redis, migrations, the API and the workers.
+
+    Uses DATABASE_URL / REDIS_URL when set, embedded servers under the data directory otherwise.
+    Ctrl-C stops it all; the next `zolve up` reuses the data."""
+    from zolve.supervisor import run_stack
+
+    if data_dir is not None:
+        os.environ["ZOLVE_DATA_DIR"] = str(data_dir)
+    settings, services = _server_settings()
+    sys.exit(run_stack(settings, services, host=host, port=port, workers=workers, api_workers=api_workers))
+
+
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True)
+@click.option("--port", default=8000, show_default=True, type=int)
+@click.option("--workers", default=2, show_default=True, type=int, help="gunicorn processes")
+@click.option("--threads", default=8, show_default=True, type=int, help="threads per process")
+def api(host: str, port: int, workers: int, threads: int) -> None:
+    """Serve the REST API under gunicorn (needs DATABASE_URL and REDIS_URL)."""
+    from zolve.servers import serve_api
+
+    settings, _ = _server_settings(start_embedded=False)
+    serve_api(settings, host=host, port=port, workers=workers, threads=threads)
+
+
+@main.command()
+@click.option("--concurrency", default=2, show_default=True, type=int, help="solver processes")
+@click.option("--pool", default="prefork", show_default=True, type=click.Choice(["prefork", "solo"]))
+@click.option("--loglevel", default="INFO", show_default=True)
+def worker(concurrency: int, pool: str, loglevel: str) -> None:
+    """Run a Celery worker (needs DATABASE_URL and REDIS_URL)."""
+    from zolve.servers import serve_worker
+
+    settings, _ = _server_settings(start_embedded=False)
+    serve_worker(settings, concurrency=concurrency, pool=pool, loglevel=loglevel)
+
+
+@main.command()
+def migrate() -> None:
+    """Create or upgrade the database schema (Alembic)."""
+    from store.migrate import upgrade
+
+    settings, services = _server_settings()
+    try:
+        upgrade(settings.database_url)
+        click.echo("database is at the latest revision")
+    finally:
+        if services:
+            services.stop()
+
+
+@main.group()
+def keys() -> None:
+    """Manage API keys."""
+
+
+@keys.command("create")
+@click.option("--admin", is_flag=True, help="the key sees and manages every job")
+@click.option("--name", default="cli", show_default=True)
+def keys_create(admin: bool, name: str) -> None:
+    """Create an API key and print it. It is shown only this once; only its hash is stored."""
+    from store import keys as key_store
+    from store.db import Database
+
+    settings, services = _server_settings()
+    try:
+        db = Database(settings.database_url)
+        with db.session() as session:
+            new = key_store.create_key(session, name=name, is_admin=admin)
+        db.dispose()
+        click.echo(new.key)
+    finally:
+        if services:
+            services.stop()
+
+
+# -- in-process solving --------------------------------------------------------------------------
+@main.command()
+@click.argument("kind")
+@click.option("--params", "params_text", default="{}", help="JSON, or @file")
+@click.option("--time-limit", type=float, default=None, help="seconds (default: the service default)")
+def solve(kind: str, params_text: str, time_limit: float | None) -> None:
+    """Solve one puzzle in this process, with no service, and print the result JSON."""
+    from marshmallow import ValidationError
+
+    from puzzles.runtime import Run, Stopped
+    from zolve.kinds import KINDS
+
+    spec = KINDS.get(kind)
+    if spec is None:
+        raise click.ClickException(f"unknown kind {kind!r}; one of: {', '.join(sorted(KINDS))}")
+    try:
+        params = spec.load_params(_read_json(params_text))
+    except ValidationError as err:
+        click.echo(json.dumps({"errors": {"params": err.messages}}, indent=2), err=True)
+        sys.exit(2)
+    limit = time_limit or Settings.from_env().default_time_limit
+    try:
+        with Run(time_limit=limit) as run:
+            result = spec.solve_function()(params, run)
+    except Stopped as stop:
+        raise click.ClickException(str(stop)) from stop
+    _print_json(spec.dump_result(result))
+
+
+# -- talking to a running service ----------------------------------------------------------------
+client_options = [
+    click.option("--url", envvar="ZOLVE_URL", default=DEFAULT_URL, show_default=True, help="[ZOLVE_URL]"),
+    click.option("--key", envvar="ZOLVE_API_KEY", required=True, help="API key [ZOLVE_API_KEY]"),
+]
+
+
+def with_client(func):  # noqa: ANN001, ANN201
+    for option in reversed(client_options):
+        func = option(func)
+    return func
+
+
+def _client(url: str, key: str):  # noqa: ANN202
+    from zolve.client import Client
+
+    return Client(url, key)
+
+
+@main.command()
+@with_client
+@click.argument("kind")
+@click.option("--params", "params_text", default="{}", help="JSON, or @file")
+@click.option("--time-limit", type=float, default=None)
+@click.option("--idempotency-key", default=None)
+@click.option("--wait", "wait_for_it", is_flag=True, help="wait for the result")
+def submit(
+    url: str,
+    key: str,
+    kind: str,
+    params_text: str,
+    time_limit: float | None,
+    idempotency_key: str | None,
+    wait_for_it: bool,
+) -> None:
+    """Submit a job and print it (or, with --wait, its final state)."""
+    client = _client(url, key)
+    body: dict[str, Any] = {"kind": kind, "params": _read_json(params_text)}
+    if time_limit is not None:
+        body["time_limit"] = time_limit
+    job = client.submit(body, idempotency_key=idempotency_key)
+    _print_json(client.wait(job["id"]) if wait_for_it else job)
+
+
+@main.command()
+@with_client
+@click.argument("job_id")
+def status(url: str, key: str, job_id: str) -> None:
+    """Print a job."""
+    _print_json(_client(url, key).get(job_id))
+
+
+@main.command()
+@with_client
+@click.argument("job_id")
+@click.option("--timeout", type=float, default=None, help="give up after this many seconds")
+def wait(url: str, key: str, job_id: str, timeout: float | None) -> None:
+    """Wait for a job to finish, with a progress display, then print it."""
+    job = _client(url, key).wait(job_id, timeout=timeout)
+    _print_json(job)
+    sys.exit(0 if job["state"] == "succeeded" else 1)
+
+
+@main.command()
+@with_client
+@click.argument("job_id")
+def cancel(url: str, key: str, job_id: str) -> None:
+    """Cancel a job."""
+    _print_json(_client(url, key).cancel(job_id))
+
+
+@main.command()
+@with_client
+@click.option("--state", multiple=True, help="filter (repeatable)")
+@click.option("--kind", default=None)
+@click.option("--limit", default=20, show_default=True)
+@click.option("--all", "all_pages", is_flag=True, help="follow every page")
+def jobs(url: str, key: str, state: tuple[str, ...], kind: str | None, limit: int, all_pages: bool) -> None:
+    """List your jobs, newest first."""
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table("id", "kind", "state", "created", "attempts")
+    for job in _client(url, key).iter_jobs(states=state, kind=kind, limit=limit, all_pages=all_pages):
+        table.add_row(job["id"], job["kind"], job["state"], job["created_at"], str(job["attempts"]))
+    Console().print(table)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,77 @@
+"""Every setting in one place, read from the environment (12-factor style).
+
+`DATABASE_URL` and `REDIS_URL` select external servers; when they are unset, the embedded PostgreSQL and
+Redis under `ZOLVE_DATA_DIR` are used (see `zolve.embedded`).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+
+def _env_float(name: str, default: float) -> float:
+    value = os.environ.get(name)
+    return float(value) if value not in (None, "") else default
+
+
+def _env_int(name: str, default: int) -> int:
+    value = os.environ.get(name)
+    return int(value) if value not in (None, "") else default
+
+
+@dataclass(frozen=True)
+class Settings:
+    database_url: str | None = None
+    redis_url: str | None = None
+    data_dir: Path = field(default_factory=lambda: Path("zolve-data"))
+    #: seconds a claimed job stays leased without a heartbeat
+    lease_seconds: float = 30.0
+    #: how often a running job heartbeats, flushes progress and looks for a cancel request
+    watch_interval: float = 0.5
+    #: how often each worker sweeps expired leases and never-enqueued jobs
+    sweep_interval: float = 5.0
+    #: a queued job whose wake-up message is older than this is enqueued again (lost-message recovery)
+    requeue_after: float = 120.0
+    #: attempts (claims) before a job whose worker keeps dying is failed
+    max_attempts: int = 3
+    #: default and maximum solve time per job, in seconds
+    default_time_limit: float = 300.0
+    max_time_limit: float = 3600.0
+    #: largest request body the API accepts, in bytes
+    max_body_bytes: int = 256 * 1024
+    #: longest `?wait=` long-poll, in seconds
+    max_wait_seconds: float = 30.0
+    #: Z3's memory ceiling per worker process, in MB (0 = unlimited)
+    z3_max_memory_mb: int = 4096
+
+    @classmethod
+    def from_env(cls) -> Settings:
+        defaults = cls()
+        return cls(
+            database_url=os.environ.get("DATABASE_URL") or None,
+            redis_url=os.environ.get("REDIS_URL") or None,
+            data_dir=Path(os.environ.get("ZOLVE_DATA_DIR") or defaults.data_dir),
+            lease_seconds=_env_float("ZOLVE_LEASE_SECONDS", defaults.lease_seconds),
+            watch_interval=_env_float("ZOLVE_WATCH_INTERVAL", defaults.watch_interval),
+            sweep_interval=_env_float("ZOLVE_SWEEP_INTERVAL", defaults.sweep_interval),
+            requeue_after=_env_float("ZOLVE_REQUEUE_AFTER", defaults.requeue_after),
+            max_attempts=_env_int("ZOLVE_MAX_ATTEMPTS", defaults.max_attempts),
+            default_time_limit=_env_float("ZOLVE_DEFAULT_TIME_LIMIT", defaults.default_time_limit),
+            max_time_limit=_env_float("ZOLVE_MAX_TIME_LIMIT", defaults.max_time_limit),
+            max_body_bytes=_env_int("ZOLVE_MAX_BODY_BYTES", defaults.max_body_bytes),
+            max_wait_seconds=_env_float("ZOLVE_MAX_WAIT_SECONDS", defaults.max_wait_seconds),
+            z3_max_memory_mb=_env_int("ZOLVE_Z3_MAX_MEMORY_MB", defaults.z3_max_memory_mb),
+        )
+
+    def with_urls(self, database_url: str, redis_url: str) -> Settings:
+        return replace(self, database_url=database_url, redis_url=redis_url)
+
+    def require_urls(self) -> tuple[str, str]:
+        if not self.database_url or not self.redis_url:
+            raise RuntimeError(
+                "DATABASE_URL and REDIS_URL are not set; run `zolve up` for the embedded servers "
+                "or export both URLs"
+            )
+        return self.database_url, self.redis_url

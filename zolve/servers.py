@@ -1,0 +1,54 @@
+"""Entry points for the long-running processes: the API under gunicorn, and a Celery worker."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from zolve.config import Settings
+
+
+def serve_api(settings: Settings, *, host: str, port: int, workers: int, threads: int) -> None:
+    from gunicorn.app.base import BaseApplication
+
+    from api import create_app
+
+    class _Gunicorn(BaseApplication):
+        def load_config(self) -> None:
+            options: dict[str, Any] = {
+                "bind": f"{host}:{port}",
+                "workers": workers,
+                "worker_class": "gthread",
+                "threads": threads,
+                # long-polls (`?wait=`) hold a thread for up to max_wait_seconds
+                "timeout": int(settings.max_wait_seconds) + 30,
+                "graceful_timeout": 10,
+                "accesslog": "-",
+            }
+            for name, value in options.items():
+                self.cfg.set(name, value)
+
+        def load(self) -> Any:
+            return create_app(settings)
+
+    _Gunicorn().run()
+
+
+def serve_worker(settings: Settings, *, concurrency: int, pool: str, loglevel: str) -> None:
+    from workers.app import QUEUE
+    from workers.main import create_worker_app
+
+    logging.basicConfig(level=loglevel, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    celery = create_worker_app(settings)
+    celery.worker_main(
+        [
+            "worker",
+            f"--loglevel={loglevel}",
+            f"--concurrency={concurrency}",
+            f"--pool={pool}",
+            f"--queues={QUEUE}",
+            "--hostname=zolve@%h",
+            "--without-gossip",
+            "--without-mingle",
+        ]
+    )
