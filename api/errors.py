@@ -28,7 +28,10 @@ def error_response(
 
 def _field_errors(error: HTTPException) -> dict[str, Any] | None:
     """webargs puts messages under their location ({"json": {...}}); clients want the fields."""
-    messages = getattr(error, "data", {}).get("messages")
+    data = getattr(error, "data", None) or {}
+    if data.get("errors"):
+        return data["errors"]
+    messages = data.get("messages")
     if not messages:
         return None
     merged: dict[str, Any] = {}

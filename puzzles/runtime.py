@@ -31,6 +31,8 @@ class SolverGaveUp(Exception):
     """Z3 answered `unknown` for a reason other than a stop (e.g. out of memory)."""
 
 
+_TIMER_SLACK = 0.1  # seconds
+
 ProgressCallback = Callable[[dict[str, Any]], None]
 
 
@@ -106,6 +108,10 @@ class Run:
             solver.set("timeout", max(1, int(remaining * 1000)))
         result = solver.check(*assumptions)
         if result == z3.unknown:
+            remaining = self.remaining()
+            # Z3's own timer may fire a hair before ours
+            if remaining is not None and remaining < _TIMER_SLACK and self._stop_reason is None:
+                self._stop_reason = "timeout"
             self.raise_if_stopped()
             raise SolverGaveUp(f"Z3 gave up: {solver.reason_unknown()}")
         return result

@@ -32,7 +32,10 @@ class EmbeddedServices:
     # -- PostgreSQL ------------------------------------------------------------------------------
     def start_postgres(self) -> str:
         """Start (or join) the PostgreSQL server under data_dir/postgres; return its URL."""
-        os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())
+        if "XDG_RUNTIME_DIR" not in os.environ:  # pgserver asks for one; a private dir keeps it quiet
+            runtime = Path(tempfile.gettempdir()) / f"zolve-runtime-{os.getuid()}"
+            runtime.mkdir(mode=0o700, exist_ok=True)
+            os.environ["XDG_RUNTIME_DIR"] = str(runtime)
         import pgserver
 
         self.data_dir.mkdir(parents=True, exist_ok=True)

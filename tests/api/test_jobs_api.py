@@ -1,0 +1,184 @@
+"""The HTTP contract of /jobs: auth, validation, idempotency, pagination, ETags, long-poll, cancel."""
+
+import uuid
+
+import pytest
+
+DICE = {"kind": "dice", "params": {"dice": 3, "faces": 6}}
+
+
+def test_submit_answers_202_with_location_and_the_job(client, auth, worker, wait_job) -> None:  # noqa: ANN001
+    response = client.post("/jobs", json=DICE, headers=auth)
+    assert response.status_code == 202
+    job = response.get_json()
+    assert response.headers["Location"] == f"/jobs/{job['id']}"
+    assert job["state"] in ("queued", "running", "succeeded")
+    assert job["params"] == {"dice": 3, "faces": 6, "max_face": None, "beats": "cycle"}
+
+    final = wait_job(auth, job["id"])
+    assert final["state"] == "succeeded", final
+    assert final["result"]["wins"] == 21 and final["result"]["optimal"] is True
+    assert final["attempts"] == 1 and final["run_seconds"] is not None
+
+
+def test_requests_without_a_valid_key_get_401_json(client) -> None:  # noqa: ANN001
+    for headers in ({}, {"Authorization": "Bearer zk_nope"}, {"Authorization": "Basic abc"}):
+        response = client.post("/jobs", json=DICE, headers=headers)
+        assert response.status_code == 401
+        assert response.get_json()["code"] == 401 and "API key" in response.get_json()["message"]
+    assert client.get("/jobs", headers={}).status_code == 401
+    assert client.get(f"/jobs/{uuid.uuid4()}").status_code == 401
+
+
+def test_health_and_spec_need_no_key(client) -> None:  # noqa: ANN001
+    assert client.get("/health").get_json() == {"status": "ok"}
+    assert client.get("/ready").status_code == 200
+    assert client.get("/openapi.json").status_code == 200
+
+
+def test_another_clients_job_is_404_for_get_and_cancel(client, make_key) -> None:  # noqa: ANN001
+    alice, bob, admin = make_key(), make_key(), make_key(admin=True)
+    job = client.post("/jobs", json=DICE, headers=alice).get_json()
+    assert client.get(f"/jobs/{job['id']}", headers=bob).status_code == 404
+    assert client.post(f"/jobs/{job['id']}/cancel", headers=bob).status_code == 404
+    assert job["id"] not in [j["id"] for j in client.get("/jobs", headers=bob).get_json()["items"]]
+    assert client.get(f"/jobs/{job['id']}", headers=admin).status_code == 200
+    assert job["id"] in [
+        j["id"] for j in client.get("/jobs?kind=dice&limit=100", headers=admin).get_json()["items"]
+    ]
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"kind": "chess", "params": {}}, "kind"),
+        ({"params": {}}, "kind"),
+        ({"kind": "dice", "params": {"dice": 3}}, "params"),
+        ({"kind": "dice", "params": {"dice": 99, "faces": 6}}, "params"),
+        ({"kind": "dice", "params": "three dice"}, "params"),
+        ({"kind": "dice", "params": {"dice": 3, "faces": 6}, "time_limit": -1}, "time_limit"),
+        ({"kind": "dice", "params": {"dice": 3, "faces": 6}, "time_limit": 10**9}, "time_limit"),
+        ({"kind": "dice", "params": {"dice": 3, "faces": 6}, "extra": 1}, "extra"),
+    ],
+)
+def test_bad_requests_get_422_with_field_messages(client, auth, body, field) -> None:  # noqa: ANN001
+    response = client.post("/jobs", json=body, headers=auth)
+    assert response.status_code == 422, response.get_json()
+    error = response.get_json()
+    assert error["code"] == 422 and field in error["errors"]
+
+
+def test_param_errors_name_the_nested_field(client, auth) -> None:  # noqa: ANN001
+    response = client.post("/jobs", json={"kind": "dice", "params": {"dice": 3}}, headers=auth)
+    assert "faces" in response.get_json()["errors"]["params"]
+
+
+def test_malformed_json_is_a_4xx_json_error(client, auth) -> None:  # noqa: ANN001
+    response = client.post("/jobs", data="{not json", headers={**auth, "Content-Type": "application/json"})
+    assert 400 <= response.status_code < 500
+    assert "message" in response.get_json()
+
+
+def test_oversized_body_is_413(client, auth, settings) -> None:  # noqa: ANN001
+    blob = {"kind": "dice", "params": {"dice": 3, "faces": 6, "pad": "x" * (settings.max_body_bytes + 10)}}
+    response = client.post("/jobs", json=blob, headers=auth)
+    assert response.status_code == 413
+    assert response.get_json()["code"] == 413
+
+
+def test_idempotency_key_same_body_same_job_other_body_422(client, auth) -> None:  # noqa: ANN001
+    headers = {**auth, "Idempotency-Key": f"order-{uuid.uuid4()}"}
+    first = client.post("/jobs", json=DICE, headers=headers)
+    again = client.post("/jobs", json=DICE, headers=headers)
+    assert first.status_code == again.status_code == 202
+    assert first.get_json()["id"] == again.get_json()["id"]
+    assert again.headers["Idempotent-Replayed"] == "true"
+    other = client.post("/jobs", json={"kind": "dice", "params": {"dice": 3, "faces": 5}}, headers=headers)
+    assert other.status_code == 422 and "Idempotency-Key" in other.get_json()["errors"]
+
+
+def test_same_idempotency_key_for_two_clients_is_two_jobs(client, make_key) -> None:  # noqa: ANN001
+    key = f"shared-{uuid.uuid4()}"
+    one = client.post("/jobs", json=DICE, headers={**make_key(), "Idempotency-Key": key}).get_json()
+    two = client.post("/jobs", json=DICE, headers={**make_key(), "Idempotency-Key": key}).get_json()
+    assert one["id"] != two["id"]
+
+
+def test_list_is_paginated_newest_first_with_filters(client, auth) -> None:  # noqa: ANN001
+    ids = [client.post("/jobs", json=DICE, headers=auth).get_json()["id"] for _ in range(5)]
+    seen, url = [], "/jobs?limit=2"
+    while url:
+        response = client.get(url, headers=auth)
+        page = response.get_json()
+        seen += [job["id"] for job in page["items"]]
+        assert len(page["items"]) <= 2
+        url = f"/jobs?limit=2&cursor={page['next_cursor']}" if page["next_cursor"] else None
+        if url:
+            assert 'rel="next"' in response.headers["Link"]
+    assert seen == list(reversed(ids))
+    assert client.get("/jobs?kind=taiji", headers=auth).get_json()["items"] == []
+    assert client.get("/jobs?state=bogus", headers=auth).status_code == 422
+    assert client.get("/jobs?cursor=garbage", headers=auth).status_code == 422
+    assert client.get("/jobs?limit=0", headers=auth).status_code == 422
+
+
+def test_etag_gives_304_until_the_job_changes(client, auth, worker, wait_job) -> None:  # noqa: ANN001
+    job = client.post("/jobs", json=DICE, headers=auth).get_json()
+    wait_job(auth, job["id"])
+    first = client.get(f"/jobs/{job['id']}", headers=auth)
+    assert first.headers.get("ETag")
+    assert "Retry-After" not in first.headers
+    again = client.get(f"/jobs/{job['id']}", headers={**auth, "If-None-Match": first.headers["ETag"]})
+    assert again.status_code == 304
+
+
+def test_queued_job_has_retry_after_and_cancel_means_it_never_starts(client, db, app, worker) -> None:  # noqa: ANN001
+    from store import jobs as job_store
+    from store import keys
+    from workers.app import enqueue
+
+    with db.session() as session:
+        owner = keys.create_key(session, name="queued")
+        # inserted without a wake-up message: it stays queued (the sweeper would only resend it later)
+        job, _ = job_store.create_job(
+            session, owner_id=owner.id, kind="dice", params={"dice": 3, "faces": 6}, time_limit=60
+        )
+    headers = {"Authorization": f"Bearer {owner.key}"}
+    queued = client.get(f"/jobs/{job.id}", headers=headers)
+    assert queued.get_json()["state"] == "queued" and queued.headers["Retry-After"] == "1"
+
+    cancelled = client.post(f"/jobs/{job.id}/cancel", headers=headers)
+    assert cancelled.status_code == 202 and cancelled.get_json()["state"] == "cancelled"
+    enqueue(app.extensions["zolve.celery"], str(job.id))  # a late delivery must not start it
+    later = client.get(f"/jobs/{job.id}?wait=2", headers=headers).get_json()
+    assert (later["state"], later["attempts"], later["result"]) == ("cancelled", 0, None)
+
+
+def test_long_poll_returns_when_the_job_finishes(client, auth, worker) -> None:  # noqa: ANN001
+    job = client.post("/jobs", json=DICE, headers=auth).get_json()
+    finished = client.get(f"/jobs/{job['id']}?wait=20", headers=auth).get_json()
+    assert finished["state"] == "succeeded"
+    assert client.get(f"/jobs/{job['id']}?wait=-1", headers=auth).status_code == 422
+
+
+def test_unknown_job_and_bad_ids_are_404(client, auth) -> None:  # noqa: ANN001
+    assert client.get(f"/jobs/{uuid.uuid4()}", headers=auth).status_code == 404
+    response = client.get("/jobs/not-a-uuid", headers=auth)
+    assert response.status_code == 404 and response.get_json()["code"] == 404
+
+
+def test_cancel_of_a_finished_job_is_409(client, auth, worker, wait_job) -> None:  # noqa: ANN001
+    job = client.post("/jobs", json=DICE, headers=auth).get_json()
+    wait_job(auth, job["id"])
+    assert client.post(f"/jobs/{job['id']}/cancel", headers=auth).status_code == 409
+
+
+def test_kinds_are_listed_and_documented(client) -> None:  # noqa: ANN001
+    kinds = client.get("/kinds").get_json()
+    assert {"name": "dice", "summary": kinds[0]["summary"], "params_schema": "DiceParams"} in kinds
+    spec = client.get("/openapi.json").get_json()
+    assert "DiceParams" in spec["components"]["schemas"]
+    assert "/jobs/{job_id}" in spec["paths"]
+    docs = client.get("/docs")
+    assert docs.status_code == 200 and b"swagger" in docs.data.lower()
+    assert client.get("/docs/assets/swagger-ui-bundle.js").status_code == 200

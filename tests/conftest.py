@@ -1,0 +1,119 @@
+"""The real stack for the tests: PostgreSQL, Redis and a Celery worker process.
+
+With DATABASE_URL and REDIS_URL set, the tests use those servers; otherwise they start the embedded
+PostgreSQL and Redis (exactly what `zolve up` uses) in a temporary directory.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+
+import pytest
+
+from store import keys
+from store.db import Database
+from store.migrate import upgrade
+from tests.support import TEST_ENV, WorkerProcess, create_database, drop_database, wait_until
+from zolve.config import Settings
+
+
+@pytest.fixture(scope="session")
+def settings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
+    base = Settings.from_env()
+    services = None
+    if not (base.database_url and base.redis_url):
+        from zolve.embedded import EmbeddedServices
+
+        services = EmbeddedServices(tmp_path_factory.mktemp("embedded"))
+        base = base.with_urls(services.start_postgres(), services.start_redis())
+    upgrade(base.database_url)
+    yield replace(
+        base,
+        lease_seconds=float(TEST_ENV["ZOLVE_LEASE_SECONDS"]),
+        watch_interval=float(TEST_ENV["ZOLVE_WATCH_INTERVAL"]),
+        sweep_interval=float(TEST_ENV["ZOLVE_SWEEP_INTERVAL"]),
+        requeue_after=float(TEST_ENV["ZOLVE_REQUEUE_AFTER"]),
+        max_attempts=int(TEST_ENV["ZOLVE_MAX_ATTEMPTS"]),
+    )
+    if services is not None:
+        services.stop()
+
+
+@pytest.fixture(scope="session")
+def worker_env(settings: Settings) -> dict[str, str]:
+    return {**os.environ, **TEST_ENV, "DATABASE_URL": settings.database_url, "REDIS_URL": settings.redis_url}
+
+
+@pytest.fixture(scope="session")
+def worker(worker_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[WorkerProcess]:
+    """One real Celery worker process for the session; tests that kill it restart it."""
+    process = WorkerProcess(worker_env, tmp_path_factory.mktemp("worker") / "worker.log").start()
+    yield process
+    process.stop()
+
+
+@pytest.fixture(scope="session")
+def db(settings: Settings) -> Iterator[Database]:
+    database = Database(settings.database_url)
+    yield database
+    database.dispose()
+
+
+@pytest.fixture(scope="session")
+def app(settings: Settings):  # noqa: ANN201
+    from api import create_app
+
+    return create_app(settings)
+
+
+@pytest.fixture
+def client(app):  # noqa: ANN001, ANN201
+    return app.test_client()
+
+
+@pytest.fixture
+def make_key(db: Database) -> Callable[..., dict[str, str]]:
+    """Authorization headers for a new API key."""
+
+    def _make(admin: bool = False) -> dict[str, str]:
+        with db.session() as session:
+            new = keys.create_key(session, name="test", is_admin=admin)
+        return {"Authorization": f"Bearer {new.key}"}
+
+    return _make
+
+
+@pytest.fixture
+def auth(make_key: Callable[..., dict[str, str]]) -> dict[str, str]:
+    return make_key()
+
+
+@pytest.fixture
+def isolated_db(settings: Settings) -> Iterator[Database]:
+    """A fresh, migrated database no worker looks at: store-level tests drive every transition by hand."""
+    url = create_database(settings.database_url, "zolve_isolated")
+    upgrade(url)
+    database = Database(url)
+    yield database
+    database.dispose()
+    drop_database(url)
+
+
+def poll_job(client, headers: dict[str, str], job_id: str, timeout: float = 60) -> dict:  # noqa: ANN001
+    """Long-poll a job until it reaches a final state."""
+
+    def finished() -> dict | None:
+        job = client.get(f"/jobs/{job_id}?wait=5", headers=headers).get_json()
+        return job if job["state"] in ("succeeded", "failed", "cancelled") else None
+
+    return wait_until(finished, timeout, 0, f"job {job_id} to finish")
+
+
+@pytest.fixture
+def wait_job(client) -> Callable[..., dict]:  # noqa: ANN001
+    def _wait(headers: dict[str, str], job_id: str, timeout: float = 60) -> dict:
+        return poll_job(client, headers, job_id, timeout)
+
+    return _wait

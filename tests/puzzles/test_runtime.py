@@ -1,0 +1,41 @@
+import time
+
+import pytest
+import z3
+
+from puzzles.runtime import Cancelled, Run, TimeLimitExceeded
+
+
+def hard_problem(ctx: z3.Context) -> z3.Solver:
+    """Pigeonhole 11 into 10: tiny to state, long for a SAT solver to refute."""
+    solver = z3.Solver(ctx=ctx)
+    holes, pigeons = 10, 11
+    x = [[z3.Bool(f"p{i}h{j}", ctx) for j in range(holes)] for i in range(pigeons)]
+    for i in range(pigeons):
+        solver.add(z3.Or(x[i]))
+    for j in range(holes):
+        for a in range(pigeons):
+            for b in range(a + 1, pigeons):
+                solver.add(z3.Not(z3.And(x[a][j], x[b][j])))
+    return solver
+
+
+def test_deadline_stops_a_long_check() -> None:
+    started = time.monotonic()
+    with Run(1.0) as run, pytest.raises(TimeLimitExceeded):
+        run.check(hard_problem(run.context()))
+    assert time.monotonic() - started < 3
+
+
+def test_stop_interrupts_contexts_created_later_too() -> None:
+    with Run(30) as run:
+        run.stop()
+        with pytest.raises(Cancelled):
+            run.check(hard_problem(run.context()))
+
+
+def test_progress_reaches_the_callback() -> None:
+    seen = []
+    with Run(5, on_progress=seen.append) as run:
+        run.progress(done=1, total=2)
+    assert seen == [{"done": 1, "total": 2}]

@@ -1,0 +1,186 @@
+"""Job state transitions against a real PostgreSQL, driven by hand (no worker looks at this database)."""
+
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import func, update
+
+from store import jobs, keys
+from store.db import Database
+from store.models import Job
+
+PARAMS = {"dice": 3, "faces": 6, "max_face": None, "beats": "cycle"}
+
+
+@pytest.fixture
+def owner(isolated_db: Database) -> int:
+    with isolated_db.session() as session:
+        return keys.create_key(session, name="owner").id
+
+
+def new_job(db: Database, owner: int, **kwargs) -> Job:  # noqa: ANN003
+    with db.session() as session:
+        job, created = jobs.create_job(
+            session, owner_id=owner, kind="dice", params=PARAMS, time_limit=60, **kwargs
+        )
+    assert created
+    return job
+
+
+def expire_lease(db: Database, job_id) -> None:  # noqa: ANN001
+    with db.session() as session:
+        session.execute(
+            update(Job).where(Job.id == job_id).values(lease_expires_at=func.now() - timedelta(seconds=1))
+        )
+
+
+def load(db: Database, job_id) -> Job:  # noqa: ANN001
+    with db.session() as session:
+        return session.get(Job, job_id)
+
+
+def test_claim_is_compare_and_set(isolated_db: Database, owner: int) -> None:
+    job = new_job(isolated_db, owner)
+    with isolated_db.session() as session:
+        first = jobs.claim(session, job.id, "w1", 30)
+    with isolated_db.session() as session:
+        second = jobs.claim(session, job.id, "w2", 30)
+    assert first is not None and first.attempts == 1 and first.lease_owner == "w1"
+    assert second is None, "a duplicate delivery must not take a live lease"
+
+
+def test_expired_lease_can_be_reclaimed_and_the_old_worker_cannot_finish(
+    isolated_db: Database, owner: int
+) -> None:
+    job = new_job(isolated_db, owner)
+    with isolated_db.session() as session:
+        jobs.claim(session, job.id, "dead", 30)
+    expire_lease(isolated_db, job.id)
+    with isolated_db.session() as session:
+        again = jobs.claim(session, job.id, "alive", 30)
+    assert again is not None and again.attempts == 2
+    with isolated_db.session() as session:
+        assert not jobs.finish(session, job.id, "dead", state="succeeded", result={"late": True})
+        assert jobs.heartbeat(session, job.id, "dead", 30, None) is None
+    with isolated_db.session() as session:
+        assert jobs.finish(session, job.id, "alive", state="succeeded", result={"ok": True})
+    final = load(isolated_db, job.id)
+    assert (final.state, final.result, final.lease_owner) == ("succeeded", {"ok": True}, None)
+
+
+def test_finished_job_is_never_claimed_again(isolated_db: Database, owner: int) -> None:
+    job = new_job(isolated_db, owner)
+    with isolated_db.session() as session:
+        jobs.claim(session, job.id, "w", 30)
+        jobs.finish(session, job.id, "w", state="succeeded", result={})
+    with isolated_db.session() as session:
+        assert jobs.claim(session, job.id, "w2", 30) is None
+
+
+def test_cancel_queued_job_means_it_never_starts(isolated_db: Database, owner: int) -> None:
+    job = new_job(isolated_db, owner)
+    with isolated_db.session() as session:
+        cancelled = jobs.request_cancel(session, session.get(Job, job.id))
+    assert cancelled.state == "cancelled" and cancelled.finished_at is not None
+    with isolated_db.session() as session:
+        assert jobs.claim(session, job.id, "w", 30) is None
+
+
+def test_cancel_running_job_is_seen_by_the_heartbeat(isolated_db: Database, owner: int) -> None:
+    job = new_job(isolated_db, owner)
+    with isolated_db.session() as session:
+        jobs.claim(session, job.id, "w", 30)
+        assert jobs.heartbeat(session, job.id, "w", 30, {"step": 1}) is False
+    with isolated_db.session() as session:
+        assert jobs.request_cancel(session, session.get(Job, job.id)).state == "cancelling"
+    with isolated_db.session() as session:
+        assert jobs.heartbeat(session, job.id, "w", 30, {"step": 2}) is True
+        assert jobs.finish(session, job.id, "w", state="cancelled")
+    final = load(isolated_db, job.id)
+    assert (final.state, final.progress) == ("cancelled", {"step": 2})
+
+
+def test_sweep_requeues_expired_leases_then_fails_after_max_attempts(
+    isolated_db: Database, owner: int
+) -> None:
+    job = new_job(isolated_db, owner)
+    for attempt in range(1, 4):
+        with isolated_db.session() as session:
+            assert jobs.claim(session, job.id, f"w{attempt}", 30).attempts == attempt
+        expire_lease(isolated_db, job.id)
+        with isolated_db.session() as session:
+            report = jobs.sweep(session, max_attempts=3, requeue_after=60)
+        if attempt < 3:
+            assert report.to_enqueue == [job.id] and load(isolated_db, job.id).state == "queued"
+    assert report.failed == [job.id]
+    final = load(isolated_db, job.id)
+    assert final.state == "failed" and "3 attempts" in final.error["message"]
+
+
+def test_sweep_enqueues_never_enqueued_and_stale_queued_jobs_only(isolated_db: Database, owner: int) -> None:
+    fresh = new_job(isolated_db, owner)
+    lost = new_job(isolated_db, owner)
+    never = new_job(isolated_db, owner)
+    with isolated_db.session() as session:
+        jobs.mark_not_enqueued(session, never.id)
+        session.execute(
+            update(Job).where(Job.id == lost.id).values(enqueued_at=func.now() - timedelta(seconds=120))
+        )
+    with isolated_db.session() as session:
+        report = jobs.sweep(session, max_attempts=3, requeue_after=60)
+    assert set(report.to_enqueue) == {lost.id, never.id}
+    assert fresh.id not in report.to_enqueue
+    with isolated_db.session() as session:
+        assert jobs.sweep(session, max_attempts=3, requeue_after=60).to_enqueue == []
+
+
+def test_sweep_finishes_abandoned_cancellation(isolated_db: Database, owner: int) -> None:
+    job = new_job(isolated_db, owner)
+    with isolated_db.session() as session:
+        jobs.claim(session, job.id, "w", 30)
+    with isolated_db.session() as session:
+        jobs.request_cancel(session, session.get(Job, job.id))
+    expire_lease(isolated_db, job.id)
+    with isolated_db.session() as session:
+        assert jobs.sweep(session, max_attempts=3, requeue_after=60).cancelled == [job.id]
+    assert load(isolated_db, job.id).state == "cancelled"
+
+
+def test_idempotency_key_replays_same_request_and_rejects_another(isolated_db: Database, owner: int) -> None:
+    job = new_job(isolated_db, owner, idempotency_key="k1")
+    with isolated_db.session() as session:
+        replay, created = jobs.create_job(
+            session, owner_id=owner, kind="dice", params=PARAMS, time_limit=60, idempotency_key="k1"
+        )
+    assert not created and replay.id == job.id
+    with isolated_db.session() as session, pytest.raises(jobs.IdempotencyConflict):
+        jobs.create_job(
+            session,
+            owner_id=owner,
+            kind="dice",
+            params={**PARAMS, "faces": 5},
+            time_limit=60,
+            idempotency_key="k1",
+        )
+
+
+def test_keyset_pages_cover_every_job_once(isolated_db: Database, owner: int) -> None:
+    created = [new_job(isolated_db, owner).id for _ in range(7)]
+    seen, cursor = [], None
+    while True:
+        with isolated_db.session() as session:
+            page = jobs.list_jobs(session, owner_id=owner, limit=3, cursor=cursor)
+        seen += [job.id for job in page.items]
+        if page.next_cursor is None:
+            break
+        cursor = page.next_cursor
+    assert seen == list(reversed(created))
+
+
+def test_api_keys_are_stored_hashed(isolated_db: Database) -> None:
+    with isolated_db.session() as session:
+        new = keys.create_key(session, name="x")
+    with isolated_db.session() as session:
+        row = keys.authenticate(session, new.key)
+        assert row is not None and row.key_hash != new.key and new.key not in row.key_hash
+        assert keys.authenticate(session, new.key + "x") is None

@@ -1,0 +1,119 @@
+"""Helpers the tests share: real worker processes, fresh databases, polling."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import create_engine, make_url, text
+
+from store.db import normalize_url
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# short leases and fast sweeps so failure tests finish in seconds
+TEST_ENV = {
+    "ZOLVE_LEASE_SECONDS": "3",
+    "ZOLVE_WATCH_INTERVAL": "0.2",
+    "ZOLVE_SWEEP_INTERVAL": "0.5",
+    "ZOLVE_REQUEUE_AFTER": "10",
+    "ZOLVE_MAX_ATTEMPTS": "3",
+}
+
+
+def wait_until(predicate: Callable[[], Any], timeout: float, interval: float = 0.1, what: str = "") -> Any:
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what or predicate}")
+        time.sleep(interval)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class WorkerProcess:
+    """A real `zolve worker` (Celery) subprocess in its own process group, so kill -9 takes it all."""
+
+    def __init__(self, env: dict[str, str], log_path: Path, concurrency: int = 2, pool: str = "prefork"):
+        self.env, self.log_path, self.concurrency, self.pool = env, log_path, concurrency, pool
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> WorkerProcess:
+        log = open(self.log_path, "ab")  # noqa: SIM115 - owned by the child process
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "zolve",
+                "worker",
+                "--concurrency",
+                str(self.concurrency),
+                "--pool",
+                self.pool,
+            ],
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            cwd=ROOT,
+        )
+        wait_until(self._ready, 60, 0.2, "the worker to be ready")
+        return self
+
+    def _ready(self) -> bool:
+        if self.process and self.process.poll() is not None:
+            raise AssertionError(f"worker exited early; log:\n{self.log_path.read_text()[-3000:]}")
+        return self.log_path.exists() and b" ready." in self.log_path.read_bytes()[-20000:]
+
+    def kill(self) -> None:
+        """kill -9 the worker and its pool processes, as a crash would."""
+        if self.process and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGKILL)
+            self.process.wait()
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(20)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+    def restart(self) -> None:
+        self.kill()
+        self.log_path.write_bytes(b"")
+        self.start()
+
+
+def create_database(server_url: str, prefix: str) -> str:
+    """A new empty database on the same server; returns its URL."""
+    url = make_url(normalize_url(server_url))
+    name = f"{prefix}_{uuid.uuid4().hex[:10]}"
+    admin = create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    admin.dispose()
+    return url.set(database=name).render_as_string(hide_password=False)
+
+
+def drop_database(database_url: str) -> None:
+    url = make_url(database_url)
+    admin = create_engine(url.set(database="postgres"), isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'DROP DATABASE IF EXISTS "{url.database}" WITH (FORCE)'))
+    admin.dispose()

@@ -1,0 +1,132 @@
+"""The `zolve` command line: in-process solving, and the embedded one-command service end to end."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import requests
+
+from tests.support import ROOT, free_port, wait_until
+
+
+def zolve(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "zolve", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+        cwd=ROOT,
+    )
+
+
+def embedded_env(data_dir: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "REDIS_URL", "ZOLVE_API_KEY")}
+    return {**env, "ZOLVE_DATA_DIR": str(data_dir)}
+
+
+def test_solve_runs_a_kind_in_process() -> None:
+    done = zolve("solve", "dice", "--params", '{"dice": 3, "faces": 6}')
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert (result["wins"], result["out_of"], result["optimal"]) == (21, 36, True)
+
+
+def test_solve_reads_params_from_a_file(tmp_path: Path) -> None:
+    params = tmp_path / "rpsls.json"
+    params.write_text(
+        json.dumps(
+            {
+                "dice": 5,
+                "faces": 6,
+                "beats": [[0, 2], [0, 3], [1, 0], [1, 4], [2, 1], [2, 3], [3, 1], [3, 4], [4, 2], [4, 0]],
+            }
+        )
+    )
+    done = zolve("solve", "dice", "--params", f"@{params}")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["wins"] == 20
+
+
+def test_solve_reports_bad_params_and_unknown_kinds() -> None:
+    bad = zolve("solve", "dice", "--params", '{"dice": 3}')
+    assert bad.returncode == 2 and "faces" in json.loads(bad.stderr)["errors"]["params"]
+    unknown = zolve("solve", "chess")
+    assert unknown.returncode == 1 and "unknown kind" in unknown.stderr
+
+
+def _processes_mentioning(text: str) -> list[int]:
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                if text.encode() in (proc / "cmdline").read_bytes():
+                    found.append(int(proc.name))
+            except OSError:
+                pass
+    return found
+
+
+def _start_up(data_dir: Path, port: int) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "zolve", "up", "--port", str(port), "--workers", "1", "--api-workers", "1"],
+        env=embedded_env(data_dir),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+
+
+def _healthy(url: str) -> bool:
+    try:
+        return requests.get(f"{url}/health", timeout=1).status_code == 200
+    except requests.RequestException:
+        return False
+
+
+def _shutdown(process: subprocess.Popen) -> None:
+    process.send_signal(signal.SIGINT)
+    assert process.wait(60) == 0
+
+
+def test_zolve_up_runs_the_whole_service_embedded_and_reuses_its_data(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    service = _start_up(data_dir, port)
+    try:
+        wait_until(lambda: _healthy(url) or service.poll() is not None, 120, 0.3, "zolve up")
+        assert service.poll() is None, service.stderr.read()
+        key_line = service.stdout.readline().strip()
+        assert key_line.startswith("ZOLVE_API_KEY=zk_")
+        key = key_line.split("=", 1)[1]
+        client_env = {**embedded_env(data_dir), "ZOLVE_URL": url, "ZOLVE_API_KEY": key}
+        submitted = zolve("submit", "dice", "--params", '{"dice": 3, "faces": 6}', "--wait", env=client_env)
+        assert submitted.returncode == 0, submitted.stderr
+        job = json.loads(submitted.stdout)
+        assert job["state"] == "succeeded" and job["result"]["wins"] == 21
+        listed = zolve("jobs", env=client_env)
+        assert job["id"][:8] in listed.stdout
+    finally:
+        _shutdown(service)
+    assert _processes_mentioning(str(data_dir)) == [], "a child outlived Ctrl-C"
+
+    # keys can be made with the service down; the data (jobs, keys) survives a restart
+    new_key = zolve("keys", "create", env=embedded_env(data_dir)).stdout.strip()
+    assert new_key.startswith("zk_")
+    assert _processes_mentioning(str(data_dir)) == []
+    service = _start_up(data_dir, port)
+    try:
+        wait_until(lambda: _healthy(url) or service.poll() is not None, 120, 0.3, "zolve up again")
+        assert service.poll() is None, service.stderr.read()
+        old = requests.get(f"{url}/jobs/{job['id']}", headers={"Authorization": f"Bearer {key}"}, timeout=5)
+        assert old.status_code == 200 and old.json()["state"] == "succeeded"
+        mine = requests.get(f"{url}/jobs", headers={"Authorization": f"Bearer {new_key}"}, timeout=5)
+        assert mine.status_code == 200 and mine.json()["items"] == []
+    finally:
+        _shutdown(service)
+    assert "ZOLVE_API_KEY" not in service.stdout.read(), "the admin key is printed on first start only"

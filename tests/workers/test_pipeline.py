@@ -1,0 +1,79 @@
+"""The job pipeline with a real Celery worker process: cancel, crash recovery, lost and duplicate messages."""
+
+import time
+import uuid
+
+from api import create_app
+from store import jobs as job_store
+from store import keys
+from store.models import Job
+from tests.support import wait_until
+from workers.app import enqueue
+
+SLOW = {"kind": "dice", "params": {"dice": 3, "faces": 20}, "time_limit": 120}
+
+
+def job_row(db, job_id: str) -> Job:  # noqa: ANN001
+    with db.session() as session:
+        return session.get(Job, uuid.UUID(job_id))
+
+
+def test_cancel_stops_a_running_solve_within_two_seconds(client, auth, worker, db) -> None:  # noqa: ANN001
+    job = client.post("/jobs", json=SLOW, headers=auth).get_json()
+    # running and already past its first Z3 answers: the next check() is a long one
+    wait_until(
+        lambda: (job_row(db, job["id"]).progress or {}).get("wins"), 30, what="the solve to be under way"
+    )
+    started = time.monotonic()
+    response = client.post(f"/jobs/{job['id']}/cancel", headers=auth)
+    assert response.status_code == 202 and response.get_json()["state"] in ("cancelling", "cancelled")
+    final = wait_until(lambda: job_row(db, job["id"]).state == "cancelled", 10, 0.05, "the cancel")
+    elapsed = time.monotonic() - started
+    assert final and elapsed < 2.5, f"cancel took {elapsed:.2f} s"
+    row = job_row(db, job["id"])
+    assert row.result is None and row.lease_owner is None and row.error["type"] == "Cancelled"
+
+
+def test_killed_worker_mid_job_the_job_still_finishes_once(client, auth, worker, db, wait_job) -> None:  # noqa: ANN001
+    # 6 s of solving, ended by its time limit with the best dice found so far
+    body = {**SLOW, "time_limit": 6}
+    job = client.post("/jobs", json=body, headers=auth).get_json()
+    wait_until(lambda: job_row(db, job["id"]).state == "running", 30, what="the job to start")
+    time.sleep(1)
+    worker.kill()
+    killed_at = time.monotonic()
+    worker.start()
+    final = wait_job(auth, job["id"], timeout=60)
+    assert final["state"] == "succeeded", final
+    assert final["attempts"] == 2, "one claim by the dead worker, one by the new one"
+    assert final["result"]["status"] == "sat" and final["result"]["wins"] > 200
+    # it could only be reclaimed once the dead worker's lease expired
+    assert time.monotonic() - killed_at >= 2
+
+
+def test_duplicate_messages_run_a_job_once(worker, db, app) -> None:  # noqa: ANN001
+    with db.session() as session:
+        owner = keys.create_key(session, name="duplicates")
+        job, _ = job_store.create_job(
+            session, owner_id=owner.id, kind="dice", params={"dice": 3, "faces": 6}, time_limit=60
+        )
+    celery = app.extensions["zolve.celery"]
+    for _ in range(3):
+        enqueue(celery, str(job.id))
+    wait_until(lambda: job_row(db, str(job.id)).state == "succeeded", 30, what="the job")
+    time.sleep(1)  # let the duplicates be delivered and dropped
+    assert job_row(db, str(job.id)).attempts == 1
+
+
+def test_submit_while_the_broker_is_down_still_runs_later(settings, client, auth, worker, db) -> None:  # noqa: ANN001
+    broken = create_app(settings.with_urls(settings.database_url, "redis://127.0.0.1:1/0"))
+    started = time.monotonic()
+    response = broken.test_client().post(
+        "/jobs", json={"kind": "dice", "params": {"dice": 3, "faces": 6}}, headers=auth
+    )
+    assert response.status_code == 202
+    assert time.monotonic() - started < 5, "a down broker must not stall the request"
+    job_id = response.get_json()["id"]
+    assert job_row(db, job_id).enqueued_at is None
+    # the real worker's sweeper finds it and publishes it on the working broker
+    wait_until(lambda: job_row(db, job_id).state == "succeeded", 30, what="the sweeper to run it")
