@@ -174,6 +174,7 @@ class JobItem(MethodView):
         """A job's state, progress, timings and result. `?wait=N` blocks until it finishes (capped)."""
         principal = current_principal()
         deadline = time.monotonic() + min(args["wait"], _settings().max_wait_seconds)
+        pause = 0.02  # back off from 20 ms to 250 ms: quick jobs answer fast, slow ones cost few queries
         while True:
             with _db().session() as session:
                 job = job_store.get_job(session, job_id, principal.owner_filter)
@@ -181,7 +182,8 @@ class JobItem(MethodView):
                 abort(404, message="no such job")
             if job.is_final or time.monotonic() >= deadline:
                 break
-            time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
+            time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
+            pause = min(pause * 1.5, 0.25)
         headers = {} if job.is_final else {"Retry-After": "1"}
         return job_resource(job, is_admin=principal.is_admin), 200, headers
 

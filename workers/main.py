@@ -5,10 +5,9 @@ from __future__ import annotations
 import logging
 import os
 import socket
-import threading
 import uuid
 
-from celery import Celery, signals
+from celery import Celery, bootsteps
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
 from store import jobs
@@ -16,12 +15,21 @@ from store.db import Database
 from workers.app import RUN_JOB, SWEEP, enqueue, make_celery
 from workers.runner import execute
 from zolve.config import Settings
+from zolve.kinds import KINDS
 
 log = logging.getLogger("zolve.worker")
 
 
 def worker_id() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def limit_z3_memory(settings: Settings) -> None:
+    """Z3's global memory ceiling for this process (idempotent, cheap)."""
+    if settings.z3_max_memory_mb:
+        import z3
+
+        z3.set_param("memory_max_size", settings.z3_max_memory_mb)
 
 
 def sweep_once(celery: Celery, db: Database, settings: Settings) -> jobs.SweepReport:
@@ -45,23 +53,36 @@ def sweep_once(celery: Celery, db: Database, settings: Settings) -> jobs.SweepRe
     return report
 
 
-class Sweeper(threading.Thread):
-    """Runs `sweep_once` every `sweep_interval` seconds in the worker's main process."""
+def sweeper_step(celery: Celery, db: Database, settings: Settings) -> type[bootsteps.StartStopStep]:
+    """A worker bootstep that sweeps on the worker's own timer.
 
-    def __init__(self, celery: Celery, db: Database, settings: Settings):
-        super().__init__(name="zolve-sweeper", daemon=True)
-        self.celery, self.db, self.settings = celery, db, settings
-        self._stopped = threading.Event()
+    Not a thread: with the prefork pool the parent forks replacement children at any time, and a fork
+    while a thread holds a lock (the import lock, a connection pool's) leaves the child deadlocked. The
+    timer runs in the parent's event loop, never at the same moment as a fork.
+    """
 
-    def run(self) -> None:
-        while not self._stopped.wait(self.settings.sweep_interval):
+    class Sweeper(bootsteps.StartStopStep):
+        requires = {"celery.worker.components:Timer"}
+
+        def __init__(self, worker: object, **kwargs: object) -> None:
+            super().__init__(worker, **kwargs)
+            self.tref = None
+
+        def start(self, worker) -> None:  # noqa: ANN001
+            self.tref = worker.timer.call_repeatedly(settings.sweep_interval, self.tick, priority=10)
+
+        def stop(self, worker) -> None:  # noqa: ANN001
+            if self.tref is not None:
+                self.tref.cancel()
+
+        @staticmethod
+        def tick() -> None:
             try:
-                sweep_once(self.celery, self.db, self.settings)
+                sweep_once(celery, db, settings)
             except Exception:
                 log.warning("sweep failed; retrying next interval", exc_info=True)
 
-    def stop(self) -> None:
-        self._stopped.set()
+    return Sweeper
 
 
 def create_worker_app(settings: Settings) -> Celery:
@@ -77,6 +98,7 @@ def create_worker_app(settings: Settings) -> Celery:
         max_retries=30,
     )
     def run_job(job_id: str) -> str | None:
+        limit_z3_memory(settings)
         try:
             return execute(db, settings, uuid.UUID(job_id), worker_id())
         except DBAPIError as exc:
@@ -88,22 +110,8 @@ def create_worker_app(settings: Settings) -> Celery:
     def sweep() -> None:
         sweep_once(celery, db, settings)
 
-    sweeper = Sweeper(celery, db, settings)
-
-    @signals.worker_process_init.connect(weak=False)
-    def _init_process(**_: object) -> None:
-        import z3
-
-        if settings.z3_max_memory_mb:
-            z3.set_param("memory_max_size", settings.z3_max_memory_mb)
-
-    @signals.worker_ready.connect(weak=False)
-    def _start_sweeper(sender: object = None, **_: object) -> None:
-        if getattr(sender, "app", celery) is celery and not sweeper.is_alive():
-            sweeper.start()
-
-    @signals.worker_shutdown.connect(weak=False)
-    def _stop_sweeper(**_: object) -> None:
-        sweeper.stop()
-
+    celery.steps["worker"].add(sweeper_step(celery, db, settings))
+    # import Z3 and every solver in the parent, so recycled pool children start warm
+    for kind in KINDS.values():
+        kind.solve_function()
     return celery
