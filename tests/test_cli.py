@@ -111,6 +111,10 @@ def test_zolve_up_runs_the_whole_service_embedded_and_reuses_its_data(tmp_path: 
         assert job["state"] == "succeeded" and job["result"]["wins"] == 21
         listed = zolve("jobs", env=client_env)
         assert job["id"][:8] in listed.stdout
+        status = zolve("status", job["id"], env=client_env)
+        assert json.loads(status.stdout)["result"] == job["result"]
+        too_late = zolve("cancel", job["id"], env=client_env)
+        assert too_late.returncode == 1 and "409" in too_late.stderr
     finally:
         _shutdown(service)
     assert _processes_mentioning(str(data_dir)) == [], "a child outlived Ctrl-C"

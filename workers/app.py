@@ -43,7 +43,7 @@ def make_celery(settings: Settings) -> Celery:
         broker_connection_retry_on_startup=True,
         broker_connection_max_retries=None,
         # Z3 leaks memory after interrupts: recycle pool processes
-        worker_max_tasks_per_child=500,
+        worker_max_tasks_per_child=settings.max_tasks_per_child,
         worker_max_memory_per_child=settings.z3_max_memory_mb * 1024 if settings.z3_max_memory_mb else None,
         worker_hijack_root_logger=False,
         worker_send_task_events=False,

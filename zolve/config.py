@@ -45,6 +45,8 @@ class Settings:
     max_wait_seconds: float = 30.0
     #: Z3's memory ceiling per worker process, in MB (0 = unlimited)
     z3_max_memory_mb: int = 4096
+    #: recycle a worker pool process after this many jobs (Z3 leaks a little after interrupts)
+    max_tasks_per_child: int = 500
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -63,6 +65,7 @@ class Settings:
             max_body_bytes=_env_int("ZOLVE_MAX_BODY_BYTES", defaults.max_body_bytes),
             max_wait_seconds=_env_float("ZOLVE_MAX_WAIT_SECONDS", defaults.max_wait_seconds),
             z3_max_memory_mb=_env_int("ZOLVE_Z3_MAX_MEMORY_MB", defaults.z3_max_memory_mb),
+            max_tasks_per_child=_env_int("ZOLVE_MAX_TASKS_PER_CHILD", defaults.max_tasks_per_child),
         )
 
     def with_urls(self, database_url: str, redis_url: str) -> Settings:

@@ -68,6 +68,25 @@ def test_bad_requests_get_422_with_field_messages(client, auth, body, field) -> 
     assert error["code"] == 422 and field in error["errors"]
 
 
+@pytest.mark.parametrize(
+    ("data", "content_type"),
+    [
+        ("[]", "application/json"),
+        ("null", "application/json"),
+        ('"dice"', "application/json"),
+        ('{"kind": "dice", "params": {"dice": 1e308, "faces": 6}}', "application/json"),
+        ('{"kind": "dice", "params": {"dice": 3, "faces": 6, "beats": [[[[[]]]]]}}', "application/json"),
+        ('{"kind": ["dice"], "params": []}', "application/json"),
+        ("kind=dice", "application/x-www-form-urlencoded"),
+        ("\xff\xfe", "application/json"),
+    ],
+)
+def test_hostile_bodies_get_a_4xx_json_error(client, auth, data, content_type) -> None:  # noqa: ANN001
+    response = client.post("/jobs", data=data, headers={**auth, "Content-Type": content_type})
+    assert 400 <= response.status_code < 500, response.data
+    assert response.get_json()["code"] == response.status_code
+
+
 def test_param_errors_name_the_nested_field(client, auth) -> None:  # noqa: ANN001
     response = client.post("/jobs", json={"kind": "dice", "params": {"dice": 3}}, headers=auth)
     assert "faces" in response.get_json()["errors"]["params"]

@@ -77,3 +77,14 @@ def test_submit_while_the_broker_is_down_still_runs_later(settings, client, auth
     assert job_row(db, job_id).enqueued_at is None
     # the real worker's sweeper finds it and publishes it on the working broker
     wait_until(lambda: job_row(db, job_id).state == "succeeded", 30, what="the sweeper to run it")
+
+
+def test_recycled_pool_processes_keep_serving_jobs(client, auth, worker, wait_job) -> None:  # noqa: ANN001
+    """Children are replaced every 3 jobs here; a fork while the parent held a lock once hung them."""
+    ids = [
+        client.post(
+            "/jobs", json={"kind": "dice", "params": {"dice": 3, "faces": 4}}, headers=auth
+        ).get_json()["id"]
+        for _ in range(12)
+    ]
+    assert [wait_job(auth, job_id, timeout=60)["state"] for job_id in ids] == ["succeeded"] * 12
