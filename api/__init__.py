@@ -8,7 +8,7 @@ import swagger_ui_bundle
 from flask import Flask, send_from_directory
 from flask_smorest import Api
 
-from api import errors, jobs, meta
+from api import boards, errors, jobs, meta
 from schemas.jobs import Error as ErrorSchema
 from store.db import Database
 from workers.app import make_celery
@@ -54,6 +54,7 @@ def create_app(settings: Settings | None = None) -> Flask:
         api.spec.components.schema(kind.result_schema.__name__, schema=kind.result_schema)
     api.register_blueprint(meta.blp)
     api.register_blueprint(jobs.blp)
+    api.register_blueprint(boards.blp)
     errors.register_error_handlers(app)
 
     @app.route("/docs/assets/<path:filename>")

@@ -7,7 +7,7 @@ from http import HTTPStatus
 from typing import Any
 
 from flask import Flask, Response, jsonify
-from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from werkzeug.exceptions import HTTPException
 
 log = logging.getLogger("zolve.api")
@@ -60,6 +60,8 @@ def handle_http_exception(error: HTTPException) -> Response:
 
 
 def handle_database_error(error: DBAPIError) -> Response:
+    if not isinstance(error, OperationalError | InterfaceError) and not error.connection_invalidated:
+        return handle_unexpected(error)
     log.warning("database unavailable: %s", error.__class__.__name__)
     return error_response(503, "the database is unavailable; retry shortly", headers={"Retry-After": "2"})
 

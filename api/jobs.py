@@ -32,6 +32,41 @@ def _seconds(start: datetime | None, end: datetime | None) -> float | None:
     return round(((end or datetime.now(UTC)) - start).total_seconds(), 3)
 
 
+def progress_of(job: Job) -> dict[str, Any] | None:
+    """Sharded jobs: shards done/total, rows so far, rows/s and an ETA from the shards' pace."""
+    if not job.shards_total:
+        return job.progress
+    kind = KINDS.get(job.kind)
+    noun = kind.rows_name if kind else "rows"
+    elapsed = _seconds(job.started_at, job.finished_at) or 0.0
+    progress = dict(job.progress or {})
+    progress.update(
+        {
+            "shards_done": job.shards_done,
+            "shards_total": job.shards_total,
+            noun: job.rows_done,
+            f"{noun}_per_second": round(job.rows_done / elapsed, 1) if elapsed else None,
+            "eta_seconds": None,
+        }
+    )
+    if not job.is_final and job.shards_done and elapsed:
+        progress["eta_seconds"] = round(elapsed / job.shards_done * (job.shards_total - job.shards_done), 1)
+    return progress
+
+
+def job_links(job: Job) -> dict[str, str]:
+    links = {
+        "self": url_for("jobs.JobItem", job_id=job.id),
+        "cancel": url_for("jobs.cancel_job", job_id=job.id),
+    }
+    kind = KINDS.get(job.kind)
+    if kind and kind.has_rows:
+        links["rows"] = url_for("boards.boards_page", job_id=job.id)
+        links["ndjson"] = url_for("boards.boards_ndjson", job_id=job.id)
+        links["csv"] = url_for("boards.boards_csv", job_id=job.id)
+    return links
+
+
 def job_resource(job: Job, *, is_admin: bool) -> dict[str, Any]:
     error = dict(job.error) if job.error else None
     if error and not is_admin:
@@ -42,7 +77,7 @@ def job_resource(job: Job, *, is_admin: bool) -> dict[str, Any]:
         "state": job.state,
         "params": job.params,
         "time_limit": job.time_limit,
-        "progress": job.progress,
+        "progress": progress_of(job),
         "result": job.result,
         "error": error,
         "attempts": job.attempts,
@@ -52,10 +87,7 @@ def job_resource(job: Job, *, is_admin: bool) -> dict[str, Any]:
         "finished_at": job.finished_at,
         "queued_seconds": _seconds(job.created_at, job.started_at),
         "run_seconds": _seconds(job.started_at, job.finished_at),
-        "links": {
-            "self": url_for("jobs.JobItem", job_id=job.id),
-            "cancel": url_for("jobs.cancel_job", job_id=job.id),
-        },
+        "links": job_links(job),
     }
 
 
@@ -118,6 +150,18 @@ class JobCollection(MethodView):
         time_limit = _time_limit(body["time_limit"])
         key = _idempotency_key()
         with _db().session() as session:
+            cached = None
+            if KINDS[body["kind"]].cacheable and not body["fresh"] and key is None:
+                cached = job_store.create_cached_job(
+                    session,
+                    owner_id=principal.key_id,
+                    kind=body["kind"],
+                    params=params,
+                    time_limit=time_limit,
+                )
+            if cached is not None:
+                resource = job_resource(cached, is_admin=principal.is_admin)
+                return resource, 202, {"Location": resource["links"]["self"], "X-Zolve-Cache": "hit"}
             try:
                 job, created = job_store.create_job(
                     session,

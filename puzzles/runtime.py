@@ -34,13 +34,20 @@ class SolverGaveUp(Exception):
 _TIMER_SLACK = 0.1  # seconds
 
 ProgressCallback = Callable[[dict[str, Any]], None]
+RowsCallback = Callable[[list[int]], None]
 
 
 class Run:
     """One execution of a puzzle: a deadline, a cancel switch and a progress sink."""
 
-    def __init__(self, time_limit: float | None = None, on_progress: ProgressCallback | None = None):
+    def __init__(
+        self,
+        time_limit: float | None = None,
+        on_progress: ProgressCallback | None = None,
+        on_rows: RowsCallback | None = None,
+    ):
         self.time_limit = time_limit
+        self._on_rows = on_rows
         self.deadline = time.monotonic() + time_limit if time_limit else None
         self._on_progress = on_progress
         self._contexts: list[z3.Context] = []
@@ -120,3 +127,8 @@ class Run:
         """Report progress (JSON-able fields); the worker stores the latest report on the job."""
         if self._on_progress is not None:
             self._on_progress(fields)
+
+    def rows(self, rows: list[int]) -> None:
+        """Hand bulk output (e.g. enumerated boards) to whoever runs the puzzle, if anyone wants it."""
+        if self._on_rows is not None:
+            self._on_rows(rows)

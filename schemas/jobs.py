@@ -15,7 +15,11 @@ class JobCreate(Schema):
     time_limit = fields.Float(
         load_default=None,
         validate=validate.Range(min=0.1, min_inclusive=True),
-        metadata={"description": "solve time limit in seconds (default and maximum set by the server)"},
+        metadata={"description": "solve time limit in seconds (per shard for sharded kinds)"},
+    )
+    fresh = fields.Boolean(
+        load_default=False,
+        metadata={"description": "solve again even if an identical job already succeeded (cached kinds)"},
     )
 
 
@@ -28,6 +32,11 @@ class JobError(Schema):
 class JobLinks(Schema):
     self = fields.String()
     cancel = fields.String()
+    rows = fields.String(
+        metadata={"description": "paged rows (e.g. Planet X boards), for kinds that store them"}
+    )
+    ndjson = fields.String()
+    csv = fields.String()
 
 
 class Job(Schema):

@@ -19,6 +19,7 @@ from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from store import shards
 from store.models import Job
 
 
@@ -83,6 +84,44 @@ def _job_by_idempotency_key(session: Session, owner_id: int, key: str | None) ->
 def _replay(job: Job, digest: str, time_limit: float) -> Job:
     if job.params_hash != digest or job.time_limit != time_limit:
         raise IdempotencyConflict("this Idempotency-Key was already used with a different request body")
+    return job
+
+
+def create_cached_job(
+    session: Session, *, owner_id: int, kind: str, params: dict[str, Any], time_limit: float
+) -> Job | None:
+    """A succeeded copy of the latest identical job (same kind and params), sharing its stored rows."""
+    digest = params_hash(kind, params)
+    source = session.scalar(
+        select(Job)
+        .where(
+            Job.kind == kind, Job.params_hash == digest, Job.state == "succeeded", Job.rows_job_id.isnot(None)
+        )
+        .order_by(Job.finished_at.desc())
+        .limit(1)
+    )
+    if source is None:
+        return None
+    job = Job(
+        id=uuid.uuid4(),
+        owner_id=owner_id,
+        kind=kind,
+        params=params,
+        params_hash=digest,
+        time_limit=time_limit,
+        state="succeeded",
+        result=source.result,
+        rows_job_id=source.rows_job_id,
+        shards_total=source.shards_total,
+        shards_done=source.shards_done,
+        rows_done=source.rows_done,
+        progress={"cached": True},
+        started_at=func.now(),
+        finished_at=func.now(),
+    )
+    session.add(job)
+    session.flush()
+    session.refresh(job)
     return job
 
 
@@ -155,6 +194,9 @@ def request_cancel(session: Session, job: Job) -> Job:
         .where(Job.id == job.id, Job.state == "running")
         .values(state="cancelling", cancel_requested=True)
     )
+    # a sharded job: queued shards never start, running ones see the flag in their heartbeat
+    shards.cancel_queued_shards(session, job.id)
+    shards.settle_cancellation(session, job.id)
     session.refresh(job)
     return job
 

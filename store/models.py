@@ -17,6 +17,7 @@ from sqlalchemy import (
     Integer,
     String,
     Text,
+    UniqueConstraint,
     func,
     text,
 )
@@ -93,7 +94,59 @@ class Job(Base):
     updated_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), server_default=func.now(), onupdate=func.now()
     )
+    # sharded kinds: counted here, in the same transaction as each shard's rows (no Celery chord)
+    shards_total: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    shards_done: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    rows_done: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
+    #: the job whose stored rows (boards) this one serves: itself, or an earlier identical job (cache hit)
+    rows_job_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
 
     @property
     def is_final(self) -> bool:
         return self.state in FINAL_STATES
+
+
+SHARD_STATES = ("queued", "running", "succeeded", "split", "failed", "cancelled")
+
+
+class Shard(Base):
+    """One piece of a sharded job, e.g. the Planet X boards that start with a given prefix."""
+
+    __tablename__ = "shards"
+    __table_args__ = (
+        CheckConstraint(f"state IN {SHARD_STATES!r}", name="shards_state_valid"),
+        UniqueConstraint("job_id", "key", name="ux_shards_job_key"),
+        Index(
+            "ix_shards_unfinished",
+            "state",
+            "lease_expires_at",
+            postgresql_where=text("state IN ('queued', 'running')"),
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    job_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"))
+    key: Mapped[str] = mapped_column(String(64))
+    state: Mapped[str] = mapped_column(String(16), server_default=text("'queued'"))
+    attempts: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    lease_owner: Mapped[str | None] = mapped_column(Text)
+    lease_expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    heartbeat_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    enqueued_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    started_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    row_count: Mapped[int | None] = mapped_column(Integer)
+    summary: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    error: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+    #: seconds spent solving (not queueing, not writing)
+    solve_seconds: Mapped[float | None] = mapped_column(Float)
+
+
+class Board(Base):
+    """An enumerated board: 3 bits per sector, sector 1 lowest (see puzzles.planetx.board)."""
+
+    __tablename__ = "boards"
+
+    # no foreign key: the per-row check would slow COPY; rows go when their job is purged
+    job_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    code: Mapped[int] = mapped_column(BigInteger, primary_key=True)

@@ -73,16 +73,24 @@ def client(app):  # noqa: ANN001, ANN201
     return app.test_client()
 
 
-@pytest.fixture
-def make_key(db: Database) -> Callable[..., dict[str, str]]:
-    """Authorization headers for a new API key."""
-
+def _key_maker(db: Database) -> Callable[..., dict[str, str]]:
     def _make(admin: bool = False) -> dict[str, str]:
         with db.session() as session:
             new = keys.create_key(session, name="test", is_admin=admin)
         return {"Authorization": f"Bearer {new.key}"}
 
     return _make
+
+
+@pytest.fixture
+def make_key(db: Database) -> Callable[..., dict[str, str]]:
+    """Authorization headers for a new API key."""
+    return _key_maker(db)
+
+
+@pytest.fixture(scope="module")
+def make_key_module(db: Database) -> Callable[..., dict[str, str]]:
+    return _key_maker(db)
 
 
 @pytest.fixture

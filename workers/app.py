@@ -11,6 +11,8 @@ from celery import Celery
 from zolve.config import Settings
 
 RUN_JOB = "zolve.run_job"
+RUN_SHARD = "zolve.run_shard"
+FINALIZE = "zolve.finalize"
 SWEEP = "zolve.sweep"
 QUEUE = "zolve"
 
@@ -53,6 +55,7 @@ def make_celery(settings: Settings) -> Celery:
     return app
 
 
-def enqueue(celery: Celery, job_id: str) -> None:
-    """Publish a wake-up message for a job. Raises when the broker is unreachable."""
-    celery.send_task(RUN_JOB, args=[job_id], queue=QUEUE)
+def enqueue(celery: Celery, job_id: str, task: str = RUN_JOB) -> None:
+    """Publish a wake-up message (a job id, or a shard id for RUN_SHARD). Raises when the broker is
+    unreachable."""
+    celery.send_task(task, args=[job_id], queue=QUEUE)

@@ -6,14 +6,16 @@ import logging
 import os
 import socket
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from celery import Celery, bootsteps
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
-from store import jobs
+from store import jobs, shards
 from store.db import Database
-from workers.app import RUN_JOB, SWEEP, enqueue, make_celery
-from workers.runner import execute
+from workers.app import FINALIZE, RUN_JOB, RUN_SHARD, SWEEP, enqueue, make_celery
+from workers.runner import Followups, execute, execute_shard, finalize
 from zolve.config import Settings
 from zolve.kinds import KINDS
 
@@ -32,10 +34,27 @@ def limit_z3_memory(settings: Settings) -> None:
         z3.set_param("memory_max_size", settings.z3_max_memory_mb)
 
 
+def publish(celery: Celery, db: Database, followups: Followups) -> None:
+    """Send the messages a committed transaction made necessary. If the broker is down, the rows say
+    what is pending and the sweeper sends them later."""
+    messages = [(RUN_SHARD, shard_id) for shard_id in followups.shards]
+    messages += [(FINALIZE, job_id) for job_id in followups.finalize]
+    for task, target in messages:
+        try:
+            enqueue(celery, str(target), task)
+        except Exception:
+            log.warning("broker unavailable; %s %s left to the sweeper", task, target)
+            return
+
+
 def sweep_once(celery: Celery, db: Database, settings: Settings) -> jobs.SweepReport:
     """Fail, cancel or requeue what expired leases left behind, and (re)publish wake-up messages."""
     with db.session() as session:
         report = jobs.sweep(session, max_attempts=settings.max_attempts, requeue_after=settings.requeue_after)
+    with db.session() as session:
+        shard_report = shards.sweep_shards(
+            session, max_attempts=settings.max_attempts, requeue_after=settings.requeue_after
+        )
     for job_id in report.to_enqueue:
         try:
             enqueue(celery, str(job_id))
@@ -43,10 +62,12 @@ def sweep_once(celery: Celery, db: Database, settings: Settings) -> jobs.SweepRe
             log.warning("broker unavailable; job %s stays queued for the next sweep", job_id)
             with db.session() as session:
                 jobs.mark_not_enqueued(session, job_id)
-    if report.to_enqueue or report.failed or report.cancelled:
+    publish(celery, db, Followups(shards=shard_report.to_enqueue, finalize=shard_report.to_finalize))
+    if report.to_enqueue or report.failed or report.cancelled or shard_report.to_enqueue:
         log.info(
-            "sweep: enqueued %d, failed %d, cancelled %d",
+            "sweep: enqueued %d jobs and %d shards, failed %d, cancelled %d",
             len(report.to_enqueue),
+            len(shard_report.to_enqueue),
             len(report.failed),
             len(report.cancelled),
         )
@@ -85,26 +106,45 @@ def sweeper_step(celery: Celery, db: Database, settings: Settings) -> type[boots
     return Sweeper
 
 
+@contextmanager
+def _database_errors_retryable() -> Iterator[None]:
+    """A dropped connection surfaces as a DBAPIError; make it one Celery retries with backoff."""
+    try:
+        yield
+    except DBAPIError as exc:
+        if exc.connection_invalidated:
+            raise OperationalError(str(exc), None, exc.orig) from exc
+        raise
+
+
 def create_worker_app(settings: Settings) -> Celery:
     celery = make_celery(settings)
     database_url, _ = settings.require_urls()
     db = Database(database_url, pool_size=2)
 
-    @celery.task(
-        name=RUN_JOB,
-        autoretry_for=(OperationalError, InterfaceError),
-        retry_backoff=True,
-        retry_backoff_max=30,
-        max_retries=30,
-    )
-    def run_job(job_id: str) -> str | None:
+    retry_options = {
+        "autoretry_for": (OperationalError, InterfaceError),
+        "retry_backoff": True,
+        "retry_backoff_max": 30,
+        "max_retries": 30,
+    }
+
+    @celery.task(name=RUN_JOB, **retry_options)
+    def run_job(job_id: str) -> None:
         limit_z3_memory(settings)
-        try:
-            return execute(db, settings, uuid.UUID(job_id), worker_id())
-        except DBAPIError as exc:
-            if exc.connection_invalidated:
-                raise OperationalError(str(exc), None, exc.orig) from exc
-            raise
+        with _database_errors_retryable():
+            publish(celery, db, execute(db, settings, uuid.UUID(job_id), worker_id()))
+
+    @celery.task(name=RUN_SHARD, **retry_options)
+    def run_shard(shard_id: str) -> None:
+        limit_z3_memory(settings)
+        with _database_errors_retryable():
+            publish(celery, db, execute_shard(db, settings, int(shard_id), worker_id()))
+
+    @celery.task(name=FINALIZE, **retry_options)
+    def finalize_job(job_id: str) -> None:
+        with _database_errors_retryable():
+            finalize(db, uuid.UUID(job_id))
 
     @celery.task(name=SWEEP)
     def sweep() -> None:
@@ -114,4 +154,6 @@ def create_worker_app(settings: Settings) -> Celery:
     # import Z3 and every solver in the parent, so recycled pool children start warm
     for kind in KINDS.values():
         kind.solve_function()
+        if kind.sharded:
+            kind.puzzle()
     return celery

@@ -1,7 +1,8 @@
-"""Running one claimed job: the puzzle in this thread, a watcher thread beside it.
+"""Running claimed work: a whole job, a job's planning, one shard, or a sharded job's finalize.
 
-The watcher heartbeats the lease, flushes progress and, when the job is cancelled or the lease is lost,
-interrupts Z3 through the run (Celery's own time limits cannot stop a running `check()`).
+The puzzle runs in this thread; a watcher thread beside it heartbeats the lease, flushes progress and,
+when the job is cancelled or the lease is lost, interrupts Z3 through the run (Celery's own time limits
+cannot stop a running `check()`).
 """
 
 from __future__ import annotations
@@ -12,12 +13,14 @@ import time
 import traceback
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.orm import Session
 
 from puzzles.runtime import Cancelled, Run, TimeLimitExceeded
-from store import jobs
+from store import jobs, shards
 from store.db import Database
 from zolve.config import Settings
 from zolve.kinds import get_kind
@@ -25,11 +28,14 @@ from zolve.kinds import get_kind
 log = logging.getLogger("zolve.worker")
 T = TypeVar("T")
 
+#: heartbeat(session, progress) -> stop requested? (None: the lease is lost)
+Heartbeat = Callable[[Session, "dict[str, Any] | None"], "bool | None"]
+
 
 class Watcher(threading.Thread):
-    def __init__(self, db: Database, settings: Settings, job_id: uuid.UUID, worker: str, time_limit: float):
-        super().__init__(name=f"watch-{job_id}", daemon=True)
-        self.db, self.settings, self.job_id, self.worker = db, settings, job_id, worker
+    def __init__(self, db: Database, settings: Settings, beat: Heartbeat, time_limit: float):
+        super().__init__(name="zolve-watcher", daemon=True)
+        self.db, self.settings, self.beat = db, settings, beat
         self.latest_progress: dict[str, Any] | None = None
         self.solve_run = Run(time_limit=time_limit, on_progress=self.report)
         self._stopped = threading.Event()
@@ -37,71 +43,200 @@ class Watcher(threading.Thread):
     def report(self, progress: dict[str, Any]) -> None:
         self.latest_progress = progress
 
-    def run(self) -> None:  # noqa: D102 - Thread.run
+    def run(self) -> None:
         while not self._stopped.wait(self.settings.watch_interval):
             try:
                 with self.db.session() as session:
-                    cancel = jobs.heartbeat(
-                        session, self.job_id, self.worker, self.settings.lease_seconds, self.latest_progress
-                    )
+                    stop = self.beat(session, self.latest_progress)
             except Exception:  # the database may be restarting: the lease has slack, keep trying
-                log.warning("heartbeat for job %s failed", self.job_id, exc_info=True)
+                log.warning("heartbeat failed", exc_info=True)
                 continue
-            if cancel is None:
-                log.warning("job %s: lease lost, stopping", self.job_id)
+            if stop is None:
+                log.warning("lease lost, stopping")
                 self.solve_run.stop("lease lost")
-            elif cancel:
+            elif stop:
                 self.solve_run.stop("cancelled")
 
     def stop(self) -> None:
         self._stopped.set()
 
 
-def execute(db: Database, settings: Settings, job_id: uuid.UUID, worker: str) -> str | None:
-    """Claim and run a job. Returns its final state, or None when the message was a no-op."""
-    with db.session() as session:
-        job = jobs.claim(session, job_id, worker, settings.lease_seconds)
-        if job is None:
-            return None
-        kind, params, time_limit = job.kind, job.params, job.time_limit
+@dataclass
+class Watched:
+    """How a watched piece of work ended: `ok`, `cancelled`, `failed` or `lost` (lease lost)."""
 
-    spec = get_kind(kind)
-    watcher = Watcher(db, settings, job_id, worker, time_limit)
+    status: str
+    value: Any = None
+    error: dict[str, Any] | None = None
+    progress: dict[str, Any] | None = None
+    seconds: float = 0.0
+
+
+def run_watched(
+    db: Database, settings: Settings, beat: Heartbeat, time_limit: float, work: Callable[[Run], T]
+) -> Watched:
+    watcher = Watcher(db, settings, beat, time_limit)
     run = watcher.solve_run
-    outcome: dict[str, Any]
+    started = time.monotonic()
     watcher.start()
     try:
         with run:
-            result = spec.solve_function()(params, run)
-        outcome = {"state": "succeeded", "result": spec.dump_result(result)}
+            outcome = Watched("ok", value=work(run))
     except Cancelled as stop:
-        outcome = {"state": "cancelled", "error": {"type": "Cancelled", "message": str(stop)}}
+        outcome = Watched("cancelled", error={"type": "Cancelled", "message": str(stop)})
     except TimeLimitExceeded as exc:
-        outcome = {"state": "failed", "error": {"type": "TimeLimitExceeded", "message": str(exc)}}
+        outcome = Watched("failed", error={"type": "TimeLimitExceeded", "message": str(exc)})
     except Exception as exc:  # a puzzle bug or a solver failure: record it, never lose it
-        log.exception("job %s failed", job_id)
-        outcome = {
-            "state": "failed",
-            "error": {"type": type(exc).__name__, "message": str(exc), "traceback": traceback.format_exc()},
-        }
+        log.exception("solve failed")
+        outcome = Watched("failed", error=_error(exc))
     finally:
         watcher.stop()
     if run.stop_reason == "lease lost":
-        return None
-    stored = retry_on_db_error(
-        lambda: _store_outcome(db, job_id, worker, watcher.latest_progress, outcome), settings.lease_seconds
-    )
-    if not stored:
-        log.warning("job %s: lease lost before its outcome could be stored", job_id)
-        return None
-    return outcome["state"]
+        outcome = Watched("lost")
+    outcome.progress, outcome.seconds = watcher.latest_progress, time.monotonic() - started
+    return outcome
 
 
-def _store_outcome(
-    db: Database, job_id: uuid.UUID, worker: str, progress: dict[str, Any] | None, outcome: dict[str, Any]
-) -> bool:
+@dataclass
+class Followups:
+    """Messages to publish once the transaction that made them necessary has committed."""
+
+    shards: list[int] = field(default_factory=list)
+    finalize: list[uuid.UUID] = field(default_factory=list)
+
+
+def execute(db: Database, settings: Settings, job_id: uuid.UUID, worker: str) -> Followups:
+    """Claim and run a job; a sharded kind is planned here and continues in its shards."""
+    followups = Followups()
     with db.session() as session:
-        return jobs.finish(session, job_id, worker, progress=progress, **outcome)
+        job = jobs.claim(session, job_id, worker, settings.lease_seconds)
+        if job is None:
+            return followups  # a duplicate message, a finished or a cancelled job
+        kind, params, time_limit = job.kind, job.params, job.time_limit
+
+    try:
+        return _run_claimed_job(db, settings, job_id, worker, kind, params, time_limit)
+    except DBAPIError:
+        raise  # the database is away: Celery retries, the lease keeps the job ours meanwhile
+    except Exception as exc:  # a bug after the claim: fail now, with the error, rather than time out
+        log.exception("job %s failed outside the solver", job_id)
+        with db.session() as session:
+            jobs.finish(session, job_id, worker, state="failed", error=_error(exc))
+        return Followups()
+
+
+def _error(exc: Exception) -> dict[str, Any]:
+    return {"type": type(exc).__name__, "message": str(exc), "traceback": traceback.format_exc()}
+
+
+def _run_claimed_job(
+    db: Database,
+    settings: Settings,
+    job_id: uuid.UUID,
+    worker: str,
+    kind: str,
+    params: dict,
+    time_limit: float,
+) -> Followups:
+    followups = Followups()
+    spec = get_kind(kind)
+
+    def beat(session: Session, progress: dict[str, Any] | None) -> bool | None:
+        return jobs.heartbeat(session, job_id, worker, settings.lease_seconds, progress)
+
+    if spec.sharded:
+        outcome = run_watched(db, settings, beat, time_limit, lambda run: spec.puzzle().plan(params, run))
+        if outcome.status == "ok":
+
+            def store_plan() -> list[int]:
+                with db.session() as session:
+                    return shards.create_shards(session, job_id, worker, outcome.value)
+
+            followups.shards = retry_on_db_error(store_plan, settings.lease_seconds)
+            if not outcome.value:
+                followups.finalize.append(job_id)
+            return followups
+    else:
+        outcome = run_watched(db, settings, beat, time_limit, lambda run: spec.solve_function()(params, run))
+    if outcome.status == "lost":
+        return followups
+    state = {"ok": "succeeded", "cancelled": "cancelled", "failed": "failed"}[outcome.status]
+    result = spec.dump_result(outcome.value) if outcome.status == "ok" else None
+
+    def store_outcome() -> bool:
+        with db.session() as session:
+            return jobs.finish(
+                session,
+                job_id,
+                worker,
+                state=state,
+                result=result,
+                error=outcome.error,
+                progress=outcome.progress,
+            )
+
+    if not retry_on_db_error(store_outcome, settings.lease_seconds):
+        log.warning("job %s: lease lost before its outcome could be stored", job_id)
+    return followups
+
+
+def execute_shard(db: Database, settings: Settings, shard_id: int, worker: str) -> Followups:
+    followups = Followups()
+    with db.session() as session:
+        shard = shards.claim_shard(session, shard_id, worker, settings.lease_seconds)
+    if shard is None:
+        return followups
+    puzzle = get_kind(shard.kind).puzzle()
+
+    def beat(session: Session, progress: dict[str, Any] | None) -> bool | None:
+        return shards.heartbeat_shard(session, shard_id, worker, settings.lease_seconds)
+
+    outcome = run_watched(
+        db, settings, beat, shard.time_limit, lambda run: puzzle.run_shard(shard.params, shard.key, run)
+    )
+
+    def store() -> None:
+        with db.session() as session:
+            if outcome.status == "cancelled":
+                shards.stop_shard(session, shard_id, worker)
+            elif outcome.status == "failed":
+                shards.fail_shard(session, shard_id, worker, outcome.error)
+            elif outcome.value.split:
+                followups.shards = shards.split_shard(session, shard_id, worker, outcome.value.split)
+            else:
+                done = shards.complete_shard(
+                    session, shard_id, worker, outcome.value.rows, outcome.value.summary, outcome.seconds
+                )
+                if done.last:
+                    followups.finalize = [shard.job_id]
+
+    if outcome.status == "lost":
+        return followups
+    try:
+        retry_on_db_error(store, settings.lease_seconds)
+    except DBAPIError:
+        raise
+    except Exception as exc:  # e.g. a bug in storing the rows: fail the shard (and job) with the error
+        log.exception("shard %s could not be stored", shard_id)
+        with db.session() as session:
+            shards.fail_shard(session, shard_id, worker, _error(exc))
+    return followups
+
+
+def finalize(db: Database, job_id: uuid.UUID) -> None:
+    """Combine every shard's summary into the job's result (idempotent)."""
+    with db.session() as session:
+        job = jobs.get_job(session, job_id, None)
+        if job is None or job.state != "running":
+            return
+        spec = get_kind(job.kind)
+        try:
+            result = spec.dump_result(spec.puzzle().combine(job.params, shards.summaries(session, job_id)))
+        except Exception as exc:
+            log.exception("finalize of job %s failed", job_id)
+            shards.fail_job(session, job_id, {"type": type(exc).__name__, "message": str(exc)})
+            return
+        shards.finish_sharded_job(session, job_id, result)
 
 
 def retry_on_db_error(action: Callable[[], T], within: float) -> T:

@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from marshmallow import Schema
 
+from puzzles.planetx.board import render_board  # pure Python, no Z3
 from schemas.dice import DiceParams, DiceResult
+from schemas.planetx import EnumerateParams, EnumerateResult
 
 if TYPE_CHECKING:  # the API must not import Z3
     from puzzles.runtime import Run
@@ -28,10 +30,23 @@ class Kind:
     params_schema: type[Schema]
     result_schema: type[Schema]
     solver: str  # "module:function", imported on first use
+    #: the module also implements puzzles.sharding.ShardedPuzzle: the service runs it in shards
+    sharded: bool = False
+    #: a succeeded job with the same params is served again instead of solved again (unless `fresh`)
+    cacheable: bool = False
+    #: the job stores rows (e.g. boards) that clients page through and export
+    has_rows: bool = False
+    #: what a row is called in progress reports, and how one reads (e.g. a board's letters)
+    rows_name: str = "rows"
+    row_renderer: Callable[[dict[str, Any], int], str] | None = None
 
     def solve_function(self) -> SolveFunction:
         module, _, function = self.solver.partition(":")
-        return getattr(importlib.import_module(module), function)
+        return getattr(self.puzzle(), function)
+
+    def puzzle(self) -> Any:
+        """The puzzle module (for sharded kinds: plan, run_shard and combine)."""
+        return importlib.import_module(self.solver.partition(":")[0])
 
     def load_params(self, raw: Any) -> dict[str, Any]:
         """Validated params with defaults filled in; raises marshmallow.ValidationError."""
@@ -39,6 +54,10 @@ class Kind:
 
     def dump_result(self, result: dict[str, Any]) -> dict[str, Any]:
         return self.result_schema().dump(result)
+
+    def render_row(self, params: dict[str, Any], code: int) -> str:
+        """The human form of a stored row (kinds with rows)."""
+        return self.row_renderer(params, code) if self.row_renderer else str(code)
 
 
 KINDS: dict[str, Kind] = {
@@ -50,6 +69,18 @@ KINDS: dict[str, Kind] = {
             params_schema=DiceParams,
             result_schema=DiceResult,
             solver="puzzles.dice:solve",
+        ),
+        Kind(
+            name="planetx.enumerate",
+            summary="Every possible board of The Search for Planet X (standard or expert), stored",
+            params_schema=EnumerateParams,
+            result_schema=EnumerateResult,
+            solver="puzzles.planetx.enumerate:solve",
+            sharded=True,
+            cacheable=True,
+            has_rows=True,
+            rows_name="boards",
+            row_renderer=render_board,
         ),
     ]
 }

@@ -1,0 +1,70 @@
+"""The Search for Planet X: modes, objects and the compact board encoding.
+
+A board is one object per sector. Encoded as 3 bits per sector (E=0, X=1, G=2, D=3, A=4, C=5) with
+sector 1 in the lowest bits, so an expert board (18 sectors, 54 bits) fits a PostgreSQL BIGINT; the human
+form is a letter string such as "ACCDAADDAEGX".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+
+EMPTY, PLANET_X, GAS_CLOUD, DWARF_PLANET, ASTEROID, COMET = range(6)
+LETTERS = "EXGDAC"
+OBJECT_NAMES = ("empty", "planet_x", "gas_cloud", "dwarf_planet", "asteroid", "comet")
+OBJECTS = dict(zip(OBJECT_NAMES, range(6), strict=True))
+BITS = 3
+
+
+@dataclass(frozen=True, eq=False)
+class Mode:
+    name: str
+    sectors: int
+    #: how many of each object, indexed like LETTERS
+    counts: tuple[int, int, int, int, int, int]
+    #: expert: all dwarf planets lie in a band of exactly this many consecutive sectors (0 = no rule)
+    dwarf_band: int
+    visible: int
+
+    @cached_property
+    def primes(self) -> frozenset[int]:
+        return frozenset(s for s in range(2, self.sectors + 1) if all(s % d for d in range(2, s)))
+
+    def neighbours(self, sector: int) -> tuple[int, int]:
+        """1-based sectors on either side (the board is a circle)."""
+        return (sector - 2) % self.sectors + 1, sector % self.sectors + 1
+
+
+MODES = {
+    "standard": Mode("standard", 12, (2, 1, 2, 1, 4, 2), dwarf_band=0, visible=6),
+    "expert": Mode("expert", 18, (5, 1, 2, 4, 4, 2), dwarf_band=6, visible=9),
+}
+
+
+def encode(objects: list[int] | tuple[int, ...]) -> int:
+    code = 0
+    for index, obj in enumerate(objects):
+        code |= obj << (BITS * index)
+    return code
+
+
+def decode(code: int, sectors: int) -> list[int]:
+    return [(code >> (BITS * index)) & 7 for index in range(sectors)]
+
+
+def to_letters(code: int, sectors: int) -> str:
+    return "".join(LETTERS[obj] for obj in decode(code, sectors))
+
+
+def from_letters(letters: str) -> int:
+    return encode([LETTERS.index(letter) for letter in letters.upper()])
+
+
+def object_at(code: int, sector: int) -> int:
+    return (code >> (BITS * (sector - 1))) & 7
+
+
+def render_board(params: dict, code: int) -> str:
+    """The letters of a stored board of a job with these params."""
+    return to_letters(code, MODES[params["mode"]].sectors)

@@ -1,0 +1,96 @@
+"""Kind `planetx.enumerate`: every board of a mode (optionally under extra facts), in shards.
+
+A shard is a prefix: the objects of the first k sectors. Planning walks the prefix tree with one Z3 solver
+and assumptions, dropping every prefix that cannot start a board. Each shard is then enumerated in a
+fresh context (see `solver.enumerate_shard`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import z3
+
+from puzzles.planetx.board import LETTERS, MODES, OBJECT_NAMES, OBJECTS, Mode, decode
+from puzzles.planetx.rules import Fact
+from puzzles.planetx.solver import BoardModel, enumerate_shard
+from puzzles.runtime import Run
+from puzzles.sharding import ShardResult, solve_in_process
+
+#: prefix length per mode: expert at 5 gives ~1,300 shards of at most ~8,500 boards
+DEFAULT_SHARD_DEPTH = {"standard": 2, "expert": 5}
+#: a shard that finds more boards than this stops and splits by one more sector
+SHARD_CAP = 12_000
+
+
+def mode_of(params: dict[str, Any]) -> Mode:
+    return MODES[params["mode"]]
+
+
+def facts_of(params: dict[str, Any]) -> list[Fact]:
+    return [(c["sector"], OBJECTS[c["object"]], c["present"]) for c in params.get("constraints") or []]
+
+
+def plan(params: dict[str, Any], run: Run) -> list[str]:
+    """Shard keys (prefix letter strings) of every prefix that at least one board starts with."""
+    mode = mode_of(params)
+    depth = min(params.get("shard_depth") or DEFAULT_SHARD_DEPTH[mode.name], mode.sectors)
+    model = BoardModel(mode, run.context(), facts_of(params))
+    frontier: list[list[int]] = [[]]
+    for index in range(depth):
+        frontier = [
+            prefix + [obj]
+            for prefix in frontier
+            for obj in range(6)
+            if run.check(model.solver, *(model.at(i + 1, o) for i, o in enumerate(prefix + [obj]))) == z3.sat
+        ]
+        run.progress(phase="planning", depth=index + 1, prefixes=len(frontier))
+    return ["".join(LETTERS[obj] for obj in prefix) for prefix in frontier]
+
+
+def run_shard(params: dict[str, Any], key: str, run: Run) -> ShardResult:
+    mode = mode_of(params)
+    prefix = [LETTERS.index(letter) for letter in key]
+    outcome = enumerate_shard(mode, prefix, run, facts_of(params), cap=SHARD_CAP)
+    if not outcome.complete and len(prefix) < mode.sectors:
+        return ShardResult(split=[key + letter for letter in LETTERS])
+    return ShardResult(
+        rows=outcome.codes, summary={"count": len(outcome.codes), "histogram": histogram(mode, outcome.codes)}
+    )
+
+
+def histogram(mode: Mode, codes: list[int]) -> list[list[int]]:
+    """Per sector, how many of the boards hold each object (indexed like LETTERS)."""
+    table = [[0] * 6 for _ in range(mode.sectors)]
+    for code in codes:
+        for index, obj in enumerate(decode(code, mode.sectors)):
+            table[index][obj] += 1
+    return table
+
+
+def combine(params: dict[str, Any], summaries: list[dict[str, Any]]) -> dict[str, Any]:
+    mode = mode_of(params)
+    count = sum(s["count"] for s in summaries)
+    table = [[0] * 6 for _ in range(mode.sectors)]
+    for summary in summaries:
+        for index, row in enumerate(summary["histogram"]):
+            for obj, n in enumerate(row):
+                table[index][obj] += n
+    return {
+        "mode": mode.name,
+        "count": count,
+        "constraints": params.get("constraints") or [],
+        "sectors": [
+            {
+                "sector": index + 1,
+                "counts": dict(zip(OBJECT_NAMES, row, strict=True)),
+                "planet_x_probability": row[OBJECTS["planet_x"]] / count if count else 0.0,
+            }
+            for index, row in enumerate(table)
+        ],
+    }
+
+
+def solve(params: dict[str, Any], run: Run) -> dict[str, Any]:
+    """In-process, on every core (`zolve solve`)."""
+    return solve_in_process(__name__, params, run, on_rows=run.rows)

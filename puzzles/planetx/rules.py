@@ -1,0 +1,133 @@
+"""The placement rules of both modes, as an independent plain-Python check and as a backtracking
+enumerator (no Z3): the cross-check for the Z3 enumeration and its speed reference."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import combinations
+
+from puzzles.planetx.board import ASTEROID, BITS, COMET, DWARF_PLANET, EMPTY, GAS_CLOUD, PLANET_X, Mode
+
+#: an extra fact: (sector, object, present)
+Fact = tuple[int, int, bool]
+
+
+def sector_ok(mode: Mode, board: Sequence[int], sector: int) -> bool:
+    """The rules about one sector and its neighbours (1-based), on a complete board."""
+    obj = board[sector - 1]
+    left, right = (board[s - 1] for s in mode.neighbours(sector))
+    if obj == COMET:
+        return sector in mode.primes
+    if obj == ASTEROID:
+        return ASTEROID in (left, right)
+    if obj == GAS_CLOUD:
+        return EMPTY in (left, right)
+    if obj == DWARF_PLANET:
+        return PLANET_X not in (left, right)
+    if obj == PLANET_X:
+        return DWARF_PLANET not in (left, right)
+    return True
+
+
+def band_ok(mode: Mode, board: Sequence[int]) -> bool:
+    """Expert: every dwarf planet in one band of exactly `dwarf_band` sectors with dwarfs at both ends."""
+    if not mode.dwarf_band:
+        return True
+    n, width = mode.sectors, mode.dwarf_band
+    dwarfs = {i for i, obj in enumerate(board) if obj == DWARF_PLANET}
+    for start in dwarfs:
+        end = (start + width - 1) % n
+        if end in dwarfs and all((i - start) % n < width for i in dwarfs):
+            return True
+    return False
+
+
+def is_valid(mode: Mode, board: Sequence[int], facts: Sequence[Fact] = ()) -> bool:
+    if len(board) != mode.sectors:
+        return False
+    if tuple(board.count(obj) for obj in range(6)) != mode.counts:
+        return False
+    if not all(sector_ok(mode, board, s) for s in range(1, mode.sectors + 1)):
+        return False
+    if any((board[s - 1] == obj) != present for s, obj, present in facts):
+        return False
+    return band_ok(mode, board)
+
+
+def enumerate_boards(mode: Mode, facts: Sequence[Fact] = (), prefix: Sequence[int] = ()) -> list[int]:
+    """Every valid board (as codes), placing objects rather than sectors: dwarf planets, then Planet X,
+    comets, asteroids, gas clouds, and empty space in what is left. Sets of sectors are bitmasks.
+    Optionally only boards whose first sectors are `prefix`."""
+    n = mode.sectors
+    full = (1 << n) - 1
+    near = [(1 << (s - 2) % n) | (1 << s % n) for s in range(1, n + 1)]  # neighbour masks, 0-based index
+    must = [0] * 6  # sectors that must hold each object
+    never = [0] * 6  # sectors that must not
+    for s, obj, present in [*facts, *((i + 1, obj, True) for i, obj in enumerate(prefix))]:
+        if present:
+            must[obj] |= 1 << (s - 1)
+            never = [mask | (1 << (s - 1)) if other != obj else mask for other, mask in enumerate(never)]
+        else:
+            never[obj] |= 1 << (s - 1)
+    prime_mask = sum(1 << (p - 1) for p in mode.primes)
+    never[COMET] |= full & ~prime_mask
+    counts = mode.counts
+    found: list[int] = []
+
+    def choose(obj: int, free: int) -> list[int]:
+        """Masks of `counts[obj]` sectors for `obj` among `free`, honouring the facts."""
+        options = free & ~never[obj]
+        if must[obj] & ~options:
+            return []
+        bits = [i for i in range(n) if options >> i & 1]
+        return [
+            mask
+            for combo in combinations(bits, counts[obj])
+            if (mask := sum(1 << i for i in combo)) & must[obj] == must[obj]
+        ]
+
+    def lone(mask: int, company: int) -> bool:
+        """Is some sector of `mask` without a neighbour in `company`?"""
+        return any(mask >> i & 1 and not near[i] & company for i in range(n))
+
+    for dwarfs in choose(DWARF_PLANET, full):
+        if mode.dwarf_band and not band_ok(
+            mode, [DWARF_PLANET if dwarfs >> i & 1 else EMPTY for i in range(n)]
+        ):
+            continue
+        after_dwarfs = full & ~dwarfs
+        for planet_x in choose(PLANET_X, after_dwarfs):
+            if any(planet_x >> i & 1 and near[i] & dwarfs for i in range(n)):
+                continue
+            for comets in choose(COMET, after_dwarfs & ~planet_x):
+                free = after_dwarfs & ~planet_x & ~comets
+                for asteroids in choose(ASTEROID, free):
+                    if lone(asteroids, asteroids):
+                        continue
+                    rest = free & ~asteroids
+                    for gas in choose(GAS_CLOUD, rest):
+                        empty = rest & ~gas
+                        if lone(gas, empty) or empty & never[EMPTY] or must[EMPTY] & ~empty:
+                            continue
+                        found.append(_code(n, dwarfs, planet_x, comets, asteroids, gas))
+    return found
+
+
+def _code(n: int, dwarfs: int, planet_x: int, comets: int, asteroids: int, gas: int) -> int:
+    code = 0
+    for i in range(n):
+        bit = 1 << i
+        if dwarfs & bit:
+            obj = DWARF_PLANET
+        elif planet_x & bit:
+            obj = PLANET_X
+        elif comets & bit:
+            obj = COMET
+        elif asteroids & bit:
+            obj = ASTEROID
+        elif gas & bit:
+            obj = GAS_CLOUD
+        else:
+            continue  # empty is 0
+        code |= obj << (BITS * i)
+    return code

@@ -1,0 +1,141 @@
+"""The placement rules as Z3 constraints, and model enumeration of one shard.
+
+Encoding: one Boolean per (sector, object), exactly one object per sector and exact object counts as
+pseudo-Boolean constraints, solved with `SolverFor("QF_FD")`. A shard fixes the objects of its first
+sectors in a fresh context and enumerates models with a blocking clause after each. The rate of one solver
+falls as blocking clauses pile up, so shards are kept small and a shard that outgrows its cap says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import z3
+
+from puzzles.planetx.board import ASTEROID, BITS, COMET, DWARF_PLANET, EMPTY, GAS_CLOUD, PLANET_X, Mode
+from puzzles.planetx.rules import Fact
+from puzzles.runtime import Run
+
+
+class BoardModel:
+    """The rules of one mode in one Z3 context."""
+
+    def __init__(self, mode: Mode, ctx: z3.Context, facts: Sequence[Fact] = ()):
+        self.mode, self.ctx = mode, ctx
+        n = mode.sectors
+        self.vars = [[z3.Bool(f"s{s}o{o}", ctx) for o in range(6)] for s in range(1, n + 1)]
+        self.solver = z3.SolverFor("QF_FD", ctx=ctx)
+        self.solver.add(*self._rules())
+        for sector, obj, present in facts:
+            self.solver.add(self.at(sector, obj) if present else z3.Not(self.at(sector, obj)))
+
+    def at(self, sector: int, obj: int) -> z3.BoolRef:
+        return self.vars[sector - 1][obj]
+
+    def _rules(self) -> list[z3.BoolRef]:
+        mode, at = self.mode, self.at
+        n = mode.sectors
+        rules = [z3.PbEq([(v, 1) for v in row], 1) for row in self.vars]
+        rules += [
+            z3.PbEq([(at(s, obj), 1) for s in range(1, n + 1)], count)
+            for obj, count in enumerate(mode.counts)
+        ]
+        for s in range(1, n + 1):
+            left, right = mode.neighbours(s)
+            if s not in mode.primes:
+                rules.append(z3.Not(at(s, COMET)))
+            rules.append(z3.Implies(at(s, ASTEROID), z3.Or(at(left, ASTEROID), at(right, ASTEROID))))
+            rules.append(z3.Implies(at(s, GAS_CLOUD), z3.Or(at(left, EMPTY), at(right, EMPTY))))
+            rules.append(
+                z3.Implies(
+                    at(s, PLANET_X), z3.And(z3.Not(at(left, DWARF_PLANET)), z3.Not(at(right, DWARF_PLANET)))
+                )
+            )
+        if mode.dwarf_band:
+            rules.append(self._dwarf_band())
+        return rules
+
+    def _dwarf_band(self) -> z3.BoolRef:
+        """All dwarf planets in one band of exactly `dwarf_band` sectors, with dwarfs at both ends."""
+        n, width, at = self.mode.sectors, self.mode.dwarf_band, self.at
+        bands = []
+        for start in range(1, n + 1):
+            inside = {(start - 1 + k) % n + 1 for k in range(width)}
+            end = (start + width - 2) % n + 1
+            outside = [z3.Not(at(s, DWARF_PLANET)) for s in range(1, n + 1) if s not in inside]
+            bands.append(z3.And(at(start, DWARF_PLANET), at(end, DWARF_PLANET), *outside))
+        return z3.Or(bands)
+
+    def fix(self, prefix: Sequence[int]) -> None:
+        for index, obj in enumerate(prefix):
+            self.solver.add(self.at(index + 1, obj))
+
+
+class Enumerator:
+    """The model-enumeration loop on Z3's C API: per model, one evaluation of a precomputed term that is
+    the board's code, and one blocking clause built from pre-made negated literals. (Through the Python
+    wrappers, object creation and reference counting cost ten times more than Z3's own search.)"""
+
+    def __init__(self, model: BoardModel):
+        self.model = model
+        ctx = model.ctx
+        self._ctx_ref = ctx.ref()
+        self._solver_ref = model.solver.solver
+        n = model.mode.sectors
+        self._code_term = z3.Sum(
+            [
+                z3.If(row[obj], z3.IntVal(obj << (BITS * i), ctx), z3.IntVal(0, ctx))
+                for i, row in enumerate(model.vars)
+                for obj in range(1, 6)
+            ]
+        )
+        self._negated = [[z3.Not(v) for v in row] for row in model.vars]  # kept alive: Z3 ref-counts
+        self._negated_refs = [[lit.as_ast() for lit in row] for row in self._negated]
+        self._code_ref = self._code_term.as_ast()
+        self._clause = (z3.Ast * n)()
+        self._value = (z3.Ast * 1)()
+
+    def current_board(self) -> int:
+        ctx_ref = self._ctx_ref
+        model_ref = z3.Z3_solver_get_model(ctx_ref, self._solver_ref)
+        z3.Z3_model_inc_ref(ctx_ref, model_ref)
+        try:
+            value = self._value
+            if not z3.Z3_model_eval(ctx_ref, model_ref, self._code_ref, True, value):
+                raise RuntimeError("Z3 could not evaluate the board")
+            return int(z3.Z3_get_numeral_string(ctx_ref, value[0]))
+        finally:
+            z3.Z3_model_dec_ref(ctx_ref, model_ref)
+
+    def block(self, code: int) -> None:
+        """Exclude this board from later models."""
+        clause = self._clause
+        for i, row in enumerate(self._negated_refs):
+            clause[i] = row[(code >> (BITS * i)) & 7]
+        z3.Z3_solver_assert(self._ctx_ref, self._solver_ref, z3.Z3_mk_or(self._ctx_ref, len(clause), clause))
+
+
+@dataclass(frozen=True)
+class ShardOutcome:
+    codes: list[int]
+    #: False when the shard reached its cap before running out of models: split it and run again
+    complete: bool
+
+
+def enumerate_shard(
+    mode: Mode, prefix: Sequence[int], run: Run, facts: Sequence[Fact] = (), cap: int | None = None
+) -> ShardOutcome:
+    """Every board that starts with `prefix` (and satisfies the facts), in a fresh Z3 context."""
+    model = BoardModel(mode, run.context(), facts)
+    model.fix(prefix)
+    enumerator = Enumerator(model)
+    codes: list[int] = []
+    # the first check carries Z3's own timeout for the rest of the shard; cancel interrupts it anyway
+    while run.check(model.solver) == z3.sat:
+        if cap is not None and len(codes) >= cap:
+            return ShardOutcome(codes, complete=False)
+        code = enumerator.current_board()
+        codes.append(code)
+        enumerator.block(code)
+    return ShardOutcome(codes, complete=True)

@@ -1,0 +1,300 @@
+"""Shard state transitions for sharded jobs. Like store.jobs, every transition is a guarded statement.
+
+Exactly-once in effect over at-least-once delivery: a shard's rows (COPY), its `succeeded` mark and the
+job's counters are committed in one transaction, and only by the lease holder; the primary key on
+(job_id, code) is the backstop. The last shard to finish is found by the job's counters in PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import and_, func, insert, or_, select, update
+from sqlalchemy.orm import Session
+
+from store.models import Job, Shard
+
+ACTIVE = ("queued", "running")
+
+
+def _lease_until(seconds: float) -> Any:
+    return func.now() + timedelta(seconds=seconds)
+
+
+def create_shards(session: Session, job_id: uuid.UUID, worker: str, keys: list[str]) -> list[int]:
+    """Store the plan and hand the job over to its shards (the planner's lease ends here)."""
+    ids = _insert_shards(session, job_id, keys)
+    planned = session.execute(
+        update(Job)
+        .where(Job.id == job_id, Job.lease_owner == worker, Job.state == "running")
+        .values(shards_total=len(keys), lease_owner=None, lease_expires_at=None, progress=None)
+    )
+    if planned.rowcount != 1:
+        raise LeaseLost(f"job {job_id}: lease lost while planning")
+    return ids
+
+
+class LeaseLost(Exception):
+    pass
+
+
+def _insert_shards(session: Session, job_id: uuid.UUID, keys: list[str]) -> list[int]:
+    if not keys:
+        return []
+    now = session.scalar(select(func.now()))  # one database clock for every row
+    rows = [{"job_id": job_id, "key": key, "enqueued_at": now} for key in keys]
+    return list(session.scalars(insert(Shard).returning(Shard.id, sort_by_parameter_order=True), rows))
+
+
+@dataclass(frozen=True)
+class ClaimedShard:
+    id: int
+    job_id: uuid.UUID
+    key: str
+    kind: str
+    params: dict[str, Any]
+    time_limit: float
+    attempts: int
+
+
+def claim_shard(session: Session, shard_id: int, worker: str, lease_seconds: float) -> ClaimedShard | None:
+    """Take a queued shard (or one whose lease expired) of a job that is still running."""
+    job_alive = (
+        select(Job.id).where(Job.id == Shard.job_id, Job.state == "running", Job.cancel_requested.is_(False))
+    ).exists()
+    shard = session.scalar(
+        update(Shard)
+        .where(
+            Shard.id == shard_id,
+            job_alive,
+            or_(Shard.state == "queued", and_(Shard.state == "running", Shard.lease_expires_at < func.now())),
+        )
+        .values(
+            state="running",
+            lease_owner=worker,
+            lease_expires_at=_lease_until(lease_seconds),
+            heartbeat_at=func.now(),
+            attempts=Shard.attempts + 1,
+            started_at=func.now(),
+        )
+        .returning(Shard)
+    )
+    if shard is None:
+        return None
+    job = session.get(Job, shard.job_id)
+    return ClaimedShard(shard.id, job.id, shard.key, job.kind, job.params, job.time_limit, shard.attempts)
+
+
+def heartbeat_shard(session: Session, shard_id: int, worker: str, lease_seconds: float) -> bool | None:
+    """Extend the lease. True when the shard should stop (its job is cancelled or finished); None when the
+    lease was lost."""
+    job_stopping = (
+        select(or_(Job.cancel_requested, Job.state != "running"))
+        .where(Job.id == Shard.job_id)
+        .scalar_subquery()
+    )
+    return session.scalar(
+        update(Shard)
+        .where(Shard.id == shard_id, Shard.lease_owner == worker, Shard.state == "running")
+        .values(heartbeat_at=func.now(), lease_expires_at=_lease_until(lease_seconds))
+        .returning(job_stopping)
+    )
+
+
+def _end_shard(session: Session, shard_id: int, worker: str, **values: Any) -> Shard | None:
+    return session.scalar(
+        update(Shard)
+        .where(Shard.id == shard_id, Shard.lease_owner == worker, Shard.state == "running")
+        .values(finished_at=func.now(), lease_owner=None, lease_expires_at=None, **values)
+        .returning(Shard)
+    )
+
+
+@dataclass(frozen=True)
+class Completion:
+    stored: bool
+    last: bool  # every shard of the job is done: finalize
+
+
+def complete_shard(
+    session: Session,
+    shard_id: int,
+    worker: str,
+    rows: list[int],
+    summary: dict[str, Any],
+    solve_seconds: float,
+) -> Completion:
+    shard = _end_shard(
+        session,
+        shard_id,
+        worker,
+        state="succeeded",
+        row_count=len(rows),
+        summary=summary,
+        solve_seconds=solve_seconds,
+    )
+    if shard is None:
+        return Completion(stored=False, last=False)
+    copy_rows(session, shard.job_id, rows)
+    done, total = session.execute(
+        update(Job)
+        .where(Job.id == shard.job_id)
+        .values(shards_done=Job.shards_done + 1, rows_done=Job.rows_done + len(rows))
+        .returning(Job.shards_done, Job.shards_total)
+    ).one()
+    return Completion(stored=True, last=done == total)
+
+
+def copy_rows(session: Session, job_id: uuid.UUID, rows: list[int]) -> None:
+    """Bulk-write rows with PostgreSQL COPY, inside the session's transaction."""
+    if not rows:
+        return
+    cursor = session.connection().connection.driver_connection.cursor()
+    prefix = f"{job_id}\t"
+    with cursor.copy("COPY boards (job_id, code) FROM STDIN") as copy:
+        copy.write("".join(f"{prefix}{code}\n" for code in rows))
+
+
+def split_shard(session: Session, shard_id: int, worker: str, keys: list[str]) -> list[int]:
+    """The shard was too large: replace it by finer shards. Returns the new shards' ids."""
+    shard = _end_shard(session, shard_id, worker, state="split", row_count=0)
+    if shard is None:
+        return []
+    ids = _insert_shards(session, shard.job_id, keys)
+    session.execute(
+        update(Job)
+        .where(Job.id == shard.job_id)
+        .values(shards_done=Job.shards_done + 1, shards_total=Job.shards_total + len(keys))
+    )
+    return ids
+
+
+def fail_shard(session: Session, shard_id: int, worker: str, error: dict[str, Any]) -> None:
+    """One shard cannot be done, so neither can the job: fail both and stop the rest."""
+    shard = _end_shard(session, shard_id, worker, state="failed", error=error)
+    if shard is not None:
+        fail_job(session, shard.job_id, {**error, "message": f"shard {shard.key}: {error.get('message')}"})
+
+
+def fail_job(session: Session, job_id: uuid.UUID, error: dict[str, Any]) -> None:
+    session.execute(
+        update(Job)
+        .where(Job.id == job_id, Job.state.in_(("running", "cancelling")))
+        .values(state="failed", error=error, finished_at=func.now(), lease_owner=None, lease_expires_at=None)
+    )
+    cancel_queued_shards(session, job_id)
+
+
+def stop_shard(session: Session, shard_id: int, worker: str) -> None:
+    """The shard stopped because its job is being cancelled (or already ended)."""
+    shard = _end_shard(session, shard_id, worker, state="cancelled")
+    if shard is not None:
+        settle_cancellation(session, shard.job_id)
+
+
+def cancel_queued_shards(session: Session, job_id: uuid.UUID) -> None:
+    session.execute(
+        update(Shard)
+        .where(Shard.job_id == job_id, Shard.state == "queued")
+        .values(state="cancelled", finished_at=func.now())
+    )
+
+
+def settle_cancellation(session: Session, job_id: uuid.UUID) -> None:
+    """A cancelling sharded job becomes cancelled once none of its shards is still running."""
+    still_running = select(Shard.id).where(Shard.job_id == job_id, Shard.state == "running").exists()
+    session.execute(
+        update(Job)
+        .where(Job.id == job_id, Job.state == "cancelling", Job.lease_owner.is_(None), ~still_running)
+        .values(state="cancelled", finished_at=func.now())
+    )
+
+
+def summaries(session: Session, job_id: uuid.UUID) -> list[dict[str, Any]]:
+    return list(
+        session.scalars(select(Shard.summary).where(Shard.job_id == job_id, Shard.state == "succeeded"))
+    )
+
+
+def finish_sharded_job(session: Session, job_id: uuid.UUID, result: dict[str, Any]) -> bool:
+    """Store the combined result once every shard is done (idempotent: a second finalize does nothing)."""
+    done = session.execute(
+        update(Job)
+        .where(
+            Job.id == job_id,
+            Job.state == "running",
+            Job.lease_owner.is_(None),
+            Job.shards_done == Job.shards_total,
+        )
+        .values(state="succeeded", result=result, finished_at=func.now(), rows_job_id=Job.id, progress=None)
+    )
+    return done.rowcount == 1
+
+
+@dataclass(frozen=True)
+class ShardSweep:
+    to_enqueue: list[int]
+    to_finalize: list[uuid.UUID]
+
+
+def sweep_shards(
+    session: Session, *, max_attempts: int, requeue_after: float, batch: int = 500
+) -> ShardSweep:
+    """Requeue shards whose worker died (fail the job after `max_attempts`), resend lost messages, and
+    find finished jobs whose finalize message was lost; settle abandoned cancellations."""
+    expired = list(
+        session.scalars(
+            select(Shard)
+            .where(Shard.state == "running", Shard.lease_expires_at < func.now())
+            .limit(batch)
+            .with_for_update(skip_locked=True)
+        )
+    )
+    for shard in expired:
+        shard.lease_owner, shard.lease_expires_at = None, None
+        if shard.attempts >= max_attempts:
+            shard.state, shard.finished_at = "failed", func.now()
+            shard.error = {"type": "WorkerLost", "message": f"worker lost {shard.attempts} times"}
+            fail_job(
+                session,
+                shard.job_id,
+                {"type": "WorkerLost", "message": f"shard {shard.key}: worker lost {shard.attempts} times"},
+            )
+        else:
+            shard.state, shard.enqueued_at = "queued", None
+    session.flush()
+    stale = list(
+        session.scalars(
+            select(Shard.id)
+            .join(Job, Job.id == Shard.job_id)
+            .where(
+                Shard.state == "queued",
+                Job.state == "running",
+                or_(
+                    Shard.enqueued_at.is_(None),
+                    Shard.enqueued_at < func.now() - timedelta(seconds=requeue_after),
+                ),
+            )
+            .order_by(Shard.id)
+            .limit(batch)
+            .with_for_update(of=Shard, skip_locked=True)
+        )
+    )
+    if stale:
+        session.execute(update(Shard).where(Shard.id.in_(stale)).values(enqueued_at=func.now()))
+    unfinalized = list(
+        session.scalars(
+            select(Job.id).where(
+                Job.state == "running",
+                Job.lease_owner.is_(None),  # running without a lease = a sharded job past planning
+                Job.shards_done == Job.shards_total,
+                Job.updated_at < func.now() - timedelta(seconds=requeue_after / 4),
+            )
+        )
+    )
+    for job_id in session.scalars(select(Job.id).where(Job.state == "cancelling", Job.lease_owner.is_(None))):
+        settle_cancellation(session, job_id)
+    return ShardSweep(to_enqueue=stale, to_finalize=unfinalized)

@@ -1,0 +1,123 @@
+"""Planet X rules: the Z3 enumeration against an independent plain-Python enumerator and checker."""
+
+import random
+from collections import Counter
+
+import pytest
+
+from puzzles.planetx import enumerate as planetx
+from puzzles.planetx.board import ASTEROID, COMET, MODES, decode, encode, from_letters, to_letters
+from puzzles.planetx.rules import enumerate_boards, is_valid
+from puzzles.planetx.solver import enumerate_shard
+from puzzles.runtime import Cancelled, Run
+
+STANDARD = MODES["standard"]
+
+
+@pytest.fixture(scope="module")
+def standard_boards() -> list[int]:
+    return enumerate_boards(STANDARD)
+
+
+def test_encoding_round_trips() -> None:
+    letters = "ACCDAADDAEGX"[:12]
+    code = from_letters(letters)
+    assert to_letters(code, 12) == letters
+    assert decode(code, 12) == ["EXGDAC".index(ch) for ch in letters]
+    assert encode(decode(code, 12)) == code
+    assert code & 7 == ASTEROID  # sector 1 in the lowest bits
+
+
+def test_standard_has_4446_boards_by_both_methods(standard_boards: list[int]) -> None:
+    with Run(120) as run:
+        z3_boards = enumerate_shard(STANDARD, [], run).codes
+    assert len(standard_boards) == len(set(standard_boards)) == 4446
+    assert sorted(z3_boards) == sorted(standard_boards)
+
+
+def test_every_enumerated_board_obeys_the_rules(standard_boards: list[int]) -> None:
+    assert all(is_valid(STANDARD, decode(code, 12)) for code in standard_boards)
+    expert = MODES["expert"]
+    with Run(120) as run:
+        shard = enumerate_shard(expert, [ASTEROID, ASTEROID, 2], run).codes
+    assert shard and all(is_valid(expert, decode(code, 18)) for code in shard)
+    assert sorted(shard) == sorted(enumerate_boards(expert, prefix=[ASTEROID, ASTEROID, 2]))
+
+
+def test_the_checker_rejects_broken_boards(standard_boards: list[int]) -> None:
+    rng = random.Random(7)
+    for code in rng.sample(standard_boards, 200):
+        board = decode(code, 12)
+        i, j = rng.sample(range(12), 2)
+        board[i], board[j] = board[j], board[i]
+        assert is_valid(STANDARD, board) == (encode(board) in set(standard_boards))
+    comet_on_one = [COMET] + decode(standard_boards[0], 12)[1:]
+    assert not is_valid(STANDARD, comet_on_one)
+
+
+def test_plan_keeps_exactly_the_prefixes_boards_start_with(standard_boards: list[int]) -> None:
+    for depth in (1, 2, 3):
+        with Run(60) as run:
+            keys = planetx.plan({"mode": "standard", "shard_depth": depth}, run)
+        actual = {to_letters(code, 12)[:depth] for code in standard_boards}
+        assert set(keys) == actual and len(keys) == len(actual)
+
+
+def test_shards_cover_every_board_once(standard_boards: list[int]) -> None:
+    params = {"mode": "standard", "shard_depth": 2}
+    found = []
+    with Run(120) as run:
+        for key in planetx.plan(params, run):
+            found += planetx.run_shard(params, key, run).rows
+    assert sorted(found) == sorted(standard_boards)
+
+
+def test_facts_shrink_the_set_exactly(standard_boards: list[int]) -> None:
+    facts = [
+        {"sector": 3, "object": "comet", "present": False},
+        {"sector": 1, "object": "asteroid", "present": True},
+    ]
+    params = {"mode": "standard", "constraints": facts}
+    expected = [c for c in standard_boards if decode(c, 12)[2] != COMET and decode(c, 12)[0] == ASTEROID]
+    with Run(120) as run:
+        found = [row for key in planetx.plan(params, run) for row in planetx.run_shard(params, key, run).rows]
+    assert 0 < len(found) < 4446
+    assert (
+        sorted(found)
+        == sorted(expected)
+        == sorted(enumerate_boards(STANDARD, [(3, COMET, False), (1, ASTEROID, True)]))
+    )
+
+
+def test_combined_result_counts_objects_per_sector(standard_boards: list[int]) -> None:
+    params = {"mode": "standard"}
+    summaries = [{"count": len(standard_boards), "histogram": planetx.histogram(STANDARD, standard_boards)}]
+    result = planetx.combine(params, summaries)
+    assert result["count"] == 4446
+    sector_7 = result["sectors"][6]
+    expected = Counter(decode(c, 12)[6] for c in standard_boards)
+    assert sector_7["counts"]["planet_x"] == expected[1]
+    assert sector_7["planet_x_probability"] == pytest.approx(expected[1] / 4446)
+    assert all(sum(s["counts"].values()) == 4446 for s in result["sectors"])
+    assert sum(s["planet_x_probability"] for s in result["sectors"]) == pytest.approx(1.0)
+
+
+def test_a_shard_over_its_cap_asks_to_be_split(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(planetx, "SHARD_CAP", 100)
+    with Run(60) as run:
+        result = planetx.run_shard({"mode": "standard"}, "A", run)
+    assert result.rows == [] and result.split == [f"A{letter}" for letter in "EXGDAC"]
+
+
+def test_cancel_stops_an_enumeration() -> None:
+    with Run(60) as run:
+        run.stop()
+        with pytest.raises(Cancelled):
+            enumerate_shard(MODES["expert"], [], run)
+
+
+def test_in_process_solve_uses_every_core_and_writes_rows() -> None:
+    rows: list[int] = []
+    with Run(120, on_rows=rows.extend) as run:
+        result = planetx.solve({"mode": "standard", "constraints": [], "shard_depth": None}, run)
+    assert result["count"] == 4446 == len(rows) == len(set(rows))

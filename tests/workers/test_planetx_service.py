@@ -1,0 +1,138 @@
+"""planetx.enumerate through the service: real API, real worker processes, boards in PostgreSQL."""
+
+import csv
+import io
+import json
+import uuid
+
+import pytest
+from sqlalchemy import select
+
+from puzzles.planetx.board import MODES, PLANET_X, decode, to_letters
+from puzzles.planetx.rules import enumerate_boards
+from store.models import Board
+from tests.support import wait_until
+
+STANDARD = {"kind": "planetx.enumerate", "params": {"mode": "standard"}}
+
+
+def stored_codes(db, job_id: str) -> list[int]:  # noqa: ANN001
+    with db.session() as session:
+        return list(
+            session.scalars(select(Board.code).where(Board.job_id == uuid.UUID(job_id)).order_by(Board.code))
+        )
+
+
+@pytest.fixture(scope="module")
+def standard_boards() -> list[int]:
+    return sorted(enumerate_boards(MODES["standard"]))
+
+
+@pytest.fixture(scope="module")
+def standard_job(app, worker, make_key_module):  # noqa: ANN001, ANN201
+    """One standard enumeration, shared by the read-only tests below."""
+    client, headers = app.test_client(), make_key_module()
+    job = client.post("/jobs", json={**STANDARD, "fresh": True}, headers=headers).get_json()
+    final = wait_until(
+        lambda: (
+            (j := client.get(f"/jobs/{job['id']}?wait=5", headers=headers).get_json())["state"]
+            in ("succeeded", "failed", "cancelled")
+            and j
+        ),
+        120,
+        0,
+        "the enumeration",
+    )
+    return final, headers
+
+
+def test_standard_enumeration_stores_exactly_the_4446_boards(standard_job, db, standard_boards) -> None:  # noqa: ANN001
+    job, _ = standard_job
+    assert job["state"] == "succeeded", job
+    assert job["result"]["count"] == 4446
+    assert stored_codes(db, job["id"]) == standard_boards
+    progress = job["progress"]
+    assert progress["shards_done"] == progress["shards_total"] > 1 and progress["boards"] == 4446
+    counts = [s["counts"]["planet_x"] for s in job["result"]["sectors"]]
+    assert counts == [sum(1 for c in standard_boards if decode(c, 12)[i] == PLANET_X) for i in range(12)]
+
+
+def test_boards_page_with_keyset_cursor_and_filters(client, standard_job, standard_boards) -> None:  # noqa: ANN001
+    job, headers = standard_job
+    seen, cursor = [], None
+    while True:
+        url = f"/jobs/{job['id']}/boards?limit=1000" + (f"&cursor={cursor}" if cursor is not None else "")
+        page = client.get(url, headers=headers).get_json()
+        seen += [item["code"] for item in page["items"]]
+        assert all(item["board"] == to_letters(item["code"], 12) for item in page["items"])
+        cursor = page["next_cursor"]
+        if cursor is None:
+            break
+    assert seen == standard_boards
+    x7 = client.get(f"/jobs/{job['id']}/boards?x=7&limit=1000", headers=headers).get_json()["items"]
+    assert [i["code"] for i in x7] == [c for c in standard_boards if decode(c, 12)[6] == PLANET_X]
+    both = client.get(f"/jobs/{job['id']}/boards?x=7&a=1&a=2&limit=1000", headers=headers).get_json()["items"]
+    assert both and all(i["board"][6] == "X" and i["board"][:2] == "AA" for i in both)
+    assert client.get(f"/jobs/{job['id']}/boards?x=19", headers=headers).status_code == 422
+
+
+def test_exports_stream_every_board(client, standard_job, standard_boards) -> None:  # noqa: ANN001
+    job, headers = standard_job
+    ndjson = client.get(f"/jobs/{job['id']}/boards.ndjson", headers=headers)
+    assert ndjson.status_code == 200 and ndjson.mimetype == "application/x-ndjson"
+    assert [json.loads(line)["code"] for line in ndjson.data.decode().splitlines()] == standard_boards
+    rows = list(
+        csv.DictReader(
+            io.StringIO(client.get(f"/jobs/{job['id']}/boards.csv", headers=headers).data.decode())
+        )
+    )
+    assert [int(r["code"]) for r in rows] == standard_boards and rows[0]["board"] == to_letters(
+        standard_boards[0], 12
+    )
+
+
+def test_boards_of_another_client_are_404(client, standard_job, make_key) -> None:  # noqa: ANN001
+    job, _ = standard_job
+    stranger = make_key()
+    for suffix in ("boards", "boards.ndjson", "boards.csv"):
+        assert client.get(f"/jobs/{job['id']}/{suffix}", headers=stranger).status_code == 404
+
+
+def test_same_params_are_served_from_the_stored_enumeration_unless_fresh(
+    client, standard_job, make_key
+) -> None:  # noqa: ANN001
+    job, _ = standard_job
+    other = make_key()
+    response = client.post("/jobs", json=STANDARD, headers=other)
+    cached = response.get_json()
+    assert response.status_code == 202 and response.headers["X-Zolve-Cache"] == "hit"
+    assert cached["id"] != job["id"] and cached["state"] == "succeeded"
+    assert cached["result"] == job["result"]
+    page = client.get(f"/jobs/{cached['id']}/boards?limit=5", headers=other).get_json()
+    assert len(page["items"]) == 5
+    fresh = client.post("/jobs", json={**STANDARD, "fresh": True}, headers=other)
+    assert "X-Zolve-Cache" not in fresh.headers and fresh.get_json()["state"] == "queued"
+
+
+def test_facts_through_the_service(client, auth, worker, wait_job, db) -> None:  # noqa: ANN001
+    facts = [{"sector": 3, "object": "comet", "present": False}, {"sector": 5, "object": "planet_x"}]
+    job = client.post(
+        "/jobs",
+        json={"kind": "planetx.enumerate", "params": {"mode": "standard", "constraints": facts}},
+        headers=auth,
+    ).get_json()
+    final = wait_job(auth, job["id"], timeout=120)
+    expected = sorted(enumerate_boards(MODES["standard"], [(3, 5, False), (5, PLANET_X, True)]))
+    assert final["result"]["count"] == len(expected) > 0
+    assert stored_codes(db, job["id"]) == expected
+
+
+def test_bad_planetx_params_are_422(client, auth) -> None:  # noqa: ANN001
+    for params in (
+        {"mode": "galaxy"},
+        {"mode": "expert", "constraints": [{"sector": 40, "object": "comet"}]},
+        {"mode": "expert", "constraints": [{"sector": 2, "object": "moon"}]},
+        {"mode": "expert", "shard_depth": 0},
+    ):
+        response = client.post("/jobs", json={"kind": "planetx.enumerate", "params": params}, headers=auth)
+        assert response.status_code == 422 and "params" in response.get_json()["errors"]
