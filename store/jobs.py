@@ -290,9 +290,15 @@ class SweepReport:
     cancelled: list[uuid.UUID]
 
 
-def sweep(session: Session, *, max_attempts: int, requeue_after: float, batch: int = 500) -> SweepReport:
+def sweep(
+    session: Session, *, max_attempts: int, requeue_after: float | None, batch: int = 500
+) -> SweepReport:
     """Recover what dead workers and lost messages left behind. Safe to run from many workers at once:
-    rows are locked with SKIP LOCKED and each transition is guarded by the state it expects."""
+    rows are locked with SKIP LOCKED and each transition is guarded by the state it expects.
+
+    Queued jobs never published are always sent; queued jobs published more than `requeue_after` seconds
+    ago are sent again only when `requeue_after` is given (the caller saw an empty broker queue, so their
+    message was lost, e.g. Redis restarted without persistence)."""
     expired = list(
         session.scalars(
             select(Job)
@@ -324,10 +330,7 @@ def sweep(session: Session, *, max_attempts: int, requeue_after: float, batch: i
             select(Job.id)
             .where(
                 Job.state == "queued",
-                or_(
-                    Job.enqueued_at.is_(None),
-                    Job.enqueued_at < func.now() - timedelta(seconds=requeue_after),
-                ),
+                shards.unsent_or_lost(Job.enqueued_at, requeue_after),
             )
             .order_by(Job.created_at)
             .limit(batch)

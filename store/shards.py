@@ -24,6 +24,13 @@ def _lease_until(seconds: float) -> Any:
     return func.now() + timedelta(seconds=seconds)
 
 
+def unsent_or_lost(enqueued_at: Any, requeue_after: float | None) -> Any:
+    """Rows whose wake-up message was never sent, or (given `requeue_after`) was sent that long ago."""
+    if requeue_after is None:
+        return enqueued_at.is_(None)
+    return or_(enqueued_at.is_(None), enqueued_at < func.now() - timedelta(seconds=requeue_after))
+
+
 def create_shards(session: Session, job_id: uuid.UUID, worker: str, keys: list[str]) -> list[int]:
     """Store the plan and hand the job over to its shards (the planner's lease ends here)."""
     ids = _insert_shards(session, job_id, keys)
@@ -241,10 +248,11 @@ class ShardSweep:
 
 
 def sweep_shards(
-    session: Session, *, max_attempts: int, requeue_after: float, batch: int = 500
+    session: Session, *, max_attempts: int, requeue_after: float | None, stale_after: float, batch: int = 500
 ) -> ShardSweep:
-    """Requeue shards whose worker died (fail the job after `max_attempts`), resend lost messages, and
-    find finished jobs whose finalize message was lost; settle abandoned cancellations."""
+    """Requeue shards whose worker died (fail the job after `max_attempts`), resend lost messages (see
+    store.jobs.sweep for `requeue_after`), find finished jobs whose finalize message was lost (quiet for
+    `stale_after` seconds), and settle abandoned cancellations."""
     expired = list(
         session.scalars(
             select(Shard)
@@ -291,7 +299,7 @@ def sweep_shards(
                 Job.state == "running",
                 Job.lease_owner.is_(None),  # running without a lease = a sharded job past planning
                 Job.shards_done == Job.shards_total,
-                Job.updated_at < func.now() - timedelta(seconds=requeue_after / 4),
+                Job.updated_at < func.now() - timedelta(seconds=stale_after),
             )
         )
     )

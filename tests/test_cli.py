@@ -51,6 +51,15 @@ def test_solve_reads_params_from_a_file(tmp_path: Path) -> None:
     assert json.loads(done.stdout)["wins"] == 20
 
 
+def test_solve_enumerates_planet_x_boards_into_a_file(tmp_path: Path) -> None:
+    boards = tmp_path / "boards.csv"
+    done = zolve("solve", "planetx.enumerate", "--params", '{"mode": "standard"}', "--boards", str(boards))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["count"] == 4446
+    lines = boards.read_text().splitlines()
+    assert lines[0] == "code,board" and len(set(lines[1:])) == 4446
+
+
 def test_solve_reports_bad_params_and_unknown_kinds() -> None:
     bad = zolve("solve", "dice", "--params", '{"dice": 3}')
     assert bad.returncode == 2 and "faces" in json.loads(bad.stderr)["errors"]["params"]
@@ -111,6 +120,13 @@ def test_zolve_up_runs_the_whole_service_embedded_and_reuses_its_data(tmp_path: 
         assert job["state"] == "succeeded" and job["result"]["wins"] == 21
         listed = zolve("jobs", env=client_env)
         assert job["id"][:8] in listed.stdout
+        enumeration = zolve(
+            "submit", "planetx.enumerate", "--params", '{"mode": "standard"}', "--wait", env=client_env
+        )
+        assert json.loads(enumeration.stdout)["result"]["count"] == 4446, enumeration.stderr
+        exported = zolve("export", json.loads(enumeration.stdout)["id"], "--format", "csv", env=client_env)
+        lines = exported.stdout.splitlines()
+        assert exported.returncode == 0 and lines[0] == "code,board" and len(lines) == 4447
         status = zolve("status", job["id"], env=client_env)
         assert json.loads(status.stdout)["result"] == job["result"]
         too_late = zolve("cancel", job["id"], env=client_env)

@@ -9,12 +9,13 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from amqp.exceptions import ChannelError
 from celery import Celery, bootsteps
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
 from store import jobs, shards
 from store.db import Database
-from workers.app import FINALIZE, RUN_JOB, RUN_SHARD, SWEEP, enqueue, make_celery
+from workers.app import FINALIZE, QUEUE, RUN_JOB, RUN_SHARD, SWEEP, enqueue, make_celery
 from workers.runner import Followups, execute, execute_shard, finalize
 from zolve.config import Settings
 from zolve.kinds import KINDS
@@ -47,13 +48,31 @@ def publish(celery: Celery, db: Database, followups: Followups) -> None:
             return
 
 
+def queue_depth(celery: Celery) -> int | None:
+    """Messages waiting in the broker's queue; None when the broker cannot be asked."""
+    try:
+        with celery.connection_for_write() as connection:
+            return connection.default_channel.queue_declare(QUEUE, passive=True).message_count
+    except ChannelError:  # the broker does not know the queue (e.g. Redis restarted empty): nothing waits
+        return 0
+    except Exception:
+        return None
+
+
 def sweep_once(celery: Celery, db: Database, settings: Settings) -> jobs.SweepReport:
-    """Fail, cancel or requeue what expired leases left behind, and (re)publish wake-up messages."""
+    """Fail, cancel or requeue what expired leases left behind, and (re)publish wake-up messages.
+
+    Old queued rows count as lost messages only while the broker's queue is empty: a long backlog is
+    legitimately waiting, and re-publishing it would flood the queue with duplicates."""
+    requeue_after = settings.requeue_after if queue_depth(celery) == 0 else None
     with db.session() as session:
-        report = jobs.sweep(session, max_attempts=settings.max_attempts, requeue_after=settings.requeue_after)
+        report = jobs.sweep(session, max_attempts=settings.max_attempts, requeue_after=requeue_after)
     with db.session() as session:
         shard_report = shards.sweep_shards(
-            session, max_attempts=settings.max_attempts, requeue_after=settings.requeue_after
+            session,
+            max_attempts=settings.max_attempts,
+            requeue_after=requeue_after,
+            stale_after=settings.requeue_after,
         )
     for job_id in report.to_enqueue:
         try:

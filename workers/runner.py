@@ -51,6 +51,8 @@ class Watcher(threading.Thread):
             except Exception:  # the database may be restarting: the lease has slack, keep trying
                 log.warning("heartbeat failed", exc_info=True)
                 continue
+            if self._stopped.is_set():  # the work ended while we were beating: nothing to interrupt
+                return
             if stop is None:
                 log.warning("lease lost, stopping")
                 self.solve_run.stop("lease lost")
@@ -59,6 +61,7 @@ class Watcher(threading.Thread):
 
     def stop(self) -> None:
         self._stopped.set()
+        self.join(timeout=5)
 
 
 @dataclass

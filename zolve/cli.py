@@ -143,8 +143,16 @@ def keys_create(admin: bool, name: str) -> None:
 @click.argument("kind")
 @click.option("--params", "params_text", default="{}", help="JSON, or @file")
 @click.option("--time-limit", type=float, default=None, help="seconds (default: the service default)")
-def solve(kind: str, params_text: str, time_limit: float | None) -> None:
-    """Solve one puzzle in this process, with no service, and print the result JSON."""
+@click.option(
+    "--boards",
+    "rows_file",
+    type=click.File("w"),
+    default=None,
+    help="kinds with rows: also write them (CSV) here",
+)
+def solve(kind: str, params_text: str, time_limit: float | None, rows_file: Any) -> None:
+    """Solve one puzzle in this process (on every core for sharded kinds), with no service, and print
+    the result JSON."""
     from marshmallow import ValidationError
 
     from puzzles.runtime import Run, Stopped
@@ -159,8 +167,15 @@ def solve(kind: str, params_text: str, time_limit: float | None) -> None:
         click.echo(json.dumps({"errors": {"params": err.messages}}, indent=2), err=True)
         sys.exit(2)
     limit = time_limit or Settings.from_env().default_time_limit
+    on_rows = None
+    if rows_file is not None:
+        rows_file.write("code,board\n")
+
+        def on_rows(rows: list[int]) -> None:
+            rows_file.write("".join(f"{code},{spec.render_row(params, code)}\n" for code in rows))
+
     try:
-        with Run(time_limit=limit) as run:
+        with Run(time_limit=limit, on_rows=on_rows) as run:
             result = spec.solve_function()(params, run)
     except Stopped as stop:
         raise click.ClickException(str(stop)) from stop
@@ -228,6 +243,16 @@ def wait(url: str, key: str, job_id: str, timeout: float | None) -> None:
     job = _client(url, key).wait(job_id, timeout=timeout)
     _print_json(job)
     sys.exit(0 if job["state"] == "succeeded" else 1)
+
+
+@main.command()
+@with_client
+@click.argument("job_id")
+@click.option("--format", "fmt", type=click.Choice(["csv", "ndjson"]), default="csv", show_default=True)
+@click.option("--output", "-o", type=click.File("w"), default="-", help="file (default: standard output)")
+def export(url: str, key: str, job_id: str, fmt: str, output: Any) -> None:
+    """Stream every stored board of a job (Planet X enumeration) as CSV or NDJSON, with a progress bar."""
+    _client(url, key).export(job_id, fmt, output)
 
 
 @main.command()

@@ -56,6 +56,33 @@ class Client:
                 return
             params["cursor"] = page["next_cursor"]
 
+    def export(self, job_id: str, fmt: str, output: Any) -> int:
+        """Stream a job's boards into `output`; returns how many were written."""
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
+
+        try:
+            response = self.session.get(
+                f"{self.url}/jobs/{job_id}/boards.{fmt}", stream=True, timeout=self.timeout
+            )
+        except requests.ConnectionError as exc:
+            raise click.ClickException(f"cannot reach {self.url}: is the service running?") from exc
+        if response.status_code >= 400:
+            raise click.ClickException(f"{response.status_code}: {response.json().get('message')}")
+        total = int(response.headers.get("X-Total-Count") or 0) or None
+        written = 0
+        columns = [BarColumn(), MofNCompleteColumn(), TimeRemainingColumn()]
+        with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+            task = bar.add_task("boards", total=total)
+            for chunk in response.iter_lines(chunk_size=1 << 16, decode_unicode=True):
+                output.write(chunk + "\n")
+                if not (fmt == "csv" and chunk.startswith("code,")):
+                    written += 1
+                    if written % 5000 == 0:
+                        bar.update(task, completed=written)
+        output.flush()
+        return written
+
     def wait(self, job_id: str, timeout: float | None = None) -> dict[str, Any]:
         """Long-poll until the job finishes, showing its state and progress on stderr."""
         from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn

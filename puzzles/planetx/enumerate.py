@@ -51,7 +51,8 @@ def plan(params: dict[str, Any], run: Run) -> list[str]:
 def run_shard(params: dict[str, Any], key: str, run: Run) -> ShardResult:
     mode = mode_of(params)
     prefix = [LETTERS.index(letter) for letter in key]
-    outcome = enumerate_shard(mode, prefix, run, facts_of(params), cap=SHARD_CAP)
+    cap = params.get("max_shard_boards") or SHARD_CAP
+    outcome = enumerate_shard(mode, prefix, run, facts_of(params), cap=cap)
     if not outcome.complete and len(prefix) < mode.sectors:
         return ShardResult(split=[key + letter for letter in LETTERS])
     return ShardResult(

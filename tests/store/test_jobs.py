@@ -127,6 +127,10 @@ def test_sweep_enqueues_never_enqueued_and_stale_queued_jobs_only(isolated_db: D
             update(Job).where(Job.id == lost.id).values(enqueued_at=func.now() - timedelta(seconds=120))
         )
     with isolated_db.session() as session:
+        # the broker still holds messages: only the never-sent job is sent
+        assert jobs.sweep(session, max_attempts=3, requeue_after=None).to_enqueue == [never.id]
+        session.execute(update(Job).where(Job.id == never.id).values(enqueued_at=None))
+    with isolated_db.session() as session:
         report = jobs.sweep(session, max_attempts=3, requeue_after=60)
     assert set(report.to_enqueue) == {lost.id, never.id}
     assert fresh.id not in report.to_enqueue

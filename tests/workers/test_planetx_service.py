@@ -6,11 +6,11 @@ import json
 import uuid
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from puzzles.planetx.board import MODES, PLANET_X, decode, to_letters
 from puzzles.planetx.rules import enumerate_boards
-from store.models import Board
+from store.models import Board, Shard
 from tests.support import wait_until
 
 STANDARD = {"kind": "planetx.enumerate", "params": {"mode": "standard"}}
@@ -136,3 +136,21 @@ def test_bad_planetx_params_are_422(client, auth) -> None:  # noqa: ANN001
     ):
         response = client.post("/jobs", json={"kind": "planetx.enumerate", "params": params}, headers=auth)
         assert response.status_code == 422 and "params" in response.get_json()["errors"]
+
+
+def test_oversized_shards_split_themselves_and_the_count_stays_exact(
+    client, auth, worker, wait_job, db
+) -> None:  # noqa: ANN001
+    params = {"mode": "standard", "shard_depth": 1, "max_shard_boards": 300}
+    job = client.post("/jobs", json={"kind": "planetx.enumerate", "params": params}, headers=auth).get_json()
+    final = wait_job(auth, job["id"], timeout=120)
+    assert final["result"]["count"] == 4446 and len(stored_codes(db, job["id"])) == 4446
+    with db.session() as session:
+        states = dict(
+            session.execute(
+                select(Shard.state, func.count())
+                .where(Shard.job_id == uuid.UUID(job["id"]))
+                .group_by(Shard.state)
+            ).all()
+        )
+    assert states["split"] >= 5 and final["progress"]["shards_total"] == sum(states.values())

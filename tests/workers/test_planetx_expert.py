@@ -1,0 +1,90 @@
+"""Expert mode through the service: the full enumeration against the combinatorial one, a worker killed
+mid-shard, and a cancel across shards. The slowest tests of the suite (a few minutes)."""
+
+import time
+import uuid
+
+import pytest
+from sqlalchemy import func, select
+
+from puzzles.planetx.board import EMPTY, MODES
+from puzzles.planetx.rules import enumerate_boards
+from store.models import Board, Job, Shard
+from tests.support import wait_until
+
+#: sector 1 and sector 18 empty: 85,959 boards, about half a minute of shards
+CORNER = [{"sector": 1, "object": "empty"}, {"sector": 18, "object": "empty"}]
+
+
+def job_row(db, job_id: str) -> Job:  # noqa: ANN001
+    with db.session() as session:
+        return session.get(Job, uuid.UUID(job_id))
+
+
+def board_count(db, job_id: str) -> int:  # noqa: ANN001
+    with db.session() as session:
+        return session.scalar(select(func.count()).where(Board.job_id == uuid.UUID(job_id)))
+
+
+@pytest.mark.timeout(1800)
+def test_expert_enumeration_matches_the_combinatorial_count_and_set(
+    client, auth, worker, db, wait_job
+) -> None:  # noqa: ANN001
+    body = {"kind": "planetx.enumerate", "params": {"mode": "expert"}, "fresh": True}
+    job = client.post("/jobs", json=body, headers=auth).get_json()
+    expected = sorted(enumerate_boards(MODES["expert"]))  # computed while the workers enumerate
+    final = wait_job(auth, job["id"], timeout=1500)
+    assert final["state"] == "succeeded", final
+    assert final["result"]["count"] == len(expected) == 1_138_272
+    with db.session() as session:
+        stored = session.scalars(
+            select(Board.code).where(Board.job_id == uuid.UUID(job["id"])).order_by(Board.code)
+        ).all()
+    assert list(stored) == expected
+    assert final["progress"]["shards_done"] == final["progress"]["shards_total"] >= 1299
+
+
+@pytest.mark.timeout(600)
+def test_worker_killed_mid_shard_still_gives_the_exact_count(client, auth, worker, db, wait_job) -> None:  # noqa: ANN001
+    body = {"kind": "planetx.enumerate", "params": {"mode": "expert", "constraints": CORNER}, "fresh": True}
+    job = client.post("/jobs", json=body, headers=auth).get_json()
+
+    def mid_shard() -> bool:
+        with db.session() as session:
+            running = session.scalar(
+                select(func.count()).where(Shard.job_id == uuid.UUID(job["id"]), Shard.state == "running")
+            )
+        return running > 0 and job_row(db, job["id"]).shards_done > 3
+
+    wait_until(mid_shard, 60, 0.05, "shards to be under way")
+    worker.kill()
+    worker.start()
+    final = wait_job(auth, job["id"], timeout=300)
+    expected = enumerate_boards(MODES["expert"], [(1, EMPTY, True), (18, EMPTY, True)])
+    assert final["state"] == "succeeded", final
+    assert final["result"]["count"] == len(expected) == board_count(db, job["id"])
+    with db.session() as session:
+        retried = session.scalar(
+            select(func.count()).where(Shard.job_id == uuid.UUID(job["id"]), Shard.attempts > 1)
+        )
+    assert retried >= 1, "the killed shards ran again"
+
+
+def test_cancel_stops_every_shard(client, auth, worker, db) -> None:  # noqa: ANN001
+    body = {"kind": "planetx.enumerate", "params": {"mode": "expert"}, "fresh": True}
+    job = client.post("/jobs", json=body, headers=auth).get_json()
+    wait_until(lambda: job_row(db, job["id"]).shards_done > 5, 120, 0.1, "shards to finish")
+    assert client.post(f"/jobs/{job['id']}/cancel", headers=auth).status_code == 202
+    wait_until(lambda: job_row(db, job["id"]).state == "cancelled", 10, 0.1, "the cancel")
+    with db.session() as session:
+        states = dict(
+            session.execute(
+                select(Shard.state, func.count())
+                .where(Shard.job_id == uuid.UUID(job["id"]))
+                .group_by(Shard.state)
+            ).all()
+        )
+    assert "running" not in states and "queued" not in states and states["cancelled"] > 0
+    written = board_count(db, job["id"])
+    time.sleep(2)
+    assert board_count(db, job["id"]) == written, "boards were written after the cancel"
