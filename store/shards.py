@@ -281,10 +281,7 @@ def sweep_shards(
             .where(
                 Shard.state == "queued",
                 Job.state == "running",
-                or_(
-                    Shard.enqueued_at.is_(None),
-                    Shard.enqueued_at < func.now() - timedelta(seconds=requeue_after),
-                ),
+                unsent_or_lost(Shard.enqueued_at, requeue_after),
             )
             .order_by(Shard.id)
             .limit(batch)

@@ -1,0 +1,107 @@
+"""Shard transitions against a real PostgreSQL, driven by hand (no worker looks at this database)."""
+
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import func, select, update
+
+from store import jobs, keys, shards
+from store.db import Database
+from store.models import Board, Job, Shard
+
+
+@pytest.fixture
+def planned(isolated_db: Database) -> tuple[Database, Job, list[int]]:
+    with isolated_db.session() as session:
+        owner = keys.create_key(session, name="o").id
+        job, _ = jobs.create_job(
+            session, owner_id=owner, kind="planetx.enumerate", params={"mode": "standard"}, time_limit=60
+        )
+    with isolated_db.session() as session:
+        jobs.claim(session, job.id, "planner", 30)
+        ids = shards.create_shards(session, job.id, "planner", ["AA", "AG", "CE"])
+    return isolated_db, job, ids
+
+
+def test_rows_and_completion_commit_together_and_the_last_shard_finalizes(planned) -> None:  # noqa: ANN001
+    db, job, ids = planned
+    for n, shard_id in enumerate(ids):
+        with db.session() as session:
+            assert shards.claim_shard(session, shard_id, "w", 30) is not None
+        with db.session() as session:
+            done = shards.complete_shard(session, shard_id, "w", [n * 10 + 1, n * 10 + 2], {"count": 2}, 0.1)
+        assert done.stored and done.last == (n == len(ids) - 1)
+    with db.session() as session:
+        assert session.scalar(select(func.count()).where(Board.job_id == job.id)) == 6
+        assert shards.finish_sharded_job(session, job.id, {"count": 6})
+        assert not shards.finish_sharded_job(session, job.id, {"count": 6}), "finalize is idempotent"
+
+
+def test_a_second_run_of_a_finished_shard_writes_nothing(planned) -> None:  # noqa: ANN001
+    db, job, ids = planned
+    with db.session() as session:
+        shards.claim_shard(session, ids[0], "w1", 30)
+        shards.complete_shard(session, ids[0], "w1", [1, 2, 3], {"count": 3}, 0.1)
+    with db.session() as session:
+        assert shards.claim_shard(session, ids[0], "w2", 30) is None
+        assert not shards.complete_shard(session, ids[0], "w2", [1, 2, 3], {"count": 3}, 0.1).stored
+    with db.session() as session:
+        assert session.scalar(select(func.count()).where(Board.job_id == job.id)) == 3
+
+
+def test_expired_shard_lease_is_requeued_then_failed_after_max_attempts(planned) -> None:  # noqa: ANN001
+    db, job, ids = planned
+    for attempt in (1, 2):
+        with db.session() as session:
+            assert shards.claim_shard(session, ids[0], f"w{attempt}", 30).attempts == attempt
+            session.execute(
+                update(Shard)
+                .where(Shard.id == ids[0])
+                .values(lease_expires_at=func.now() - timedelta(seconds=1))
+            )
+        with db.session() as session:
+            report = shards.sweep_shards(session, max_attempts=2, requeue_after=None, stale_after=60)
+    with db.session() as session:
+        assert session.get(Job, job.id).state == "failed"
+        assert {s.state for s in session.scalars(select(Shard).where(Shard.job_id == job.id))} == {
+            "failed",
+            "cancelled",
+        }
+    assert report.to_enqueue == []
+
+
+def test_sweep_resends_only_unsent_shards_while_the_broker_has_a_backlog(planned) -> None:  # noqa: ANN001
+    db, job, ids = planned
+    with db.session() as session:
+        session.execute(update(Shard).where(Shard.id == ids[0]).values(enqueued_at=None))
+        session.execute(
+            update(Shard).where(Shard.id == ids[1]).values(enqueued_at=func.now() - timedelta(hours=1))
+        )
+    with db.session() as session:
+        assert shards.sweep_shards(
+            session, max_attempts=3, requeue_after=None, stale_after=60
+        ).to_enqueue == [ids[0]]
+    with db.session() as session:
+        session.execute(
+            update(Shard).where(Shard.id == ids[1]).values(enqueued_at=func.now() - timedelta(hours=1))
+        )
+    with db.session() as session:
+        assert shards.sweep_shards(session, max_attempts=3, requeue_after=60, stale_after=60).to_enqueue == [
+            ids[1]
+        ]
+
+
+def test_cancel_cancels_queued_shards_and_settles_when_running_ones_stop(planned) -> None:  # noqa: ANN001
+    db, job, ids = planned
+    with db.session() as session:
+        shards.claim_shard(session, ids[0], "w", 30)
+    with db.session() as session:
+        assert jobs.request_cancel(session, session.get(Job, job.id)).state == "cancelling"
+        assert shards.heartbeat_shard(session, ids[0], "w", 30) is True
+    with db.session() as session:
+        shards.stop_shard(session, ids[0], "w")
+    with db.session() as session:
+        assert session.get(Job, job.id).state == "cancelled"
+        assert {s.state for s in session.scalars(select(Shard).where(Shard.job_id == job.id))} == {
+            "cancelled"
+        }
