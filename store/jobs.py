@@ -52,16 +52,8 @@ def create_job(
         existing = _job_by_idempotency_key(session, owner_id, idempotency_key)
         if existing is not None:
             return _replay(existing, digest, time_limit), False
-    job = Job(
-        id=uuid.uuid4(),
-        owner_id=owner_id,
-        kind=kind,
-        params=params,
-        params_hash=digest,
-        time_limit=time_limit,
-        idempotency_key=idempotency_key,
-        state="queued",
-        enqueued_at=func.now(),
+    job = _new_job(
+        owner_id, kind, params, digest, time_limit, idempotency_key=idempotency_key, enqueued_at=func.now()
     )
     try:
         with session.begin_nested():
@@ -75,6 +67,20 @@ def create_job(
         return _replay(existing, digest, time_limit), False
     session.refresh(job)
     return job, True
+
+
+def _new_job(
+    owner_id: int, kind: str, params: dict[str, Any], digest: str, time_limit: float, **columns: Any
+) -> Job:
+    return Job(
+        id=uuid.uuid4(),
+        owner_id=owner_id,
+        kind=kind,
+        params=params,
+        params_hash=digest,
+        time_limit=time_limit,
+        **{"state": "queued", **columns},
+    )
 
 
 def _job_by_idempotency_key(session: Session, owner_id: int, key: str | None) -> Job | None:
@@ -102,13 +108,12 @@ def create_cached_job(
     )
     if source is None:
         return None
-    job = Job(
-        id=uuid.uuid4(),
-        owner_id=owner_id,
-        kind=kind,
-        params=params,
-        params_hash=digest,
-        time_limit=time_limit,
+    job = _new_job(
+        owner_id,
+        kind,
+        params,
+        digest,
+        time_limit,
         state="succeeded",
         result=source.result,
         rows_job_id=source.rows_job_id,
