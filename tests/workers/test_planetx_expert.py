@@ -2,6 +2,7 @@
 mid-shard, and a cancel across shards. The slowest tests of the suite (a few minutes)."""
 
 import time
+import tracemalloc
 import uuid
 
 import pytest
@@ -42,6 +43,17 @@ def test_expert_enumeration_matches_the_combinatorial_count_and_set(
         ).all()
     assert list(stored) == expected
     assert final["progress"]["shards_done"] == final["progress"]["shards_total"] >= 1299
+    del stored, expected
+
+    # the CSV export streams every one of the million rows in constant memory
+    tracemalloc.start()
+    baseline = tracemalloc.get_traced_memory()[0]
+    response = client.get(f"/jobs/{job['id']}/boards.csv", headers=auth, buffered=False)
+    lines = sum(chunk.count(b"\n") for chunk in response.response)
+    peak = tracemalloc.get_traced_memory()[1] - baseline
+    tracemalloc.stop()
+    assert lines == 1_138_272 + 1
+    assert peak < 50_000_000, f"export held {peak / 1e6:.0f} MB"
 
 
 @pytest.mark.timeout(600)
