@@ -34,6 +34,11 @@ class EnumerateParams(Schema):
             "description": "shard by the objects of this many first sectors (default: 2 standard, 5 expert)"
         },
     )
+    max_shard_boards = fields.Integer(
+        load_default=None,
+        validate=validate.Range(100, 1_000_000),
+        metadata={"description": "a shard finding more boards splits by one more sector (default 12000)"},
+    )
 
 
 class SectorCounts(Schema):

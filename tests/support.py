@@ -26,8 +26,8 @@ TEST_ENV = {
     "ZOLVE_SWEEP_INTERVAL": "0.5",
     "ZOLVE_REQUEUE_AFTER": "10",
     "ZOLVE_MAX_ATTEMPTS": "3",
-    # recycle pool processes constantly: forks then happen while the worker is busy, as in production
-    "ZOLVE_MAX_TASKS_PER_CHILD": "3",
+    # recycle pool processes often: forks then happen while the worker is busy, as in production
+    "ZOLVE_MAX_TASKS_PER_CHILD": "10",
 }
 
 

@@ -80,11 +80,11 @@ def test_submit_while_the_broker_is_down_still_runs_later(settings, client, auth
 
 
 def test_recycled_pool_processes_keep_serving_jobs(client, auth, worker, wait_job) -> None:  # noqa: ANN001
-    """Children are replaced every 3 jobs here; a fork while the parent held a lock once hung them."""
+    """Children are replaced every 10 jobs here; a fork while the parent held a lock once hung them."""
     ids = [
         client.post(
             "/jobs", json={"kind": "dice", "params": {"dice": 3, "faces": 4}}, headers=auth
         ).get_json()["id"]
-        for _ in range(12)
+        for _ in range(24)
     ]
-    assert [wait_job(auth, job_id, timeout=60)["state"] for job_id in ids] == ["succeeded"] * 12
+    assert [wait_job(auth, job_id, timeout=60)["state"] for job_id in ids] == ["succeeded"] * 24
