@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import create_engine, make_url, text
+from sqlalchemy import create_engine, func, make_url, select, text
 
 from store.db import normalize_url
 
@@ -119,3 +119,14 @@ def drop_database(database_url: str) -> None:
     with admin.connect() as conn:
         conn.execute(text(f'DROP DATABASE IF EXISTS "{url.database}" WITH (FORCE)'))
     admin.dispose()
+
+
+def shard_states(db, job_id: str) -> dict[str, int]:  # noqa: ANN001
+    """How many of a job's shards are in each state."""
+    from store.models import Shard
+
+    with db.session() as session:
+        rows = session.execute(
+            select(Shard.state, func.count()).where(Shard.job_id == uuid.UUID(job_id)).group_by(Shard.state)
+        ).all()
+    return dict(rows)

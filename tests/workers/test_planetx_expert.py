@@ -11,7 +11,7 @@ from sqlalchemy import func, select
 from puzzles.planetx.board import EMPTY, MODES
 from puzzles.planetx.rules import enumerate_boards
 from store.models import Board, Job, Shard
-from tests.support import wait_until
+from tests.support import shard_states, wait_until
 from workers.main import queue_depth
 
 #: sector 1 and sector 18 empty: 85,959 boards, about half a minute of shards
@@ -89,14 +89,7 @@ def test_cancel_stops_every_shard(client, auth, worker, db, app) -> None:  # noq
     wait_until(lambda: job_row(db, job["id"]).shards_done > 5, 120, 0.1, "shards to finish")
     assert client.post(f"/jobs/{job['id']}/cancel", headers=auth).status_code == 202
     wait_until(lambda: job_row(db, job["id"]).state == "cancelled", 10, 0.1, "the cancel")
-    with db.session() as session:
-        states = dict(
-            session.execute(
-                select(Shard.state, func.count())
-                .where(Shard.job_id == uuid.UUID(job["id"]))
-                .group_by(Shard.state)
-            ).all()
-        )
+    states = shard_states(db, job["id"])
     assert "running" not in states and "queued" not in states and states["cancelled"] > 0
     written = board_count(db, job["id"])
     time.sleep(2)

@@ -6,12 +6,12 @@ import json
 import uuid
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import select
 
 from puzzles.planetx.board import MODES, PLANET_X, decode, to_letters
 from puzzles.planetx.rules import enumerate_boards
-from store.models import Board, Shard
-from tests.support import wait_until
+from store.models import Board
+from tests.support import shard_states, wait_until
 
 STANDARD = {"kind": "planetx.enumerate", "params": {"mode": "standard"}}
 
@@ -145,12 +145,5 @@ def test_oversized_shards_split_themselves_and_the_count_stays_exact(
     job = client.post("/jobs", json={"kind": "planetx.enumerate", "params": params}, headers=auth).get_json()
     final = wait_job(auth, job["id"], timeout=120)
     assert final["result"]["count"] == 4446 and len(stored_codes(db, job["id"])) == 4446
-    with db.session() as session:
-        states = dict(
-            session.execute(
-                select(Shard.state, func.count())
-                .where(Shard.job_id == uuid.UUID(job["id"]))
-                .group_by(Shard.state)
-            ).all()
-        )
+    states = shard_states(db, job["id"])
     assert states["split"] >= 5 and final["progress"]["shards_total"] == sum(states.values())
