@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
 from flask import Response, current_app, stream_with_context
@@ -42,8 +43,10 @@ def _filters(args: dict[str, Any]) -> list:
     ]
 
 
-def _render(job: Job, code: int) -> dict[str, Any]:
-    return {"code": code, "board": KINDS[job.kind].render_row(job.params, code)}
+def _renderer(job: Job) -> Callable[[int], dict[str, Any]]:
+    """Row → {code, board} for this job, with the kind looked up once rather than per row."""
+    render_row = partial(KINDS[job.kind].render_row, job.params)
+    return lambda code: {"code": code, "board": render_row(code)}
 
 
 def _rows_of(job: Job) -> uuid.UUID:
@@ -61,17 +64,20 @@ def boards_page(args: dict[str, Any], job_id: uuid.UUID) -> Any:
     codes, next_cursor = rows.page(
         current_app.extensions["zolve.db"], _rows_of(job), _filters(args), args["limit"], args.get("cursor")
     )
-    return {"items": [_render(job, code) for code in codes], "next_cursor": next_cursor}
+    render = _renderer(job)
+    return {"items": [render(code) for code in codes], "next_cursor": next_cursor}
 
 
 def _export(job: Job, args: dict[str, Any], line: Any, header: str | None, mimetype: str) -> Response:
     db = current_app.extensions["zolve.db"]
 
+    render = _renderer(job)
+
     def generate() -> Iterator[str]:
         if header:
             yield header
         for chunk in rows.stream(db, _rows_of(job), _filters(args)):
-            yield "".join(line(_render(job, code)) for code in chunk)
+            yield "".join(line(render(code)) for code in chunk)
 
     response = Response(stream_with_context(generate()), mimetype=mimetype)
     response.headers["X-Total-Count"] = str((job.result or {}).get("count", ""))

@@ -278,16 +278,6 @@ def finish(
     return done.rowcount == 1
 
 
-def release(session: Session, job_id: uuid.UUID, worker: str) -> bool:
-    """Give a claimed job back to the queue (the worker is shutting down before it could run it)."""
-    done = session.execute(
-        update(Job)
-        .where(Job.id == job_id, Job.lease_owner == worker, Job.state == "running")
-        .values(state="queued", lease_owner=None, lease_expires_at=None, enqueued_at=None)
-    )
-    return done.rowcount == 1
-
-
 @dataclass(frozen=True)
 class SweepReport:
     to_enqueue: list[uuid.UUID]

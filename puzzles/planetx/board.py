@@ -61,10 +61,6 @@ def from_letters(letters: str) -> int:
     return encode([LETTERS.index(letter) for letter in letters.upper()])
 
 
-def object_at(code: int, sector: int) -> int:
-    return (code >> (BITS * (sector - 1))) & 7
-
-
 def render_board(params: dict, code: int) -> str:
     """The letters of a stored board of a job with these params."""
     return to_letters(code, MODES[params["mode"]].sectors)
