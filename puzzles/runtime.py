@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import z3
@@ -45,8 +45,10 @@ class Run:
         time_limit: float | None = None,
         on_progress: ProgressCallback | None = None,
         on_rows: RowsCallback | None = None,
+        resources: Mapping[str, Callable[..., Any]] | None = None,
     ):
         self.time_limit = time_limit
+        self._resources = dict(resources or {})
         self._on_rows = on_rows
         self.deadline = time.monotonic() + time_limit if time_limit else None
         self._on_progress = on_progress
@@ -127,6 +129,12 @@ class Run:
         """Report progress (JSON-able fields); the worker stores the latest report on the job."""
         if self._on_progress is not None:
             self._on_progress(fields)
+
+    def resource(self, name: str, **kwargs: Any) -> Any:
+        """Data the host offers the puzzle (e.g. the stored boards of an enumeration), or None when the
+        puzzle runs without it and has to make its own."""
+        provider = self._resources.get(name)
+        return provider(**kwargs) if provider is not None else None
 
     def rows(self, rows: list[int]) -> None:
         """Hand bulk output (e.g. enumerated boards) to whoever runs the puzzle, if anyone wants it."""

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from marshmallow import Schema, fields, validate
+from typing import Any
+
+from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 OBJECT_NAMES = ("empty", "planet_x", "gas_cloud", "dwarf_planet", "asteroid", "comet")
 MODES = ("standard", "expert")
@@ -85,3 +87,243 @@ class BoardRow(Schema):
 class BoardPage(Schema):
     items = fields.List(fields.Nested(BoardRow))
     next_cursor = fields.Integer(allow_none=True)
+
+
+# -- deduction ----------------------------------------------------------------------------------
+OBSERVATION_TYPES = ("sector", "survey", "target", "clue", "locate")
+SURVEY_OBJECTS = ("asteroid", "comet", "dwarf_planet", "gas_cloud", "empty")
+SEEN_OBJECTS = ("empty", "gas_cloud", "dwarf_planet", "asteroid", "comet")
+RELATIONS = ("adjacent", "opposite", "within", "band")
+QUANTIFIERS = {"adjacent": ("all", "some", "none"), "opposite": ("some", "none"), "within": ("all", "none")}
+REQUIRED = {
+    "sector": ("sector", "object"),
+    "survey": ("object", "first", "last", "count"),
+    "target": ("sector", "seen"),
+    "clue": ("relation", "subject"),
+    "locate": ("sector", "left", "right"),
+}
+SECTOR_FIELDS = ("sector", "first", "last")
+MAX_OBSERVATIONS = 200
+OBSERVATION_EXAMPLES = [
+    {"type": "survey", "object": "asteroid", "first": 1, "last": 6, "count": 2},
+    {"type": "target", "sector": 4, "seen": "empty"},
+    {"type": "sector", "sector": 3, "object": "comet", "present": False},
+    {"type": "clue", "relation": "adjacent", "quantifier": "none", "subject": "gas_cloud", "object": "comet"},
+    {
+        "type": "clue",
+        "relation": "within",
+        "quantifier": "all",
+        "distance": 3,
+        "subject": "planet_x",
+        "object": "asteroid",
+    },
+    {"type": "clue", "relation": "band", "subject": "dwarf_planet", "width": 4, "exact": False},
+    {"type": "locate", "sector": 5, "left": "asteroid", "right": "empty"},
+]
+
+
+def _choice(values: tuple[str, ...], description: str) -> fields.String:
+    return fields.String(validate=validate.OneOf(values), metadata={"description": description})
+
+
+class Observation(Schema):
+    """One thing a player learned. `type` says which fields apply:
+    - `survey`: `count` sectors from `first` to `last` (inclusive, clockwise, may wrap) hold `object`
+      (asteroid, comet, dwarf_planet, gas_cloud, or empty — which counts Planet X too);
+    - `target`: targeting `sector` showed `seen` (Planet X shows as empty);
+    - `sector`: `sector` holds `object` (or not, with `present: false`); Planet X is itself here;
+    - `clue` (research or conference): `relation` adjacent (`quantifier` all/some/none), opposite
+      (some/none) or within `distance` sectors (all/none) relates each `subject` to `object`; or `relation`
+      band: every `subject` lies within `width` consecutive sectors (`exact`: and no fewer);
+    - `locate`: a failed locate: Planet X is not in `sector` with `left` and `right` beside it."""
+
+    type = fields.String(required=True, validate=validate.OneOf(OBSERVATION_TYPES))
+    sector = fields.Integer(validate=validate.Range(1, MAX_SECTORS))
+    first = fields.Integer(validate=validate.Range(1, MAX_SECTORS))
+    last = fields.Integer(validate=validate.Range(1, MAX_SECTORS))
+    count = fields.Integer(validate=validate.Range(0, MAX_SECTORS))
+    object = _choice(OBJECT_NAMES, "the object counted, placed, or related to")
+    present = fields.Boolean(metadata={"description": "sector facts: false means 'is not' (default true)"})
+    seen = _choice(SEEN_OBJECTS, "what a target showed")
+    relation = _choice(RELATIONS, "clue relation")
+    quantifier = _choice(("all", "some", "none"), "clue quantifier over the subjects")
+    subject = _choice(OBJECT_NAMES, "the clue's subject object")
+    distance = fields.Integer(validate=validate.Range(1, MAX_SECTORS // 2))
+    width = fields.Integer(validate=validate.Range(1, MAX_SECTORS))
+    exact = fields.Boolean(metadata={"description": "band clues: exactly `width` wide (default: at most)"})
+    left = _choice(OBJECT_NAMES, "a failed locate's left neighbour")
+    right = _choice(OBJECT_NAMES, "a failed locate's right neighbour")
+
+    class Meta:
+        metadata = {"examples": OBSERVATION_EXAMPLES}
+
+    @validates_schema
+    def _fields_for_type(self, data: dict[str, Any], **kwargs: Any) -> None:
+        kind = data.get("type")
+        needed = list(REQUIRED.get(kind, ()))
+        if kind == "clue" and data.get("relation") in QUANTIFIERS:
+            needed += ["object", "quantifier"] + (["distance"] if data["relation"] == "within" else [])
+        if kind == "clue" and data.get("relation") == "band":
+            needed.append("width")
+        missing = {name: [f"required for a {kind} observation"] for name in needed if name not in data}
+        if missing:
+            raise ValidationError(missing)
+        if kind == "survey" and data["object"] not in SURVEY_OBJECTS:
+            raise ValidationError(f"surveys count one of {', '.join(SURVEY_OBJECTS)}", "object")
+        allowed = QUANTIFIERS.get(data.get("relation", ""), ())
+        if kind == "clue" and allowed and data["quantifier"] not in allowed:
+            raise ValidationError(f"a {data['relation']} clue takes {' / '.join(allowed)}", "quantifier")
+
+
+def _check_sectors(data: dict[str, Any], mode: str, fields_: tuple[str, ...]) -> dict[str, list[str]]:
+    sectors = 12 if mode == "standard" else MAX_SECTORS
+    return {
+        name: [f"{mode} mode has sectors 1 to {sectors}"]
+        for name in fields_
+        if data.get(name) is not None and data[name] > sectors
+    }
+
+
+class DeduceParams(Schema):
+    mode = fields.String(required=True, validate=validate.OneOf(MODES))
+    observations = fields.List(
+        fields.Nested(Observation),
+        load_default=list,
+        validate=validate.Length(max=MAX_OBSERVATIONS),
+        metadata={"description": "what is known so far", "example": OBSERVATION_EXAMPLES[:3]},
+    )
+    sky_start = fields.Integer(
+        load_default=1,
+        validate=validate.Range(1, MAX_SECTORS),
+        metadata={"description": "first sector of the visible sky (the sky moves one sector a day)"},
+    )
+    targets_used = fields.Integer(
+        load_default=0, validate=validate.Range(0, 2), metadata={"description": "targets spent (2 allowed)"}
+    )
+    top = fields.Integer(
+        load_default=10, validate=validate.Range(1, 100), metadata={"description": "how many actions to rank"}
+    )
+    rank_by = fields.String(
+        load_default="bits_per_day",
+        validate=validate.OneOf(("bits_per_day", "goal_bits_per_day")),
+        metadata={
+            "description": "bits_per_day: outcome entropy per day (the seed's measure); goal_bits_per_day: "
+            "information about Planet X's sector and neighbours per day"
+        },
+    )
+    verify_with_z3 = fields.Boolean(
+        load_default=False,
+        metadata={"description": "also count the remaining boards with Z3 (up to 20,000)"},
+    )
+
+    @validates_schema
+    def _sectors_exist(self, data: dict[str, Any], **kwargs: Any) -> None:
+        mode = data.get("mode")
+        if mode not in MODES:
+            return
+        errors: dict[str, Any] = {}
+        for index, observation in enumerate(data.get("observations") or []):
+            if bad := _check_sectors(observation, mode, SECTOR_FIELDS):
+                errors.setdefault("observations", {})[index] = bad
+        errors.update(_check_sectors(data, mode, ("sky_start",)))
+        if errors:
+            raise ValidationError(errors)
+
+
+class SectorProbabilities(Schema):
+    sector = fields.Integer()
+    probabilities = fields.Dict(keys=fields.String(), values=fields.Float())
+
+
+class Candidate(Schema):
+    sector = fields.Integer()
+    probability = fields.Float()
+
+
+class Determined(Schema):
+    planet_x = fields.Boolean(metadata={"description": "Planet X's sector is certain"})
+    neighbours = fields.Boolean(metadata={"description": "its sector and both neighbours are certain"})
+
+
+class LocateGuess(Schema):
+    sector = fields.Integer()
+    left = fields.String()
+    right = fields.String()
+    probability = fields.Float()
+    candidates = fields.Integer(metadata={"description": "(sector, left, right) combinations left"})
+
+
+class Outcome(Schema):
+    outcome = fields.Raw(metadata={"description": "a survey's count, or the object a target shows"})
+    boards = fields.Integer()
+    probability = fields.Float()
+
+
+class RankedAction(Schema):
+    action = fields.Dict(metadata={"description": "as an observation without its outcome"})
+    label = fields.String()
+    days = fields.Integer()
+    bits = fields.Float(metadata={"description": "entropy of the outcome"})
+    bits_per_day = fields.Float()
+    goal_bits = fields.Float(metadata={"description": "information about Planet X's sector and neighbours"})
+    goal_bits_per_day = fields.Float()
+    outcomes = fields.List(fields.Nested(Outcome))
+
+
+class DeduceResult(Schema):
+    mode = fields.String()
+    status = fields.String(metadata={"description": "ok, or contradiction when no board fits"})
+    message = fields.String()
+    boards = fields.Integer(metadata={"description": "boards consistent with the observations"})
+    total_boards = fields.Integer()
+    source = fields.String(metadata={"description": "stored (a stored enumeration) or enumerated"})
+    z3_count = fields.Integer(allow_none=True, metadata={"description": "Z3's count, with verify_with_z3"})
+    sectors = fields.List(fields.Nested(SectorProbabilities))
+    planet_x = fields.List(fields.Nested(Candidate))
+    determined = fields.Nested(Determined)
+    locate = fields.Nested(LocateGuess)
+    actions = fields.List(fields.Nested(RankedAction))
+    seconds = fields.Float()
+
+
+# -- simulation ---------------------------------------------------------------------------------
+POLICIES = ("survey-only", "entropy", "goal")
+
+
+class SimulateParams(Schema):
+    mode = fields.String(required=True, validate=validate.OneOf(MODES))
+    games = fields.Integer(load_default=1000, validate=validate.Range(1, 20_000))
+    seed = fields.Integer(load_default=0, validate=validate.Range(0, 2**31 - 1))
+    policy = fields.String(
+        load_default="goal",
+        validate=validate.OneOf(POLICIES),
+        metadata={
+            "description": "survey-only: the seed's (surveys, most entropy per day); entropy: the same with "
+            "targets; goal: most information about Planet X's sector and neighbours per day, with an early "
+            "locate when a guess is likely enough"
+        },
+    )
+    max_days = fields.Integer(load_default=300, validate=validate.Range(10, 1000))
+    games_per_shard = fields.Integer(load_default=None, validate=validate.Range(1, 5000))
+    sample_games = fields.Integer(
+        load_default=5, validate=validate.Range(0, 100), metadata={"description": "games shown in full"}
+    )
+
+
+class SimulateResult(Schema):
+    mode = fields.String()
+    policy = fields.String()
+    games = fields.Integer()
+    seed = fields.Integer()
+    avg_days = fields.Float(allow_none=True)
+    median_days = fields.Float(allow_none=True)
+    max_days = fields.Integer(allow_none=True)
+    min_days = fields.Integer(allow_none=True)
+    unfinished = fields.Integer(metadata={"description": "games that hit max_days"})
+    wrong_locates = fields.Integer()
+    action_mix = fields.Dict(
+        keys=fields.String(), values=fields.Float(), metadata={"description": "actions per game by type"}
+    )
+    days_histogram = fields.Dict(keys=fields.String(), values=fields.Integer())
+    seconds_per_game = fields.Float(allow_none=True)
+    sample = fields.List(fields.Dict())

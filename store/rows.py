@@ -5,10 +5,10 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 
-from sqlalchemy import ColumnElement, literal_column, select
+from sqlalchemy import ColumnElement, func, literal_column, select
 
 from store.db import Database
-from store.models import Board
+from store.models import Board, Job
 
 BITS = 3
 
@@ -41,3 +41,29 @@ def stream(
     with db.session() as session:
         result = session.execute(query.execution_options(stream_results=True, yield_per=chunk))
         yield from result.scalars().partitions(chunk)
+
+
+def stored_enumeration(db: Database, kind: str, mode: str) -> uuid.UUID | None:
+    """Whose rows hold the complete enumeration of a mode (no extra constraints), if one succeeded.
+
+    Enumerations are public facts, not a client's data: any job may read them (as the cache does)."""
+    query = (
+        select(Job.rows_job_id)
+        .where(
+            Job.kind == kind,
+            Job.state == "succeeded",
+            Job.rows_job_id.isnot(None),
+            Job.params["mode"].astext == mode,
+            func.coalesce(func.jsonb_array_length(Job.params["constraints"]), 0) == 0,
+        )
+        .order_by(Job.finished_at.desc())
+        .limit(1)
+    )
+    with db.session() as session:
+        return session.scalar(query)
+
+
+def all_codes(db: Database, job_id: uuid.UUID) -> list[int]:
+    """Every code a job stored (unordered), in one round trip."""
+    with db.session() as session:
+        return list(session.scalars(select(Board.code).where(Board.job_id == job_id)))

@@ -15,7 +15,7 @@ import pytest
 from store import keys
 from store.db import Database
 from store.migrate import upgrade
-from tests.support import TEST_ENV, WorkerProcess, create_database, drop_database, wait_until
+from tests.support import TEST_ENV, WorkerProcess, create_database, drop_database, poll_job
 from zolve.config import Settings
 
 
@@ -107,16 +107,6 @@ def isolated_db(settings: Settings) -> Iterator[Database]:
     yield database
     database.dispose()
     drop_database(url)
-
-
-def poll_job(client, headers: dict[str, str], job_id: str, timeout: float = 60) -> dict:  # noqa: ANN001
-    """Long-poll a job until it reaches a final state."""
-
-    def finished() -> dict | None:
-        job = client.get(f"/jobs/{job_id}?wait=5", headers=headers).get_json()
-        return job if job["state"] in ("succeeded", "failed", "cancelled") else None
-
-    return wait_until(finished, timeout, 0, f"job {job_id} to finish")
 
 
 @pytest.fixture

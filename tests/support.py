@@ -130,3 +130,13 @@ def shard_states(db, job_id: str) -> dict[str, int]:  # noqa: ANN001
             select(Shard.state, func.count()).where(Shard.job_id == uuid.UUID(job_id)).group_by(Shard.state)
         ).all()
     return dict(rows)
+
+
+def poll_job(client, headers: dict[str, str], job_id: str, timeout: float = 60) -> dict:  # noqa: ANN001
+    """Long-poll a job until it reaches a final state."""
+
+    def finished() -> dict | None:
+        job = client.get(f"/jobs/{job_id}?wait=5", headers=headers).get_json()
+        return job if job["state"] in ("succeeded", "failed", "cancelled") else None
+
+    return wait_until(finished, timeout, 0, f"job {job_id} to finish")

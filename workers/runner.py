@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 from puzzles.runtime import Cancelled, Run, TimeLimitExceeded
 from store import jobs, shards
 from store.db import Database
+from workers.resources import host_resources
 from zolve.config import Settings
 from zolve.kinds import get_kind
 
@@ -37,7 +38,7 @@ class Watcher(threading.Thread):
         super().__init__(name="zolve-watcher", daemon=True)
         self.db, self.settings, self.beat = db, settings, beat
         self.latest_progress: dict[str, Any] | None = None
-        self.solve_run = Run(time_limit=time_limit, on_progress=self.report)
+        self.solve_run = Run(time_limit=time_limit, on_progress=self.report, resources=host_resources(db))
         self._stopped = threading.Event()
 
     def report(self, progress: dict[str, Any]) -> None:

@@ -15,7 +15,14 @@ from marshmallow import Schema
 
 from puzzles.planetx.board import render_board  # pure Python, no Z3
 from schemas.dice import DiceParams, DiceResult
-from schemas.planetx import EnumerateParams, EnumerateResult
+from schemas.planetx import (
+    DeduceParams,
+    DeduceResult,
+    EnumerateParams,
+    EnumerateResult,
+    SimulateParams,
+    SimulateResult,
+)
 
 if TYPE_CHECKING:  # the API must not import Z3
     from puzzles.runtime import Run
@@ -81,6 +88,21 @@ KINDS: dict[str, Kind] = {
             has_rows=True,
             rows_name="boards",
             row_renderer=render_board,
+        ),
+        Kind(
+            name="planetx.deduce",
+            summary="Planet X: what observations leave possible, and the next actions ranked by bits per day",
+            params_schema=DeduceParams,
+            result_schema=DeduceResult,
+            solver="puzzles.planetx.deduce:solve",
+        ),
+        Kind(
+            name="planetx.simulate",
+            summary="Planet X: whole games on random boards under a policy; days to locate Planet X",
+            params_schema=SimulateParams,
+            result_schema=SimulateResult,
+            solver="puzzles.planetx.simulate:solve",
+            sharded=True,
         ),
     ]
 }

@@ -129,6 +129,11 @@ def enumerate_shard(
     """Every board that starts with `prefix` (and satisfies the facts), in a fresh Z3 context."""
     model = BoardModel(mode, run.context(), facts)
     model.fix(prefix)
+    return enumerate_models(model, run, cap)
+
+
+def enumerate_models(model: BoardModel, run: Run, cap: int | None = None) -> ShardOutcome:
+    """Every board the model's solver allows, with a blocking clause after each (up to `cap`)."""
     enumerator = Enumerator(model)
     codes: list[int] = []
     # the first check carries Z3's own timeout for the rest of the shard; cancel interrupts it anyway

@@ -1,0 +1,77 @@
+"""A set of boards as a numpy matrix (one row per board, one column per sector), for fast filtering.
+
+Deduction and simulation start from every board of a mode. When the host offers the stored enumeration
+(`run.resource("planetx.boards", mode=...)` returns a key naming it and a loader of its codes), that is
+used; otherwise the boards are enumerated on demand with the combinatorial enumerator (about 0.1 s
+standard, 20 s expert). Either way they are kept for the life of the process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from puzzles.planetx.board import BITS, PLANET_X, Mode
+from puzzles.planetx.rules import enumerate_boards
+from puzzles.runtime import Run
+
+RESOURCE = "planetx.boards"
+_cache: dict[str, tuple[str, BoardSet]] = {}  # mode → (source, boards)
+
+
+@dataclass(frozen=True, eq=False)
+class BoardSet:
+    mode: Mode
+    codes: np.ndarray  # int64, one per board
+    grid: np.ndarray  # uint8, boards × sectors, object codes as in board.LETTERS
+    source: str = "enumerated"
+
+    @classmethod
+    def from_codes(
+        cls, mode: Mode, codes: Sequence[int] | np.ndarray, source: str = "enumerated"
+    ) -> BoardSet:
+        codes = np.sort(np.asarray(codes, dtype=np.int64))
+        shifts = np.arange(mode.sectors, dtype=np.int64) * BITS
+        grid = ((codes[:, None] >> shifts) & 7).astype(np.uint8)
+        return cls(mode, codes, grid, source)
+
+    def __len__(self) -> int:
+        return len(self.codes)
+
+    def subset(self, keep: np.ndarray) -> BoardSet:
+        """The boards where `keep` (a boolean mask or an index array) selects them."""
+        return BoardSet(self.mode, self.codes[keep], self.grid[keep], self.source)
+
+    def planet_x_triples(self) -> np.ndarray:
+        """Per board: Planet X's sector and its two neighbours' objects as one number (what a player
+        must name to locate it): `index * 36 + left * 6 + right` with a 0-based sector index."""
+        n = self.mode.sectors
+        rows = np.arange(len(self.grid))
+        where = np.argmax(self.grid == PLANET_X, axis=1)
+        left = self.grid[rows, (where - 1) % n].astype(np.int64)
+        right = self.grid[rows, (where + 1) % n].astype(np.int64)
+        return where.astype(np.int64) * 36 + left * 6 + right
+
+
+def triple_parts(triple: int) -> tuple[int, int, int]:
+    """(1-based sector, left object, right object) of a `planet_x_triples` number."""
+    return triple // 36 + 1, triple // 6 % 6, triple % 6
+
+
+def all_boards(mode: Mode, run: Run) -> BoardSet:
+    """Every board of the mode: the stored enumeration when the host has one, else enumerated here.
+    One set per mode is kept for the life of the process (expert: ~30 MB)."""
+    offered = run.resource(RESOURCE, mode=mode.name)
+    source = f"stored:{offered[0]}" if offered is not None else "enumerated"
+    cached = _cache.get(mode.name)
+    if cached is None or cached[0] != source:
+        if offered is not None:
+            run.progress(phase="loading boards", mode=mode.name)
+            boards = BoardSet.from_codes(mode, offered[1](), source="stored")
+        else:
+            run.progress(phase="enumerating", mode=mode.name)
+            boards = BoardSet.from_codes(mode, enumerate_boards(mode), source="enumerated")
+        cached = _cache[mode.name] = (source, boards)
+    return cached[1]

@@ -1,0 +1,144 @@
+"""Kind `planetx.deduce`: what the observations leave possible, and the best next action.
+
+Filters every board of the mode (the stored enumeration when there is one) by the observations, then
+reports per-sector probabilities, Planet X's candidates, whether its sector and neighbours are known, and
+the legal next actions ranked by expected information per day. With `verify_with_z3`, the remaining boards
+are also counted by Z3 with the observations as constraints.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from puzzles.planetx.actions import MAX_TARGETS, Action, Scores, legal_actions, outcome_name, score
+from puzzles.planetx.board import MODES, OBJECT_NAMES, PLANET_X, Mode
+from puzzles.planetx.boardset import BoardSet, all_boards, triple_parts
+from puzzles.planetx.observations import Observation, parse_all
+from puzzles.planetx.solver import BoardModel, enumerate_models
+from puzzles.runtime import Run
+
+#: Z3 cross-checks count at most this many models
+Z3_COUNT_CAP = 20_000
+RANKINGS = ("bits_per_day", "goal_bits_per_day")
+
+
+def remaining_boards(boards: BoardSet, observations: Sequence[Observation]) -> BoardSet:
+    keep = np.ones(len(boards), dtype=bool)
+    for observation in observations:
+        keep &= observation.mask(boards.mode, boards.grid)
+    return boards.subset(keep)
+
+
+def z3_count(
+    mode: Mode, observations: Sequence[Observation], run: Run, cap: int = Z3_COUNT_CAP
+) -> int | None:
+    """Boards satisfying the rules and observations, counted by Z3 (None past `cap`)."""
+    model = BoardModel(mode, run.context())
+    model.solver.add(*(observation.constraint(model) for observation in observations))
+    found = enumerate_models(model, run, cap)
+    return len(found.codes) if found.complete else None
+
+
+def sector_table(boards: BoardSet) -> list[dict[str, Any]]:
+    total = len(boards)
+    table = []
+    for index in range(boards.mode.sectors):
+        counts = np.bincount(boards.grid[:, index], minlength=6)
+        table.append(
+            {
+                "sector": index + 1,
+                "probabilities": {name: float(counts[o] / total) for o, name in enumerate(OBJECT_NAMES)},
+            }
+        )
+    return table
+
+
+def planet_x_candidates(boards: BoardSet) -> list[dict[str, Any]]:
+    counts = np.bincount(np.argmax(boards.grid == PLANET_X, axis=1), minlength=boards.mode.sectors)
+    order = sorted((int(i) for i in np.flatnonzero(counts)), key=lambda i: (-counts[i], i))
+    return [{"sector": i + 1, "probability": float(counts[i] / len(boards))} for i in order]
+
+
+def locate_guess(boards: BoardSet) -> dict[str, Any]:
+    """The most likely (sector, left, right) to name when locating Planet X."""
+    triples, counts = np.unique(boards.planet_x_triples(), return_counts=True)
+    best = int(np.lexsort((triples, -counts))[0])
+    sector, left, right = triple_parts(int(triples[best]))
+    return {
+        "sector": sector,
+        "left": OBJECT_NAMES[left],
+        "right": OBJECT_NAMES[right],
+        "probability": float(counts[best] / len(boards)),
+        "candidates": len(triples),
+    }
+
+
+def ranked_actions(
+    boards: BoardSet, actions: list[Action], top: int, rank_by: str = "bits_per_day"
+) -> list[dict[str, Any]]:
+    scores = score(boards, actions)
+    per_day = (scores.goal_bits if rank_by == "goal_bits_per_day" else scores.bits) / [
+        a.days for a in actions
+    ]
+    order = sorted(range(len(actions)), key=lambda j: (-round(per_day[j], 12), j))[:top]
+    return [_action_report(actions[j], j, scores, len(boards)) for j in order]
+
+
+def _action_report(action: Action, j: int, scores: Scores, total: int) -> dict[str, Any]:
+    outcomes = [
+        {"outcome": outcome_name(action, o), "boards": int(n), "probability": float(n / total)}
+        for o, n in enumerate(scores.counts[j])
+        if n
+    ]
+    return {
+        "action": action.describe(),
+        "label": action.label(),
+        "days": action.days,
+        "bits": float(scores.bits[j]),
+        "bits_per_day": float(scores.bits[j] / action.days),
+        "goal_bits": float(scores.goal_bits[j]),
+        "goal_bits_per_day": float(scores.goal_bits[j] / action.days),
+        "outcomes": outcomes,
+    }
+
+
+def solve(params: dict[str, Any], run: Run) -> dict[str, Any]:
+    started = time.perf_counter()
+    mode = MODES[params["mode"]]
+    observations = parse_all(mode, params.get("observations") or [])
+    everything = all_boards(mode, run)
+    run.raise_if_stopped()
+    boards = remaining_boards(everything, observations)
+    result: dict[str, Any] = {
+        "mode": mode.name,
+        "boards": len(boards),
+        "total_boards": len(everything),
+        "source": everything.source,
+    }
+    if params.get("verify_with_z3"):
+        result["z3_count"] = z3_count(mode, observations, run)
+    if not len(boards):
+        return {
+            **result,
+            "status": "contradiction",
+            "message": "no board satisfies every observation: check them for a mistake",
+            "seconds": time.perf_counter() - started,
+        }
+    targets_left = MAX_TARGETS - params.get("targets_used", 0)
+    actions = legal_actions(mode, params.get("sky_start", 1), targets_left)
+    guess = locate_guess(boards)
+    candidates = planet_x_candidates(boards)
+    return {
+        **result,
+        "status": "ok",
+        "sectors": sector_table(boards),
+        "planet_x": candidates,
+        "determined": {"planet_x": len(candidates) == 1, "neighbours": guess["candidates"] == 1},
+        "locate": guess,
+        "actions": ranked_actions(boards, actions, params.get("top", 10), params.get("rank_by", RANKINGS[0])),
+        "seconds": time.perf_counter() - started,
+    }

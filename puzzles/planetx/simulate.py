@@ -1,0 +1,205 @@
+"""Kind `planetx.simulate`: play whole games on random boards and count the days a policy needs.
+
+A game draws a board uniformly, then repeats: if Planet X's sector and both neighbours are known, locate
+it (5 days) and stop; otherwise let the policy pick an action, learn its outcome on the hidden board, keep
+the boards that agree and advance the sky by the days spent. A wrong locate costs its 5 days and rules
+that guess out. Policies:
+- `survey-only` (the seed's): surveys only, the most outcome entropy per day;
+- `entropy`: the same measure with targets allowed;
+- `goal` (default): the most information about Planet X's sector and neighbours per day, surveys and
+  targets, and an early locate when a guess is likely enough to beat finding out for sure (expected days
+  estimated from the remaining uncertainty and the current best information rate).
+Games are sharded by index; each game is seeded by (seed, index), so a rerun plays it the same way.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from puzzles.planetx.actions import (
+    LOCATE_DAYS,
+    MAX_TARGETS,
+    Action,
+    legal_actions,
+    outcomes,
+    score,
+    sky_start_after,
+)
+from puzzles.planetx.board import MODES, Mode
+from puzzles.planetx.boardset import BoardSet, all_boards, triple_parts
+from puzzles.planetx.observations import WrongLocate
+from puzzles.runtime import Run
+from puzzles.sharding import ShardResult, solve_in_process
+
+POLICIES = ("survey-only", "entropy", "goal")
+DEFAULT_POLICY = "goal"
+GAMES_PER_SHARD = {"standard": 250, "expert": 10}
+LOCATE = "locate"
+
+_decisions: dict[tuple[Any, ...], Action | str] = {}
+_DECISION_CACHE = 200_000
+
+
+@dataclass
+class Game:
+    days: int = 0
+    targets_used: int = 0
+    wrong_locates: int = 0
+
+    def __post_init__(self) -> None:
+        self.mix: Counter[str] = Counter()
+
+
+def _entropy(counts: np.ndarray) -> float:
+    p = counts[counts > 0] / counts.sum()
+    return float(-(p * np.log2(p)).sum())
+
+
+def _triples(boards: BoardSet) -> tuple[np.ndarray, np.ndarray]:
+    """Remaining (triple, boards) pairs, most likely first (ties to the lower triple)."""
+    triples, counts = np.unique(boards.planet_x_triples(), return_counts=True)
+    order = np.lexsort((triples, -counts))
+    return triples[order], counts[order]
+
+
+def _locate_now(counts: np.ndarray, rate: float) -> bool:
+    """Is guessing the likeliest triple now expected to finish sooner than learning more first?
+
+    Learning more is estimated as H(triple) / rate days before a sure locate; guessing costs a locate,
+    and on a miss (1 - p) about the same again for what is left."""
+    if rate <= 0:
+        return True
+    p = counts[0] / counts.sum()
+    rest = _entropy(counts[1:]) if len(counts) > 1 else 0.0
+    return (1 - p) * (rest / rate + LOCATE_DAYS) < _entropy(counts) / rate
+
+
+def choose(policy: str, boards: BoardSet, actions: list[Action], triple_counts: np.ndarray) -> Action | str:
+    """The policy's next move: an action, or LOCATE (name the likeliest triple)."""
+    scores = score(boards, actions)
+    days = np.array([a.days for a in actions], dtype=float)
+    measure = scores.goal_bits if policy == "goal" else scores.bits
+    per_day = measure / days
+    best = int(np.argmax(np.round(per_day, 12)))  # first of equals: deterministic
+    if measure[best] <= 1e-12:
+        return LOCATE  # nothing left to learn from the sky: guess
+    if policy == "goal" and _locate_now(triple_counts, float(per_day[best])):
+        return LOCATE
+    return actions[best]
+
+
+def _decide(policy: str, game: Game, boards: BoardSet, triple_counts: np.ndarray) -> Action | str:
+    mode = boards.mode
+    sky = sky_start_after(mode, game.days)
+    key = (policy, mode.name, sky, game.targets_used, hash(boards.codes.tobytes()), len(boards))
+    decision = _decisions.get(key)
+    if decision is None:
+        actions = legal_actions(mode, sky, MAX_TARGETS - game.targets_used, targets=policy != "survey-only")
+        decision = choose(policy, boards, actions, triple_counts)
+        if len(_decisions) >= _DECISION_CACHE:
+            _decisions.clear()
+        _decisions[key] = decision
+    return decision
+
+
+def play(everything: BoardSet, secret: int, policy: str, run: Run, max_days: int = 300) -> dict[str, Any]:
+    """One game on board `secret` (a row of `everything`); returns its days and action mix."""
+    mode = everything.mode
+    truth = everything.subset(np.array([secret]))
+    truth_triple = int(truth.planet_x_triples()[0])
+    boards, game = everything, Game()
+    while game.days < max_days:
+        run.raise_if_stopped()
+        triples, counts = _triples(boards)
+        decision = LOCATE if len(triples) == 1 else _decide(policy, game, boards, counts)
+        if decision == LOCATE:
+            game.days += LOCATE_DAYS
+            game.mix[LOCATE] += 1
+            if int(triples[0]) == truth_triple:
+                return _summary(game, found=True)
+            game.wrong_locates += 1
+            boards = boards.subset(WrongLocate(*triple_parts(int(triples[0]))).mask(mode, boards.grid))
+            continue
+        action = decision
+        seen = outcomes(truth, [action])[0, 0]
+        boards = boards.subset(outcomes(boards, [action])[:, 0] == seen)
+        game.days += action.days
+        game.targets_used += action.type == "target"
+        game.mix[action.type] += 1
+    return _summary(game, found=False)
+
+
+def _summary(game: Game, found: bool) -> dict[str, Any]:
+    return {"days": game.days, "found": found, "wrong_locates": game.wrong_locates, "mix": dict(game.mix)}
+
+
+# -- the sharding protocol ----------------------------------------------------------------------
+def _mode(params: dict[str, Any]) -> Mode:
+    return MODES[params["mode"]]
+
+
+def plan(params: dict[str, Any], run: Run) -> list[str]:
+    size = params.get("games_per_shard") or GAMES_PER_SHARD[params["mode"]]
+    return [f"{start}:{min(start + size, params['games'])}" for start in range(0, params["games"], size)]
+
+
+def secret_of(params: dict[str, Any], game_index: int, boards: int) -> int:
+    """The board of game `game_index`: uniform, and the same every time for the same seed."""
+    return int(np.random.default_rng([params.get("seed", 0), game_index]).integers(boards))
+
+
+def run_shard(params: dict[str, Any], key: str, run: Run) -> ShardResult:
+    start, end = (int(part) for part in key.split(":"))
+    everything = all_boards(_mode(params), run)
+    policy = params.get("policy", DEFAULT_POLICY)
+    games = []
+    for index in range(start, end):
+        began = time.perf_counter()
+        secret = secret_of(params, index, len(everything))
+        game = play(everything, secret, policy, run, params.get("max_days", 300))
+        games.append(
+            {
+                "game": index,
+                "board": int(everything.codes[secret]),
+                **game,
+                "seconds": time.perf_counter() - began,
+            }
+        )
+        run.progress(games_done=index - start + 1, games=end - start)
+    return ShardResult(summary={"games": games})
+
+
+def combine(params: dict[str, Any], summaries: list[dict[str, Any]]) -> dict[str, Any]:
+    games = sorted((g for s in summaries for g in s["games"]), key=lambda g: g["game"])
+    days = [g["days"] for g in games]
+    mix: Counter[str] = Counter()
+    for game in games:
+        mix.update(game["mix"])
+    histogram = Counter(days)
+    return {
+        "mode": params["mode"],
+        "policy": params.get("policy", DEFAULT_POLICY),
+        "games": len(games),
+        "seed": params.get("seed", 0),
+        "avg_days": statistics.fmean(days) if days else None,
+        "median_days": statistics.median(days) if days else None,
+        "max_days": max(days, default=None),
+        "min_days": min(days, default=None),
+        "unfinished": sum(not g["found"] for g in games),
+        "wrong_locates": sum(g["wrong_locates"] for g in games),
+        "action_mix": {k: mix[k] / len(games) for k in sorted(mix)} if games else {},
+        "days_histogram": {str(d): histogram[d] for d in sorted(histogram)},
+        "seconds_per_game": statistics.fmean(g["seconds"] for g in games) if games else None,
+        "sample": games[: params.get("sample_games", 5)],
+    }
+
+
+def solve(params: dict[str, Any], run: Run) -> dict[str, Any]:
+    """In-process, on every core."""
+    return solve_in_process(__name__, params, run)

@@ -1,0 +1,68 @@
+"""Planet X game simulation: games end with Planet X located, replay the same, and the seed's survey-only
+strategy lands near its published ~30 days while the goal policy needs clearly fewer."""
+
+import statistics
+import threading
+import time
+
+import pytest
+
+from puzzles.planetx import simulate
+from puzzles.planetx.actions import LOCATE_DAYS
+from puzzles.runtime import Cancelled, Run
+
+
+def games(policy: str, count: int, seed: int = 3) -> dict:
+    params = {"mode": "standard", "games": count, "seed": seed, "policy": policy}
+    with Run(600) as run:
+        summaries = [simulate.run_shard(params, key, run).summary for key in simulate.plan(params, run)]
+    return simulate.combine(params, summaries)
+
+
+@pytest.fixture(scope="module")
+def survey_only() -> dict:
+    return games("survey-only", 1000)
+
+
+def test_survey_only_reproduces_the_seeds_thirty_days(survey_only: dict) -> None:
+    assert survey_only["games"] == 1000 and survey_only["unfinished"] == 0
+    assert 26 <= survey_only["avg_days"] <= 34
+    assert set(survey_only["action_mix"]) == {"survey", "locate"}  # no targets for the seed's strategy
+
+
+def test_the_goal_policy_needs_clearly_fewer_days(survey_only: dict) -> None:
+    goal = games("goal", 1000)
+    assert goal["unfinished"] == 0
+    assert goal["avg_days"] < survey_only["avg_days"] - 3
+    assert goal["action_mix"].get("target", 0) > 0
+
+
+def test_every_game_ends_by_locating_the_true_planet_x() -> None:
+    result = games("entropy", 40, seed=9)
+    for game in result["sample"]:
+        assert game["found"] and game["mix"]["locate"] == game["wrong_locates"] + 1
+        assert game["days"] >= LOCATE_DAYS
+    days = [int(d) for d, n in result["days_histogram"].items() for _ in range(n)]
+    assert result["median_days"] == statistics.median(days) and result["max_days"] == max(days)
+
+
+def test_shards_replay_the_same_games() -> None:
+    params = {"mode": "standard", "games": 30, "seed": 5, "policy": "goal", "games_per_shard": 7}
+    with Run(120) as run:
+        keys = simulate.plan(params, run)
+        assert keys == ["0:7", "7:14", "14:21", "21:28", "28:30"]
+        first = [simulate.run_shard(params, key, run).summary for key in keys]
+        again = simulate.run_shard(params, "7:14", run).summary
+    strip = lambda games: [{k: v for k, v in g.items() if k != "seconds"} for g in games]  # noqa: E731
+    assert strip(again["games"]) == strip(first[1]["games"])
+    assert simulate.combine(params, first)["games"] == 30
+
+
+def test_cancel_stops_a_simulation() -> None:
+    params = {"mode": "standard", "games": 5000, "policy": "survey-only", "seed": 77}
+    with Run(60) as run:
+        threading.Timer(0.5, run.stop).start()
+        started = time.monotonic()
+        with pytest.raises(Cancelled):
+            simulate.run_shard(params, "0:5000", run)
+    assert time.monotonic() - started < 3
