@@ -35,6 +35,23 @@ def test_solve_runs_a_kind_in_process() -> None:
     assert (result["wins"], result["out_of"], result["optimal"]) == (21, 36, True)
 
 
+def test_planetx_deduce_prints_ranked_actions_and_a_sector_table(tmp_path: Path) -> None:
+    observations = tmp_path / "obs.json"
+    observations.write_text(
+        json.dumps([{"type": "survey", "object": "asteroid", "first": 1, "last": 6, "count": 2}])
+    )
+    done = zolve("planetx", "deduce", "--mode", "standard", "--obs", f"@{observations}", "--top", "3")
+    assert done.returncode == 0, done.stderr
+    assert "1,830 of 4,446 boards remain" in done.stdout
+    assert "next actions" in done.stdout and "sector odds" in done.stdout
+    as_json = zolve("planetx", "deduce", "--obs", f"@{observations}", "--top", "3", "--json")
+    result = json.loads(as_json.stdout)
+    assert result["boards"] == 1830 and len(result["actions"]) == 3
+    assert result["actions"][0]["label"].split()[0] in done.stdout
+    bad = zolve("planetx", "deduce", "--obs", '[{"type": "target", "sector": 40}]')
+    assert bad.returncode == 2 and "sector" in bad.stderr
+
+
 def test_solve_reads_params_from_a_file(tmp_path: Path) -> None:
     params = tmp_path / "rpsls.json"
     params.write_text(

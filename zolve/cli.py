@@ -153,6 +153,18 @@ def keys_create(admin: bool, name: str) -> None:
 def solve(kind: str, params_text: str, time_limit: float | None, rows_file: Any) -> None:
     """Solve one puzzle in this process (on every core for sharded kinds), with no service, and print
     the result JSON."""
+    on_rows = None
+    if rows_file is not None:
+        rows_file.write("code,board\n")
+
+        def on_rows(spec: Any, params: dict[str, Any], rows: list[int]) -> None:
+            rows_file.write("".join(f"{code},{spec.render_row(params, code)}\n" for code in rows))
+
+    _print_json(solve_locally(kind, _read_json(params_text), time_limit, on_rows))
+
+
+def solve_locally(kind: str, raw_params: Any, time_limit: float | None = None, on_rows: Any = None) -> Any:
+    """Validate params (exit 2 with field errors), solve in this process, return the result JSON."""
     from marshmallow import ValidationError
 
     from puzzles.runtime import Run, Stopped
@@ -162,24 +174,17 @@ def solve(kind: str, params_text: str, time_limit: float | None, rows_file: Any)
     if spec is None:
         raise click.ClickException(f"unknown kind {kind!r}; one of: {', '.join(sorted(KINDS))}")
     try:
-        params = spec.load_params(_read_json(params_text))
+        params = spec.load_params(raw_params)
     except ValidationError as err:
         click.echo(json.dumps({"errors": {"params": err.messages}}, indent=2), err=True)
         sys.exit(2)
     limit = time_limit or Settings.from_env().default_time_limit
-    on_rows = None
-    if rows_file is not None:
-        rows_file.write("code,board\n")
-
-        def on_rows(rows: list[int]) -> None:
-            rows_file.write("".join(f"{code},{spec.render_row(params, code)}\n" for code in rows))
-
+    rows = (lambda codes: on_rows(spec, params, codes)) if on_rows else None
     try:
-        with Run(time_limit=limit, on_rows=on_rows) as run:
-            result = spec.solve_function()(params, run)
+        with Run(time_limit=limit, on_rows=rows) as run:
+            return spec.dump_result(spec.solve_function()(params, run))
     except Stopped as stop:
         raise click.ClickException(str(stop)) from stop
-    _print_json(spec.dump_result(result))
 
 
 # -- talking to a running service ----------------------------------------------------------------
@@ -279,6 +284,14 @@ def jobs(url: str, key: str, state: tuple[str, ...], kind: str | None, limit: in
         table.add_row(job["id"], job["kind"], job["state"], job["created_at"], str(job["attempts"]))
     Console().print(table)
 
+
+def _register_puzzle_commands() -> None:
+    from zolve.planetx_cli import planetx
+
+    main.add_command(planetx)
+
+
+_register_puzzle_commands()
 
 if __name__ == "__main__":
     main()
