@@ -5,7 +5,7 @@ Two measures of an action's worth:
 - `bits`: the entropy of its outcome (the seed's measure: information about the whole board);
 - `goal_bits`: the mutual information between its outcome and what a player must name to locate Planet X
   (its sector and both neighbours), i.e. information that actually brings the end of the game closer.
-Outcomes of all actions are computed at once with numpy, in chunks of boards to bound memory.
+Outcomes are counted with numpy over classes of boards that no action in question can tell apart.
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ import numpy as np
 
 from puzzles.planetx.board import EMPTY, OBJECT_NAMES, PLANET_X, Mode
 from puzzles.planetx.boardset import BoardSet
-from puzzles.planetx.observations import arc, seen
+from puzzles.planetx.observations import any_of, arc, seen
 
 SURVEY_OBJECTS = ("asteroid", "comet", "dwarf_planet", "gas_cloud", "empty")
 TARGET_DAYS = 4
 LOCATE_DAYS = 5
 MAX_TARGETS = 2
-_CELLS_PER_PASS = 4_000_000  # board × action cells per numpy pass (bounds memory)
+OUTCOME_VALUES = 10  # a survey counts 0..9 sectors; a target shows an object code 0..5
 
 
 def survey_days(width: int) -> int:
@@ -88,15 +88,15 @@ def legal_actions(
     return actions
 
 
-def outcomes(boards: BoardSet, actions: list[Action], rows: slice = slice(None)) -> np.ndarray:
+def outcomes(boards: BoardSet, actions: list[Action]) -> np.ndarray:
     """boards × actions: each action's outcome on each board (a count, or the object a target sees)."""
-    grid = boards.grid[rows]
+    grid = boards.grid
     out = np.empty((len(grid), len(actions)), dtype=np.int8)
     for obj in SURVEY_OBJECTS:
         picks = [(j, a) for j, a in enumerate(actions) if a.type == "survey" and a.object == obj]
         if not picks:
             continue
-        hit = np.isin(grid, seen(obj)).astype(np.int8)
+        hit = any_of(grid, seen(obj)).astype(np.int8)
         running = np.zeros((len(grid), 2 * boards.mode.sectors + 1), dtype=np.int8)
         np.cumsum(np.concatenate([hit, hit], axis=1), axis=1, out=running[:, 1:])
         starts = np.array([a.sectors[0] - 1 for _, a in picks])
@@ -128,23 +128,53 @@ def _entropy(counts: np.ndarray, axis: int) -> np.ndarray:
 
 
 def score(boards: BoardSet, actions: list[Action]) -> Scores:
-    """Outcome counts, entropy and mutual information with Planet X's triple for every action."""
-    values = 10  # outcomes are counts 0..9 or object codes 0..5
+    """Outcome counts, entropy and mutual information with Planet X's triple for every action.
+
+    Counts are taken over (what the action can see, triple) classes rather than over boards: a survey
+    only sees which of its sectors hold the surveyed object, so the boards collapse to one bit pattern
+    over the surveyed sectors per triple, and every survey of that object reads its count off the
+    pattern. A million expert boards become a few hundred thousand weighted classes at most."""
     triples, goal = np.unique(boards.planet_x_triples(), return_inverse=True)
     width = len(triples)
-    joint = np.zeros(len(actions) * values * width, dtype=np.int64)
-    column = np.arange(len(actions), dtype=np.int64) * values
-    chunk = max(1_000, _CELLS_PER_PASS // max(1, len(actions)))
-    for start in range(0, len(boards), chunk):
-        rows = slice(start, start + chunk)
-        cells = (outcomes(boards, actions, rows) + column) * width + goal[rows, None]
-        joint += np.bincount(cells.ravel(), minlength=joint.size)
-    joint = joint.reshape(len(actions), values, width)
+    joint = np.zeros((len(actions), OUTCOME_VALUES, width), dtype=np.int64)
+    for obj in SURVEY_OBJECTS:
+        picks = [(j, a) for j, a in enumerate(actions) if a.type == "survey" and a.object == obj]
+        if picks:
+            _survey_joint(boards, obj, picks, goal, width, joint)
+    for j, action in enumerate(actions):
+        if action.type == "target":
+            column = boards.grid[:, action.sectors[0] - 1]
+            shown = np.where(column == PLANET_X, EMPTY, column).astype(np.int64)
+            joint[j] = np.bincount(shown * width + goal, minlength=OUTCOME_VALUES * width).reshape(-1, width)
     counts = joint.sum(axis=2)
     bits = _entropy(counts, axis=1)
     joint_bits = _entropy(joint.reshape(len(actions), -1), axis=1)
     goal_bits = bits + _entropy(np.bincount(goal, minlength=width)[None, :], axis=1) - joint_bits
     return Scores(counts, bits, np.maximum(goal_bits, 0.0))
+
+
+def _survey_joint(
+    boards: BoardSet,
+    obj: str,
+    picks: list[tuple[int, Action]],
+    goal: np.ndarray,
+    width: int,
+    joint: np.ndarray,
+) -> None:
+    """Fill `joint[j]` (outcome × triple counts) for the surveys `picks` of one object."""
+    columns = sorted({s - 1 for _, a in picks for s in a.sectors})
+    bit_of = {c: 1 << i for i, c in enumerate(columns)}
+    hit = any_of(boards.grid[:, columns], seen(obj))
+    pattern = (hit.astype(np.int64) << np.arange(len(columns), dtype=np.int64)).sum(axis=1)
+    classes, weights = np.unique(pattern * width + goal, return_counts=True)
+    patterns, triples = classes // width, classes % width
+    popcount = np.array([bin(m).count("1") for m in range(1 << len(columns))], dtype=np.int64)
+    for j, action in picks:
+        mask = sum(bit_of[s - 1] for s in action.sectors)
+        seen_count = popcount[patterns & mask]
+        joint[j] = np.bincount(
+            seen_count * width + triples, weights=weights, minlength=OUTCOME_VALUES * width
+        ).reshape(-1, width)
 
 
 def triple_distribution(boards: BoardSet) -> list[tuple[int, int]]:
