@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, NoReturn
 
 import z3
 
@@ -117,13 +117,17 @@ class Run:
             solver.set("timeout", max(1, int(remaining * 1000)))
         result = solver.check(*assumptions)
         if result == z3.unknown:
-            remaining = self.remaining()
-            # Z3's own timer may fire a hair before ours
-            if remaining is not None and remaining < _TIMER_SLACK and self._stop_reason is None:
-                self._stop_reason = "timeout"
-            self.raise_if_stopped()
-            raise SolverGaveUp(f"Z3 gave up: {solver.reason_unknown()}")
+            self.raise_for_unknown(solver)
         return result
+
+    def raise_for_unknown(self, solver: z3.Solver | z3.Optimize) -> NoReturn:
+        """Why a check answered unknown: a stop (cancel, time limit) or Z3 giving up."""
+        remaining = self.remaining()
+        # Z3's own timer may fire a hair before ours
+        if remaining is not None and remaining < _TIMER_SLACK and self._stop_reason is None:
+            self._stop_reason = "timeout"
+        self.raise_if_stopped()
+        raise SolverGaveUp(f"Z3 gave up: {solver.reason_unknown()}")
 
     def progress(self, **fields: Any) -> None:
         """Report progress (JSON-able fields); the worker stores the latest report on the job."""

@@ -108,6 +108,11 @@ class Enumerator:
         finally:
             z3.Z3_model_dec_ref(ctx_ref, model_ref)
 
+    def check(self) -> int:
+        """The solver's next check, bare: Z3_L_TRUE, Z3_L_FALSE or Z3_L_UNDEF. (`Run.check` sets the
+        timeout parameter on every call, which costs more than a small check itself.)"""
+        return z3.Z3_solver_check(self._ctx_ref, self._solver_ref)
+
     def block(self, code: int) -> None:
         """Exclude this board from later models."""
         clause = self._clause
@@ -136,11 +141,15 @@ def enumerate_models(model: BoardModel, run: Run, cap: int | None = None) -> Sha
     """Every board the model's solver allows, with a blocking clause after each (up to `cap`)."""
     enumerator = Enumerator(model)
     codes: list[int] = []
-    # the first check carries Z3's own timeout for the rest of the shard; cancel interrupts it anyway
-    while run.check(model.solver) == z3.sat:
+    # the first check sets Z3's own timeout for the rest of the run; cancel interrupts any check anyway
+    status = z3.Z3_L_TRUE if run.check(model.solver) == z3.sat else z3.Z3_L_FALSE
+    while status == z3.Z3_L_TRUE:
         if cap is not None and len(codes) >= cap:
             return ShardOutcome(codes, complete=False)
         code = enumerator.current_board()
         codes.append(code)
         enumerator.block(code)
+        status = enumerator.check()
+        if status == z3.Z3_L_UNDEF:
+            run.raise_for_unknown(model.solver)
     return ShardOutcome(codes, complete=True)
