@@ -9,6 +9,7 @@ from flask import Flask, send_from_directory
 from flask_smorest import Api
 
 from api import boards, errors, jobs, meta
+from api.limits import init_limits
 from schemas.jobs import Error as ErrorSchema
 from store.db import Database
 from workers.app import make_celery
@@ -56,6 +57,7 @@ def create_app(settings: Settings | None = None) -> Flask:
     api.register_blueprint(jobs.blp)
     api.register_blueprint(boards.blp)
     errors.register_error_handlers(app)
+    app.extensions["zolve.limiter"] = init_limits(app, settings)
 
     @app.route("/docs/assets/<path:filename>")
     def swagger_assets(filename: str):  # noqa: ANN202

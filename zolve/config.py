@@ -47,6 +47,10 @@ class Settings:
     z3_max_memory_mb: int = 4096
     #: recycle a worker pool process after this many jobs (Z3 leaks a little after interrupts)
     max_tasks_per_child: int = 500
+    #: per API key (or address without one), every endpoint but probes and the spec; "" = no limit
+    rate_limit: str = "1200 per minute"
+    #: per API key, on POST /jobs, on top of rate_limit
+    submit_rate_limit: str = "300 per minute"
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -66,6 +70,8 @@ class Settings:
             max_wait_seconds=_env_float("ZOLVE_MAX_WAIT_SECONDS", defaults.max_wait_seconds),
             z3_max_memory_mb=_env_int("ZOLVE_Z3_MAX_MEMORY_MB", defaults.z3_max_memory_mb),
             max_tasks_per_child=_env_int("ZOLVE_MAX_TASKS_PER_CHILD", defaults.max_tasks_per_child),
+            rate_limit=os.environ.get("ZOLVE_RATE_LIMIT", defaults.rate_limit),
+            submit_rate_limit=os.environ.get("ZOLVE_SUBMIT_RATE_LIMIT", defaults.submit_rate_limit),
         )
 
     def with_urls(self, database_url: str, redis_url: str) -> Settings:

@@ -1,0 +1,60 @@
+"""Per-client rate limits (Flask-Limiter), counted in Redis so that every API process shares them.
+
+A client is its API key (by hash: no secret ends up in Redis) or, without one, its address. Over the
+limit: `429` with `Retry-After`. If Redis is away, counting falls back to each process's memory rather
+than failing requests: a broker outage must not stop `POST /jobs` from answering `202`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+from flask import Flask, request
+from flask_limiter import Limiter
+
+from zolve.config import Settings
+
+#: never limited: probes, the spec and its UI
+EXEMPT = (
+    "meta.health",
+    "meta.ready",
+    "api-docs.openapi_json",
+    "api-docs.openapi_swagger_ui",
+    "swagger_assets",
+)
+
+
+def client_key() -> str:
+    header = request.headers.get("Authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() == "bearer" and token:
+        return "key:" + hashlib.sha256(token.encode()).hexdigest()[:32]
+    return "ip:" + (request.remote_addr or "unknown")
+
+
+def storage_uri(redis_url: str) -> str:
+    """The `limits` library's name for the broker's Redis (it spells unix sockets `redis+unix`)."""
+    if redis_url.startswith("redis+socket://"):
+        return "redis+unix://" + redis_url.removeprefix("redis+socket://")
+    return redis_url
+
+
+def init_limits(app: Flask, settings: Settings) -> Limiter:
+    limiter = Limiter(
+        client_key,
+        app=app,
+        default_limits=[settings.rate_limit] if settings.rate_limit else [],
+        default_limits_exempt_when=lambda: request.endpoint in EXEMPT,
+        storage_uri=storage_uri(settings.redis_url or "memory://"),
+        strategy="fixed-window",
+        headers_enabled=True,
+        swallow_errors=True,
+        in_memory_fallback_enabled=True,
+        key_prefix="zolve",
+    )
+    if settings.submit_rate_limit:
+        submit = app.view_functions["jobs.JobCollection"]
+        app.view_functions["jobs.JobCollection"] = limiter.limit(
+            settings.submit_rate_limit, methods=["POST"]
+        )(submit)
+    return limiter

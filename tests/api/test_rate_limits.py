@@ -1,0 +1,50 @@
+"""Rate limits per API key: 429 with Retry-After and a JSON body, counted in Redis across processes."""
+
+from dataclasses import replace
+
+import pytest
+
+from api.limits import storage_uri
+
+DICE = {"kind": "dice", "params": {"dice": 3, "faces": 4}}
+
+
+@pytest.fixture
+def limited_app(settings):  # noqa: ANN001, ANN201
+    from api import create_app
+
+    return create_app(replace(settings, rate_limit="8 per minute", submit_rate_limit="3 per minute"))
+
+
+def test_a_key_over_its_limit_gets_429_with_retry_after(limited_app, make_key) -> None:  # noqa: ANN001
+    client, alice, bob = limited_app.test_client(), make_key(), make_key()
+    statuses = [client.get("/jobs", headers=alice).status_code for _ in range(10)]
+    assert statuses[:8] == [200] * 8 and statuses[8:] == [429, 429]
+    refused = client.get("/jobs", headers=alice)
+    assert refused.status_code == 429
+    assert 0 < int(refused.headers["Retry-After"]) <= 60
+    body = refused.get_json()
+    assert body["code"] == 429 and "8 per 1 minute" in body["message"]
+    assert client.get("/jobs", headers=bob).status_code == 200  # another key has its own budget
+    assert client.get("/health").status_code == 200  # probes are never limited
+
+
+def test_submits_have_their_own_tighter_limit(limited_app, make_key) -> None:  # noqa: ANN001
+    client, carol = limited_app.test_client(), make_key()
+    statuses = [client.post("/jobs", json=DICE, headers=carol).status_code for _ in range(4)]
+    assert statuses == [202, 202, 202, 429]
+    assert client.get("/jobs", headers=carol).status_code == 200  # reading still works
+
+
+def test_the_limit_is_shared_by_every_api_process(settings, make_key) -> None:  # noqa: ANN001
+    from api import create_app
+
+    tight = replace(settings, rate_limit="5 per minute")
+    first, second, dave = create_app(tight).test_client(), create_app(tight).test_client(), make_key()
+    assert [first.get("/jobs", headers=dave).status_code for _ in range(3)] == [200] * 3
+    assert [second.get("/jobs", headers=dave).status_code for _ in range(3)] == [200, 200, 429]
+
+
+def test_unix_socket_urls_are_spelled_for_the_limits_library() -> None:
+    assert storage_uri("redis+socket:///tmp/r.sock") == "redis+unix:///tmp/r.sock"
+    assert storage_uri("redis://127.0.0.1:6379/0") == "redis://127.0.0.1:6379/0"
