@@ -66,6 +66,7 @@ def db(settings: Settings) -> Iterator[Database]:
 
 @pytest.fixture(scope="session")
 def app(settings: Settings):  # noqa: ANN201
+    import tests.plugins  # noqa: F401 - the test-only kinds the worker loads through ZOLVE_PLUGINS
     from api import create_app
 
     return create_app(settings)

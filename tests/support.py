@@ -28,6 +28,7 @@ TEST_ENV = {
     "ZOLVE_MAX_ATTEMPTS": "3",
     # recycle pool processes often: forks then happen while the worker is busy, as in production
     "ZOLVE_MAX_TASKS_PER_CHILD": "10",
+    "ZOLVE_PLUGINS": "tests.plugins",
 }
 
 

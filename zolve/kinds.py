@@ -7,6 +7,7 @@ imported lazily so the API process never loads Z3.
 from __future__ import annotations
 
 import importlib
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -110,3 +111,16 @@ KINDS: dict[str, Kind] = {
 
 def get_kind(name: str) -> Kind:
     return KINDS[name]
+
+
+def register(kind: Kind) -> None:
+    """Add a kind from a plugin module (named in ZOLVE_PLUGINS, comma-separated, imported below)."""
+    KINDS[kind.name] = kind
+
+
+def _load_plugins() -> None:
+    for module in filter(None, (name.strip() for name in os.environ.get("ZOLVE_PLUGINS", "").split(","))):
+        importlib.import_module(module)
+
+
+_load_plugins()

@@ -201,3 +201,21 @@ def test_kinds_are_listed_and_documented(client) -> None:  # noqa: ANN001
     docs = client.get("/docs")
     assert docs.status_code == 200 and b"swagger" in docs.data.lower()
     assert client.get("/docs/assets/swagger-ui-bundle.js").status_code == 200
+
+
+def test_every_job_scoped_endpoint_hides_other_clients_jobs(app, client, make_key) -> None:  # noqa: ANN001
+    """Walks the URL map, so an endpoint added later is covered without editing this test."""
+    owner, stranger, admin = make_key(), make_key(), make_key(admin=True)
+    job_id = client.post("/jobs", json=DICE, headers=owner).get_json()["id"]
+    rules = [r for r in app.url_map.iter_rules() if "job_id" in r.arguments]
+    assert {r.endpoint for r in rules} >= {"jobs.JobItem", "jobs.cancel_job", "boards.boards_page"}
+    for rule in rules:
+        method = "POST" if "POST" in rule.methods else "GET"
+        theirs = client.open(rule.rule.replace("<uuid:job_id>", job_id), method=method, headers=stranger)
+        missing = client.open(
+            rule.rule.replace("<uuid:job_id>", str(uuid.uuid4())), method=method, headers=stranger
+        )
+        # indistinguishable from a job that does not exist
+        assert (theirs.status_code, theirs.get_json()) == (404, missing.get_json()), rule.rule
+    assert client.get(f"/jobs/{job_id}", headers=owner).status_code == 200
+    assert client.get(f"/jobs/{job_id}", headers=admin).status_code == 200

@@ -11,6 +11,7 @@ from tests.support import wait_until
 from workers.app import enqueue
 
 SLOW = {"kind": "dice", "params": {"dice": 3, "faces": 20}, "time_limit": 120}
+DICE_QUICK = {"kind": "dice", "params": {"dice": 3, "faces": 4}}
 
 
 def job_row(db, job_id: str) -> Job:  # noqa: ANN001
@@ -88,3 +89,15 @@ def test_recycled_pool_processes_keep_serving_jobs(client, auth, worker, wait_jo
         for _ in range(24)
     ]
     assert [wait_job(auth, job_id, timeout=60)["state"] for job_id in ids] == ["succeeded"] * 24
+
+
+def test_a_poison_job_fails_after_max_attempts_and_the_worker_lives_on(
+    client, auth, worker, settings, wait_job
+) -> None:  # noqa: ANN001
+    job = client.post("/jobs", json={"kind": "test.crash", "params": {}}, headers=auth).get_json()
+    final = wait_job(auth, job["id"], timeout=90)
+    assert final["state"] == "failed", final
+    assert final["attempts"] == settings.max_attempts
+    assert final["error"]["type"] == "WorkerLost" and "giving up" in final["error"]["message"]
+    after = wait_job(auth, client.post("/jobs", json=DICE_QUICK, headers=auth).get_json()["id"])
+    assert after["state"] == "succeeded"  # the pool replaced its dead processes and serves on
