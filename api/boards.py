@@ -11,6 +11,7 @@ from typing import Any
 
 from flask import Response, current_app, stream_with_context
 from flask_smorest import Blueprint, abort
+from marshmallow import RAISE
 
 from api.auth import auth, current_principal
 from schemas.planetx import BoardExportQuery, BoardPage, BoardQuery
@@ -55,7 +56,7 @@ def _rows_of(job: Job) -> uuid.UUID:
 
 @blp.route("/<uuid:job_id>/boards", endpoint="boards_page")
 @auth.login_required
-@blp.arguments(BoardQuery, location="query")
+@blp.arguments(BoardQuery, location="query", unknown=RAISE)
 @blp.response(200, BoardPage)
 @blp.alt_response(404, description="No such job, or not yours, or a kind without boards")
 def boards_page(args: dict[str, Any], job_id: uuid.UUID) -> Any:
@@ -86,7 +87,7 @@ def _export(job: Job, args: dict[str, Any], line: Any, header: str | None, mimet
 
 @blp.route("/<uuid:job_id>/boards.ndjson", endpoint="boards_ndjson")
 @auth.login_required
-@blp.arguments(BoardExportQuery, location="query")
+@blp.arguments(BoardExportQuery, location="query", unknown=RAISE)
 @blp.response(200, description="one JSON object per line: {code, board}", content_type="application/x-ndjson")
 def boards_ndjson(args: dict[str, Any], job_id: uuid.UUID) -> Response:
     """Every board as NDJSON, streamed."""
@@ -97,7 +98,7 @@ def boards_ndjson(args: dict[str, Any], job_id: uuid.UUID) -> Response:
 
 @blp.route("/<uuid:job_id>/boards.csv", endpoint="boards_csv")
 @auth.login_required
-@blp.arguments(BoardExportQuery, location="query")
+@blp.arguments(BoardExportQuery, location="query", unknown=RAISE)
 @blp.response(200, description="code,board rows", content_type="text/csv")
 def boards_csv(args: dict[str, Any], job_id: uuid.UUID) -> Response:
     """Every board as CSV, streamed."""

@@ -7,8 +7,10 @@ from http import HTTPStatus
 from typing import Any
 
 from flask import Flask, Response, jsonify
-from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+from sqlalchemy.exc import DataError, DBAPIError, InterfaceError, OperationalError
 from werkzeug.exceptions import HTTPException
+
+from api.limits import seconds_until_reset
 
 log = logging.getLogger("zolve.api")
 
@@ -54,12 +56,16 @@ def handle_http_exception(error: HTTPException) -> Response:
     errors = _field_errors(error)
     message = getattr(error, "data", {}).get("message") or _MESSAGES.get(code) or (error.description or "")
     headers = dict(getattr(error, "data", {}).get("headers") or {})
+    if code == 429:
+        headers["Retry-After"] = str(seconds_until_reset())
     if code == 405 and error.get_headers():
         headers.update({k: v for k, v in error.get_headers() if k == "Allow"})
     return error_response(code, message, errors, headers)
 
 
 def handle_database_error(error: DBAPIError) -> Response:
+    if isinstance(error, DataError):  # e.g. a NUL character, which PostgreSQL text cannot hold
+        return error_response(422, "the request holds a value that cannot be stored (e.g. a NUL character)")
     if not isinstance(error, OperationalError | InterfaceError) and not error.connection_invalidated:
         return handle_unexpected(error)
     log.warning("database unavailable: %s", error.__class__.__name__)

@@ -11,7 +11,7 @@ from typing import Any
 from flask import current_app, request, url_for
 from flask.views import MethodView
 from flask_smorest import Blueprint, abort
-from marshmallow import ValidationError
+from marshmallow import RAISE, ValidationError
 
 from api.auth import auth, current_principal
 from schemas import jobs as job_schemas
@@ -181,7 +181,7 @@ class JobCollection(MethodView):
             headers["Idempotent-Replayed"] = "true"
         return resource, 202, headers
 
-    @blp.arguments(job_schemas.JobListArgs, location="query")
+    @blp.arguments(job_schemas.JobListArgs, location="query", unknown=RAISE)
     @blp.response(200, job_schemas.JobPage)
     def get(self, args: dict[str, Any]) -> Any:
         """Your jobs, newest first (admins: everyone's). Keyset pages: follow `next_cursor`."""
@@ -211,7 +211,7 @@ class JobItem(MethodView):
     decorators = [auth.login_required]
 
     @blp.etag
-    @blp.arguments(job_schemas.JobGetArgs, location="query")
+    @blp.arguments(job_schemas.JobGetArgs, location="query", unknown=RAISE)
     @blp.response(200, job_schemas.Job)
     @blp.alt_response(404, description="No such job, or not yours")
     def get(self, args: dict[str, Any], job_id: uuid.UUID) -> Any:

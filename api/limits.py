@@ -8,9 +8,10 @@ than failing requests: a broker outage must not stop `POST /jobs` from answering
 from __future__ import annotations
 
 import hashlib
+import time
 
-from flask import Flask, request
-from flask_limiter import Limiter
+from flask import Flask, current_app, request
+from flask_limiter import HeaderNames, Limiter
 
 from zolve.config import Settings
 
@@ -48,6 +49,8 @@ def init_limits(app: Flask, settings: Settings) -> Limiter:
         storage_uri=storage_uri(settings.redis_url or "memory://"),
         strategy="fixed-window",
         headers_enabled=True,
+        # Flask-Limiter would put its Retry-After on every response, over the job polling hint
+        header_name_mapping={HeaderNames.RETRY_AFTER: "X-RateLimit-Retry-After"},
         swallow_errors=True,
         in_memory_fallback_enabled=True,
         key_prefix="zolve",
@@ -58,3 +61,10 @@ def init_limits(app: Flask, settings: Settings) -> Limiter:
             settings.submit_rate_limit, methods=["POST"]
         )(submit)
     return limiter
+
+
+def seconds_until_reset() -> int:
+    """For a 429: how long until the breached limit's window resets."""
+    limiter = current_app.extensions.get("zolve.limiter")
+    limit = limiter.current_limit if limiter is not None else None
+    return max(1, int(limit.reset_at - time.time())) if limit is not None else 1

@@ -16,6 +16,7 @@ blp = Blueprint("meta", __name__, description="Health and discovery")
 
 
 @blp.route("/health")
+@blp.doc(security=[])
 @blp.response(200)
 def health() -> Any:
     """Liveness: the process answers (touches nothing else)."""
@@ -23,6 +24,7 @@ def health() -> Any:
 
 
 @blp.route("/ready")
+@blp.doc(security=[])
 @blp.response(200)
 @blp.alt_response(503, description="The database is unreachable")
 def ready() -> Any:
@@ -36,6 +38,7 @@ def ready() -> Any:
 
 
 @blp.route("/kinds")
+@blp.doc(security=[])
 @blp.response(200, Kind(many=True))
 def kinds() -> Any:
     """The puzzle kinds this service solves; each one's params are documented under components."""

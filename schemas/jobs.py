@@ -6,9 +6,16 @@ from marshmallow import Schema, fields, validate
 
 from store.models import JOB_STATES
 
+#: what a kind's name looks like (e.g. planetx.enumerate)
+KIND_NAME = r"^[a-z0-9_]+(\.[a-z0-9_]+)*$"
+
 
 class JobCreate(Schema):
-    kind = fields.String(required=True, metadata={"description": "puzzle kind, see GET /kinds"})
+    kind = fields.String(
+        required=True,
+        validate=[validate.Length(max=64), validate.Regexp(KIND_NAME)],
+        metadata={"description": "puzzle kind, see GET /kinds"},
+    )
     params = fields.Dict(
         keys=fields.String(), load_default=dict, metadata={"description": "the kind's parameters"}
     )
@@ -70,7 +77,7 @@ class JobListArgs(Schema):
         fields.String(validate=validate.OneOf(JOB_STATES)),
         metadata={"description": "filter by state (repeatable)"},
     )
-    kind = fields.String()
+    kind = fields.String(validate=validate.Regexp(KIND_NAME), metadata={"description": "filter by kind"})
     limit = fields.Integer(load_default=20, validate=validate.Range(1, 100))
     cursor = fields.String(validate=validate.Length(max=200))
 
