@@ -82,6 +82,10 @@ class EmbeddedServices:
         return f"redis+socket://{socket_path}"
 
     def stop(self) -> None:
+        self.stop_redis()
+        self.stop_postgres()
+
+    def stop_redis(self) -> None:
         if self._redis is not None and self._redis.poll() is None:
             self._redis.terminate()
             try:
@@ -89,6 +93,8 @@ class EmbeddedServices:
             except subprocess.TimeoutExpired:
                 self._redis.kill()
         self._redis = None
+
+    def stop_postgres(self) -> None:
         if self._postgres is not None:
             self._postgres.cleanup()
             self._postgres = None
