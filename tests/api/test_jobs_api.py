@@ -1,5 +1,6 @@
 """The HTTP contract of /jobs: auth, validation, idempotency, pagination, ETags, long-poll, cancel."""
 
+import logging
 import uuid
 
 import pytest
@@ -219,3 +220,24 @@ def test_every_job_scoped_endpoint_hides_other_clients_jobs(app, client, make_ke
         assert (theirs.status_code, theirs.get_json()) == (404, missing.get_json()), rule.rule
     assert client.get(f"/jobs/{job_id}", headers=owner).status_code == 200
     assert client.get(f"/jobs/{job_id}", headers=admin).status_code == 200
+
+
+def test_keys_never_appear_in_responses_or_logs(client, make_key, worker, wait_job, caplog) -> None:  # noqa: ANN001
+    caplog.set_level(logging.DEBUG)
+    headers = make_key()
+    secret = headers["Authorization"].removeprefix("Bearer ")
+    wrong = "zk_" + "w" * 40
+    responses = [
+        client.get("/jobs", headers={"Authorization": f"Bearer {wrong}"}),
+        client.post("/jobs", json={"kind": "nope", "params": {}}, headers=headers),
+        client.post("/jobs", json={**DICE, "params": {"dice": 99}}, headers=headers),
+        client.get(f"/jobs/{uuid.uuid4()}", headers=headers),
+    ]
+    job = wait_job(headers, client.post("/jobs", json=DICE, headers=headers).get_json()["id"])
+    assert job["state"] == "succeeded"
+    for response in responses:
+        assert 400 <= response.status_code < 500
+        text = response.get_data(as_text=True)
+        assert secret not in text and wrong not in text
+    assert secret not in caplog.text and wrong not in caplog.text
+    assert secret not in worker.log_path.read_text(errors="replace")

@@ -3,6 +3,7 @@
 import csv
 import io
 import json
+import time
 import uuid
 
 import pytest
@@ -10,8 +11,10 @@ from sqlalchemy import select
 
 from puzzles.planetx.board import MODES, PLANET_X, decode, to_letters
 from puzzles.planetx.rules import enumerate_boards
-from store.models import Board
+from store.models import Board, Shard
 from tests.support import shard_states, wait_until
+from workers.app import RUN_SHARD, enqueue
+from workers.main import queue_depth
 
 STANDARD = {"kind": "planetx.enumerate", "params": {"mode": "standard"}}
 
@@ -147,3 +150,22 @@ def test_oversized_shards_split_themselves_and_the_count_stays_exact(
     assert final["result"]["count"] == 4446 and len(stored_codes(db, job["id"])) == 4446
     states = shard_states(db, job["id"])
     assert states["split"] >= 5 and final["progress"]["shards_total"] == sum(states.values())
+
+
+def test_a_duplicate_shard_message_is_a_no_op(standard_job, db, app, standard_boards) -> None:  # noqa: ANN001
+    job, _ = standard_job
+    with db.session() as session:
+        before = session.execute(
+            select(Shard.id, Shard.attempts, Shard.finished_at).where(Shard.job_id == uuid.UUID(job["id"]))
+        ).all()
+    celery = app.extensions["zolve.celery"]
+    for shard_id, _, _ in before:
+        enqueue(celery, str(shard_id), RUN_SHARD)
+    wait_until(lambda: queue_depth(celery) == 0, 60, 0.2, "the duplicates to be delivered")
+    time.sleep(1)  # the last one may still be in a worker's hands
+    with db.session() as session:
+        after = session.execute(
+            select(Shard.id, Shard.attempts, Shard.finished_at).where(Shard.job_id == uuid.UUID(job["id"]))
+        ).all()
+    assert sorted(after) == sorted(before), "a finished shard ran again"
+    assert stored_codes(db, job["id"]) == standard_boards
