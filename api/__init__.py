@@ -46,7 +46,9 @@ def create_app(settings: Settings | None = None) -> Flask:
         },
     )
     app.extensions["zolve.settings"] = settings
-    app.extensions["zolve.db"] = Database(database_url, pool_size=10)
+    # no pre-ping: a request that meets a connection dropped by a database restart answers 503 and
+    # resets the pool; every other request saves a round trip
+    app.extensions["zolve.db"] = Database(database_url, pool_size=10, pre_ping=False)
     app.extensions["zolve.celery"] = make_celery(settings)
 
     api = ZolveApi(app)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 from flask import current_app
@@ -24,13 +25,28 @@ class Principal:
         return None if self.is_admin else self.key_id
 
 
+#: per app, key hash → (principal or None, expiry): a poll costs no key lookup; a revoked key stops working
+#: within AUTH_CACHE_SECONDS
+AUTH_CACHE_SECONDS = 10.0
+_AUTH_CACHE_SIZE = 10_000
+
+
 @auth.verify_token
 def _verify(token: str) -> Principal | None:
     if not token or len(token) > 200:
         return None
+    digest = keys.hash_key(token)
+    recent = current_app.extensions.setdefault("zolve.auth_cache", {})
+    cached = recent.get(digest)
+    if cached is not None and cached[1] > time.monotonic():
+        return cached[0]
     with current_app.extensions["zolve.db"].session() as session:
         row = keys.authenticate(session, token)
-        return Principal(row.id, row.is_admin) if row else None
+        principal = Principal(row.id, row.is_admin) if row else None
+    if len(recent) >= _AUTH_CACHE_SIZE:
+        recent.clear()
+    recent[digest] = (principal, time.monotonic() + AUTH_CACHE_SECONDS)
+    return principal
 
 
 @auth.error_handler

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import logging
+import math
 import time
 import uuid
+from collections import OrderedDict
 from datetime import UTC, datetime
 from typing import Any
 
@@ -13,7 +15,7 @@ from flask.views import MethodView
 from flask_smorest import Blueprint, abort
 from marshmallow import RAISE, ValidationError
 
-from api.auth import auth, current_principal
+from api.auth import Principal, auth, current_principal
 from schemas import jobs as job_schemas
 from store import jobs as job_store
 from store.models import Job
@@ -89,6 +91,36 @@ def job_resource(job: Job, *, is_admin: bool) -> dict[str, Any]:
         "run_seconds": _seconds(job.started_at, job.finished_at),
         "links": job_links(job),
     }
+
+
+#: jobs served from memory, per app: finished ones for good (they never change), unfinished ones for
+#: ZOLVE_STATUS_CACHE_SECONDS, so that many clients polling a running job cost a few queries a second
+STATUS_CACHE_SIZE = 4096
+
+
+def _job_for(job_id: uuid.UUID, principal: Principal, fresh: bool = False) -> Job | None:
+    """The job if this caller may see it; `fresh` reads the database whatever the cache holds."""
+    cache: OrderedDict[uuid.UUID, tuple[Job, float]] = current_app.extensions.setdefault(
+        "zolve.status_cache", OrderedDict()
+    )
+    now = time.monotonic()
+    entry = None if fresh else cache.get(job_id)
+    if entry is not None and entry[1] > now:
+        job = entry[0]
+    else:
+        with _db().session() as session:
+            job = job_store.get_job(session, job_id, None)
+        if job is not None:
+            cache[job_id] = (job, math.inf if job.is_final else now + _settings().status_cache_seconds)
+            while len(cache) > STATUS_CACHE_SIZE:
+                cache.popitem(last=False)
+    if job is None or principal.owner_filter not in (None, job.owner_id):
+        return None
+    return job
+
+
+def _forget(job_id: uuid.UUID) -> None:
+    current_app.extensions.get("zolve.status_cache", {}).pop(job_id, None)
 
 
 def _db():  # noqa: ANN202
@@ -220,8 +252,7 @@ class JobItem(MethodView):
         deadline = time.monotonic() + min(args["wait"], _settings().max_wait_seconds)
         pause = 0.02  # back off from 20 ms to 250 ms: quick jobs answer fast, slow ones cost few queries
         while True:
-            with _db().session() as session:
-                job = job_store.get_job(session, job_id, principal.owner_filter)
+            job = _job_for(job_id, principal, fresh=args["wait"] > 0)
             if job is None:
                 abort(404, message="no such job")
             if job.is_final or time.monotonic() >= deadline:
@@ -247,4 +278,6 @@ def cancel_job(job_id: uuid.UUID) -> Any:
         if job.state in ("succeeded", "failed"):
             abort(409, message=f"the job already {job.state}")
         job = job_store.request_cancel(session, job)
-        return job_resource(job, is_admin=principal.is_admin)
+        resource = job_resource(job, is_admin=principal.is_admin)
+    _forget(job_id)
+    return resource

@@ -11,7 +11,7 @@ import hashlib
 import time
 
 from flask import Flask, current_app, request
-from flask_limiter import HeaderNames, Limiter
+from flask_limiter import Limiter
 
 from zolve.config import Settings
 
@@ -48,9 +48,9 @@ def init_limits(app: Flask, settings: Settings) -> Limiter:
         default_limits_exempt_when=lambda: request.endpoint in EXEMPT,
         storage_uri=storage_uri(settings.redis_url or "memory://"),
         strategy="fixed-window",
-        headers_enabled=True,
-        # Flask-Limiter would put its Retry-After on every response, over the job polling hint
-        header_name_mapping={HeaderNames.RETRY_AFTER: "X-RateLimit-Retry-After"},
+        # X-RateLimit-* headers would cost two more Redis round trips per request; a 429 says
+        # Retry-After (see seconds_until_reset)
+        headers_enabled=False,
         swallow_errors=True,
         in_memory_fallback_enabled=True,
         key_prefix="zolve",

@@ -19,9 +19,12 @@ def normalize_url(url: str) -> str:
 
 
 class Database:
-    def __init__(self, url: str, pool_size: int = 5):
+    def __init__(self, url: str, pool_size: int = 5, pre_ping: bool = True):
         self.url = normalize_url(url)
         self.pool_size = pool_size
+        #: test each pooled connection before use (one round trip); without it, the first use of a
+        #: connection the server dropped fails, and SQLAlchemy then invalidates the whole pool
+        self.pre_ping = pre_ping
         self._engine: Engine | None = None
         self._pid = os.getpid()
         self._sessions: sessionmaker[Session] | None = None
@@ -37,7 +40,7 @@ class Database:
                 self.url,
                 pool_size=self.pool_size,
                 max_overflow=self.pool_size,
-                pool_pre_ping=True,
+                pool_pre_ping=self.pre_ping,
                 pool_recycle=1800,
                 connect_args={"connect_timeout": 5},
             )

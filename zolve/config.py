@@ -51,6 +51,8 @@ class Settings:
     rate_limit: str = "1200 per minute"
     #: per API key, on POST /jobs, on top of rate_limit
     submit_rate_limit: str = "300 per minute"
+    #: an API process answers polls of an unfinished job from memory for this long (finished: always)
+    status_cache_seconds: float = 0.25
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -72,6 +74,7 @@ class Settings:
             max_tasks_per_child=_env_int("ZOLVE_MAX_TASKS_PER_CHILD", defaults.max_tasks_per_child),
             rate_limit=os.environ.get("ZOLVE_RATE_LIMIT", defaults.rate_limit),
             submit_rate_limit=os.environ.get("ZOLVE_SUBMIT_RATE_LIMIT", defaults.submit_rate_limit),
+            status_cache_seconds=_env_float("ZOLVE_STATUS_CACHE_SECONDS", defaults.status_cache_seconds),
         )
 
     def with_urls(self, database_url: str, redis_url: str) -> Settings:

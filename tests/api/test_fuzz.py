@@ -19,7 +19,8 @@ def api_schema(app):  # noqa: ANN001, ANN201
 
 
 @schema.parametrize()
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+# derandomized: CI replays the same examples, so a red run is a real regression, reproducible here
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 def test_the_api_honours_its_spec(case, fuzz_headers) -> None:  # noqa: ANN001
     # Every check but "schema-valid requests are accepted": a job's `params` are validated by its kind's
     # own schema (documented under components, not expressible per kind in the free-form `params`
