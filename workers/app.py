@@ -6,6 +6,7 @@ settings here only make redelivery *possible*; the sweeper makes it *certain*.
 
 from __future__ import annotations
 
+from amqp.exceptions import ChannelError
 from celery import Celery
 
 from zolve.config import Settings
@@ -59,3 +60,14 @@ def enqueue(celery: Celery, job_id: str, task: str = RUN_JOB) -> None:
     """Publish a wake-up message (a job id, or a shard id for RUN_SHARD). Raises when the broker is
     unreachable."""
     celery.send_task(task, args=[job_id], queue=QUEUE)
+
+
+def queue_depth(celery: Celery) -> int | None:
+    """Messages waiting in the broker's queue; None when the broker cannot be asked."""
+    try:
+        with celery.connection_for_write() as connection:
+            return connection.default_channel.queue_declare(QUEUE, passive=True).message_count
+    except ChannelError:  # the broker does not know the queue (e.g. Redis restarted empty): nothing waits
+        return 0
+    except Exception:
+        return None

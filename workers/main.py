@@ -9,13 +9,12 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from amqp.exceptions import ChannelError
 from celery import Celery, bootsteps
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
 from store import jobs, shards
 from store.db import Database
-from workers.app import FINALIZE, QUEUE, RUN_JOB, RUN_SHARD, SWEEP, enqueue, make_celery
+from workers.app import FINALIZE, RUN_JOB, RUN_SHARD, SWEEP, enqueue, make_celery, queue_depth
 from workers.runner import Followups, execute, execute_shard, finalize
 from zolve.config import Settings
 from zolve.kinds import KINDS
@@ -46,17 +45,6 @@ def publish(celery: Celery, db: Database, followups: Followups) -> None:
         except Exception:
             log.warning("broker unavailable; %s %s left to the sweeper", task, target)
             return
-
-
-def queue_depth(celery: Celery) -> int | None:
-    """Messages waiting in the broker's queue; None when the broker cannot be asked."""
-    try:
-        with celery.connection_for_write() as connection:
-            return connection.default_channel.queue_declare(QUEUE, passive=True).message_count
-    except ChannelError:  # the broker does not know the queue (e.g. Redis restarted empty): nothing waits
-        return 0
-    except Exception:
-        return None
 
 
 def sweep_once(celery: Celery, db: Database, settings: Settings) -> jobs.SweepReport:

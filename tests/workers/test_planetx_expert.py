@@ -12,7 +12,7 @@ from puzzles.planetx.board import EMPTY, MODES
 from puzzles.planetx.rules import enumerate_boards
 from store.models import Board, Job, Shard
 from tests.support import shard_states, wait_until
-from workers.main import queue_depth
+from workers.app import queue_depth
 
 #: sector 1 and sector 18 empty: 85,959 boards, about half a minute of shards
 CORNER = [{"sector": 1, "object": "empty"}, {"sector": 18, "object": "empty"}]

@@ -13,8 +13,7 @@ from puzzles.planetx.board import MODES, PLANET_X, decode, to_letters
 from puzzles.planetx.rules import enumerate_boards
 from store.models import Board, Shard
 from tests.support import shard_states, wait_until
-from workers.app import RUN_SHARD, enqueue
-from workers.main import queue_depth
+from workers.app import RUN_SHARD, enqueue, queue_depth
 
 STANDARD = {"kind": "planetx.enumerate", "params": {"mode": "standard"}}
 

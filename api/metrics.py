@@ -1,0 +1,76 @@
+"""Prometheus metrics at /metrics (admin keys only): jobs by kind and state, shards by state, rows
+written, job run times and the broker's queue depth, read from PostgreSQL and Redis at scrape time."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from flask import Response, current_app
+from flask_smorest import Blueprint, abort
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
+
+from api.auth import auth, current_principal
+from store import metrics
+from store.db import Database
+from workers.app import queue_depth
+
+blp = Blueprint("metrics", __name__, description="Prometheus metrics")
+
+
+class ZolveCollector:
+    def __init__(self, db: Database, celery: Any):
+        self.db, self.celery = db, celery
+
+    def collect(self) -> Iterator[Metric]:
+        with self.db.session() as session:
+            jobs = metrics.jobs_by_kind_and_state(session)
+            shards = metrics.shards_by_state(session)
+            rows = metrics.rows_written(session)
+            buckets, count, total = metrics.run_seconds_histogram(session)
+        family = GaugeMetricFamily("zolve_jobs", "Jobs by kind and state", labels=["kind", "state"])
+        for kind, state, n in jobs:
+            family.add_metric([kind, state], n)
+        yield family
+        family = GaugeMetricFamily("zolve_shards", "Shards of sharded jobs by state", labels=["state"])
+        for state, n in shards:
+            family.add_metric([state], n)
+        yield family
+        yield CounterMetricFamily(
+            "zolve_rows_written", "Rows (e.g. boards) stored by finished shards", value=rows
+        )
+        bounds = [str(b) for b in metrics.RUN_SECONDS_BUCKETS] + ["+Inf"]
+        yield HistogramMetricFamily(
+            "zolve_job_run_seconds",
+            "Run time of finished jobs",
+            buckets=list(zip(bounds, [*buckets, count], strict=True)),
+            sum_value=total,
+        )
+        depth = queue_depth(self.celery)
+        if depth is not None:
+            yield GaugeMetricFamily(
+                "zolve_queue_depth", "Wake-up messages waiting in the broker", value=depth
+            )
+
+
+def _registry() -> CollectorRegistry:
+    registry = current_app.extensions.get("zolve.metrics")
+    if registry is None:
+        registry = CollectorRegistry()
+        registry.register(
+            ZolveCollector(current_app.extensions["zolve.db"], current_app.extensions["zolve.celery"])
+        )
+        current_app.extensions["zolve.metrics"] = registry
+    return registry
+
+
+@blp.route("/metrics")
+@auth.login_required
+@blp.doc(responses={"200": {"description": "Prometheus text format", "content": {"text/plain": {}}}})
+@blp.alt_response(403, description="Not an admin key")
+def metrics_page() -> Response:
+    """Prometheus metrics (admin keys: scrape with `Authorization: Bearer <key>`)."""
+    if not current_principal().is_admin:
+        abort(403, message="metrics are for admin keys")
+    return Response(generate_latest(_registry()), mimetype=CONTENT_TYPE_LATEST)
