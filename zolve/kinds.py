@@ -24,6 +24,7 @@ from schemas.planetx import (
     SimulateParams,
     SimulateResult,
 )
+from schemas.taiji import TaijiParams, TaijiResult
 
 if TYPE_CHECKING:  # the API must not import Z3
     from puzzles.runtime import Run
@@ -104,6 +105,13 @@ KINDS: dict[str, Kind] = {
             result_schema=SimulateResult,
             solver="puzzles.planetx.simulate:solve",
             sharded=True,
+        ),
+        Kind(
+            name="taiji.solve",
+            summary="Taiji puzzles (Taiji Maker codes or a JSON grid): a solution, and whether it is unique",
+            params_schema=TaijiParams,
+            result_schema=TaijiResult,
+            solver="puzzles.taiji.solver:solve",
         ),
     ]
 }
