@@ -108,7 +108,7 @@ def profile_one_shard(mode_name: str) -> list[tuple[str, float]]:
         profile.disable()
     stats = pstats.Stats(profile)
     parts = {
-        "Z3 check()": [("z3core.py", "Z3_solver_check_assumptions")],
+        "Z3 check()": [("z3core.py", "Z3_solver_check_assumptions"), ("z3core.py", "Z3_solver_check")],
         "Z3 model construction": [("z3core.py", "Z3_solver_get_model")],
         "reading the board (model eval)": [
             ("z3core.py", "Z3_model_eval"),
