@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any, NoReturn
 
 import z3
@@ -67,11 +68,30 @@ class Run:
             self._watchdog.start()
         return self
 
-    def __exit__(self, *exc_info: object) -> None:
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
         if self._watchdog is not None:
             self._watchdog.cancel()
         with self._lock:
             self._contexts.clear()
+        if exc is not None:
+            self._raise_stop_for(exc)
+
+    @contextmanager
+    def interruptible(self) -> Iterator[None]:
+        """Turn Z3's "canceled" errors into the run's stop: an interrupt that lands while Z3 builds or
+        simplifies (rather than inside a check) raises instead of answering unknown."""
+        try:
+            yield
+        except z3.Z3Exception as exc:
+            self._raise_stop_for(exc)
+            raise
+
+    def _raise_stop_for(self, exc: BaseException) -> None:
+        if isinstance(exc, z3.Z3Exception) and self._stop_reason is not None:
+            try:
+                self.raise_if_stopped()
+            except Stopped as stop:
+                raise stop from exc
 
     def context(self) -> z3.Context:
         """A fresh Z3 context that `stop()` interrupts (one per job or shard: no shared-state leaks)."""

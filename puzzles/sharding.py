@@ -53,7 +53,8 @@ def solve_in_process(
     pending = list(puzzle.plan(params, run))
     summaries: list[dict[str, Any]] = []
     total, done = len(pending), 0
-    with ProcessPoolExecutor(processes or os.cpu_count() or 1) as pool:
+    pool = ProcessPoolExecutor(processes or os.cpu_count() or 1)
+    try:
         futures = {pool.submit(_run_one, module, params, key, run.remaining()) for key in pending}
         while futures:
             finished, futures = wait(futures, timeout=0.5, return_when=FIRST_COMPLETED)
@@ -71,4 +72,8 @@ def solve_in_process(
                 if on_rows is not None:
                     on_rows(result.rows)
                 run.progress(shards_done=done, shards_total=total)
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)  # a cancel must not wait for every queued shard
+        raise
+    pool.shutdown()
     return puzzle.combine(params, summaries)

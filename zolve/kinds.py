@@ -16,6 +16,7 @@ from marshmallow import Schema
 
 from puzzles.planetx.board import render_board  # pure Python, no Z3
 from schemas.dice import DiceParams, DiceResult
+from schemas.mastermind import GuessParams, GuessResult, PlayParams, PlayResult
 from schemas.planetx import (
     DeduceParams,
     DeduceResult,
@@ -104,6 +105,21 @@ KINDS: dict[str, Kind] = {
             params_schema=SimulateParams,
             result_schema=SimulateResult,
             solver="puzzles.planetx.simulate:solve",
+            sharded=True,
+        ),
+        Kind(
+            name="mastermind.guess",
+            summary="Mastermind: the next guess for a history of feedback (SAT-sampled on huge spaces)",
+            params_schema=GuessParams,
+            result_schema=GuessResult,
+            solver="puzzles.mastermind:guess",
+        ),
+        Kind(
+            name="mastermind.play",
+            summary="Mastermind: whole games against many secrets, sharded by secret; turns per game",
+            params_schema=PlayParams,
+            result_schema=PlayResult,
+            solver="puzzles.mastermind:play",
             sharded=True,
         ),
         Kind(

@@ -34,6 +34,11 @@ Solution = list[list[int | None]]
 
 def solve(params: dict[str, Any], run: Run) -> dict[str, Any]:
     """Solve a Taiji puzzle given as `code` or `grid`; with `unique` (default) look for a second answer."""
+    with run.interruptible():
+        return _solve(params, run)
+
+
+def _solve(params: dict[str, Any], run: Run) -> dict[str, Any]:
     started = time.perf_counter()
     puzzle = puzzle_from_params(params)
     run.progress(phase="solving", width=puzzle.width, height=puzzle.height)

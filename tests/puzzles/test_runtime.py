@@ -39,3 +39,14 @@ def test_progress_reaches_the_callback() -> None:
     with Run(5, on_progress=seen.append) as run:
         run.progress(done=1, total=2)
     assert seen == [{"done": 1, "total": 2}]
+
+
+def test_an_interrupt_outside_a_check_is_the_runs_stop_not_an_error() -> None:
+    with pytest.raises(Cancelled), Run(60) as run:
+        ctx = run.context()
+        run.stop()
+        # what Z3 raises when the interrupt lands while it builds or simplifies
+        raise z3.Z3Exception("canceled")
+    with pytest.raises(z3.Z3Exception), Run(60) as run:  # not stopped: a real error stays an error
+        raise z3.Z3Exception("canceled")
+    assert ctx is not None

@@ -1,5 +1,7 @@
 """The Taiji and Mastermind kinds through the service: real API, worker process and PostgreSQL."""
 
+import json
+
 from puzzles.taiji.code import parse_code
 from puzzles.taiji.rules import violations
 
@@ -40,3 +42,53 @@ def test_taiji_malformed_input_is_a_field_level_422(client, auth) -> None:  # no
         response = submit(client, auth, "taiji.solve", params)
         assert response.status_code == 422, params
         assert field in response.get_json()["errors"]["params"], response.get_json()
+
+
+def test_mastermind_guess_gives_a_consistent_guess_or_names_the_contradiction(
+    client, auth, worker, wait_job
+) -> None:  # noqa: ANN001
+    history = [
+        {"guess": [0, 0, 1, 1], "black": 1, "white": 0},
+        {"guess": [2, 2, 3, 3], "black": 0, "white": 1},
+    ]
+    params = {"n": 4, "k": 6, "history": history}
+    job = wait_job(auth, submit(client, auth, "mastermind.guess", params).get_json()["id"])
+    assert job["state"] == "succeeded", job
+    result = job["result"]
+    assert result["status"] == "ok" and len(result["guess"]) == 4 and result["remaining"] > 0
+    contradiction = [
+        {"guess": [0, 0, 0, 0], "black": 4, "white": 0},
+        {"guess": [0, 0, 0, 0], "black": 0, "white": 0},
+    ]
+    job = wait_job(
+        auth, submit(client, auth, "mastermind.guess", {**params, "history": contradiction}).get_json()["id"]
+    )
+    assert job["state"] == "succeeded" and job["result"]["status"] == "contradiction"
+    assert job["result"]["error"]["code"] == 422 and job["result"]["error"]["entries"]
+
+
+def test_mastermind_play_is_sharded_over_secrets(client, auth, worker, wait_job) -> None:  # noqa: ANN001
+    params = {"n": 4, "k": 6, "secrets": {"sample": 40, "seed": 3}}
+    job = wait_job(auth, submit(client, auth, "mastermind.play", params).get_json()["id"], 180)
+    assert job["state"] == "succeeded", job
+    result = job["result"]
+    assert result["games_count"] == 40 and result["unsolved"] == 0 and result["max_turns"] <= 6
+    for game in result["games"]:
+        assert game["guesses"][-1]["guess"] == game["secret"] and game["guesses"][-1]["black"] == 4
+    assert job["progress"]["shards_done"] == job["progress"]["shards_total"] >= 1
+
+
+def test_mastermind_bad_params_are_field_level_422(client, auth) -> None:  # noqa: ANN001
+    cases = [
+        ({"n": 4, "k": 6, "history": [{"guess": [0, 0, 1], "black": 0, "white": 0}]}, "history"),
+        ({"n": 4, "k": 6, "history": [{"guess": [0, 0, 1, 9], "black": 0, "white": 0}]}, "history"),
+        ({"n": 4, "k": 6, "history": [{"guess": [0, 0, 1, 1], "black": 3, "white": 2}]}, "history"),
+        ({"n": 0, "k": 6}, "n"),
+        ({"n": 4, "k": 6, "strategy": "telepathy"}, "strategy"),
+    ]
+    for params, field in cases:
+        response = submit(client, auth, "mastermind.guess", params)
+        assert response.status_code == 422, params
+        assert field in json.dumps(response.get_json()["errors"]["params"]), response.get_json()
+    too_many = submit(client, auth, "mastermind.play", {"n": 12, "k": 20, "secrets": "all"})
+    assert too_many.status_code == 422 and "secrets" in too_many.get_json()["errors"]["params"]
