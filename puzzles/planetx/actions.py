@@ -120,7 +120,8 @@ class Scores:
     goal_bits: np.ndarray
 
 
-def _entropy(counts: np.ndarray, axis: int) -> np.ndarray:
+def entropy_bits(counts: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Shannon entropy (bits) of the distributions given as counts along `axis`."""
     total = counts.sum(axis=axis, keepdims=True)
     p = np.divide(counts, total, out=np.zeros(counts.shape, dtype=float), where=total > 0)
     logs = np.log2(p, out=np.zeros_like(p), where=p > 0)
@@ -147,9 +148,9 @@ def score(boards: BoardSet, actions: list[Action]) -> Scores:
             shown = np.where(column == PLANET_X, EMPTY, column).astype(np.int64)
             joint[j] = np.bincount(shown * width + goal, minlength=OUTCOME_VALUES * width).reshape(-1, width)
     counts = joint.sum(axis=2)
-    bits = _entropy(counts, axis=1)
-    joint_bits = _entropy(joint.reshape(len(actions), -1), axis=1)
-    goal_bits = bits + _entropy(np.bincount(goal, minlength=width)[None, :], axis=1) - joint_bits
+    bits = entropy_bits(counts, axis=1)
+    joint_bits = entropy_bits(joint.reshape(len(actions), -1), axis=1)
+    goal_bits = bits + entropy_bits(np.bincount(goal, minlength=width)) - joint_bits
     return Scores(counts, bits, np.maximum(goal_bits, 0.0))
 
 
@@ -175,10 +176,3 @@ def _survey_joint(
         joint[j] = np.bincount(
             seen_count * width + triples, weights=weights, minlength=OUTCOME_VALUES * width
         ).reshape(-1, width)
-
-
-def triple_distribution(boards: BoardSet) -> list[tuple[int, int]]:
-    """(triple, boards) for every Planet X sector-and-neighbours combination left, most likely first."""
-    triples, counts = np.unique(boards.planet_x_triples(), return_counts=True)
-    order = np.lexsort((triples, -counts))
-    return [(int(triples[i]), int(counts[i])) for i in order]

@@ -54,6 +54,12 @@ class BoardSet:
         right = self.grid[rows, (where + 1) % n].astype(np.int64)
         return where.astype(np.int64) * 36 + left * 6 + right
 
+    def triple_counts(self) -> tuple[np.ndarray, np.ndarray]:
+        """Every Planet X triple left and how many boards hold it, most likely first (ties: lower triple)."""
+        triples, counts = np.unique(self.planet_x_triples(), return_counts=True)
+        order = np.lexsort((triples, -counts))
+        return triples[order], counts[order]
+
 
 def triple_parts(triple: int) -> tuple[int, int, int]:
     """(1-based sector, left object, right object) of a `planet_x_triples` number."""

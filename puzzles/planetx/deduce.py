@@ -65,14 +65,13 @@ def planet_x_candidates(boards: BoardSet) -> list[dict[str, Any]]:
 
 def locate_guess(boards: BoardSet) -> dict[str, Any]:
     """The most likely (sector, left, right) to name when locating Planet X."""
-    triples, counts = np.unique(boards.planet_x_triples(), return_counts=True)
-    best = int(np.lexsort((triples, -counts))[0])
-    sector, left, right = triple_parts(int(triples[best]))
+    triples, counts = boards.triple_counts()
+    sector, left, right = triple_parts(int(triples[0]))
     return {
         "sector": sector,
         "left": OBJECT_NAMES[left],
         "right": OBJECT_NAMES[right],
-        "probability": float(counts[best] / len(boards)),
+        "probability": float(counts[0] / len(boards)),
         "candidates": len(triples),
     }
 

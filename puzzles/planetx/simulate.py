@@ -26,6 +26,7 @@ from puzzles.planetx.actions import (
     LOCATE_DAYS,
     MAX_TARGETS,
     Action,
+    entropy_bits,
     legal_actions,
     outcomes,
     score,
@@ -56,18 +57,6 @@ class Game:
         self.mix: Counter[str] = Counter()
 
 
-def _entropy(counts: np.ndarray) -> float:
-    p = counts[counts > 0] / counts.sum()
-    return float(-(p * np.log2(p)).sum())
-
-
-def _triples(boards: BoardSet) -> tuple[np.ndarray, np.ndarray]:
-    """Remaining (triple, boards) pairs, most likely first (ties to the lower triple)."""
-    triples, counts = np.unique(boards.planet_x_triples(), return_counts=True)
-    order = np.lexsort((triples, -counts))
-    return triples[order], counts[order]
-
-
 def _locate_now(counts: np.ndarray, rate: float) -> bool:
     """Is guessing the likeliest triple now expected to finish sooner than learning more first?
 
@@ -76,8 +65,8 @@ def _locate_now(counts: np.ndarray, rate: float) -> bool:
     if rate <= 0:
         return True
     p = counts[0] / counts.sum()
-    rest = _entropy(counts[1:]) if len(counts) > 1 else 0.0
-    return (1 - p) * (rest / rate + LOCATE_DAYS) < _entropy(counts) / rate
+    rest = float(entropy_bits(counts[1:])) if len(counts) > 1 else 0.0
+    return (1 - p) * (rest / rate + LOCATE_DAYS) < float(entropy_bits(counts)) / rate
 
 
 def choose(policy: str, boards: BoardSet, actions: list[Action], triple_counts: np.ndarray) -> Action | str:
@@ -116,7 +105,7 @@ def play(everything: BoardSet, secret: int, policy: str, run: Run, max_days: int
     boards, game = everything, Game()
     while game.days < max_days:
         run.raise_if_stopped()
-        triples, counts = _triples(boards)
+        triples, counts = boards.triple_counts()
         decision = LOCATE if len(triples) == 1 else _decide(policy, game, boards, counts)
         if decision == LOCATE:
             game.days += LOCATE_DAYS
