@@ -150,3 +150,43 @@ class Board(Base):
     # no foreign key: the per-row check would slow COPY; rows go when their job is purged
     job_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
     code: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+
+
+class JobEvent(Base):
+    """A job's history: each state transition and each operator action, in order (see store.events)."""
+
+    __tablename__ = "job_events"
+    __table_args__ = (Index("ix_job_events_job", "job_id", "id"),)
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    job_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"))
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    #: created, planned, running, succeeded, failed, cancel_requested, cancelled, requeued, retried,
+    #: shard_requeued
+    event: Mapped[str] = mapped_column(String(32))
+    attempt: Mapped[int | None] = mapped_column(Integer)
+    #: the API key that asked for it (an operator's action, a client's cancel); None for the system
+    actor_key_id: Mapped[int | None] = mapped_column(ForeignKey("api_keys.id"))
+    detail: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+
+
+class Worker(Base):
+    """A worker process that runs tasks (a pool process of a Celery worker), upserted by its parent's
+    heartbeat: alive while `heartbeat_at` is recent; its name is the `lease_owner` of what it runs."""
+
+    __tablename__ = "workers"
+
+    name: Mapped[str] = mapped_column(Text, primary_key=True)
+    hostname: Mapped[str] = mapped_column(Text)
+    pid: Mapped[int] = mapped_column(Integer)
+    #: the Celery worker (node) the process belongs to
+    node: Mapped[str | None] = mapped_column(Text)
+    started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    heartbeat_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now(), index=True
+    )
+
+
+# the dashboard's per-minute chart reads the last hour of finished jobs and shards
+Index("ix_jobs_finished_at", Job.finished_at)
+Index("ix_shards_finished_at", Shard.finished_at)
