@@ -19,7 +19,7 @@ from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
-from store import shards
+from store import events, shards
 from store.models import Job
 
 
@@ -65,6 +65,7 @@ def create_job(
         if existing is None:
             raise
         return _replay(existing, digest, time_limit), False
+    events.record(session, job.id, "created", actor_key_id=owner_id)
     session.refresh(job)
     return job, True
 
@@ -126,6 +127,9 @@ def create_cached_job(
     )
     session.add(job)
     session.flush()
+    cached = {"cached_from": str(source.id)}
+    events.record(session, job.id, "created", actor_key_id=owner_id, detail=cached)
+    events.record(session, job.id, "succeeded", detail=cached)
     session.refresh(job)
     return job
 
@@ -187,18 +191,23 @@ def list_jobs(
     return Page(items, encode_cursor(items[-1]) if more and items else None)
 
 
-def request_cancel(session: Session, job: Job) -> Job:
-    """Queued jobs are cancelled at once; running ones are flagged and their worker interrupts Z3."""
-    session.execute(
+def request_cancel(session: Session, job: Job, *, actor_key_id: int | None = None) -> Job:
+    """Queued jobs are cancelled at once; running ones are flagged and their worker interrupts Z3.
+    `actor_key_id`: the key that asked, for the job's history."""
+    cancelled = session.execute(
         update(Job)
         .where(Job.id == job.id, Job.state == "queued")
         .values(state="cancelled", cancel_requested=True, finished_at=func.now())
     )
-    session.execute(
+    if cancelled.rowcount == 1:
+        events.record(session, job.id, "cancelled", actor_key_id=actor_key_id)
+    cancelling = session.execute(
         update(Job)
         .where(Job.id == job.id, Job.state == "running")
         .values(state="cancelling", cancel_requested=True)
     )
+    if cancelling.rowcount == 1:
+        events.record(session, job.id, "cancel_requested", actor_key_id=actor_key_id)
     # a sharded job: queued shards never start, running ones see the flag in their heartbeat
     shards.cancel_queued_shards(session, job.id)
     shards.settle_cancellation(session, job.id)
@@ -230,6 +239,8 @@ def claim(session: Session, job_id: uuid.UUID, worker: str, lease_seconds: float
         )
         .returning(Job)
     )
+    if claimed is not None:
+        events.record(session, job_id, "running", attempt=claimed.attempts, detail={"worker": worker})
     return claimed
 
 
@@ -270,12 +281,16 @@ def finish(
     }
     if progress is not None:
         values["progress"] = progress
-    done = session.execute(
+    attempt = session.scalar(
         update(Job)
         .where(Job.id == job_id, Job.lease_owner == worker, Job.state.in_(("running", "cancelling")))
         .values(**values)
+        .returning(Job.attempts)
     )
-    return done.rowcount == 1
+    if attempt is None:
+        return False
+    events.record(session, job_id, state, attempt=attempt, detail=events.error_detail(error))
+    return True
 
 
 @dataclass(frozen=True)
@@ -304,6 +319,7 @@ def sweep(
     )
     failed, cancelled, requeued = [], [], []
     for job in expired:
+        lost = {"reason": "lease expired", "worker": job.lease_owner}
         if job.state == "cancelling":
             job.state, job.finished_at = "cancelled", func.now()
             cancelled.append(job.id)
@@ -315,10 +331,13 @@ def sweep(
                 f"giving up after {max_attempts} attempts",
             }
             failed.append(job.id)
+            lost.update(events.error_detail(job.error))
         else:
             job.state, job.enqueued_at = "queued", None
             requeued.append(job.id)
         job.lease_owner, job.lease_expires_at = None, None
+        event = "requeued" if job.state == "queued" else job.state
+        events.record(session, job.id, event, attempt=job.attempts, detail=lost)
 
     stale = list(
         session.scalars(

@@ -15,6 +15,7 @@ from typing import Any
 from sqlalchemy import and_, func, insert, or_, select, update
 from sqlalchemy.orm import Session
 
+from store import events
 from store.models import Job, Shard
 
 ACTIVE = ("queued", "running")
@@ -41,6 +42,7 @@ def create_shards(session: Session, job_id: uuid.UUID, worker: str, keys: list[s
     )
     if planned.rowcount != 1:
         raise LeaseLost(f"job {job_id}: lease lost while planning")
+    events.record(session, job_id, "planned", detail={"shards": len(keys), "worker": worker})
     return ids
 
 
@@ -187,11 +189,13 @@ def fail_shard(session: Session, shard_id: int, worker: str, error: dict[str, An
 
 
 def fail_job(session: Session, job_id: uuid.UUID, error: dict[str, Any]) -> None:
-    session.execute(
+    failed = session.execute(
         update(Job)
         .where(Job.id == job_id, Job.state.in_(("running", "cancelling")))
         .values(state="failed", error=error, finished_at=func.now(), lease_owner=None, lease_expires_at=None)
     )
+    if failed.rowcount == 1:
+        events.record(session, job_id, "failed", detail=events.error_detail(error))
     cancel_queued_shards(session, job_id)
 
 
@@ -213,11 +217,13 @@ def cancel_queued_shards(session: Session, job_id: uuid.UUID) -> None:
 def settle_cancellation(session: Session, job_id: uuid.UUID) -> None:
     """A cancelling sharded job becomes cancelled once none of its shards is still running."""
     still_running = select(Shard.id).where(Shard.job_id == job_id, Shard.state == "running").exists()
-    session.execute(
+    settled = session.execute(
         update(Job)
         .where(Job.id == job_id, Job.state == "cancelling", Job.lease_owner.is_(None), ~still_running)
         .values(state="cancelled", finished_at=func.now())
     )
+    if settled.rowcount == 1:
+        events.record(session, job_id, "cancelled")
 
 
 def summaries(session: Session, job_id: uuid.UUID) -> list[dict[str, Any]]:
@@ -238,7 +244,10 @@ def finish_sharded_job(session: Session, job_id: uuid.UUID, result: dict[str, An
         )
         .values(state="succeeded", result=result, finished_at=func.now(), rows_job_id=Job.id, progress=None)
     )
-    return done.rowcount == 1
+    if done.rowcount != 1:
+        return False
+    events.record(session, job_id, "succeeded")
+    return True
 
 
 @dataclass(frozen=True)
@@ -262,6 +271,7 @@ def sweep_shards(
         )
     )
     for shard in expired:
+        lost = {"shard": shard.key, "reason": "lease expired", "worker": shard.lease_owner}
         shard.lease_owner, shard.lease_expires_at = None, None
         if shard.attempts >= max_attempts:
             shard.state, shard.finished_at = "failed", func.now()
@@ -273,6 +283,7 @@ def sweep_shards(
             )
         else:
             shard.state, shard.enqueued_at = "queued", None
+            events.record(session, shard.job_id, "shard_requeued", attempt=shard.attempts, detail=lost)
     session.flush()
     stale = list(
         session.scalars(

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from celery import Celery, bootsteps
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
-from store import jobs, shards
+from store import heartbeats, jobs, shards
 from store.db import Database
 from workers.app import FINALIZE, RUN_JOB, RUN_SHARD, SWEEP, enqueue, make_celery, queue_depth
 from workers.runner import Followups, execute, execute_shard, finalize
@@ -113,6 +113,45 @@ def sweeper_step(celery: Celery, db: Database, settings: Settings) -> type[boots
     return Sweeper
 
 
+def pool_pids(worker: object) -> list[int]:
+    """The processes that run this worker's tasks: the pool's children, or the worker itself (solo,
+    threads)."""
+    pool = getattr(worker, "pool", None)
+    info = pool.info if pool is not None else {}
+    return list(info.get("processes") or []) or [os.getpid()]
+
+
+def heartbeat_step(db: Database, settings: Settings) -> type[bootsteps.StartStopStep]:
+    """A worker bootstep that records this worker's task processes in the `workers` table, on the
+    worker's own timer like the sweeper (the admin dashboard's "workers alive")."""
+
+    class WorkerHeartbeat(bootsteps.StartStopStep):
+        requires = {"celery.worker.components:Timer", "celery.worker.components:Pool"}
+
+        def __init__(self, worker: object, **kwargs: object) -> None:
+            super().__init__(worker, **kwargs)
+            self.tref = None
+
+        def start(self, worker) -> None:  # noqa: ANN001
+            self.tref = worker.timer.call_repeatedly(
+                settings.sweep_interval, self.tick, args=(worker,), priority=10
+            )
+
+        def stop(self, worker) -> None:  # noqa: ANN001
+            if self.tref is not None:
+                self.tref.cancel()
+
+        @staticmethod
+        def tick(worker) -> None:  # noqa: ANN001
+            try:
+                with db.session() as session:
+                    heartbeats.beat(session, socket.gethostname(), pool_pids(worker), worker.hostname)
+            except Exception:
+                log.warning("worker heartbeat failed; retrying next interval", exc_info=True)
+
+    return WorkerHeartbeat
+
+
 @contextmanager
 def _database_errors_retryable() -> Iterator[None]:
     """A dropped connection surfaces as a DBAPIError; make it one Celery retries with backoff."""
@@ -158,6 +197,7 @@ def create_worker_app(settings: Settings) -> Celery:
         sweep_once(celery, db, settings)
 
     celery.steps["worker"].add(sweeper_step(celery, db, settings))
+    celery.steps["worker"].add(heartbeat_step(db, settings))
     # import Z3 and every solver in the parent, so recycled pool children start warm
     for kind in KINDS.values():
         kind.solve_function()

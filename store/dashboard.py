@@ -1,0 +1,341 @@
+"""What the admin dashboard reads and does, straight from PostgreSQL (whatever the broker): the overview's
+aggregates, the jobs table, a job's page, and the operators' actions (retry, requeue a shard)."""
+
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import String, and_, cast, delete, func, or_, select, update
+from sqlalchemy.orm import Session
+
+from store import events
+from store.jobs import Page, decode_cursor, encode_cursor
+from store.models import ApiKey, Board, Job, JobEvent, Shard, Worker
+
+CHART_MINUTES = 60
+#: shards drawn in a job's grid (an expert enumeration has a few thousand)
+MAX_SHARD_CELLS = 10_000
+#: queued or running shards listed with a requeue button
+MAX_ACTIVE_SHARDS = 50
+
+
+class ActionRefused(Exception):
+    """The action does not apply to the job or shard as it is now (the message says why)."""
+
+
+# -- overview -------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class QueueDepth:
+    kind: str
+    jobs: int
+    shards: int
+
+
+@dataclass(frozen=True)
+class Lease:
+    job_id: uuid.UUID
+    kind: str
+    shard_key: str | None
+
+
+@dataclass(frozen=True)
+class WorkerStatus:
+    name: str
+    hostname: str
+    pid: int
+    node: str | None
+    started_at: datetime
+    heartbeat_at: datetime
+    running: list[Lease] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Minute:
+    start: datetime
+    jobs: int
+    boards: int
+
+
+@dataclass(frozen=True)
+class Overview:
+    states: dict[str, int]
+    queues: list[QueueDepth]
+    workers: list[WorkerStatus]
+    minutes: list[Minute]
+    #: failed / (succeeded + failed): over the last hour, and over all time; None when nothing finished
+    failure_rate_hour: float | None
+    failure_rate_all: float | None
+
+
+def overview(session: Session, *, alive_within: float) -> Overview:
+    states = _pairs(session.execute(select(Job.state, func.count()).group_by(Job.state)))
+    hour = _pairs(
+        session.execute(
+            select(Job.state, func.count())
+            .where(Job.finished_at >= func.now() - timedelta(hours=1))
+            .group_by(Job.state)
+        )
+    )
+    return Overview(
+        states=states,
+        queues=queue_depths(session),
+        workers=workers_alive(session, alive_within),
+        minutes=per_minute(session),
+        failure_rate_hour=_failure_rate(hour),
+        failure_rate_all=_failure_rate(states),
+    )
+
+
+def _pairs(result: Any) -> dict[Any, Any]:
+    """A two-column result as a dict (a Result has .keys(), which dict() would take for a mapping's)."""
+    return dict(result.all())
+
+
+def _failure_rate(states: dict[str, int]) -> float | None:
+    failed, succeeded = states.get("failed", 0), states.get("succeeded", 0)
+    return failed / (failed + succeeded) if failed + succeeded else None
+
+
+def queue_depths(session: Session) -> list[QueueDepth]:
+    """Per kind: queued jobs, and queued shards of running jobs (the work waiting for a worker)."""
+    jobs = _pairs(
+        session.execute(select(Job.kind, func.count()).where(Job.state == "queued").group_by(Job.kind))
+    )
+    shards = _pairs(
+        session.execute(
+            select(Job.kind, func.count())
+            .join(Shard, Shard.job_id == Job.id)
+            .where(Shard.state == "queued", Job.state == "running")
+            .group_by(Job.kind)
+        )
+    )
+    return [QueueDepth(kind, jobs.get(kind, 0), shards.get(kind, 0)) for kind in sorted({*jobs, *shards})]
+
+
+def workers_alive(session: Session, within: float) -> list[WorkerStatus]:
+    """Processes that heartbeat in the last `within` seconds, each with the jobs and shards it leases."""
+    rows = session.scalars(
+        select(Worker)
+        .where(Worker.heartbeat_at >= func.now() - timedelta(seconds=within))
+        .order_by(Worker.hostname, Worker.node, Worker.pid)
+    ).all()
+    names = [row.name for row in rows]
+    leases: dict[str, list[Lease]] = {name: [] for name in names}
+    for owner, job_id, kind in session.execute(
+        select(Job.lease_owner, Job.id, Job.kind).where(
+            Job.lease_owner.in_(names), Job.state.in_(("running", "cancelling"))
+        )
+    ):
+        leases[owner].append(Lease(job_id, kind, None))
+    for owner, job_id, kind, key in session.execute(
+        select(Shard.lease_owner, Job.id, Job.kind, Shard.key)
+        .join(Job, Job.id == Shard.job_id)
+        .where(Shard.lease_owner.in_(names), Shard.state == "running")
+    ):
+        leases[owner].append(Lease(job_id, kind, key))
+    return [
+        WorkerStatus(r.name, r.hostname, r.pid, r.node, r.started_at, r.heartbeat_at, leases[r.name])
+        for r in rows
+    ]
+
+
+def per_minute(session: Session) -> list[Minute]:
+    """Jobs finished and boards written in each of the last CHART_MINUTES minutes (the current one last)."""
+    now = session.scalar(select(func.date_trunc("minute", func.now())))
+    since = now - timedelta(minutes=CHART_MINUTES - 1)
+    minute = func.date_trunc("minute", Job.finished_at)
+    jobs = _pairs(
+        session.execute(select(minute, func.count()).where(Job.finished_at >= since).group_by(minute))
+    )
+    minute = func.date_trunc("minute", Shard.finished_at)
+    boards = _pairs(
+        session.execute(
+            select(minute, func.sum(Shard.row_count))
+            .where(Shard.finished_at >= since, Shard.state == "succeeded")
+            .group_by(minute)
+        )
+    )
+    starts = [since + timedelta(minutes=i) for i in range(CHART_MINUTES)]
+    return [Minute(start, jobs.get(start, 0), int(boards.get(start) or 0)) for start in starts]
+
+
+# -- jobs table -----------------------------------------------------------------------------------
+_ID_PREFIX = re.compile(r"^[0-9a-f-]{1,36}$")
+
+
+@dataclass(frozen=True)
+class JobFilter:
+    states: list[str] = field(default_factory=list)
+    kind: str | None = None
+    owner_id: int | None = None
+    #: a whole job id, or its first characters
+    id_query: str | None = None
+
+
+def find_jobs(session: Session, where: JobFilter, *, limit: int = 25, cursor: str | None = None) -> Page:
+    """Newest first, keyset-paginated on (created_at, id) like store.jobs.list_jobs. Raises ValueError
+    for a cursor this service did not make or an id query that cannot be part of an id."""
+    query = select(Job).order_by(Job.created_at.desc(), Job.id.desc()).limit(limit + 1)
+    for condition in _conditions(where):
+        query = query.where(condition)
+    if cursor:
+        created, job_id = decode_cursor(cursor)
+        query = query.where(or_(Job.created_at < created, and_(Job.created_at == created, Job.id < job_id)))
+    rows = list(session.scalars(query))
+    items = rows[:limit]
+    return Page(items, encode_cursor(items[-1]) if len(rows) > limit and items else None)
+
+
+def _conditions(where: JobFilter) -> list[Any]:
+    conditions: list[Any] = []
+    if where.states:
+        conditions.append(Job.state.in_(where.states))
+    if where.kind:
+        conditions.append(Job.kind == where.kind)
+    if where.owner_id is not None:
+        conditions.append(Job.owner_id == where.owner_id)
+    if where.id_query:
+        text = where.id_query.strip().lower()
+        if not _ID_PREFIX.match(text):
+            raise ValueError("not a job id")
+        conditions.append(
+            Job.id == uuid.UUID(text) if len(text) == 36 else cast(Job.id, String).like(f"{text}%")
+        )
+    return conditions
+
+
+def key_names(session: Session, ids: set[int]) -> dict[int, str]:
+    """Each key's name and visible prefix, e.g. `ci (zk_Ab12Cd3)`."""
+    if not ids:
+        return {}
+    rows = session.execute(select(ApiKey.id, ApiKey.name, ApiKey.prefix).where(ApiKey.id.in_(ids)))
+    return {key_id: f"{name} ({prefix})" for key_id, name, prefix in rows}
+
+
+# -- a job's page ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class ShardCell:
+    id: int
+    key: str
+    state: str
+    attempts: int
+    lease_owner: str | None
+    row_count: int | None
+    #: running with an expired lease, or queued without a message for a while
+    stuck: bool
+
+
+@dataclass(frozen=True)
+class JobDetail:
+    job: Job
+    history: list[JobEvent]
+    shard_counts: dict[str, int]
+    shards: list[ShardCell]
+    active_shards: list[ShardCell]
+    #: key id → name, for the owner and every actor in the history
+    keys: dict[int, str]
+
+
+def job_detail(session: Session, job_id: uuid.UUID, *, stuck_after: float) -> JobDetail | None:
+    job = session.get(Job, job_id)
+    if job is None:
+        return None
+    history = events.history(session, job_id)
+    counts = _pairs(
+        session.execute(select(Shard.state, func.count()).where(Shard.job_id == job_id).group_by(Shard.state))
+    )
+    cells = _shard_cells(session, job_id, stuck_after) if counts else []
+    actors = {e.actor_key_id for e in history if e.actor_key_id is not None}
+    return JobDetail(
+        job=job,
+        history=history,
+        shard_counts=counts,
+        shards=cells,
+        active_shards=[c for c in cells if c.state in ("queued", "running")][:MAX_ACTIVE_SHARDS],
+        keys=key_names(session, {job.owner_id, *actors}),
+    )
+
+
+def _shard_cells(session: Session, job_id: uuid.UUID, stuck_after: float) -> list[ShardCell]:
+    lost = func.now() - timedelta(seconds=stuck_after)
+    stuck = or_(
+        and_(Shard.state == "running", Shard.lease_expires_at < func.now()),
+        and_(Shard.state == "queued", or_(Shard.enqueued_at.is_(None), Shard.enqueued_at < lost)),
+    )
+    rows = session.execute(
+        select(Shard.id, Shard.key, Shard.state, Shard.attempts, Shard.lease_owner, Shard.row_count, stuck)
+        .where(Shard.job_id == job_id)
+        .order_by(Shard.id)
+        .limit(MAX_SHARD_CELLS)
+    )
+    return [ShardCell(*row) for row in rows]
+
+
+# -- actions --------------------------------------------------------------------------------------
+def retry_job(session: Session, job_id: uuid.UUID, actor_key_id: int) -> Job:
+    """A failed job starts over: queued, attempts and counters reset, its shards and stored boards
+    dropped (a sharded job is planned again). The caller publishes the wake-up message after commit."""
+    job = session.scalar(select(Job).where(Job.id == job_id).with_for_update())
+    if job is None or job.state != "failed":
+        raise ActionRefused("only a failed job can be retried")
+    if session.scalar(select(Shard.id).where(Shard.job_id == job_id, Shard.state == "running").limit(1)):
+        raise ActionRefused("some of its shards are still stopping; try again in a few seconds")
+    detail = {"previous_attempts": job.attempts, "error": events.error_detail(job.error)}
+    session.execute(delete(Shard).where(Shard.job_id == job_id))
+    session.execute(delete(Board).where(Board.job_id == job_id))
+    session.execute(
+        update(Job)
+        .where(Job.id == job_id)
+        .values(
+            state="queued",
+            attempts=0,
+            cancel_requested=False,
+            progress=None,
+            result=None,
+            error=None,
+            lease_owner=None,
+            lease_expires_at=None,
+            heartbeat_at=None,
+            started_at=None,
+            finished_at=None,
+            enqueued_at=func.now(),
+            shards_total=0,
+            shards_done=0,
+            rows_done=0,
+        )
+    )
+    events.record(session, job_id, "retried", actor_key_id=actor_key_id, detail=detail)
+    session.refresh(job)
+    return job
+
+
+def requeue_shard(session: Session, job_id: uuid.UUID, shard_id: int, actor_key_id: int) -> Shard:
+    """A queued or running shard of a running job goes back to the queue with a fresh message (the
+    caller publishes it after commit). A worker still holding it loses its lease and stops at its next
+    heartbeat without storing anything, so the shard's boards are written once."""
+    shard = session.scalar(
+        update(Shard)
+        .where(
+            Shard.id == shard_id,
+            Shard.job_id == job_id,
+            Shard.state.in_(("queued", "running")),
+            select(Job.id).where(Job.id == job_id, Job.state == "running").exists(),
+        )
+        .values(state="queued", lease_owner=None, lease_expires_at=None, enqueued_at=func.now())
+        .returning(Shard)
+    )
+    if shard is None:
+        raise ActionRefused("only a queued or running shard of a running job can be requeued")
+    events.record(
+        session,
+        job_id,
+        "shard_requeued",
+        attempt=shard.attempts,
+        actor_key_id=actor_key_id,
+        detail={"shard": shard.key, "reason": "operator"},
+    )
+    return shard
