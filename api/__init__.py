@@ -9,6 +9,7 @@ from flask import Flask, send_from_directory
 from flask_smorest import Api
 
 from api import boards, errors, jobs, meta, metrics
+from api.admin import init_admin
 from api.limits import init_limits
 from schemas.jobs import Error as ErrorSchema
 from store.db import Database
@@ -60,6 +61,7 @@ def create_app(settings: Settings | None = None) -> Flask:
     api.register_blueprint(boards.blp)
     api.register_blueprint(metrics.blp)
     errors.register_error_handlers(app)
+    init_admin(app, settings)
     app.extensions["zolve.limiter"] = init_limits(app, settings)
 
     @app.route("/docs/assets/<path:filename>")

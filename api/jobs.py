@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import math
 import time
 import uuid
 from collections import OrderedDict
@@ -93,9 +92,11 @@ def job_resource(job: Job, *, is_admin: bool) -> dict[str, Any]:
     }
 
 
-#: jobs served from memory, per app: finished ones for good (they never change), unfinished ones for
+#: jobs served from memory, per app: finished ones for FINAL_CACHE_SECONDS, unfinished ones for
 #: ZOLVE_STATUS_CACHE_SECONDS, so that many clients polling a running job cost a few queries a second
 STATUS_CACHE_SIZE = 4096
+#: a finished job changes again only when an operator retries it from the dashboard
+FINAL_CACHE_SECONDS = 60.0
 
 
 def _job_for(job_id: uuid.UUID, principal: Principal, fresh: bool = False) -> Job | None:
@@ -111,7 +112,8 @@ def _job_for(job_id: uuid.UUID, principal: Principal, fresh: bool = False) -> Jo
         with _db().session() as session:
             job = job_store.get_job(session, job_id, None)
         if job is not None:
-            cache[job_id] = (job, math.inf if job.is_final else now + _settings().status_cache_seconds)
+            ttl = FINAL_CACHE_SECONDS if job.is_final else _settings().status_cache_seconds
+            cache[job_id] = (job, now + ttl)
             while len(cache) > STATUS_CACHE_SIZE:
                 cache.popitem(last=False)
     if job is None or principal.owner_filter not in (None, job.owner_id):
@@ -277,7 +279,7 @@ def cancel_job(job_id: uuid.UUID) -> Any:
             abort(404, message="no such job")
         if job.state in ("succeeded", "failed"):
             abort(409, message=f"the job already {job.state}")
-        job = job_store.request_cancel(session, job)
+        job = job_store.request_cancel(session, job, actor_key_id=principal.key_id)
         resource = job_resource(job, is_admin=principal.is_admin)
     _forget(job_id)
     return resource

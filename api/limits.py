@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import time
 
-from flask import Flask, current_app, request
+from flask import Flask, current_app, request, session
 from flask_limiter import Limiter
 
 from zolve.config import Settings
@@ -23,6 +23,12 @@ EXEMPT = (
     "api-docs.openapi_swagger_ui",
     "swagger_assets",
 )
+
+
+def exempt() -> bool:
+    """Probes and the spec; and the admin dashboard once signed in (its pages poll; the session cookie
+    is signed, so only a signed-in admin skips the limit)."""
+    return request.endpoint in EXEMPT or (request.blueprint == "admin" and "key_id" in session)
 
 
 def client_key() -> str:
@@ -45,7 +51,7 @@ def init_limits(app: Flask, settings: Settings) -> Limiter:
         client_key,
         app=app,
         default_limits=[settings.rate_limit] if settings.rate_limit else [],
-        default_limits_exempt_when=lambda: request.endpoint in EXEMPT,
+        default_limits_exempt_when=exempt,
         storage_uri=storage_uri(settings.redis_url or "memory://"),
         strategy="fixed-window",
         # X-RateLimit-* headers would cost two more Redis round trips per request; a 429 says

@@ -4,6 +4,9 @@
 set -u
 need=()
 command -v docker-compose >/dev/null 2>&1 || need+=(docker-compose)
+# the admin dashboard's browser tests (pytest-playwright drives it; Playwright's own browser download
+# is never used)
+[ -x /usr/bin/chromium ] || need+=(chromium)
 if [ ${#need[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing Debian packages for the tests: ${need[*]}"
     apt-get update -qq >/dev/null 2>&1 || true

@@ -6,9 +6,13 @@ Redis under `ZOLVE_DATA_DIR` are used (see `zolve.embedded`).
 
 from __future__ import annotations
 
+import logging
 import os
+import secrets
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+
+log = logging.getLogger("zolve.config")
 
 
 def _env_float(name: str, default: float) -> float:
@@ -53,6 +57,8 @@ class Settings:
     submit_rate_limit: str = "300 per minute"
     #: an API process answers polls of an unfinished job from memory for this long (finished: always)
     status_cache_seconds: float = 0.25
+    #: signs the admin dashboard's session cookies; unset: see `secret_key_for`
+    secret_key: str | None = None
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -75,6 +81,7 @@ class Settings:
             rate_limit=os.environ.get("ZOLVE_RATE_LIMIT", defaults.rate_limit),
             submit_rate_limit=os.environ.get("ZOLVE_SUBMIT_RATE_LIMIT", defaults.submit_rate_limit),
             status_cache_seconds=_env_float("ZOLVE_STATUS_CACHE_SECONDS", defaults.status_cache_seconds),
+            secret_key=os.environ.get("ZOLVE_SECRET_KEY") or None,
         )
 
     def with_urls(self, database_url: str, redis_url: str) -> Settings:
@@ -87,3 +94,41 @@ class Settings:
                 "or export both URLs"
             )
         return self.database_url, self.redis_url
+
+
+SECRET_KEY_FILE = "secret_key"
+
+
+def secret_key_for(settings: Settings) -> str:
+    """ZOLVE_SECRET_KEY; else a random key kept in the data directory (created by the first process that
+    needs it, read by the others), so that sessions survive restarts and every API process on this
+    machine signs alike; else, without a data directory, a random key for this process alone."""
+    if settings.secret_key:
+        return settings.secret_key
+    path = settings.data_dir / SECRET_KEY_FILE
+    try:
+        if settings.data_dir.is_dir():
+            if not path.exists():
+                _create_exclusively(path, secrets.token_urlsafe(32))
+            return path.read_text().strip()
+    except OSError as exc:
+        log.warning("cannot keep a secret key in %s (%s)", settings.data_dir, exc)
+    log.warning(
+        "ZOLVE_SECRET_KEY is unset and no data directory holds one: admin sessions last as long as this "
+        "process (set ZOLVE_SECRET_KEY when several API processes serve the dashboard)"
+    )
+    return secrets.token_urlsafe(32)
+
+
+def _create_exclusively(path: Path, content: str) -> None:
+    """Write the file whole or not at all: a process that loses the race reads the winner's."""
+    draft = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    fd = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(fd, "w") as handle:
+            handle.write(content + "\n")
+        os.link(draft, path)
+    except FileExistsError:
+        pass
+    finally:
+        draft.unlink(missing_ok=True)

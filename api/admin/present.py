@@ -1,0 +1,203 @@
+"""How the dashboard shows things: progress, result previews, the per-minute chart, a job's timeline.
+Pure functions of store rows, so the views stay thin and the templates simple."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from store.dashboard import Minute
+from store.models import Job, JobEvent
+
+#: progress fields that count up to a total, as (done, total)
+_COUNTERS = (("shards_done", "shards_total"), ("games_done", "games_total"), ("games_done", "games"))
+
+
+def pretty_json(value: Any) -> str:
+    return json.dumps(value, indent=2, sort_keys=True, default=str)
+
+
+def progress_percent(job: Job) -> int | None:
+    """0-100 when the job's progress can be measured; None draws an indeterminate bar."""
+    if job.state == "succeeded":
+        return 100
+    if job.shards_total:
+        return int(100 * job.shards_done / job.shards_total)
+    progress = job.progress or {}
+    for done, total in _COUNTERS:
+        if progress.get(total):
+            return min(100, int(100 * (progress.get(done) or 0) / progress[total]))
+    return None
+
+
+def progress_label(job: Job) -> str:
+    if job.shards_total:
+        return f"{job.shards_done}/{job.shards_total} shards, {job.rows_done:,} rows"
+    progress = job.progress or {}
+    return ", ".join(f"{k}: {v}" for k, v in progress.items() if isinstance(v, str | int | float))[:120]
+
+
+# -- result previews ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Table:
+    title: str
+    columns: list[str]
+    rows: list[list[Any]]
+
+
+def result_tables(kind: str, result: dict[str, Any] | None) -> list[Table]:
+    """Tables for the kinds that have a natural one; [] means the pretty JSON alone."""
+    if not isinstance(result, dict):
+        return []
+    if kind.startswith("planetx.") and isinstance(result.get("sectors"), list):
+        return _planetx_tables(result)
+    if isinstance(result.get("dice"), list):
+        return [_dice_table(result["dice"])]
+    if isinstance(result.get("plan"), list):
+        return _plan_tables(result)
+    return []
+
+
+def _planetx_tables(result: dict[str, Any]) -> list[Table]:
+    sectors = [s for s in result["sectors"] if isinstance(s, dict)]
+    values = "counts" if any("counts" in s for s in sectors) else "probabilities"
+    objects = sorted({name for s in sectors for name in (s.get(values) or {})})
+    rows = [[s.get("sector"), *[(s.get(values) or {}).get(o) for o in objects]] for s in sectors]
+    columns = ["sector", *objects]
+    if values == "counts":
+        columns.append("Planet X probability")
+        for row, sector in zip(rows, sectors, strict=True):
+            row.append(sector.get("planet_x_probability"))
+    tables = [Table(f"Sectors ({values})", columns, rows)]
+    candidates = result.get("planet_x")
+    if isinstance(candidates, list) and candidates:
+        rows = [[c.get("sector"), c.get("probability")] for c in candidates if isinstance(c, dict)]
+        tables.append(Table("Planet X", ["sector", "probability"], rows))
+    return tables
+
+
+def _dice_table(dice: list[Any]) -> Table:
+    faces = max((len(d) for d in dice if isinstance(d, list)), default=0)
+    rows = [[f"die {i + 1}", *(d if isinstance(d, list) else [d])] for i, d in enumerate(dice)]
+    return Table("Dice", ["", *[f"face {j + 1}" for j in range(faces)]], rows)
+
+
+_PLAN_SUMMARY = ("components", "payload", "mass", "cost", "time")
+_PLAN_COLUMNS = ("origin", "destination", "difficulty", "components", "time", "aerobraking", "slingshot")
+
+
+def _plan_tables(result: dict[str, Any]) -> list[Table]:
+    """A mission plan (Leaving Earth): the totals, then one row per manoeuvre."""
+    steps = [s for s in result["plan"] if isinstance(s, dict)]
+    columns = [c for c in _PLAN_COLUMNS if any(c in s for s in steps)]
+    columns += sorted({k for s in steps for k in s} - set(columns))
+    summary = [[k, _cell(result[k])] for k in _PLAN_SUMMARY if k in result]
+    tables = [Table("Mission", ["", "value"], summary)] if summary else []
+    tables.append(
+        Table(
+            "Plan",
+            ["step", *columns],
+            [[i + 1, *[_cell(s.get(c)) for c in columns]] for i, s in enumerate(steps)],
+        )
+    )
+    return tables
+
+
+def _cell(value: Any) -> Any:
+    if isinstance(value, dict):
+        return ", ".join(f"{k} × {v}" for k, v in value.items())
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    return value
+
+
+# -- chart ----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Bar:
+    x: float
+    y: float
+    width: float
+    height: float
+    label: str
+
+
+@dataclass(frozen=True)
+class Chart:
+    title: str
+    width: int
+    height: int
+    peak: int
+    bars: list[Bar]
+
+
+def minute_chart(
+    minutes: list[Minute], series: str, title: str, width: int = 600, height: int = 120
+) -> Chart:
+    """One bar per minute (the oldest on the left), scaled to the hour's peak; drawn as inline SVG."""
+    values = [getattr(m, series) for m in minutes]
+    peak = max(values, default=0)
+    step = width / max(1, len(values))
+    bars = [
+        Bar(
+            x=round(i * step, 1),
+            y=round(height - (height * v / peak if peak else 0), 1),
+            width=round(step * 0.8, 1),
+            height=round(height * v / peak if peak else 0, 1),
+            label=f"{m.start:%H:%M} UTC: {v:,}",
+        )
+        for i, (m, v) in enumerate(zip(minutes, values, strict=True))
+    ]
+    return Chart(title, width, height, peak, bars)
+
+
+# -- a job's timeline -----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Step:
+    event: JobEvent
+    #: until the next event (or until now, for the last one of an unfinished job)
+    seconds: float | None
+    actor: str | None
+
+
+def timeline(job: Job, history: list[JobEvent], keys: dict[int, str]) -> list[Step]:
+    steps = []
+    for i, event in enumerate(history):
+        until = history[i + 1].at if i + 1 < len(history) else (None if job.is_final else datetime.now(UTC))
+        seconds = (until - event.at).total_seconds() if until else None
+        actor = keys.get(event.actor_key_id) if event.actor_key_id is not None else None
+        steps.append(Step(event, seconds, actor))
+    return steps
+
+
+def duration(seconds: float | None) -> str:
+    if seconds is None:
+        return ""
+    if seconds < 1:
+        return f"{seconds * 1000:.0f} ms"
+    if seconds < 120:
+        return f"{seconds:.1f} s"
+    if seconds < 7200:
+        return f"{seconds / 60:.1f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def when(value: datetime | None) -> str:
+    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S") if value else ""
+
+
+def cell_text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
+
+
+def rate(value: float | None) -> str:
+    return "–" if value is None else f"{100 * value:.1f}%"

@@ -1,0 +1,328 @@
+"""The dashboard's pages, fragments (polled by htmx) and actions. Reads go through store.dashboard."""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from typing import Any
+
+from flask import (
+    Blueprint,
+    Response,
+    abort,
+    current_app,
+    flash,
+    g,
+    redirect,
+    render_template,
+    request,
+    session,
+    url_for,
+)
+from sqlalchemy import update
+from werkzeug.exceptions import HTTPException
+
+from api import boards
+from api.admin import present
+from api.jobs import _forget, _publish
+from store import dashboard, keys
+from store import jobs as job_store
+from store.models import JOB_STATES, ApiKey, Shard
+from workers.app import RUN_SHARD, enqueue
+from zolve.kinds import KINDS
+
+log = logging.getLogger("zolve.admin")
+bp = Blueprint("admin", __name__, url_prefix="/admin", template_folder="templates", static_folder="static")
+
+PUBLIC = ("admin.login", "admin.static")
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+PAGE_SIZE = 25
+MAX_PAGE_SIZE = 200
+
+
+def _db():  # noqa: ANN202
+    return current_app.extensions["zolve.db"]
+
+
+def _settings():  # noqa: ANN202
+    return current_app.extensions["zolve.settings"]
+
+
+# -- who is asking --------------------------------------------------------------------------------
+def _key_from_request() -> tuple[ApiKey | None, str | None]:
+    """The key behind this request and how it came: a Bearer header (API clients, scripts) or the
+    session cookie set at login. A revoked key ends its sessions."""
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() == "bearer" and token:
+        if len(token) > 200:
+            return None, "bearer"
+        with _db().session() as db_session:
+            return keys.authenticate(db_session, token), "bearer"
+    key_id = session.get("key_id")
+    if key_id is None:
+        return None, None
+    with _db().session() as db_session:
+        row = db_session.get(ApiKey, key_id)
+    if row is None or row.revoked_at is not None:
+        session.clear()
+        return None, None
+    return row, "session"
+
+
+@bp.before_request
+def guard() -> Response | None:
+    """Admins only: no session → the login page; a non-admin key → 403; forms need the CSRF token."""
+    csrf = current_app.extensions["zolve.csrf"]
+    if request.endpoint in PUBLIC:
+        if request.method not in SAFE_METHODS:
+            csrf.protect()
+        return None
+    key, via = _key_from_request()
+    if key is None:
+        if via == "bearer":
+            abort(401)
+        return _to_login()
+    if not key.is_admin:
+        abort(403, "this page is for admin keys")
+    g.admin = key
+    if via == "session" and request.method not in SAFE_METHODS:
+        csrf.protect()
+    return None
+
+
+def _to_login() -> Response:
+    target = url_for("admin.login", next=request.full_path.rstrip("?"))
+    if request.headers.get("HX-Request"):
+        return Response(status=204, headers={"HX-Redirect": target})
+    return redirect(target)
+
+
+@bp.errorhandler(HTTPException)
+def http_error(error: HTTPException) -> tuple[str, int]:
+    code = error.code or 500
+    return render_template("admin/error.html", code=code, error=error), code
+
+
+@bp.route("/login", methods=["GET", "POST"])
+def login() -> Any:
+    if request.method == "GET":
+        return render_template("admin/login.html", next=_safe_next())
+    token = request.form.get("key", "").strip()
+    with _db().session() as db_session:
+        key = keys.authenticate(db_session, token) if 0 < len(token) <= 200 else None
+    if key is None:
+        return render_template("admin/login.html", next=_safe_next(), error="not a valid API key"), 401
+    if not key.is_admin:
+        abort(403, "this key is not an admin key: the dashboard is for admin keys")
+    session.clear()
+    session["key_id"] = key.id
+    session.permanent = True
+    return redirect(_safe_next())
+
+
+def _safe_next() -> str:
+    """Where to go after login: a dashboard path only (never another site)."""
+    target = request.values.get("next", "")
+    if target.startswith("/admin") and not target.startswith("/admin/login"):
+        return target
+    return url_for("admin.overview")
+
+
+@bp.post("/logout")
+def logout() -> Response:
+    session.clear()
+    return redirect(url_for("admin.login"))
+
+
+# -- overview -------------------------------------------------------------------------------------
+def _overview_context() -> dict[str, Any]:
+    alive_within = max(15.0, 3 * _settings().sweep_interval)
+    with _db().session() as db_session:
+        summary = dashboard.overview(db_session, alive_within=alive_within)
+    charts = [
+        present.minute_chart(summary.minutes, "jobs", "Jobs finished per minute"),
+        present.minute_chart(summary.minutes, "boards", "Boards written per minute"),
+    ]
+    return {"o": summary, "charts": charts, "states": JOB_STATES, "alive_within": alive_within}
+
+
+@bp.get("/")
+def overview() -> str:
+    return render_template("admin/overview.html", **_overview_context())
+
+
+@bp.get("/panel")
+def overview_panel() -> str:
+    return render_template("admin/_overview_panel.html", **_overview_context())
+
+
+# -- jobs table -----------------------------------------------------------------------------------
+def _job_filter() -> dashboard.JobFilter:
+    owner = request.args.get("owner", "").strip()
+    return dashboard.JobFilter(
+        states=[s for s in request.args.getlist("state") if s in JOB_STATES],
+        kind=request.args.get("kind") or None,
+        owner_id=int(owner) if owner.isdigit() and len(owner) < 19 else None,
+        id_query=request.args.get("q", "").strip() or None,
+    )
+
+
+def _page_size() -> int:
+    limit = request.args.get("limit", "")
+    return (
+        min(int(limit), MAX_PAGE_SIZE) if limit.isdigit() and 0 < len(limit) < 4 and int(limit) else PAGE_SIZE
+    )
+
+
+def _jobs_context() -> dict[str, Any]:
+    where, cursor = _job_filter(), request.args.get("cursor") or None
+    error, page = None, job_store.Page([], None)
+    with _db().session() as db_session:
+        try:
+            page = dashboard.find_jobs(db_session, where, limit=_page_size(), cursor=cursor)
+        except ValueError:
+            error = "no job matches: search by a job id or its first characters; cursors come from this page"
+        owners = dashboard.key_names(db_session, {job.owner_id for job in page.items})
+    args = {k: v for k, v in request.args.lists() if k != "cursor"}
+    return {
+        "where": where,
+        "page": page,
+        "owners": owners,
+        "error": error,
+        "cursor": cursor,
+        "kinds": sorted(KINDS),
+        "states": JOB_STATES,
+        "next_url": url_for("admin.jobs", **args, cursor=page.next_cursor) if page.next_cursor else None,
+        "first_url": url_for("admin.jobs", **args),
+        "rows_url": url_for("admin.job_rows", **args),
+    }
+
+
+@bp.get("/jobs")
+def jobs() -> str:
+    return render_template("admin/jobs.html", **_jobs_context())
+
+
+@bp.get("/jobs/rows")
+def job_rows() -> str:
+    """The first page's rows, re-read every few seconds so that new jobs appear."""
+    return render_template("admin/_job_rows.html", **_jobs_context())
+
+
+# -- a job ----------------------------------------------------------------------------------------
+def _job_or_404(job_id: uuid.UUID):  # noqa: ANN202
+    with _db().session() as db_session:
+        job = job_store.get_job(db_session, job_id, None)
+    if job is None:
+        abort(404, "no such job")
+    return job
+
+
+@bp.get("/jobs/<uuid:job_id>/progress")
+def job_progress(job_id: uuid.UUID) -> str:
+    """The state and progress bar of one job; a final job's fragment stops the polling."""
+    return render_template("admin/_progress.html", job=_job_or_404(job_id))
+
+
+@bp.get("/jobs/<uuid:job_id>")
+def job_page(job_id: uuid.UUID) -> str:
+    with _db().session() as db_session:
+        detail = dashboard.job_detail(db_session, job_id, stuck_after=_settings().requeue_after)
+    if detail is None:
+        abort(404, "no such job")
+    job = detail.job
+    kind = KINDS.get(job.kind)
+    return render_template(
+        "admin/job.html",
+        d=detail,
+        job=job,
+        steps=present.timeline(job, detail.history, detail.keys),
+        tables=present.result_tables(job.kind, job.result),
+        has_rows=bool(kind and kind.has_rows and job.state == "succeeded"),
+    )
+
+
+@bp.get("/jobs/<uuid:job_id>/export.<any(csv, ndjson):fmt>")
+def job_export(job_id: uuid.UUID, fmt: str) -> Response:
+    """The job's boards, streamed like GET /jobs/{id}/boards.csv, for a signed-in admin."""
+    job = _job_or_404(job_id)
+    kind = KINDS.get(job.kind)
+    if kind is None or not kind.has_rows:
+        abort(404, f"jobs of kind {job.kind} have no boards")
+    if fmt == "csv":
+        response = boards._export(
+            job, {}, lambda r: f"{r['code']},{r['board']}\n", "code,board\n", "text/csv"
+        )
+    else:
+        response = boards._export(job, {}, lambda r: json.dumps(r) + "\n", None, "application/x-ndjson")
+    response.headers["Content-Disposition"] = f"attachment; filename={job.id}.{fmt}"
+    return response
+
+
+# -- actions --------------------------------------------------------------------------------------
+def _confirm(title: str, message: str, job_id: uuid.UUID) -> str:
+    return render_template("admin/confirm.html", title=title, message=message, job_id=job_id)
+
+
+@bp.route("/jobs/<uuid:job_id>/cancel", methods=["GET", "POST"])
+def cancel_job(job_id: uuid.UUID) -> Any:
+    job = _job_or_404(job_id)
+    if request.method == "GET":
+        return _confirm("Cancel job", f"Cancel {job.kind} job {job.id} ({job.state})?", job_id)
+    with _db().session() as db_session:
+        job = job_store.get_job(db_session, job_id, None)
+        if job.is_final:
+            flash(f"the job already {job.state}", "error")
+        else:
+            job = job_store.request_cancel(db_session, job, actor_key_id=g.admin.id)
+            flash(f"cancel requested: the job is {job.state}", "ok")
+    _forget(job_id)
+    return redirect(url_for("admin.job_page", job_id=job_id))
+
+
+@bp.route("/jobs/<uuid:job_id>/retry", methods=["GET", "POST"])
+def retry_job(job_id: uuid.UUID) -> Any:
+    job = _job_or_404(job_id)
+    if request.method == "GET":
+        message = f"Run failed {job.kind} job {job.id} again from the start (its shards and boards go)?"
+        return _confirm("Retry job", message, job_id)
+    try:
+        with _db().session() as db_session:
+            dashboard.retry_job(db_session, job_id, g.admin.id)
+    except dashboard.ActionRefused as refused:
+        flash(str(refused), "error")
+    else:
+        _publish(job_id)
+        flash("the job is queued again", "ok")
+    _forget(job_id)
+    return redirect(url_for("admin.job_page", job_id=job_id))
+
+
+@bp.route("/jobs/<uuid:job_id>/shards/<int:shard_id>/requeue", methods=["GET", "POST"])
+def requeue_shard(job_id: uuid.UUID, shard_id: int) -> Any:
+    _job_or_404(job_id)
+    if request.method == "GET":
+        message = f"Requeue shard {shard_id}? A worker still running it stops without storing anything."
+        return _confirm("Requeue shard", message, job_id)
+    try:
+        with _db().session() as db_session:
+            dashboard.requeue_shard(db_session, job_id, shard_id, g.admin.id)
+    except dashboard.ActionRefused as refused:
+        flash(str(refused), "error")
+    else:
+        _publish_shard(shard_id)
+        flash(f"shard {shard_id} is queued again", "ok")
+    return redirect(url_for("admin.job_page", job_id=job_id))
+
+
+def _publish_shard(shard_id: int) -> None:
+    """Like api.jobs._publish: if the broker is down, the sweeper sends the message later."""
+    try:
+        enqueue(current_app.extensions["zolve.celery"], str(shard_id), RUN_SHARD)
+    except Exception:
+        log.warning("broker unavailable; shard %s will be enqueued by the sweeper", shard_id)
+        with _db().session() as db_session:
+            db_session.execute(
+                update(Shard).where(Shard.id == shard_id, Shard.state == "queued").values(enqueued_at=None)
+            )

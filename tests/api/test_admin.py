@@ -1,0 +1,345 @@
+"""The admin dashboard over HTTP (Flask test client, real PostgreSQL, the real worker where jobs run):
+login and sessions, admin-only access, CSRF, the jobs table, a job's page, actions and their events."""
+
+from __future__ import annotations
+
+import re
+import uuid
+
+import pytest
+from sqlalchemy import select, update
+
+from store import jobs as job_store
+from store import keys
+from store.models import ApiKey, Job, JobEvent
+from tests.support import wait_until
+
+DICE = {"kind": "dice", "params": {"dice": 3, "faces": 6}}
+SLOW = {"kind": "dice", "params": {"dice": 3, "faces": 20}, "time_limit": 120}
+TOKEN = re.compile(r'name="csrf_token" value="([^"]+)"')
+
+
+def csrf_token(client, path: str = "/admin/login") -> str:  # noqa: ANN001
+    page = client.get(path)
+    assert page.status_code == 200, page.status_code
+    return TOKEN.search(page.get_data(as_text=True)).group(1)
+
+
+def bearer_token(headers: dict[str, str]) -> str:
+    return headers["Authorization"].removeprefix("Bearer ")
+
+
+def log_in(client, headers: dict[str, str]):  # noqa: ANN001, ANN201
+    return client.post("/admin/login", data={"key": bearer_token(headers), "csrf_token": csrf_token(client)})
+
+
+@pytest.fixture
+def admin(make_key) -> dict[str, str]:  # noqa: ANN001
+    return make_key(admin=True)
+
+
+@pytest.fixture
+def admin_client(app, admin):  # noqa: ANN001, ANN201
+    """A test client with an admin session."""
+    client = app.test_client()
+    assert log_in(client, admin).status_code == 302
+    return client
+
+
+def key_id(db, headers: dict[str, str]) -> int:  # noqa: ANN001
+    with db.session() as session:
+        return keys.authenticate(session, bearer_token(headers)).id
+
+
+def events_of(db, job_id: str) -> list[tuple[str, int | None]]:  # noqa: ANN001
+    with db.session() as session:
+        rows = session.execute(
+            select(JobEvent.event, JobEvent.actor_key_id)
+            .where(JobEvent.job_id == uuid.UUID(job_id))
+            .order_by(JobEvent.id)
+        )
+        return [tuple(row) for row in rows]
+
+
+def job_state(db, job_id: str) -> str:  # noqa: ANN001
+    with db.session() as session:
+        return session.get(Job, uuid.UUID(job_id)).state
+
+
+def _containing(text: str, part: str) -> str | None:
+    return text if part in text else None
+
+
+def page_text(client, path: str) -> str:  # noqa: ANN001
+    response = client.get(path)
+    assert response.status_code == 200, (path, response.status_code)
+    return response.get_data(as_text=True)
+
+
+# -- access ---------------------------------------------------------------------------------------
+def test_pages_redirect_to_login_until_logged_in_and_logout_ends_the_session(app, admin) -> None:  # noqa: ANN001
+    client = app.test_client()
+    response = client.get("/admin/jobs?state=failed")
+    assert response.status_code == 302
+    assert response.headers["Location"].startswith("/admin/login?next=/admin/jobs")
+
+    response = client.post(
+        "/admin/login",
+        data={
+            "key": bearer_token(admin),
+            "csrf_token": csrf_token(client),
+            "next": "/admin/jobs?state=failed",
+        },
+    )
+    assert (response.status_code, response.headers["Location"]) == (302, "/admin/jobs?state=failed")
+    cookie = response.headers["Set-Cookie"]
+    assert "HttpOnly" in cookie and "SameSite=Lax" in cookie and bearer_token(admin) not in cookie
+    overview = page_text(client, "/admin/")
+    assert "Jobs by state" in overview and "Workers alive" in overview and "Failure rate" in overview
+
+    token = csrf_token(client, "/admin/")
+    assert client.post("/admin/logout", data={"csrf_token": token}).status_code == 302
+    assert client.get("/admin/").status_code == 302
+
+
+def test_htmx_requests_without_a_session_are_sent_to_the_login_page(client) -> None:  # noqa: ANN001
+    response = client.get(f"/admin/jobs/{uuid.uuid4()}/progress", headers={"HX-Request": "true"})
+    assert response.headers["HX-Redirect"].startswith("/admin/login")
+
+
+def test_login_goes_only_to_dashboard_pages(app, admin) -> None:  # noqa: ANN001
+    client = app.test_client()
+    data = {"key": bearer_token(admin), "csrf_token": csrf_token(client), "next": "https://evil.example/"}
+    assert client.post("/admin/login", data=data).headers["Location"] == "/admin/"
+
+
+def test_a_wrong_key_is_401_and_a_client_key_is_403(app, make_key) -> None:  # noqa: ANN001
+    client = app.test_client()
+    wrong = client.post("/admin/login", data={"key": "zk_" + "x" * 40, "csrf_token": csrf_token(client)})
+    assert wrong.status_code == 401 and "not a valid API key" in wrong.get_data(as_text=True)
+    client_key = make_key()
+    refused = log_in(client, client_key)
+    assert refused.status_code == 403 and "not an admin key" in refused.get_data(as_text=True)
+    assert client.get("/admin/").status_code == 302, "a refused login opens no session"
+
+
+def test_every_admin_route_is_admin_only(app, client, make_key, admin) -> None:  # noqa: ANN001
+    """Walks the URL map: a client key gets 403 on every dashboard route, with a Bearer header as with a
+    login; no key at all is sent to the login page; an admin's Bearer header works like a session."""
+    client_key = make_key()
+    job_id = client.post("/jobs", json=DICE, headers=client_key).get_json()["id"]
+    rules = [
+        r
+        for r in app.url_map.iter_rules()
+        if r.rule.startswith("/admin") and r.endpoint not in ("admin.login", "admin.static")
+    ]
+    assert len(rules) >= 10
+    for rule in rules:
+        path = (
+            rule.rule.replace("<uuid:job_id>", job_id)
+            .replace("<int:shard_id>", "1")
+            .replace("<any(csv, ndjson):fmt>", "csv")
+        )
+        for method in sorted(rule.methods - {"HEAD", "OPTIONS"}):
+            assert client.open(path, method=method, headers=client_key).status_code == 403, (method, path)
+            assert client.open(path, method=method).status_code == 302, (method, path)
+            bad = {"Authorization": "Bearer zk_" + "n" * 40}
+            assert client.open(path, method=method, headers=bad).status_code == 401, (method, path)
+    assert client.get(f"/admin/jobs/{job_id}", headers=admin).status_code == 200
+
+
+def test_a_revoked_key_ends_its_session(db, admin_client, admin) -> None:  # noqa: ANN001
+    assert admin_client.get("/admin/").status_code == 200
+    with db.session() as session:
+        session.execute(
+            update(ApiKey).where(ApiKey.id == key_id(db, admin)).values(revoked_at=ApiKey.created_at)
+        )
+    assert admin_client.get("/admin/").status_code == 302
+
+
+def test_forms_without_the_csrf_token_are_rejected(app, db, admin_client, admin, make_key) -> None:  # noqa: ANN001
+    anonymous = app.test_client()
+    response = anonymous.post("/admin/login", data={"key": bearer_token(admin)})
+    assert response.status_code == 400 and "CSRF" in response.get_data(as_text=True)
+
+    job_id = _stored_job(db, make_key(), state="queued")
+    assert admin_client.post(f"/admin/jobs/{job_id}/cancel").status_code == 400
+    assert admin_client.post(f"/admin/jobs/{job_id}/cancel", data={"csrf_token": "forged"}).status_code == 400
+    assert admin_client.post("/admin/logout").status_code == 400
+    assert job_state(db, job_id) == "queued"
+    assert admin_client.get("/admin/").status_code == 200, "still logged in"
+
+
+def test_the_bearer_api_needs_no_csrf_token(client, auth) -> None:  # noqa: ANN001
+    response = client.post("/jobs", json=DICE, headers=auth)
+    assert response.status_code == 202
+    assert client.post(f"/jobs/{response.get_json()['id']}/cancel", headers=auth).status_code in (202, 409)
+
+
+def test_the_dashboard_is_not_in_the_openapi_spec(client) -> None:  # noqa: ANN001
+    spec = client.get("/openapi.json").get_json()
+    assert not [path for path in spec["paths"] if path.startswith("/admin")]
+
+
+# -- jobs table -----------------------------------------------------------------------------------
+def _stored_job(db, owner: dict[str, str], *, state: str, kind: str = "dice") -> str:  # noqa: ANN001
+    """A job row in the given state, never published: the worker leaves final ones alone."""
+    with db.session() as session:
+        owner_id = keys.authenticate(session, bearer_token(owner)).id
+        job, _ = job_store.create_job(
+            session, owner_id=owner_id, kind=kind, params={"dice": 3, "faces": 6}, time_limit=60
+        )
+        if state != "queued":
+            session.execute(
+                update(Job).where(Job.id == job.id).values(state=state, finished_at=Job.created_at)
+            )
+        return str(job.id)
+
+
+def _listed(client, query: str) -> list[str]:  # noqa: ANN001
+    return re.findall(r'<tr data-job="([0-9a-f-]{36})"', page_text(client, f"/admin/jobs?{query}"))
+
+
+def test_jobs_table_filters_by_state_kind_owner_and_id(db, admin_client, make_key) -> None:  # noqa: ANN001
+    owner, other = make_key(), make_key()
+    states = ["succeeded", "succeeded", "failed", "cancelled"]
+    mine = [_stored_job(db, owner, state=s) for s in states]
+    mine.append(_stored_job(db, owner, state="failed", kind="taiji.solve"))
+    theirs = _stored_job(db, other, state="failed")
+    owner_id = key_id(db, owner)
+
+    newest_first = list(reversed(mine))
+    assert _listed(admin_client, f"owner={owner_id}") == newest_first
+    assert _listed(admin_client, f"owner={owner_id}&state=failed") == [mine[4], mine[2]]
+    assert _listed(admin_client, f"owner={owner_id}&state=failed&state=cancelled") == [
+        mine[4],
+        mine[3],
+        mine[2],
+    ]
+    assert _listed(admin_client, f"owner={owner_id}&kind=taiji.solve") == [mine[4]]
+    assert _listed(admin_client, f"q={mine[1]}") == [mine[1]]
+    assert mine[1] in _listed(admin_client, f"q={mine[1][:8]}&owner={owner_id}")
+    assert theirs in _listed(admin_client, "state=failed&limit=200")
+    assert theirs not in _listed(admin_client, f"owner={owner_id}&limit=200")
+    assert "no job matches" in page_text(admin_client, "/admin/jobs?q=not-hex!")
+
+
+def test_jobs_table_pages_with_a_keyset_cursor(db, admin_client, make_key) -> None:  # noqa: ANN001
+    owner = make_key()
+    ids = [_stored_job(db, owner, state="succeeded") for _ in range(7)]
+    seen, url = [], f"/admin/jobs?owner={key_id(db, owner)}&limit=3"
+    while url:
+        html = page_text(admin_client, url)
+        seen.append(re.findall(r'<tr data-job="([0-9a-f-]{36})"', html))
+        found = re.search(r'<a rel="next" href="([^"]+)"', html)
+        url = found.group(1).replace("&amp;", "&") if found else None
+    assert [len(page) for page in seen] == [3, 3, 1]
+    assert sum(seen, []) == list(reversed(ids))
+    assert "no job matches" in page_text(admin_client, "/admin/jobs?cursor=bm9wZQ")
+
+
+def test_progress_fragment_polls_until_the_job_is_final(db, admin_client, make_key) -> None:  # noqa: ANN001
+    owner = make_key()
+    done = _stored_job(db, owner, state="succeeded")
+    fragment = page_text(admin_client, f"/admin/jobs/{done}/progress")
+    assert "hx-trigger" not in fragment and 'value="100"' in fragment and "succeeded" in fragment
+
+    waiting = _stored_job(db, owner, state="queued")
+    fragment = page_text(admin_client, f"/admin/jobs/{waiting}/progress")
+    assert 'hx-trigger="every 1s"' in fragment and "queued" in fragment
+    assert f'hx-get="/admin/jobs/{waiting}/progress"' in fragment
+    with db.session() as session:  # cancel it ourselves: no worker should pick it up later
+        job_store.request_cancel(session, session.get(Job, uuid.UUID(waiting)))
+    assert "hx-trigger" not in page_text(admin_client, f"/admin/jobs/{waiting}/progress")
+
+
+# -- a job's page ---------------------------------------------------------------------------------
+def test_job_page_shows_params_history_and_the_dice(admin_client, client, auth, worker, wait_job) -> None:  # noqa: ANN001
+    job = wait_job(auth, client.post("/jobs", json=DICE, headers=auth).get_json()["id"])
+    assert job["state"] == "succeeded"
+    html = page_text(admin_client, f"/admin/jobs/{job['id']}")
+    assert "&#34;faces&#34;: 6" in html or '"faces": 6' in html
+    history = re.findall(r'<tr class="event-([a-z_]+)">', html)
+    assert history == ["created", "running", "succeeded"]
+    assert "<caption>Dice</caption>" in html
+    for die in job["result"]["dice"]:
+        assert "".join(f"<td>{face}</td>" for face in die) in html
+    assert "hx-trigger" not in html.split('id="job-status"')[1].split("</div>")[0], "final: no polling"
+
+
+def test_job_page_shows_the_error_with_its_traceback(db, admin_client, make_key) -> None:  # noqa: ANN001
+    job_id = _stored_job(db, make_key(), state="failed")
+    error = {
+        "type": "ValueError",
+        "message": "bad faces",
+        "traceback": "Traceback (most recent call last):\n  boom",
+    }
+    with db.session() as session:
+        session.execute(update(Job).where(Job.id == uuid.UUID(job_id)).values(error=error))
+    html = page_text(admin_client, f"/admin/jobs/{job_id}")
+    assert "bad faces" in html and "Traceback (most recent call last):" in html
+    assert 'id="retry"' in html and 'id="cancel"' not in html
+
+
+def test_unknown_job_page_is_a_404_page(admin_client) -> None:  # noqa: ANN001
+    response = admin_client.get(f"/admin/jobs/{uuid.uuid4()}")
+    assert response.status_code == 404 and "no such job" in response.get_data(as_text=True)
+
+
+# -- actions --------------------------------------------------------------------------------------
+def test_cancel_asks_first_then_cancels_and_records_who(
+    db, admin_client, admin, client, auth, worker
+) -> None:  # noqa: ANN001
+    job_id = client.post("/jobs", json=SLOW, headers=auth).get_json()["id"]
+    wait_until(lambda: job_state(db, job_id) == "running", 30, what="the job to start")
+    confirm = page_text(admin_client, f"/admin/jobs/{job_id}/cancel")
+    assert "Cancel dice job" in confirm and job_state(db, job_id) == "running", "a GET only asks"
+    token = TOKEN.search(confirm).group(1)
+    response = admin_client.post(f"/admin/jobs/{job_id}/cancel", data={"csrf_token": token})
+    assert response.status_code == 302 and response.headers["Location"] == f"/admin/jobs/{job_id}"
+    assert "cancel requested" in page_text(admin_client, f"/admin/jobs/{job_id}")
+    wait_until(lambda: job_state(db, job_id) == "cancelled", 15, what="the cancel")
+    assert ("cancel_requested", key_id(db, admin)) in events_of(db, job_id)
+    assert [e for e, _ in events_of(db, job_id)] == ["created", "running", "cancel_requested", "cancelled"]
+    assert client.get(f"/jobs/{job_id}?wait=5", headers=auth).get_json()["state"] == "cancelled"
+
+
+def test_a_client_cancel_is_recorded_with_its_key(db, client, auth) -> None:  # noqa: ANN001
+    job_id = _stored_job(db, auth, state="queued")
+    assert client.post(f"/jobs/{job_id}/cancel", headers=auth).get_json()["state"] == "cancelled"
+    assert events_of(db, job_id) == [("created", key_id(db, auth)), ("cancelled", key_id(db, auth))]
+
+
+def test_retry_runs_a_failed_job_again(db, admin_client, admin, client, auth, worker, wait_job) -> None:  # noqa: ANN001
+    job_id = _stored_job(db, auth, state="failed")
+    assert client.get(f"/jobs/{job_id}", headers=auth).get_json()["state"] == "failed"
+    token = TOKEN.search(page_text(admin_client, f"/admin/jobs/{job_id}/retry")).group(1)
+    assert admin_client.post(f"/admin/jobs/{job_id}/retry", data={"csrf_token": token}).status_code == 302
+    final = wait_job(auth, job_id)
+    assert final["state"] == "succeeded" and final["attempts"] == 1 and final["result"]["wins"] == 21
+    assert [e for e, _ in events_of(db, job_id)] == ["created", "retried", "running", "succeeded"]
+    assert ("retried", key_id(db, admin)) in events_of(db, job_id)
+    again = admin_client.post(
+        f"/admin/jobs/{job_id}/retry", data={"csrf_token": token}, follow_redirects=True
+    )
+    assert "only a failed job can be retried" in again.get_data(as_text=True)
+
+
+def test_overview_counts_jobs_and_shows_live_workers(db, admin_client, worker, client, auth) -> None:  # noqa: ANN001
+    job_id = client.post("/jobs", json=SLOW, headers=auth).get_json()["id"]
+    try:
+        wait_until(lambda: job_state(db, job_id) == "running", 30, what="the job to start")
+        html = wait_until(
+            lambda: _containing(page_text(admin_client, "/admin/panel"), job_id[:8]),
+            15,
+            what="the worker running the job to be listed",
+        )
+        workers = html.split('id="workers"')[1]
+        assert worker.log_path.exists() and "dice" in workers
+        running = int(
+            re.search(r"state-running\">running</span></a></td>\s*<td class=\"num\">([\d,]+)", html)[1]
+        )
+        assert running >= 1
+        assert 'hx-trigger="every 5s"' in html and "<svg" in html
+    finally:
+        client.post(f"/jobs/{job_id}/cancel", headers=auth)
