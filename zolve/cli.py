@@ -286,9 +286,11 @@ def jobs(url: str, key: str, state: tuple[str, ...], kind: str | None, limit: in
 
 
 def _register_puzzle_commands() -> None:
+    from zolve.les_cli import les
     from zolve.planetx_cli import planetx
 
     main.add_command(planetx)
+    main.add_command(les)
 
 
 _register_puzzle_commands()

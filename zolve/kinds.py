@@ -16,6 +16,7 @@ from marshmallow import Schema
 
 from puzzles.planetx.board import render_board  # pure Python, no Z3
 from schemas.dice import DiceParams, DiceResult
+from schemas.leaving_earth import PlanParams, PlanResult
 from schemas.mastermind import GuessParams, GuessResult, PlayParams, PlayResult
 from schemas.planetx import (
     DeduceParams,
@@ -121,6 +122,14 @@ KINDS: dict[str, Kind] = {
             result_schema=PlayResult,
             solver="puzzles.mastermind:play",
             sharded=True,
+        ),
+        Kind(
+            name="leaving_earth.plan",
+            summary="Leaving Earth: the cheapest (or fastest, or lightest) mission plan over every route",
+            params_schema=PlanParams,
+            result_schema=PlanResult,
+            solver="puzzles.leaving_earth.planner:plan",
+            cacheable=True,
         ),
         Kind(
             name="taiji.solve",

@@ -20,7 +20,7 @@ class Location:
 
 @dataclass(frozen=True)
 class Profile:
-    """One way to fly a maneuver: its difficulty and minimum years (None: takes no time, cannot be lengthened)."""
+    """A way to fly a maneuver: difficulty and minimum years (None: takes no time, cannot be lengthened)."""
 
     difficulty: int
     years: int | None
@@ -52,41 +52,41 @@ class Rocket:
 
 #: in `les`' order (its list of codes prints in this order)
 LOCATIONS: dict[str, Location] = {
-    'E': Location('E', 'Earth', 'base', 'planet_surface'),
-    'Eso': Location('Eso', 'Suborbital flight', 'base', 'suborbital'),
-    'Eo': Location('Eo', 'Earth orbit', 'base', 'orbit'),
-    'Lo': Location('Lo', 'Lunar orbit', 'base', 'orbit'),
-    'Lfb': Location('Lfb', 'Lunar fly-by', 'base', 'flyby'),
-    'L': Location('L', 'Moon', 'base', 'surface'),
-    'ipt': Location('ipt', 'Inner planets transfer', 'base', 'transfer'),
-    'Vfb': Location('Vfb', 'Venus fly-by', 'base', 'flyby'),
-    'Vo': Location('Vo', 'Venus orbit', 'base', 'orbit'),
-    'V': Location('V', 'Venus', 'base', 'surface'),
-    'C': Location('C', 'Ceres', 'base', 'surface'),
-    'Mfb': Location('Mfb', 'Mars fly-by', 'base', 'flyby'),
-    'Mo': Location('Mo', 'Mars orbit', 'base', 'orbit'),
-    'M': Location('M', 'Mars', 'base', 'surface'),
-    'P': Location('P', 'Phobos', 'base', 'surface'),
-    'Hfb': Location('Hfb', 'Mercury fly-by', 'mercury', 'flyby'),
-    'Ho': Location('Ho', 'Mercury orbit', 'mercury', 'orbit'),
-    'H': Location('H', 'Mercury', 'mercury', 'surface'),
-    'Ec': Location('Ec', 'Earth cycler', 'stations', 'cycler'),
-    'Mc': Location('Mc', 'Mars cycler', 'stations', 'cycler'),
-    'opt': Location('opt', 'Outer planets transfer', 'outer_planets', 'transfer'),
-    'Jo': Location('Jo', 'Jupiter orbit', 'outer_planets', 'orbit'),
-    'Jfb': Location('Jfb', 'Jupiter fly-by', 'outer_planets', 'flyby'),
-    'G': Location('G', 'Ganymede', 'outer_planets', 'surface'),
-    'Go': Location('Go', 'Ganymede orbit', 'outer_planets', 'orbit'),
-    'I': Location('I', 'Io', 'outer_planets', 'surface'),
-    'W': Location('W', 'Europa', 'outer_planets', 'surface'),
-    'K': Location('K', 'Callisto', 'outer_planets', 'surface'),
-    'So': Location('So', 'Saturn orbit', 'outer_planets', 'orbit'),
-    'Sfb': Location('Sfb', 'Saturn fly-by', 'outer_planets', 'flyby'),
-    'T': Location('T', 'Titan', 'outer_planets', 'surface'),
-    'To': Location('To', 'Titan orbit', 'outer_planets', 'orbit'),
-    'D': Location('D', 'Enceladus', 'outer_planets', 'surface'),
-    'Ufb': Location('Ufb', 'Uranus fly-by', 'outer_planets', 'flyby'),
-    'Nfb': Location('Nfb', 'Neptune fly-by', 'outer_planets', 'flyby'),
+    "E": Location("E", "Earth", "base", "planet_surface"),
+    "Eso": Location("Eso", "Suborbital flight", "base", "suborbital"),
+    "Eo": Location("Eo", "Earth orbit", "base", "orbit"),
+    "Lo": Location("Lo", "Lunar orbit", "base", "orbit"),
+    "Lfb": Location("Lfb", "Lunar fly-by", "base", "flyby"),
+    "L": Location("L", "Moon", "base", "surface"),
+    "ipt": Location("ipt", "Inner planets transfer", "base", "transfer"),
+    "Vfb": Location("Vfb", "Venus fly-by", "base", "flyby"),
+    "Vo": Location("Vo", "Venus orbit", "base", "orbit"),
+    "V": Location("V", "Venus", "base", "surface"),
+    "C": Location("C", "Ceres", "base", "surface"),
+    "Mfb": Location("Mfb", "Mars fly-by", "base", "flyby"),
+    "Mo": Location("Mo", "Mars orbit", "base", "orbit"),
+    "M": Location("M", "Mars", "base", "surface"),
+    "P": Location("P", "Phobos", "base", "surface"),
+    "Hfb": Location("Hfb", "Mercury fly-by", "mercury", "flyby"),
+    "Ho": Location("Ho", "Mercury orbit", "mercury", "orbit"),
+    "H": Location("H", "Mercury", "mercury", "surface"),
+    "Ec": Location("Ec", "Earth cycler", "stations", "cycler"),
+    "Mc": Location("Mc", "Mars cycler", "stations", "cycler"),
+    "opt": Location("opt", "Outer planets transfer", "outer_planets", "transfer"),
+    "Jo": Location("Jo", "Jupiter orbit", "outer_planets", "orbit"),
+    "Jfb": Location("Jfb", "Jupiter fly-by", "outer_planets", "flyby"),
+    "G": Location("G", "Ganymede", "outer_planets", "surface"),
+    "Go": Location("Go", "Ganymede orbit", "outer_planets", "orbit"),
+    "I": Location("I", "Io", "outer_planets", "surface"),
+    "W": Location("W", "Europa", "outer_planets", "surface"),
+    "K": Location("K", "Callisto", "outer_planets", "surface"),
+    "So": Location("So", "Saturn orbit", "outer_planets", "orbit"),
+    "Sfb": Location("Sfb", "Saturn fly-by", "outer_planets", "flyby"),
+    "T": Location("T", "Titan", "outer_planets", "surface"),
+    "To": Location("To", "Titan orbit", "outer_planets", "orbit"),
+    "D": Location("D", "Enceladus", "outer_planets", "surface"),
+    "Ufb": Location("Ufb", "Uranus fly-by", "outer_planets", "flyby"),
+    "Nfb": Location("Nfb", "Neptune fly-by", "outer_planets", "flyby"),
 }
 
 # fmt: off
@@ -187,11 +187,11 @@ MANEUVERS: tuple[Maneuver, ...] = (
 
 #: expendable rockets: each fires once, on one maneuver
 ROCKETS: dict[str, Rocket] = {
-    'juno': Rocket('juno', mass=1, cost=1, thrust=4),
-    'atlas': Rocket('atlas', mass=4, cost=5, thrust=27),
-    'soyuz': Rocket('soyuz', mass=9, cost=8, thrust=80),
-    'proton': Rocket('proton', mass=6, cost=12, thrust=70),
-    'saturn': Rocket('saturn', mass=20, cost=15, thrust=200),
+    "juno": Rocket("juno", mass=1, cost=1, thrust=4),
+    "atlas": Rocket("atlas", mass=4, cost=5, thrust=27),
+    "soyuz": Rocket("soyuz", mass=9, cost=8, thrust=80),
+    "proton": Rocket("proton", mass=6, cost=12, thrust=70),
+    "saturn": Rocket("saturn", mass=20, cost=15, thrust=200),
 }
 
 #: ion thrusters are not expended: each gives ION_THRUST_PER_YEAR thrust per year a maneuver takes
@@ -201,10 +201,10 @@ ION_THRUST_PER_YEAR = 5
 
 #: a slingshot maneuver may only start in the years first + k * every
 SLINGSHOT_WINDOWS: dict[str, tuple[int, int]] = {
-    'jupiter': (1956, 2),
-    'saturn': (1957, 3),
-    'uranus': (1957, 5),
-    'neptune': (1958, 6),
+    "jupiter": (1956, 2),
+    "saturn": (1957, 3),
+    "uranus": (1957, 5),
+    "neptune": (1958, 6),
 }
 
 #: the calendar with the Outer Planets expansion (the base game ends in 1976)
@@ -213,18 +213,13 @@ FIRST_YEAR, LAST_YEAR = 1956, 1986
 #: `les`' default range for every rocket type and for ion thrusters
 DEFAULT_COMPONENT_MAX = 8
 
-#: where the sources disagree (the values above follow `les`)
+#: where the sources disagree on planning facts (the values above follow `les`)
 DISAGREEMENTS: tuple[str, ...] = (
-    'Go->Jo difficulty: les 2; thrilliams 3; marcos-panontin 3',
-    'ipt->Mfb (1, 2y), Mfb->ipt (1, 2y), Vfb->ipt (1, 3y) exist only in les',
-    'ipt->Mo: thrilliams has no duration; les, marcos-panontin and the base Remote Planning Tool CSV: 2 years',
-    'Ufb->opt: thrilliams difficulty 9 and no duration; les and marcos-panontin: difficulty 4, 9 years',
-    'Sfb->Ufb: thrilliams has no uranus slingshot window; les and marcos-panontin have one',
-    'T->To: thrilliams codes titan->titan; Mfb->M: thrilliams uses the Ceres exploration hazard',
-    'cyclers (Ec, Mc and 7 maneuvers): in les and marcos-panontin, absent from thrilliams',
-    "end-of-turn 'lost': thrilliams applies it to every fly-by and transfer location incl. Lunar fly-by; the base Remote Planning Tool CSV marks only Inner, Mars Fly-By and Venus Fly-By",
-    'Saturn rocket cost: 15 (les, thrilliams, bartoleo, Component Summary quoted by marcos-panontin) vs 20 (marcos-panontin components.js)',
-    'Daedalus thrust 15 (marcos-panontin components.js; implied by jenf payload table) vs 22 (LE 1.03 CSV catalog); fuel tank and Ground Habitat stats also differ between those two',
-    'payload tables: bartoleo Atlas d5 = 1.2 (should be 27/5-4 = 1.4 as in the rulebook chart); jenf Saturn d8 = 5.67 (should be 5)',
-    "mission points/tiers: thrilliams vs marcos-panontin src/data/missions.ts (see report); thrilliams' points are monotone in the rulebook's contents order",
+    "Go->Jo difficulty: les 2; thrilliams and marcos-panontin 3",
+    "ipt->Mfb (1, 2y), Mfb->ipt (1, 2y) and Vfb->ipt (1, 3y) exist only in les",
+    "ipt->Mo: thrilliams has no duration; les, marcos-panontin and the planning tool CSV: 2 years",
+    "Ufb->opt: thrilliams difficulty 9 and no duration; les and marcos-panontin: difficulty 4, 9 years",
+    "Sfb->Ufb: thrilliams has no uranus slingshot window; les and marcos-panontin have one",
+    "cyclers (Ec, Mc and their maneuvers): in les and marcos-panontin, absent from thrilliams",
+    "Saturn rocket cost: 15 (les, thrilliams, bartoleo) vs 20 (marcos-panontin components.js)",
 )

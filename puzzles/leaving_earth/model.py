@@ -37,7 +37,9 @@ class RoutePlan:
 
 def slingshot_years(window: str, earliest: int, years: int) -> list[int]:
     first, every = SLINGSHOT_WINDOWS[window]
-    return [year for year in range(first, LAST_YEAR + 1, every) if year >= earliest and year + years <= LAST_YEAR]
+    return [
+        year for year in range(first, LAST_YEAR + 1, every) if year >= earliest and year + years <= LAST_YEAR
+    ]
 
 
 class RouteModel:
@@ -68,10 +70,14 @@ class RouteModel:
         self.time = [self._int(f"time_{j}", 0, request.time[1]) for j in range(count)]
         self.way = [self._int(f"way_{j}", 0, len(leg.ways) - 1) for j, leg in enumerate(self.legs)]
         self.attached = [z3.Bool(f"ions_on_{j}", self.ctx) for j in range(count)]
-        self.year = [self._int(f"year_{j}", request.year, LAST_YEAR) for j in range(count)] if request.year else []
+        self.year = (
+            [self._int(f"year_{j}", request.year, LAST_YEAR) for j in range(count)] if request.year else []
+        )
 
     def _rocket_sum(self, j: int, attribute: str) -> z3.ArithRef:
-        return z3.Sum([self.counts[j][name] * getattr(ROCKETS[name], attribute) for name in self.rockets] or [0])
+        return z3.Sum(
+            [self.counts[j][name] * getattr(ROCKETS[name], attribute) for name in self.rockets] or [0]
+        )
 
     def _ion_years(self, j: int) -> z3.ArithRef:
         """ions × years of maneuver j, kept linear: the ion count is a small bounded integer."""
@@ -91,7 +97,11 @@ class RouteModel:
                 self.attached[j], ION_THRUST_PER_YEAR * self._ion_years(j), 0
             )
             for index, way in enumerate(legs[j].ways):
-                self._add(z3.Implies(self.way[j] == index, z3.And(thrust >= way.difficulty * mass, self._years(j, way))))
+                self._add(
+                    z3.Implies(
+                        self.way[j] == index, z3.And(thrust >= way.difficulty * mass, self._years(j, way))
+                    )
+                )
             carried = carried + rockets_mass
         self._ion_attachment()
         if self.year:
@@ -129,8 +139,14 @@ class RouteModel:
             low, high = request.allowed(name)
             self._add(total >= low, total <= high)
         paid_ions = z3.If(self.ions > request.free_ions, self.ions - request.free_ions, 0)
-        cost = z3.Sum([total * ROCKETS[name].cost for name, total in per_type.items()] or [0]) + paid_ions * ION_COST
-        mass = z3.Sum([total * ROCKETS[name].mass for name, total in per_type.items()] or [0]) + self.ions * ION_MASS
+        cost = (
+            z3.Sum([total * ROCKETS[name].cost for name, total in per_type.items()] or [0])
+            + paid_ions * ION_COST
+        )
+        mass = (
+            z3.Sum([total * ROCKETS[name].mass for name, total in per_type.items()] or [0])
+            + self.ions * ION_MASS
+        )
         time = z3.Sum(self.time)
         if request.cost is not None:
             self._add(cost >= request.cost[0], cost <= request.cost[1])
@@ -195,7 +211,9 @@ class RouteModel:
 
         ions = value(self.ions)
         stages = [self._stage(j, value, ions, model) for j in range(len(self.legs))]
-        _mark_ion_detach(stages, [z3.is_true(model.eval(on, model_completion=True)) for on in self.attached], ions)
+        _mark_ion_detach(
+            stages, [z3.is_true(model.eval(on, model_completion=True)) for on in self.attached], ions
+        )
         components: dict[str, int] = {}
         for stage in stages:
             for name, count in stage["components"].items():
@@ -221,7 +239,9 @@ class RouteModel:
         leg = self.legs[j]
         way = leg.ways[value(self.way[j])]
         time = value(self.time[j])
-        components = {name: value(self.counts[j][name]) for name in self.rockets if value(self.counts[j][name])}
+        components = {
+            name: value(self.counts[j][name]) for name in self.rockets if value(self.counts[j][name])
+        }
         attached = z3.is_true(model.eval(self.attached[j], model_completion=True))
         if ions and attached and time > 0:
             components["ion"] = ions

@@ -12,7 +12,11 @@ from puzzles.leaving_earth.routes import LAUNCHES
 
 OBJECTIVES = ("cost", "time", "mass")
 #: what `les --minimize X` means: X first, then the others in this order
-LES_ORDER = {"cost": ("cost", "time", "mass"), "time": ("time", "cost", "mass"), "mass": ("mass", "cost", "time")}
+LES_ORDER = {
+    "cost": ("cost", "time", "mass"),
+    "time": ("time", "cost", "mass"),
+    "mass": ("mass", "cost", "time"),
+}
 COMPONENT_TYPES = (*ROCKETS, "ion")
 #: the upper end of an open range such as "3+" (as in `les`)
 OPEN_MAX = 900
@@ -55,7 +59,7 @@ def _checked(low: int, high: int) -> tuple[int, int]:
 
 
 def objective_order(minimize: str | Sequence[str]) -> tuple[str, ...]:
-    """"time" → les' order for time; ["time", "mass"] → time, mass, then the rest (cost)."""
+    """ "time" → les' order for time; ["time", "mass"] → time, mass, then the rest (cost)."""
     names = [minimize] if isinstance(minimize, str) else list(minimize)
     names = [name for part in names for name in str(part).split(",") if name]
     unknown = [name for name in names if name not in OBJECTIVES]
@@ -111,7 +115,8 @@ def build_request(params: Mapping[str, Any]) -> Request:
     """The request from job params (the schema has checked types; this checks meaning)."""
     origin, destination = params["origin"], params["destination"]
     waypoints = tuple(
-        Waypoint(w["location"], int(w.get("drop", 0)), int(w.get("pick_up", 0))) for w in params.get("waypoints", ())
+        Waypoint(w["location"], int(w.get("drop", 0)), int(w.get("pick_up", 0)))
+        for w in params.get("waypoints", ())
     )
     for code in (origin, destination, *(w.code for w in waypoints)):
         if code not in LOCATIONS:

@@ -1,0 +1,177 @@
+"""`zolve les ORIGIN DESTINATION [PAYLOAD]`: the `les` command line (same options, RANGE syntax, JSON keys),
+planned in this process or, with --url, by the service."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+
+from puzzles.leaving_earth.data import LOCATIONS
+from puzzles.leaving_earth.request import RANGE_HELP, RequestError, parse_range
+
+#: the keys `les` prints, in its order
+LES_KEYS = ("start", "end", "components", "payload", "mass", "cost", "time", "plan")
+COMPONENT_OPTIONS = (
+    ("-j", "--juno"),
+    ("-a", "--atlas"),
+    ("-s", "--soyuz"),
+    ("-p", "--proton"),
+    ("-n", "--saturn"),
+    ("-i", "--ion"),
+)
+
+
+class Range(click.ParamType):
+    name = "range"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> str:
+        try:
+            parse_range(value)
+        except RequestError:
+            self.fail(f"Number must be expressed as {RANGE_HELP}", param, ctx)
+        return value
+
+
+class Via(click.ParamType):
+    """CODE[,drop=N][,pickup=N]"""
+
+    name = "waypoint"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> dict[str, Any]:
+        if isinstance(value, dict):
+            return value
+        code, *parts = str(value).split(",")
+        waypoint: dict[str, Any] = {"location": code}
+        for part in parts:
+            name, _, number = part.partition("=")
+            field = {"drop": "drop", "pickup": "pick_up", "pick_up": "pick_up"}.get(name)
+            if field is None or not number.isdigit():
+                self.fail(f"{value!r}: expected CODE[,drop=N][,pickup=N]", param, ctx)
+            waypoint[field] = int(number)
+        return waypoint
+
+
+def les_params(options: dict[str, Any]) -> dict[str, Any]:
+    """The job params for a `les` command line (shared by local runs, --url runs and the batch benchmark)."""
+    params: dict[str, Any] = {
+        "origin": options["origin"],
+        "destination": options["destination"],
+        "payload": options.get("payload") or 1,
+        "components": {
+            name: options[name] for _, name in _component_names() if options.get(name) is not None
+        },
+        "minimize": options.get("minimize") or "cost",
+        "rendezvous": options.get("rendezvous", True),
+        "aerobraking": options.get("aerobraking", False),
+        "faster": options.get("faster", False),
+        "free_ions": options.get("free_ions") or 0,
+        "launch": options.get("launch") or ("any" if options.get("single_stage") else "two-stage"),
+        "waypoints": list(options.get("via") or ()),
+    }
+    for name in ("cost", "time", "year"):
+        if options.get(name) is not None:
+            params[name] = options[name]
+    return params
+
+
+def _component_names() -> list[tuple[str, str]]:
+    return [(short, long.lstrip("-")) for short, long in COMPONENT_OPTIONS]
+
+
+def les_output(result: dict[str, Any]) -> dict[str, Any]:
+    return {key: result[key] for key in LES_KEYS if key in result}
+
+
+def _component_option(short: str, long: str):  # noqa: ANN202
+    return click.option(short, long, type=Range(), default=None, help=f"number of {long[2:]} (default 0-8)")
+
+
+def _with_component_options(func):  # noqa: ANN001, ANN202
+    for short, long in reversed(COMPONENT_OPTIONS):
+        func = _component_option(short, long)(func)
+    return func
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("origin", metavar="ORIGIN")
+@click.argument("destination", metavar="DESTINATION")
+@click.argument("payload", type=click.IntRange(min=1), default=1)
+@_with_component_options
+@click.option("-c", "--cost", type=Range(), default=None, help="cost of the mission")
+@click.option("-t", "--time", type=Range(), default=None, help="years of travel")
+@click.option("-y", "--year", type=click.IntRange(1956, 1986), default=None, help="year the journey starts")
+@click.option(
+    "--free-ions", type=click.IntRange(min=0), default=0, help="ion thrusters already at the origin"
+)
+@click.option("-m", "--minimize", default="cost", help="time, cost or mass (or a priority list: time,mass)")
+@click.option(
+    "--routes", default="all", help="accepted for les compatibility; zolve always searches every route"
+)
+@click.option(
+    "--single-stage", is_flag=True, help="also try the single-stage launch E→Eo (les' default: not)"
+)
+@click.option("--launch", type=click.Choice(["any", "two-stage", "single-stage"]), default=None)
+@click.option("--aerobraking/--no-aerobraking", default=False, help="aerobrake where it helps, per maneuver")
+@click.option("--rendezvous/--no-rendezvous", default=True, help="detach ion thrusters once no longer needed")
+@click.option(
+    "--faster", is_flag=True, help="allow flying multi-year maneuvers in half the years, double difficulty"
+)
+@click.option("--via", type=Via(), multiple=True, help="waypoint CODE[,drop=N][,pickup=N] (repeatable)")
+@click.option("--url", envvar="ZOLVE_URL", default=None, help="plan through this zolve service [ZOLVE_URL]")
+@click.option("--key", envvar="ZOLVE_API_KEY", default=None, help="API key for --url [ZOLVE_API_KEY]")
+@click.option("--time-limit", type=float, default=None, help="seconds")
+@click.option("-v", "--verbose", is_flag=True, help="also print the route and search statistics on stderr")
+def les(**options: Any) -> None:
+    """Plan a Leaving Earth mission: the `les` command line, with every route searched."""
+    _check_codes(options)
+    params = les_params(options)
+    result = _plan(params, options)
+    if options["verbose"]:
+        click.echo(json.dumps({k: result.get(k) for k in ("route", "objectives", "search")}), err=True)
+    if result.get("status") != "optimal":
+        click.echo(result.get("message") or "no plan meets the constraints", err=True)
+        sys.exit(1)
+    click.echo(json.dumps(les_output(result), indent=4))
+
+
+def _check_codes(options: dict[str, Any]) -> None:
+    codes = [options["origin"], *(w["location"] for w in options["via"]), options["destination"]]
+    for code in codes:
+        if code not in LOCATIONS:
+            click.echo(f"Error finding {code!r}. Must be one of the following:", err=True)
+            for known, location in LOCATIONS.items():
+                click.echo(f"{known.rjust(4)}: {location.name}")
+            sys.exit(1)
+    if options["origin"] == options["destination"] and not options["via"]:
+        click.echo("Origin and destination may not be the same.", err=True)
+        sys.exit(1)
+
+
+def _plan(params: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+    if options["url"]:
+        return _plan_remotely(params, options)
+    from zolve.cli import solve_locally
+
+    return solve_locally("leaving_earth.plan", params, options["time_limit"])
+
+
+def _plan_remotely(params: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+    from zolve.client import FINAL_STATES, Client
+
+    if not options["key"]:
+        raise click.UsageError("--url needs an API key: --key or ZOLVE_API_KEY")
+    client = Client(options["url"], options["key"])
+    body: dict[str, Any] = {"kind": "leaving_earth.plan", "params": params}
+    if options["time_limit"]:
+        body["time_limit"] = options["time_limit"]
+    job = client.submit(body)
+    while job["state"] not in FINAL_STATES:  # quietly: stdout carries only the plan
+        job = client.get(job["id"], wait=5)
+    if job["state"] != "succeeded":
+        raise click.ClickException(
+            f"job {job['id']} {job['state']}: {(job.get('error') or {}).get('message')}"
+        )
+    return job["result"]
