@@ -15,9 +15,18 @@ FORGET_AFTER = timedelta(days=1)
 
 
 def beat(session: Session, hostname: str, pids: list[int], node: str | None = None) -> None:
-    """Upsert one row per process (named `hostname:pid`, as its leases are) and forget long-dead ones."""
+    """Upsert one row per process (named `hostname:pid`, as its leases are), drop the node's processes
+    that left its pool (recycled), and forget long-dead ones."""
+    names = [f"{hostname}:{pid}" for pid in pids]
+    if node is not None:
+        session.execute(
+            delete(Worker).where(Worker.hostname == hostname, Worker.node == node, Worker.name.not_in(names))
+        )
     if pids:
-        rows = [{"name": f"{hostname}:{pid}", "hostname": hostname, "pid": pid, "node": node} for pid in pids]
+        rows = [
+            {"name": name, "hostname": hostname, "pid": pid, "node": node}
+            for name, pid in zip(names, pids, strict=True)
+        ]
         statement = insert(Worker).values(rows)
         session.execute(
             statement.on_conflict_do_update(

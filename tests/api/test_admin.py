@@ -10,9 +10,10 @@ import pytest
 from sqlalchemy import select, update
 
 from store import jobs as job_store
-from store import keys
+from store import keys, shards
 from store.models import ApiKey, Job, JobEvent
 from tests.support import wait_until
+from zolve.kinds import KINDS
 
 DICE = {"kind": "dice", "params": {"dice": 3, "faces": 6}}
 SLOW = {"kind": "dice", "params": {"dice": 3, "faces": 20}, "time_limit": 120}
@@ -343,3 +344,28 @@ def test_overview_counts_jobs_and_shows_live_workers(db, admin_client, worker, c
         assert 'hx-trigger="every 5s"' in html and "<svg" in html
     finally:
         client.post(f"/jobs/{job_id}/cancel", headers=auth)
+
+
+def test_requeue_takes_a_stuck_shard_back_and_the_worker_finishes_it(db, admin_client, admin, worker) -> None:  # noqa: ANN001
+    params = KINDS["planetx.enumerate"].load_params({"mode": "standard"})
+    with db.session() as session:
+        owner = keys.create_key(session, name="shards").id
+        job, _ = job_store.create_job(
+            session, owner_id=owner, kind="planetx.enumerate", params=params, time_limit=60
+        )
+    with db.session() as session:  # planned by hand, its one shard held by a worker that hangs
+        job_store.claim(session, job.id, "planner", 30)
+        [shard_id] = shards.create_shards(session, job.id, "planner", ["AA"])
+        shards.claim_shard(session, shard_id, "hung:1", 30)
+    html = page_text(admin_client, f"/admin/jobs/{job.id}")
+    requeue = f"/admin/jobs/{job.id}/shards/{shard_id}/requeue"
+    assert requeue in html and "hung:1" in html
+    token = TOKEN.search(page_text(admin_client, requeue)).group(1)
+    assert admin_client.post(requeue, data={"csrf_token": token}).status_code == 302
+    wait_until(lambda: job_state(db, str(job.id)) == "succeeded", 60, what="the requeued shard to finish")
+    with db.session() as session:
+        done = session.get(Job, job.id)
+        assert done.rows_done == done.result["count"] > 0
+    assert ("shard_requeued", key_id(db, admin)) in events_of(db, str(job.id))
+    again = admin_client.post(requeue, data={"csrf_token": token}, follow_redirects=True)
+    assert "only a queued or running shard of a running job" in again.get_data(as_text=True)

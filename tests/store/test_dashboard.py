@@ -219,3 +219,13 @@ def test_events_go_with_their_job(isolated_db: Database, owner: int) -> None:
         session.delete(session.get(Job, job.id))
     with isolated_db.session() as session:
         assert session.scalar(select(func.count()).select_from(JobEvent)) == 0
+
+
+def test_a_recycled_pool_process_leaves_the_list(isolated_db: Database) -> None:
+    with isolated_db.session() as session:
+        heartbeats.beat(session, "host", [101, 102], "celery@host")
+        heartbeats.beat(session, "host", [201], "other@host")
+    with isolated_db.session() as session:
+        heartbeats.beat(session, "host", [101, 103], "celery@host")
+        names = [w.name for w in dashboard.workers_alive(session, within=60)]
+    assert names == ["host:101", "host:103", "host:201"]
