@@ -8,7 +8,7 @@ import swagger_ui_bundle
 from flask import Flask, send_from_directory
 from flask_smorest import Api
 
-from api import boards, errors, jobs, meta, metrics
+from api import batches, boards, errors, jobs, meta, metrics
 from api.admin import init_admin
 from api.limits import init_limits
 from schemas.jobs import Error as ErrorSchema
@@ -59,6 +59,7 @@ def create_app(settings: Settings | None = None) -> Flask:
     api.register_blueprint(meta.blp)
     api.register_blueprint(jobs.blp)
     api.register_blueprint(boards.blp)
+    api.register_blueprint(batches.blp)
     api.register_blueprint(metrics.blp)
     errors.register_error_handlers(app)
     init_admin(app, settings)

@@ -190,3 +190,34 @@ class Worker(Base):
 # the dashboard's per-minute chart reads the last hour of finished jobs and shards
 Index("ix_jobs_finished_at", Job.finished_at)
 Index("ix_shards_finished_at", Shard.finished_at)
+
+
+class Batch(Base):
+    """Many requests of one kind submitted together; each distinct params set runs as one job."""
+
+    __tablename__ = "batches"
+    __table_args__ = (Index("ix_batches_owner_created", "owner_id", "created_at"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True, default=uuid.uuid4)
+    owner_id: Mapped[int] = mapped_column(ForeignKey("api_keys.id"))
+    kind: Mapped[str] = mapped_column(String(64))
+    item_count: Mapped[int] = mapped_column(Integer)
+    job_count: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+
+
+class BatchItem(Base):
+    """One request of a batch, by the client's id: its job (shared by identical requests) or why it was
+    rejected."""
+
+    __tablename__ = "batch_items"
+    __table_args__ = (UniqueConstraint("batch_id", "client_id", name="ux_batch_items_client_id"),)
+
+    batch_id: Mapped[uuid.UUID] = mapped_column(
+        ForeignKey("batches.id", ondelete="CASCADE"), primary_key=True
+    )
+    position: Mapped[int] = mapped_column(Integer, primary_key=True)
+    client_id: Mapped[str] = mapped_column(String(100))
+    job_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"), index=True)
+    #: field errors of a rejected item (its params did not validate): no job
+    error: Mapped[dict[str, Any] | None] = mapped_column(JSONB)

@@ -129,7 +129,6 @@ KINDS: dict[str, Kind] = {
             params_schema=PlanParams,
             result_schema=PlanResult,
             solver="puzzles.leaving_earth.planner:plan",
-            cacheable=True,
         ),
         Kind(
             name="taiji.solve",

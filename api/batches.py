@@ -1,0 +1,120 @@
+"""/batches: many requests of one kind in one call, solved in parallel; items paged with their results."""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from flask import url_for
+from flask.views import MethodView
+from flask_smorest import Blueprint, abort
+from marshmallow import RAISE, ValidationError
+
+from api.auth import auth, current_principal
+from api.jobs import _db, _publish, _time_limit
+from schemas import batches as batch_schemas
+from store import batches as batch_store
+from store.models import FINAL_STATES, Batch, BatchItem, Job
+from zolve.kinds import KINDS
+
+blp = Blueprint("batches", __name__, url_prefix="/batches", description="Batches of puzzle requests")
+
+
+def _items(kind_name: str, raw_items: list[dict[str, Any]]) -> list[batch_store.NewItem]:
+    """Validate each item on its own: a bad one is kept as rejected, it never fails the batch."""
+    kind = KINDS.get(kind_name)
+    if kind is None:
+        abort(422, errors={"kind": [f"unknown kind; one of: {', '.join(sorted(KINDS))}"]})
+    items = []
+    for raw in raw_items:
+        try:
+            items.append(batch_store.NewItem(raw["client_id"], kind.load_params(raw["params"])))
+        except ValidationError as err:
+            items.append(batch_store.NewItem(raw["client_id"], None, {"params": err.messages}))
+    return items
+
+
+def _item_resource(item: BatchItem, job: Job | None, *, is_admin: bool) -> dict[str, Any]:
+    error = dict(job.error) if job is not None and job.error else None
+    if error and not is_admin:
+        error.pop("traceback", None)
+    return {
+        "client_id": item.client_id,
+        "position": item.position,
+        "state": job.state if job is not None else "rejected",
+        "job_id": item.job_id,
+        "result": job.result if job is not None else None,
+        "error": error,
+        "errors": item.error,
+    }
+
+
+def _batch_resource(session: Any, batch: Batch, args: dict[str, Any], *, is_admin: bool) -> dict[str, Any]:
+    counts = batch_store.item_counts(session, batch.id)
+    after = _cursor(args.get("cursor"))
+    rows = batch_store.list_items(
+        session, batch.id, after=after, limit=args["limit"], states=args.get("state")
+    )
+    next_cursor = str(rows[-1][0].position) if len(rows) == args["limit"] else None
+    return {
+        "id": batch.id,
+        "kind": batch.kind,
+        "created_at": batch.created_at,
+        "item_count": batch.item_count,
+        "job_count": batch.job_count,
+        "counts": counts,
+        "done": all(state in (*FINAL_STATES, "rejected") for state in counts),
+        "items": [_item_resource(item, job, is_admin=is_admin) for item, job in rows],
+        "next_cursor": next_cursor,
+        "links": {"self": url_for("batches.BatchItemView", batch_id=batch.id)},
+    }
+
+
+def _cursor(value: str | None) -> int:
+    if value is None:
+        return -1
+    if not value.isdigit():
+        abort(422, errors={"cursor": ["not a cursor from this service"]})
+    return int(value)
+
+
+@blp.route("")
+class BatchCollection(MethodView):
+    decorators = [auth.login_required]
+
+    @blp.arguments(batch_schemas.BatchCreate)
+    @blp.response(202, batch_schemas.Batch)
+    @blp.alt_response(422, description="Unknown kind, no items, too many items or a repeated client_id")
+    def post(self, body: dict[str, Any]) -> Any:
+        """Submit up to 500 requests of one kind. Each item is validated on its own (a bad one is
+        `rejected`, the rest run); identical requests are solved once. Answers 202 with the batch."""
+        principal = current_principal()
+        items = _items(body["kind"], body["items"])
+        time_limit = _time_limit(body["time_limit"])
+        with _db().session() as session:
+            batch, job_ids = batch_store.create_batch(
+                session, owner_id=principal.key_id, kind=body["kind"], items=items, time_limit=time_limit
+            )
+            resource = _batch_resource(session, batch, {"limit": 50}, is_admin=principal.is_admin)
+        for job_id in job_ids:
+            _publish(job_id)
+        return resource, 202, {"Location": resource["links"]["self"]}
+
+
+@blp.route("/<uuid:batch_id>")
+class BatchItemView(MethodView):
+    decorators = [auth.login_required]
+
+    @blp.arguments(batch_schemas.BatchGetArgs, location="query", unknown=RAISE)
+    @blp.response(200, batch_schemas.Batch)
+    @blp.alt_response(404, description="No such batch, or not yours")
+    def get(self, args: dict[str, Any], batch_id: uuid.UUID) -> Any:
+        """The batch: counts by state and a page of items (submission order) with their results."""
+        principal = current_principal()
+        with _db().session() as session:
+            batch = batch_store.get_batch(session, batch_id, principal.owner_filter)
+            if batch is None:
+                abort(404, message="no such batch")
+            resource = _batch_resource(session, batch, args, is_admin=principal.is_admin)
+        headers = {} if resource["done"] else {"Retry-After": "1"}
+        return resource, 200, headers

@@ -1,0 +1,101 @@
+"""Batches: many requests of one kind in one call. Identical requests share one job; a rejected request
+is kept with its errors and never fails the others."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from store import events
+from store.jobs import _new_job, params_hash
+from store.models import Batch, BatchItem, Job
+
+
+@dataclass(frozen=True)
+class NewItem:
+    client_id: str
+    #: validated params, or None when the item was rejected
+    params: dict[str, Any] | None
+    error: dict[str, Any] | None = None
+
+
+def create_batch(
+    session: Session, *, owner_id: int, kind: str, items: list[NewItem], time_limit: float
+) -> tuple[Batch, list[uuid.UUID]]:
+    """Insert the batch, its items and one queued job per distinct params; returns the jobs to publish."""
+    batch = Batch(id=uuid.uuid4(), owner_id=owner_id, kind=kind, item_count=len(items), job_count=0)
+    session.add(batch)
+    jobs_by_hash: dict[str, Job] = {}
+    rows = []
+    for position, item in enumerate(items):
+        job = None
+        if item.params is not None:
+            digest = params_hash(kind, item.params)
+            job = jobs_by_hash.get(digest)
+            if job is None:
+                job = _new_job(owner_id, kind, item.params, digest, time_limit, enqueued_at=func.now())
+                jobs_by_hash[digest] = job
+        rows.append((position, item, job))
+    session.add_all(jobs_by_hash.values())
+    batch.job_count = len(jobs_by_hash)
+    session.flush()
+    session.add_all(
+        BatchItem(
+            batch_id=batch.id,
+            position=position,
+            client_id=item.client_id,
+            job_id=job.id if job else None,
+            error=item.error,
+        )
+        for position, item, job in rows
+    )
+    for job in jobs_by_hash.values():
+        events.record(session, job.id, "created", actor_key_id=owner_id, detail={"batch": str(batch.id)})
+    session.flush()
+    return batch, [job.id for job in jobs_by_hash.values()]
+
+
+def get_batch(session: Session, batch_id: uuid.UUID, owner_id: int | None) -> Batch | None:
+    """The batch if it exists and (unless owner_id is None, for admins) belongs to the owner."""
+    batch = session.get(Batch, batch_id)
+    if batch is None or (owner_id is not None and batch.owner_id != owner_id):
+        return None
+    return batch
+
+
+def item_counts(session: Session, batch_id: uuid.UUID) -> dict[str, int]:
+    """How many items are in each state (a rejected item counts as `rejected`)."""
+    state = func.coalesce(Job.state, "rejected")
+    rows = session.execute(
+        select(state, func.count())
+        .select_from(BatchItem)
+        .outerjoin(Job, Job.id == BatchItem.job_id)
+        .where(BatchItem.batch_id == batch_id)
+        .group_by(state)
+    )
+    return {name: count for name, count in rows}
+
+
+def list_items(
+    session: Session,
+    batch_id: uuid.UUID,
+    *,
+    after: int = -1,
+    limit: int = 50,
+    states: list[str] | None = None,
+) -> list[tuple[BatchItem, Job | None]]:
+    """A page of items in submission order, after position `after`, with their jobs."""
+    query = (
+        select(BatchItem, Job)
+        .outerjoin(Job, Job.id == BatchItem.job_id)
+        .where(BatchItem.batch_id == batch_id, BatchItem.position > after)
+        .order_by(BatchItem.position)
+        .limit(limit)
+    )
+    if states:
+        query = query.where(func.coalesce(Job.state, "rejected").in_(states))
+    return list(session.execute(query).tuples())
