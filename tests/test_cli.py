@@ -146,6 +146,11 @@ def test_zolve_up_runs_the_whole_service_embedded_and_reuses_its_data(tmp_path: 
         assert exported.returncode == 0 and lines[0] == "code,board" and len(lines) == 4447
         status = zolve("status", job["id"], env=client_env)
         assert json.loads(status.stdout)["result"] == job["result"]
+        planned = zolve("les", "E", "L", "--url", url, env=client_env)
+        assert planned.returncode == 0, planned.stderr
+        assert (json.loads(planned.stdout)["cost"], json.loads(planned.stdout)["mass"]) == (21, 23)
+        stranded = zolve("les", "E", "L", "--cost", "-5", "--url", url, env=client_env)
+        assert stranded.returncode == 1 and stranded.stdout == "" and "no plan" in stranded.stderr
         too_late = zolve("cancel", job["id"], env=client_env)
         assert too_late.returncode == 1 and "409" in too_late.stderr
     finally:

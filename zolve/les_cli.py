@@ -120,7 +120,9 @@ def _with_component_options(func):  # noqa: ANN001, ANN202
     "--faster", is_flag=True, help="allow flying multi-year maneuvers in half the years, double difficulty"
 )
 @click.option("--via", type=Via(), multiple=True, help="waypoint CODE[,drop=N][,pickup=N] (repeatable)")
-@click.option("--url", envvar="ZOLVE_URL", default=None, help="plan through this zolve service [ZOLVE_URL]")
+@click.option(
+    "--url", default=None, help="plan through the zolve service at this URL (default: in this process)"
+)
 @click.option("--key", envvar="ZOLVE_API_KEY", default=None, help="API key for --url [ZOLVE_API_KEY]")
 @click.option("--time-limit", type=float, default=None, help="seconds")
 @click.option("-v", "--verbose", is_flag=True, help="also print the route and search statistics on stderr")
