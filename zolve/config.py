@@ -56,7 +56,7 @@ class Settings:
     #: per API key, on POST /jobs, on top of rate_limit
     submit_rate_limit: str = "300 per minute"
     #: an API process answers polls of an unfinished job from memory for this long (finished: always)
-    status_cache_seconds: float = 0.25
+    status_cache_seconds: float = 1.0
     #: signs the admin dashboard's session cookies; unset: see `secret_key_for`
     secret_key: str | None = None
 
