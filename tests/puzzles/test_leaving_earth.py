@@ -1,4 +1,4 @@
-"""Leaving Earth planning: the recorded `les` runs, an independent check of every plan, and what `les` lacks."""
+"""Leaving Earth planning: the recorded `les` runs, an independent check of each plan, what `les` lacks."""
 
 from __future__ import annotations
 
@@ -50,7 +50,10 @@ def check_plan(result: dict[str, Any], payloads: list[int] | None = None) -> Non
         time = stage.get("time", 0)
         firing_ions = stage["components"].get("ion", 0)
         assert firing_ions in (0, ions) and (firing_ions == 0 or index < detached_from)
-        thrust = sum(ROCKETS[name].thrust * n for name, n in rockets.items()) + ION_THRUST_PER_YEAR * firing_ions * time
+        thrust = (
+            sum(ROCKETS[name].thrust * n for name, n in rockets.items())
+            + ION_THRUST_PER_YEAR * firing_ions * time
+        )
         assert thrust == stage["thrust"]
         assert thrust >= stage["difficulty"] * mass, (index, stage, mass)
         assert _difficulty_allowed(maneuver, stage)
@@ -122,7 +125,14 @@ def test_infeasible_says_why_on_stderr() -> None:
 
 @pytest.mark.parametrize(
     ("text", "expected"),
-    [("3", (3, 3)), ("-15", (0, 15)), ("12+", (12, 900)), ("10-20", (10, 20)), ("20-10", (10, 20)), (4, (4, 4))],
+    [
+        ("3", (3, 3)),
+        ("-15", (0, 15)),
+        ("12+", (12, 900)),
+        ("10-20", (10, 20)),
+        ("20-10", (10, 20)),
+        (4, (4, 4)),
+    ],
 )
 def test_range_syntax(text: Any, expected: tuple[int, int]) -> None:
     assert parse_range(text) == expected
@@ -156,7 +166,13 @@ def test_bounded_search_agrees_with_optimize_on_every_route(params: dict[str, An
 
 
 def test_same_request_same_plan() -> None:
-    params = {"origin": "Eo", "destination": "Vo", "payload": 3, "components": {"ion": 1}, "rendezvous": False}
+    params = {
+        "origin": "Eo",
+        "destination": "Vo",
+        "payload": 3,
+        "components": {"ion": 1},
+        "rendezvous": False,
+    }
     first, second = solve(**params), solve(**params)
     assert first["plan"] == second["plan"] and first["route"] == second["route"]
 
@@ -181,9 +197,15 @@ def test_return_trip_with_a_sample_picked_up_on_the_moon() -> None:
 
 def test_dropping_a_lander_makes_the_way_home_cheaper() -> None:
     chemical = {"ion": 0}
-    keep = solve(origin="Eo", destination="Eo", payload=3, waypoints=[{"location": "Lo"}], components=chemical)
+    keep = solve(
+        origin="Eo", destination="Eo", payload=3, waypoints=[{"location": "Lo"}], components=chemical
+    )
     drop = solve(
-        origin="Eo", destination="Eo", payload=3, waypoints=[{"location": "Lo", "drop": 2}], components=chemical
+        origin="Eo",
+        destination="Eo",
+        payload=3,
+        waypoints=[{"location": "Lo", "drop": 2}],
+        components=chemical,
     )
     assert drop["cost"] < keep["cost"]
     stops = drop["route"].index("Lo")
