@@ -34,7 +34,7 @@ def plan(params: dict[str, Any], run: Run) -> dict[str, Any]:
         best, search = search_routes(request, run, params.get("engine", "bounded"))
     search["seconds"] = round(time.perf_counter() - started, 4)
     if best is None:
-        return {"status": "infeasible", "message": infeasible_message(request), "search": search}
+        return {"status": "infeasible", "message": infeasible_message(request, search), "search": search}
     return {
         "status": "optimal",
         **best.mission,
@@ -123,6 +123,9 @@ def _relaxation(request: Request) -> Relaxation:
     )
 
 
-def infeasible_message(request: Request) -> str:
+def infeasible_message(request: Request, search: dict[str, Any]) -> str:
     stops = " → ".join(request.stops)
-    return f"no plan for {stops} with payload {request.payload} meets the constraints"
+    message = f"no plan for {stops} with payload {request.payload} meets the constraints"
+    if request.year is None and search["searched"] < search["routes"]:
+        message += "; routes with slingshot maneuvers need the year the journey starts (year, -y)"
+    return message
