@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from marshmallow import Schema, ValidationError, fields, validate, validates
+from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from schemas.jobs import KIND_NAME, JobError
 
@@ -35,13 +35,13 @@ class BatchCreate(Schema):
         metadata={"description": "solve time limit per item, in seconds"},
     )
 
-    @validates("items")
-    def _distinct_client_ids(self, items: list[dict], **kwargs: object) -> None:
+    @validates_schema
+    def _distinct_client_ids(self, data: dict, **kwargs: object) -> None:
         seen: set[str] = set()
-        for client_id in (item.get("client_id") for item in items):
-            if client_id in seen:
-                raise ValidationError(f"client_id {client_id!r} appears twice")
-            seen.add(client_id)
+        for item in data["items"]:
+            if item["client_id"] in seen:
+                raise ValidationError(f"client_id {item['client_id']!r} appears twice", "items")
+            seen.add(item["client_id"])
 
 
 class BatchItem(Schema):

@@ -70,6 +70,7 @@ def test_batch_validation_is_field_level(client, auth) -> None:  # noqa: ANN001
         ({"kind": "no.such", "items": [{"client_id": "a"}]}, "kind"),
         ({"items": [{"client_id": "a"}] * 501}, "items"),
         ({"items": [{"params": {}}]}, "items"),
+        ({"items": [{"client_id": "a"}, 0, {"client_id": "a"}]}, "items"),  # once a 500 (found by fuzzing)
     ]
     for body, field in cases:
         response = client.post("/batches", json=body, headers=auth)
