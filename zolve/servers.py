@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from typing import Any
 
-from zolve.config import Settings
+from zolve.config import Settings, secret_key_for
 
 
 def serve_api(settings: Settings, *, host: str, port: int, workers: int, threads: int) -> None:
     from gunicorn.app.base import BaseApplication
 
     from api import create_app
+
+    # resolved once, before gunicorn forks: every process signs the dashboard's sessions alike
+    settings = replace(settings, secret_key=secret_key_for(settings))
 
     class _Gunicorn(BaseApplication):
         def load_config(self) -> None:

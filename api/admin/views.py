@@ -220,9 +220,15 @@ def _job_or_404(job_id: uuid.UUID):  # noqa: ANN202
 
 
 @bp.get("/jobs/<uuid:job_id>/progress")
-def job_progress(job_id: uuid.UUID) -> str:
-    """The state and progress bar of one job; a final job's fragment stops the polling."""
-    return render_template("admin/_progress.html", job=_job_or_404(job_id))
+def job_progress(job_id: uuid.UUID) -> Response:
+    """The state and progress bar of one job; a final job's fragment stops the polling, and the job's own
+    page, polling it, reloads once to show the outcome."""
+    job = _job_or_404(job_id)
+    response = Response(render_template("admin/_progress.html", job=job))
+    page = url_for("admin.job_page", job_id=job_id)
+    if job.is_final and request.headers.get("HX-Current-URL", "").split("?")[0].endswith(page):
+        response.headers["HX-Refresh"] = "true"
+    return response
 
 
 @bp.get("/jobs/<uuid:job_id>")

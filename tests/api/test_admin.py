@@ -244,6 +244,11 @@ def test_progress_fragment_polls_until_the_job_is_final(db, admin_client, make_k
     done = _stored_job(db, owner, state="succeeded")
     fragment = page_text(admin_client, f"/admin/jobs/{done}/progress")
     assert "hx-trigger" not in fragment and 'value="100"' in fragment and "succeeded" in fragment
+    from_its_page = {"HX-Request": "true", "HX-Current-URL": f"http://localhost/admin/jobs/{done}"}
+    response = admin_client.get(f"/admin/jobs/{done}/progress", headers=from_its_page)
+    assert response.headers["HX-Refresh"] == "true", "its page reloads to show the outcome"
+    from_the_list = {"HX-Request": "true", "HX-Current-URL": "http://localhost/admin/jobs"}
+    assert "HX-Refresh" not in admin_client.get(f"/admin/jobs/{done}/progress", headers=from_the_list).headers
 
     waiting = _stored_job(db, owner, state="queued")
     fragment = page_text(admin_client, f"/admin/jobs/{waiting}/progress")
@@ -367,5 +372,8 @@ def test_requeue_takes_a_stuck_shard_back_and_the_worker_finishes_it(db, admin_c
         done = session.get(Job, job.id)
         assert done.rows_done == done.result["count"] > 0
     assert ("shard_requeued", key_id(db, admin)) in events_of(db, str(job.id))
+    export = admin_client.get(f"/admin/jobs/{job.id}/export.csv").get_data(as_text=True).splitlines()
+    assert export[0] == "code,board" and len(export) == done.rows_done + 1
+    assert all(line.split(",")[1].startswith("AA") for line in export[1:])
     again = admin_client.post(requeue, data={"csrf_token": token}, follow_redirects=True)
     assert "only a queued or running shard of a running job" in again.get_data(as_text=True)
