@@ -11,7 +11,7 @@ from flask_smorest import Blueprint, abort
 from marshmallow import RAISE, ValidationError
 
 from api.auth import auth, current_principal
-from api.jobs import _db, _publish, _time_limit
+from api.jobs import checked_time_limit, database, publish_job
 from schemas import batches as batch_schemas
 from store import batches as batch_store
 from store.models import FINAL_STATES, Batch, BatchItem, Job
@@ -90,14 +90,14 @@ class BatchCollection(MethodView):
         `rejected`, the rest run); identical requests are solved once. Answers 202 with the batch."""
         principal = current_principal()
         items = _items(body["kind"], body["items"])
-        time_limit = _time_limit(body["time_limit"])
-        with _db().session() as session:
+        time_limit = checked_time_limit(body["time_limit"])
+        with database().session() as session:
             batch, job_ids = batch_store.create_batch(
                 session, owner_id=principal.key_id, kind=body["kind"], items=items, time_limit=time_limit
             )
             resource = _batch_resource(session, batch, {"limit": 50}, is_admin=principal.is_admin)
         for job_id in job_ids:
-            _publish(job_id)
+            publish_job(job_id)
         return resource, 202, {"Location": resource["links"]["self"]}
 
 
@@ -111,7 +111,7 @@ class BatchItemView(MethodView):
     def get(self, args: dict[str, Any], batch_id: uuid.UUID) -> Any:
         """The batch: counts by state and a page of items (submission order) with their results."""
         principal = current_principal()
-        with _db().session() as session:
+        with database().session() as session:
             batch = batch_store.get_batch(session, batch_id, principal.owner_filter)
             if batch is None:
                 abort(404, message="no such batch")

@@ -109,7 +109,7 @@ def _job_for(job_id: uuid.UUID, principal: Principal, fresh: bool = False) -> Jo
     if entry is not None and entry[1] > now:
         job = entry[0]
     else:
-        with _db().session() as session:
+        with database().session() as session:
             job = job_store.get_job(session, job_id, None)
         if job is not None:
             ttl = FINAL_CACHE_SECONDS if job.is_final else _settings().status_cache_seconds
@@ -121,11 +121,11 @@ def _job_for(job_id: uuid.UUID, principal: Principal, fresh: bool = False) -> Jo
     return job
 
 
-def _forget(job_id: uuid.UUID) -> None:
+def forget_status(job_id: uuid.UUID) -> None:
     current_app.extensions.get("zolve.status_cache", {}).pop(job_id, None)
 
 
-def _db():  # noqa: ANN202
+def database():  # noqa: ANN202
     return current_app.extensions["zolve.db"]
 
 
@@ -143,7 +143,7 @@ def _validated_params(kind_name: str, params: dict[str, Any]) -> dict[str, Any]:
         abort(422, errors={"params": err.messages})
 
 
-def _time_limit(requested: float | None) -> float:
+def checked_time_limit(requested: float | None) -> float:
     settings = _settings()
     if requested is None:
         return settings.default_time_limit
@@ -159,13 +159,13 @@ def _idempotency_key() -> str | None:
     return key
 
 
-def _publish(job_id: uuid.UUID) -> None:
+def publish_job(job_id: uuid.UUID) -> None:
     """Wake a worker. If the broker is down the job stays queued and the sweeper publishes it later."""
     try:
         enqueue(current_app.extensions["zolve.celery"], str(job_id))
     except Exception:
         log.warning("broker unavailable; job %s will be enqueued by the sweeper", job_id)
-        with _db().session() as session:
+        with database().session() as session:
             job_store.mark_not_enqueued(session, job_id)
 
 
@@ -181,9 +181,9 @@ class JobCollection(MethodView):
         """Submit a job. Answers 202 with the job and its Location; honours Idempotency-Key."""
         principal = current_principal()
         params = _validated_params(body["kind"], body["params"])
-        time_limit = _time_limit(body["time_limit"])
+        time_limit = checked_time_limit(body["time_limit"])
         key = _idempotency_key()
-        with _db().session() as session:
+        with database().session() as session:
             cached = None
             if KINDS[body["kind"]].cacheable and not body["fresh"] and key is None:
                 cached = job_store.create_cached_job(
@@ -209,7 +209,7 @@ class JobCollection(MethodView):
                 abort(422, message=str(conflict), errors={"Idempotency-Key": [str(conflict)]})
             resource = job_resource(job, is_admin=principal.is_admin)
         if created:
-            _publish(job.id)
+            publish_job(job.id)
         headers = {"Location": resource["links"]["self"]}
         if not created:
             headers["Idempotent-Replayed"] = "true"
@@ -220,7 +220,7 @@ class JobCollection(MethodView):
     def get(self, args: dict[str, Any]) -> Any:
         """Your jobs, newest first (admins: everyone's). Keyset pages: follow `next_cursor`."""
         principal = current_principal()
-        with _db().session() as session:
+        with database().session() as session:
             try:
                 page = job_store.list_jobs(
                     session,
@@ -273,7 +273,7 @@ class JobItem(MethodView):
 def cancel_job(job_id: uuid.UUID) -> Any:
     """Cancel a job: a queued job never starts; a running one is interrupted within about a second."""
     principal = current_principal()
-    with _db().session() as session:
+    with database().session() as session:
         job = job_store.get_job(session, job_id, principal.owner_filter)
         if job is None:
             abort(404, message="no such job")
@@ -281,5 +281,5 @@ def cancel_job(job_id: uuid.UUID) -> Any:
             abort(409, message=f"the job already {job.state}")
         job = job_store.request_cancel(session, job, actor_key_id=principal.key_id)
         resource = job_resource(job, is_admin=principal.is_admin)
-    _forget(job_id)
+    forget_status(job_id)
     return resource

@@ -25,7 +25,7 @@ from werkzeug.exceptions import HTTPException
 
 from api import boards
 from api.admin import present
-from api.jobs import _forget, _publish
+from api.jobs import database, forget_status, publish_job
 from store import dashboard, keys
 from store import jobs as job_store
 from store.models import JOB_STATES, ApiKey, Shard
@@ -41,10 +41,6 @@ PAGE_SIZE = 25
 MAX_PAGE_SIZE = 200
 
 
-def _db():  # noqa: ANN202
-    return current_app.extensions["zolve.db"]
-
-
 def _settings():  # noqa: ANN202
     return current_app.extensions["zolve.settings"]
 
@@ -57,12 +53,12 @@ def _key_from_request() -> tuple[ApiKey | None, str | None]:
     if scheme.lower() == "bearer" and token:
         if len(token) > 200:
             return None, "bearer"
-        with _db().session() as db_session:
+        with database().session() as db_session:
             return keys.authenticate(db_session, token), "bearer"
     key_id = session.get("key_id")
     if key_id is None:
         return None, None
-    with _db().session() as db_session:
+    with database().session() as db_session:
         row = db_session.get(ApiKey, key_id)
     if row is None or row.revoked_at is not None:
         session.clear()
@@ -109,7 +105,7 @@ def login() -> Any:
     if request.method == "GET":
         return render_template("admin/login.html", next=_safe_next())
     token = request.form.get("key", "").strip()
-    with _db().session() as db_session:
+    with database().session() as db_session:
         key = keys.authenticate(db_session, token) if 0 < len(token) <= 200 else None
     if key is None:
         return render_template("admin/login.html", next=_safe_next(), error="not a valid API key"), 401
@@ -138,7 +134,7 @@ def logout() -> Response:
 # -- overview -------------------------------------------------------------------------------------
 def _overview_context() -> dict[str, Any]:
     alive_within = max(15.0, 3 * _settings().sweep_interval)
-    with _db().session() as db_session:
+    with database().session() as db_session:
         summary = dashboard.overview(db_session, alive_within=alive_within)
     charts = [
         present.minute_chart(summary.minutes, "jobs", "Jobs finished per minute"),
@@ -178,7 +174,7 @@ def _page_size() -> int:
 def _jobs_context() -> dict[str, Any]:
     where, cursor = _job_filter(), request.args.get("cursor") or None
     error, page = None, job_store.Page([], None)
-    with _db().session() as db_session:
+    with database().session() as db_session:
         try:
             page = dashboard.find_jobs(db_session, where, limit=_page_size(), cursor=cursor)
         except ValueError:
@@ -212,7 +208,7 @@ def job_rows() -> str:
 
 # -- a job ----------------------------------------------------------------------------------------
 def _job_or_404(job_id: uuid.UUID):  # noqa: ANN202
-    with _db().session() as db_session:
+    with database().session() as db_session:
         job = job_store.get_job(db_session, job_id, None)
     if job is None:
         abort(404, "no such job")
@@ -233,7 +229,7 @@ def job_progress(job_id: uuid.UUID) -> Response:
 
 @bp.get("/jobs/<uuid:job_id>")
 def job_page(job_id: uuid.UUID) -> str:
-    with _db().session() as db_session:
+    with database().session() as db_session:
         detail = dashboard.job_detail(db_session, job_id, stuck_after=_settings().requeue_after)
     if detail is None:
         abort(404, "no such job")
@@ -276,14 +272,14 @@ def cancel_job(job_id: uuid.UUID) -> Any:
     job = _job_or_404(job_id)
     if request.method == "GET":
         return _confirm("Cancel job", f"Cancel {job.kind} job {job.id} ({job.state})?", job_id)
-    with _db().session() as db_session:
+    with database().session() as db_session:
         job = job_store.get_job(db_session, job_id, None)
         if job.is_final:
             flash(f"the job already {job.state}", "error")
         else:
             job = job_store.request_cancel(db_session, job, actor_key_id=g.admin.id)
             flash(f"cancel requested: the job is {job.state}", "ok")
-    _forget(job_id)
+    forget_status(job_id)
     return redirect(url_for("admin.job_page", job_id=job_id))
 
 
@@ -294,14 +290,14 @@ def retry_job(job_id: uuid.UUID) -> Any:
         message = f"Run failed {job.kind} job {job.id} again from the start (its shards and boards go)?"
         return _confirm("Retry job", message, job_id)
     try:
-        with _db().session() as db_session:
+        with database().session() as db_session:
             dashboard.retry_job(db_session, job_id, g.admin.id)
     except dashboard.ActionRefused as refused:
         flash(str(refused), "error")
     else:
-        _publish(job_id)
+        publish_job(job_id)
         flash("the job is queued again", "ok")
-    _forget(job_id)
+    forget_status(job_id)
     return redirect(url_for("admin.job_page", job_id=job_id))
 
 
@@ -312,7 +308,7 @@ def requeue_shard(job_id: uuid.UUID, shard_id: int) -> Any:
         message = f"Requeue shard {shard_id}? A worker still running it stops without storing anything."
         return _confirm("Requeue shard", message, job_id)
     try:
-        with _db().session() as db_session:
+        with database().session() as db_session:
             dashboard.requeue_shard(db_session, job_id, shard_id, g.admin.id)
     except dashboard.ActionRefused as refused:
         flash(str(refused), "error")
@@ -323,12 +319,12 @@ def requeue_shard(job_id: uuid.UUID, shard_id: int) -> Any:
 
 
 def _publish_shard(shard_id: int) -> None:
-    """Like api.jobs._publish: if the broker is down, the sweeper sends the message later."""
+    """Like api.jobs.publish_job: if the broker is down, the sweeper sends the message later."""
     try:
         enqueue(current_app.extensions["zolve.celery"], str(shard_id), RUN_SHARD)
     except Exception:
         log.warning("broker unavailable; shard %s will be enqueued by the sweeper", shard_id)
-        with _db().session() as db_session:
+        with database().session() as db_session:
             db_session.execute(
                 update(Shard).where(Shard.id == shard_id, Shard.state == "queued").values(enqueued_at=None)
             )
