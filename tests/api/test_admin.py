@@ -273,6 +273,19 @@ def test_job_page_shows_params_history_and_the_dice(admin_client, client, auth, 
     assert "hx-trigger" not in html.split('id="job-status"')[1].split("</div>")[0], "final: no polling"
 
 
+def test_job_page_shows_a_leaving_earth_plan_as_a_table(admin_client, client, auth, worker, wait_job) -> None:  # noqa: ANN001
+    body = {
+        "kind": "leaving_earth.plan",
+        "params": {"origin": "E", "destination": "L", "launch": "two-stage"},
+    }
+    job = wait_job(auth, client.post("/jobs", json=body, headers=auth).get_json()["id"])
+    assert job["state"] == "succeeded" and job["result"]["cost"] == 21
+    html = page_text(admin_client, f"/admin/jobs/{job['id']}")
+    for stage in job["result"]["plan"]:
+        assert f"<td>{stage['origin']}</td>" in html and f"<td>{stage['destination']}</td>" in html
+    assert "soyuz" in html and "juno" in html
+
+
 def test_job_page_shows_the_error_with_its_traceback(db, admin_client, make_key) -> None:  # noqa: ANN001
     job_id = _stored_job(db, make_key(), state="failed")
     error = {
