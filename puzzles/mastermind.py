@@ -14,10 +14,15 @@ Strategies:
   plays instead and `note` says so.
 * `best` — "most parts": the candidate splitting the consistent codes into the most feedback classes, ties
   to a consistent code, then the smallest. With k**n ≤ ENUM_LIMIT the consistent codes are listed exactly
-  and every code is a candidate (within POOL_BUDGET feedback evaluations). Above it the consistent codes
-  are sampled: uniformly by rejection while they are common enough, else `samples` distinct SAT models,
-  each pulled towards a random code; the candidates are the sampled codes (refined by hill climbing when
-  the sample is uniform or complete) and the largest feedback entropy over the sample wins.
+  and every code is a candidate (within POOL_BUDGET feedback evaluations). Above it, while half a code
+  has few enough values (`split_fits`: n = 16, k = 6 does), the consistent codes are counted exactly by
+  meeting in the middle (`_Split`: left and right halves joined on their black counts, then filtered on
+  their summed colour counts) and drawn uniformly: all of them when at most SPLIT_LIST_LIMIT (most parts
+  wins), else SPLIT_TARGETS draws (largest feedback entropy wins); the candidates are `samples` of those
+  codes, refined by hill climbing. Larger spaces sample uniformly by rejection while consistent codes are
+  common enough, else take `samples` distinct SAT models, each pulled towards a random code; the
+  candidates are the sampled codes (refined by hill climbing when the sample is uniform or complete) and
+  the largest feedback entropy over the sample wins.
 
 Codes that differ by a permutation of the colours no history guess used split every set alike, so only the
 lexicographically smallest of each such class is a candidate; the first guess is one per partition of n.
@@ -48,6 +53,7 @@ from functools import lru_cache
 from operator import eq
 from typing import Any
 
+import numpy as np
 import z3
 
 from puzzles.runtime import Run, SolverGaveUp
@@ -84,6 +90,15 @@ COUNT_CONFLICTS = 200
 COUNT_CAP = 100
 #: a SAT model costs about n × k; sampling and counting draw at most SAT_WORK / (n × k) models (at least 8)
 SAT_WORK = 24_000
+#: meet in the middle (_Split) while a half code has at most HALF_LIMIT values, a code at most
+#: COUNT_VECTORS_LIMIT colour-count vectors, and a history leaves at most PAIRS_LIMIT group pairs
+HALF_LIMIT = 2_000_000
+COUNT_VECTORS_LIMIT = 200_000
+PAIRS_LIMIT = 400_000_000
+PAIRS_CHUNK = 4_000_000
+#: _Split lists every consistent code up to this many, else draws SPLIT_TARGETS of them uniformly
+SPLIT_LIST_LIMIT = 1_000
+SPLIT_TARGETS = 600
 #: a play shard aims at this many seconds
 SHARD_SECONDS = 5.0
 
@@ -340,6 +355,253 @@ def count_consistent(
     return found, False
 
 
+# -- meet in the middle: every consistent code, counted exactly and drawn uniformly -------------------------
+
+
+def _compositions(n: int, k: int) -> Iterator[tuple[int, ...]]:
+    if k == 1:
+        yield (n,)
+        return
+    for first in range(n + 1):
+        for rest in _compositions(n - first, k - 1):
+            yield (first, *rest)
+
+
+@lru_cache(maxsize=4)
+def _half_codes(m: int, k: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every code of length m (rows, lexicographic) and its colour counts as one base-(n + 1) number."""
+    index = np.arange(k**m, dtype=np.int64)
+    codes = np.stack([index // k ** (m - 1 - i) % k for i in range(m)], 1).astype(np.int8).reshape(k**m, m)
+    base = (n + 1) ** np.arange(k, dtype=np.int64)
+    counts = np.stack([(codes == colour).sum(1) for colour in range(k)], 1).astype(np.int64)
+    return codes, counts @ base
+
+
+def _half_blacks(m: int, k: int, guess: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The blacks of half codes `rows` (of _half_codes(m, k, ·)) against `guess`: as the sum of the blacks
+    of their two quarters, looked up in the quarters' tables."""
+    low = m // 2
+    tables = []
+    for start, size in ((0, m - low), (m - low, low)):
+        index = np.arange(k**size, dtype=np.int64)
+        digits = [index // k ** (size - 1 - i) % k for i in range(size)]
+        tables.append(sum((d == guess[start + i]).astype(np.int64) for i, d in enumerate(digits)))
+    high_part, low_part = np.divmod(rows, k**low)
+    return tables[0][high_part] + tables[1][low_part]
+
+
+@lru_cache(maxsize=8)
+def _count_vectors(n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every colour-count vector of a code (rows) and its base-(n + 1) number."""
+    vectors = np.array(list(_compositions(n, k)), dtype=np.int64)
+    return vectors, vectors @ ((n + 1) ** np.arange(k, dtype=np.int64))
+
+
+def split_fits(n: int, k: int) -> bool:
+    """Whether _Split can hold this size: halves of at most HALF_LIMIT codes, few count vectors, and count
+    vectors that fit an int64 as base-(n + 1) numbers (with room for a key)."""
+    return (
+        n >= 4
+        and k ** ((n + 1) // 2) <= HALF_LIMIT
+        and math.comb(n + k - 1, k - 1) <= COUNT_VECTORS_LIMIT
+        and (n + 1) ** k <= 2**31
+    )
+
+
+class _Split:
+    """The codes that fit a history, as pairs of halves (meet in the middle), counted exactly and drawn
+    uniformly.
+
+    A code fits iff each guess's black count is the sum of its halves' black counts and its colour counts
+    (the sum of its halves' counts) give every guess's black + white. Each half code gets a key (its black
+    counts, or for the right half the blacks still missing) and is grouped by key and colour counts; a left
+    and a right group pair up when their keys match and their summed counts fit, and hold |left| × |right|
+    codes. A uniform code: a group pair drawn by weight, then a member of each group."""
+
+    def __init__(self, n: int, k: int, history: History, run: Run):
+        self.n, self.k = n, k
+        self.sizes = (n // 2, n - n // 2)
+        guesses = np.array([g for g, _, _ in history], dtype=np.int8).reshape(len(history), n)
+        blacks = np.array([b for _, b, _ in history], dtype=np.int64)
+        commons = np.array([b + w for _, b, w in history], dtype=np.int64)
+        guess_counts = np.stack([(guesses == c).sum(1) for c in range(k)], 1).astype(np.int64)
+        vectors, numbers = _count_vectors(n, k)
+        fitting = (np.minimum(vectors[:, None, :], guess_counts[None, :, :]).sum(2) == commons).all(1)
+        valid = np.sort(numbers[fitting])
+        sides, keys = self._keys(guesses, blacks, run)
+        run.raise_if_stopped()
+        shared = np.intersect1d(keys[0], keys[1])
+        self.groups = []
+        for side, (members, key) in enumerate(zip(sides, keys, strict=True)):
+            mask = np.isin(key, shared)
+            members, key = members[mask], key[mask]
+            number = _half_codes(self.sizes[side], k, n)[1][members]
+            order = np.lexsort((number, key))
+            members, key, number = members[order], key[order], number[order]
+            new = np.ones(len(key), dtype=bool)
+            new[1:] = (key[1:] != key[:-1]) | (number[1:] != number[:-1])
+            starts = np.flatnonzero(new)
+            sizes = np.diff(np.append(starts, len(key)))
+            self.groups.append((key[starts], number[starts], starts, sizes, members))
+        (key_l, number_l, _, size_l, _), (key_r, number_r, _, size_r, _) = self.groups
+        low, high = np.searchsorted(key_r, key_l, "left"), np.searchsorted(key_r, key_l, "right")
+        per_left = high - low
+        if per_left.sum() > PAIRS_LIMIT:
+            raise _TooManyPairs
+        # pairs in chunks of left groups, keeping those whose summed colour counts fit
+        lefts, rights = [], []
+        ends = np.searchsorted(np.cumsum(per_left), np.arange(PAIRS_CHUNK, per_left.sum(), PAIRS_CHUNK))
+        for chunk in np.split(np.arange(len(key_l)), ends):
+            run.raise_if_stopped()
+            count = per_left[chunk]
+            left = np.repeat(chunk, count)
+            right = np.repeat(low[chunk] - np.cumsum(count) + count, count) + np.arange(len(left))
+            fits = np.isin(number_l[left] + number_r[right], valid)
+            lefts.append(left[fits])
+            rights.append(right[fits])
+        self.left, self.right = np.concatenate(lefts), np.concatenate(rights)
+        self.cumulative = np.cumsum(size_l[self.left] * size_r[self.right])
+        self.count = int(self.cumulative[-1]) if len(self.cumulative) else 0
+
+    def _keys(
+        self, guesses: np.ndarray, blacks: np.ndarray, run: Run
+    ) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """Per side, the half codes that can be part of a fitting code (rows of _half_codes) and their keys:
+        the blacks they score (left) or the blacks the other half must score (right), as one mixed-radix
+        int64, renumbered densely whenever the radix grows large."""
+        sides = [np.arange(len(_half_codes(m, self.k, self.n)[0]), dtype=np.int64) for m in self.sizes]
+        keys = [np.zeros(len(members), dtype=np.int64) for members in sides]
+        radix = 1
+        for j, guess in enumerate(guesses):
+            run.raise_if_stopped()
+            start = 0
+            for side, m in enumerate(self.sizes):
+                part = _half_blacks(m, self.k, guess[start : start + m], sides[side])
+                start += m
+                # a half scores at most the guess's blacks, and at least what the other half cannot
+                keep = (part <= blacks[j]) & (part >= blacks[j] - (self.n - m))
+                part = part if side == 0 else blacks[j] - part
+                sides[side], keys[side] = sides[side][keep], keys[side][keep] + part[keep] * radix
+            radix *= int(blacks[j]) + 1
+            if radix > 2**56:
+                distinct, dense = np.unique(np.concatenate(keys), return_inverse=True)
+                keys = [dense[: len(keys[0])].astype(np.int64), dense[len(keys[0]) :].astype(np.int64)]
+                radix = len(distinct)
+        return sides, keys
+
+    def _codes(self, left_rows: np.ndarray, right_rows: np.ndarray) -> list[Code]:
+        left = _half_codes(self.sizes[0], self.k, self.n)[0][left_rows]
+        right = _half_codes(self.sizes[1], self.k, self.n)[0][right_rows]
+        return [tuple(row) for row in np.concatenate([left, right], 1).tolist()]
+
+    def sample(self, rng: random.Random, size: int) -> list[Code]:
+        """`size` codes drawn uniformly (with replacement) from those that fit."""
+        generator = np.random.default_rng(rng.getrandbits(64))
+        (_, _, start_l, size_l, members_l), (_, _, start_r, size_r, members_r) = self.groups
+        pair = np.searchsorted(self.cumulative, generator.integers(0, self.count, size), "right")
+        left, right = self.left[pair], self.right[pair]
+        left_rows = members_l[start_l[left] + generator.integers(0, size_l[left])]
+        right_rows = members_r[start_r[right] + generator.integers(0, size_r[right])]
+        return self._codes(left_rows, right_rows)
+
+    def codes(self) -> list[Code]:
+        """Every code that fits, in lexicographic order."""
+        (_, _, start_l, size_l, members_l), (_, _, start_r, size_r, members_r) = self.groups
+        left_rows, right_rows = [], []
+        for left, right in zip(self.left.tolist(), self.right.tolist(), strict=True):
+            ls = members_l[start_l[left] : start_l[left] + size_l[left]]
+            rs = members_r[start_r[right] : start_r[right] + size_r[right]]
+            left_rows.append(np.repeat(ls, len(rs)))
+            right_rows.append(np.tile(rs, len(ls)))
+        if not left_rows:
+            return []
+        return sorted(self._codes(np.concatenate(left_rows), np.concatenate(right_rows)))
+
+
+class _TooManyPairs(Exception):
+    """The history leaves too many group pairs for _Split (only very early in huge spaces)."""
+
+
+def _classes_matrix(candidates: np.ndarray, targets: np.ndarray, k: int) -> np.ndarray:
+    """The feedback class (as _feedback_class) of every candidate row against every target row."""
+    n = candidates.shape[1]
+    black = (candidates[:, None, :] == targets[None, :, :]).sum(2)
+    candidate_counts = np.stack([(candidates == c).sum(1) for c in range(k)], 1)
+    target_counts = np.stack([(targets == c).sum(1) for c in range(k)], 1)
+    common = np.minimum(candidate_counts[:, None, :], target_counts[None, :, :]).sum(2)
+    return black * (n + 1) + common
+
+
+def _fitting(candidates: np.ndarray, history: History, k: int) -> np.ndarray:
+    """Which candidate rows fit every history entry."""
+    guesses = np.array([g for g, _, _ in history], dtype=np.int8)
+    wanted = np.array([_feedback_class(len(g), b, w) for g, b, w in history])
+    return (_classes_matrix(candidates, guesses, k) == wanted).all(1)
+
+
+def _split_pick(
+    candidates: np.ndarray, targets: np.ndarray, history: History, objective: str, k: int
+) -> tuple[int, tuple[float, bool]]:
+    """The index of the candidate splitting `targets` best (ties to one that fits, then to the first)."""
+    n = candidates.shape[1]
+    classes = _classes_matrix(candidates, targets, k)
+    width = (n + 1) * (n + 1)
+    offsets = width * np.arange(len(candidates))[:, None]
+    sizes = np.bincount((classes + offsets).ravel(), minlength=width * len(candidates))
+    sizes = sizes.reshape(len(candidates), width).astype(np.float64)
+    if objective == "parts":
+        primary = (sizes > 0).sum(1).astype(np.float64)
+    else:  # entropy, as in _key
+        primary = np.round(-(sizes * np.log(np.where(sizes > 1, sizes, 1))).sum(1), 9)
+    fits = _fitting(candidates, history, k)
+    best = int(np.lexsort((-np.arange(len(candidates)), fits, primary))[-1])
+    return best, (float(primary[best]), bool(fits[best]))
+
+
+def _split_climb(
+    start: np.ndarray,
+    targets: np.ndarray,
+    history: History,
+    objective: str,
+    k: int,
+    rng: random.Random,
+    run: Run,
+) -> Code:
+    """Hill climbing from `start`, as _climb: recolour one position while that splits `targets` better."""
+    n, best = len(start), start
+    best_key = _split_pick(best[None, :], targets, history, objective, k)[1]
+    for _ in range(8):
+        run.raise_if_stopped()
+        moves = [(i, c) for i in range(n) for c in range(k) if c != best[i]]
+        if len(moves) > 120:
+            moves = rng.sample(moves, 120)
+        pool = np.repeat(best[None, :], len(moves), 0)
+        pool[np.arange(len(moves)), [i for i, _ in moves]] = [c for _, c in moves]
+        index, key = _split_pick(pool, targets, history, objective, k)
+        if key <= best_key:
+            break
+        best, best_key = pool[index], key
+    return tuple(best.tolist())
+
+
+def _decide_split(n: int, k: int, history: History, rng: random.Random, samples: int, run: Run) -> Decision:
+    """The largest feedback entropy over a uniform sample of the consistent codes (all of them, and the
+    most parts, when they are few), counted exactly by _Split."""
+    split = _Split(n, k, history, run)
+    if split.count <= SPLIT_LIST_LIMIT:
+        codes, objective = split.codes(), "parts"
+    else:
+        codes, objective = split.sample(rng, SPLIT_TARGETS), "entropy"
+    decision = Decision(codes[0] if codes else None, "best", split.count, split.count)
+    if split.count > 2:
+        distinct = list(dict.fromkeys(codes))
+        pool = np.array(rng.sample(distinct, min(samples, len(distinct))), dtype=np.int8)
+        targets = np.array(codes, dtype=np.int8)
+        start = pool[_split_pick(pool, targets, history, objective, k)[0]]
+        decision.guess = _split_climb(start, targets, history, objective, k, rng, run)
+    return decision
+
+
 # -- choosing a guess --------------------------------------------------------------------------------------
 
 
@@ -529,6 +791,15 @@ def _decide_sampled(n: int, k: int, history: History, seed: int, samples: int, s
     run, rng = session.run, _rng(seed, history)
     if not history:
         return Decision(_opening(n, k, "entropy", seed, run), "best", k**n, k**n)
+    if split_fits(n, k):
+        try:
+            decision = _decide_split(n, k, history, rng, samples, run)
+        except _TooManyPairs:
+            pass
+        else:
+            if decision.guess is None:
+                decision.conflict = conflicting_entries(n, k, history, session)
+            return decision
     codes = _rejection_sample(n, k, history, rng, run)
     uniform, exact = len(codes) >= min(samples, REJECTION_ENOUGH), False
     if not uniform:

@@ -2,6 +2,7 @@
 checked with plain Python, whole games, shards and cancellation."""
 
 import itertools
+import math
 import random
 import threading
 import time
@@ -200,6 +201,41 @@ def test_the_same_params_give_the_same_guess() -> None:
     _, history = random_history(random.Random(8), 12, 6, 3)
     first, second = (ask({"n": 12, "k": 6, "history": history, "seed": 4}) for _ in range(2))
     assert first["guess"] == second["guess"]
+
+
+@pytest.mark.parametrize(("n", "k"), [(6, 4), (7, 3), (5, 5), (4, 6)])
+def test_the_split_counts_lists_and_samples_exactly_the_codes_that_fit(n: int, k: int) -> None:
+    rng = random.Random(n * 7 + k)
+    for turns in (1, 2, 3, 4):
+        _, history = random_history(rng, n, k, turns)
+        expected = [code for code in itertools.product(range(k), repeat=n) if fits(list(code), history)]
+        split = mm._Split(n, k, mm.history_of({"history": history}), Run())
+        assert split.count == len(expected) and split.codes() == expected
+        assert all(fits(list(code), history) for code in split.sample(random.Random(turns), 300))
+
+
+def test_split_samples_are_uniform() -> None:
+    history = mm.history_of({"history": [{"guess": [0, 0, 1, 1, 2, 2], "black": 2, "white": 2}]})
+    split = mm._Split(6, 4, history, Run())
+    draws = 40_000
+    counts = Counter(split.sample(random.Random(3), draws))
+    assert len(counts) == split.count == len(mm._consistent_codes(6, 4, history)) > 50
+    mean = draws / split.count
+    # each code's draws are binomial: a biased sampler (say by group pair, not by code) lands far outside
+    assert max(abs(c - mean) for c in counts.values()) < 5 * math.sqrt(mean)
+
+
+def test_best_at_16_by_6_counts_the_remaining_codes_exactly() -> None:
+    rng = random.Random(16)
+    _, history = random_history(rng, 16, 6, 9)
+    with Run(60) as run:
+        codes, complete = mm._sat_sample(
+            16, 6, mm.history_of({"history": history}), 5000, random.Random(0), mm._Session(run)
+        )
+    assert complete
+    result = ask({"n": 16, "k": 6, "history": history})
+    assert result["remaining"] == result["remaining_at_least"] == len(codes)
+    assert result["consistent"] == fits(result["guess"], history)
 
 
 # -- play --------------------------------------------------------------------------------------------------
