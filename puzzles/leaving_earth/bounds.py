@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from puzzles.leaving_earth.data import ION_COST, ION_MASS, ION_THRUST_PER_YEAR, ROCKETS
-from puzzles.leaving_earth.routes import Leg
+from puzzles.leaving_earth.routes import Leg, Way
 
 State = tuple[int, int, bool, int]  # load, years, ions attached on the later maneuvers, rocket cost
 
@@ -154,7 +154,7 @@ def _moves(leg: Leg, state: State, ions: int, drop: int, relaxation: Relaxation)
     return moves
 
 
-def _useful_times(way, mass: int, ions: int, years_left: int) -> range:  # noqa: ANN001 - routes.Way
+def _useful_times(way: Way, mass: int, ions: int, years_left: int) -> range:
     """Years worth trying: the least, and (with ions) each extra year until ions alone do the work."""
     if way.years is None:
         return range(0, 1)

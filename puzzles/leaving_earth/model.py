@@ -33,6 +33,7 @@ class RoutePlan:
 
     key: tuple[int, ...]
     mission: dict[str, Any]
+    route: list[str]
 
 
 def slingshot_years(window: str, earliest: int, years: int) -> list[int]:
@@ -203,7 +204,8 @@ class RouteModel:
 
     def _plan(self, model: z3.ModelRef) -> RoutePlan:
         key = tuple(model.eval(objective, model_completion=True).as_long() for objective in self.objectives())
-        return RoutePlan(key, self._mission(model))
+        route = [self.legs[0].maneuver.origin, *(leg.maneuver.destination for leg in self.legs)]
+        return RoutePlan(key, self._mission(model), route)
 
     def _mission(self, model: z3.ModelRef) -> dict[str, Any]:
         def value(expr: z3.ArithRef) -> int:

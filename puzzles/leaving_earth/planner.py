@@ -38,7 +38,7 @@ def plan(params: dict[str, Any], run: Run) -> dict[str, Any]:
     return {
         "status": "optimal",
         **best.mission,
-        "route": route_codes(best),
+        "route": best.route,
         "objectives": list(request.objectives),
         "search": search,
     }
@@ -75,14 +75,8 @@ def search_routes(
             stats["z3_optimizations"] += 1
             found = model.optimize(run, best.key if best else None, bound)
         if found is not None and (best is None or found.key < best.key):
-            found.mission["_legs"] = legs
             best = found
     return best, stats
-
-
-def route_codes(found: RoutePlan) -> list[str]:
-    legs = found.mission.pop("_legs")
-    return [legs[0].maneuver.origin, *(leg.maneuver.destination for leg in legs)]
 
 
 def _candidates(request: Request) -> tuple[list[list[Leg]], int]:
