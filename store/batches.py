@@ -11,7 +11,7 @@ from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from store import events
-from store.jobs import _new_job, params_hash
+from store.jobs import job_row, params_hash
 from store.models import Batch, BatchItem, Job
 
 
@@ -37,7 +37,7 @@ def create_batch(
             digest = params_hash(kind, item.params)
             job = jobs_by_hash.get(digest)
             if job is None:
-                job = _new_job(owner_id, kind, item.params, digest, time_limit, enqueued_at=func.now())
+                job = job_row(owner_id, kind, item.params, digest, time_limit, enqueued_at=func.now())
                 jobs_by_hash[digest] = job
         rows.append((position, item, job))
     session.add_all(jobs_by_hash.values())

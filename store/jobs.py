@@ -52,7 +52,7 @@ def create_job(
         existing = _job_by_idempotency_key(session, owner_id, idempotency_key)
         if existing is not None:
             return _replay(existing, digest, time_limit), False
-    job = _new_job(
+    job = job_row(
         owner_id, kind, params, digest, time_limit, idempotency_key=idempotency_key, enqueued_at=func.now()
     )
     try:
@@ -70,7 +70,7 @@ def create_job(
     return job, True
 
 
-def _new_job(
+def job_row(
     owner_id: int, kind: str, params: dict[str, Any], digest: str, time_limit: float, **columns: Any
 ) -> Job:
     return Job(
@@ -109,7 +109,7 @@ def create_cached_job(
     )
     if source is None:
         return None
-    job = _new_job(
+    job = job_row(
         owner_id,
         kind,
         params,
