@@ -1,9 +1,10 @@
-"""Plan a mission: search every route, best lower bound first, and optimise the survivors with Z3.
+"""Plan a mission: search every route and keep the best plan on the full lexicographic key.
 
-Routes are ordered by a lower bound of their objectives (a continuous relaxation, see `routes`), then by total
-difficulty, length and codes, so the order is deterministic. A route is solved only while its bound can still
-beat the best plan so far; its Z3 model is then asked for a plan strictly better than that one on the full
-lexicographic key, so a tie keeps the earlier route.
+Routes go in a fixed order (total difficulty, length, codes), which tends to meet good plans early and makes
+ties deterministic: a later route replaces the best plan only when it is strictly better. For each route the
+whole-rocket relaxation (`bounds`) gives the least key that could still beat the best plan; if there is none
+the route is skipped, otherwise its Z3 model is asked for a plan at exactly that key, and only when the
+relaxation was not tight does Z3's `Optimize` search the route above it.
 """
 
 from __future__ import annotations
