@@ -1,4 +1,4 @@
-"""Routes over the maneuver graph, the ways to fly each maneuver, and cheap lower bounds used to prune routes.
+"""Routes over the maneuver graph, and the ways (plain, aerobraking, faster) to fly each maneuver.
 
 A route is a list of legs: from the origin to each waypoint in turn, then to the destination. Every leg is
 a simple path (no location twice); a route may pass a location again on a later leg (Earth → Moon → Earth).
