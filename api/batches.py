@@ -11,7 +11,7 @@ from flask_smorest import Blueprint, abort
 from marshmallow import RAISE, ValidationError
 
 from api.auth import auth, current_principal
-from api.jobs import checked_time_limit, database, publish_job
+from api.jobs import checked_time_limit, database, job_error, publish_job
 from schemas import batches as batch_schemas
 from store import batches as batch_store
 from store.models import FINAL_STATES, Batch, BatchItem, Job
@@ -35,9 +35,7 @@ def _items(kind_name: str, raw_items: list[dict[str, Any]]) -> list[batch_store.
 
 
 def _item_resource(item: BatchItem, job: Job | None, *, is_admin: bool) -> dict[str, Any]:
-    error = dict(job.error) if job is not None and job.error else None
-    if error and not is_admin:
-        error.pop("traceback", None)
+    error = job_error(job, is_admin=is_admin) if job is not None else None
     return {
         "client_id": item.client_id,
         "position": item.position,

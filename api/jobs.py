@@ -68,10 +68,16 @@ def job_links(job: Job) -> dict[str, str]:
     return links
 
 
-def job_resource(job: Job, *, is_admin: bool) -> dict[str, Any]:
+def job_error(job: Job, *, is_admin: bool) -> dict[str, Any] | None:
+    """A job's error as its caller may see it: the traceback is for admins only."""
     error = dict(job.error) if job.error else None
     if error and not is_admin:
         error.pop("traceback", None)
+    return error
+
+
+def job_resource(job: Job, *, is_admin: bool) -> dict[str, Any]:
+    error = job_error(job, is_admin=is_admin)
     return {
         "id": job.id,
         "kind": job.kind,
