@@ -6,7 +6,7 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
 from store.models import ApiKey
@@ -46,3 +46,17 @@ def has_admin(session: Session) -> bool:
         )
         is not None
     )
+
+
+def list_keys(session: Session) -> list[ApiKey]:
+    """Every key, oldest first (revoked ones too: their jobs still name them)."""
+    return list(session.scalars(select(ApiKey).order_by(ApiKey.id)))
+
+
+def revoke_key(session: Session, key_id: int) -> ApiKey | None:
+    """Revoke a key (a second revocation keeps the first time). None if there is no such key."""
+    row = session.get(ApiKey, key_id)
+    if row is not None and row.revoked_at is None:
+        row.revoked_at = session.scalar(select(func.now()))
+        session.flush()
+    return row

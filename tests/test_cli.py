@@ -172,3 +172,23 @@ def test_zolve_up_runs_the_whole_service_embedded_and_reuses_its_data(tmp_path: 
     finally:
         _shutdown(service)
     assert "ZOLVE_API_KEY" not in service.stdout.read(), "the admin key is printed on first start only"
+
+
+def test_keys_are_listed_and_revoked(settings, client) -> None:  # noqa: ANN001
+    env = {**os.environ, "DATABASE_URL": settings.database_url, "REDIS_URL": settings.redis_url}
+    created = zolve("keys", "create", "--name", "to-revoke", env=env)
+    assert created.returncode == 0, created.stderr
+    key = created.stdout.strip()
+    listed = zolve("keys", "list", env=env)
+    line = next(row for row in listed.stdout.splitlines() if key[:10] in row)
+    key_id = line.split()[0]
+    assert "to-revoke" in line and line.rstrip().endswith("-"), listed.stdout
+
+    revoked = zolve("keys", "revoke", key_id, env=env)
+    assert revoked.returncode == 0 and f"key {key_id} (to-revoke" in revoked.stdout, revoked.stderr
+    line = next(row for row in zolve("keys", "list", env=env).stdout.splitlines() if key[:10] in row)
+    assert not line.rstrip().endswith("-"), "the list shows when the key was revoked"
+    assert client.get("/jobs", headers={"Authorization": f"Bearer {key}"}).status_code == 401
+
+    unknown = zolve("keys", "revoke", "987654321", env=env)
+    assert unknown.returncode == 1 and "there is no key 987654321" in unknown.stderr

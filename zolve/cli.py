@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -124,19 +126,59 @@ def keys() -> None:
 def keys_create(admin: bool, name: str) -> None:
     """Create an API key and print it. It is shown only this once; only its hash is stored."""
     from store import keys as key_store
+
+    with _key_session() as session:
+        new = key_store.create_key(session, name=name, is_admin=admin)
+    click.echo(new.key)
+
+
+
+@keys.command("list")
+def keys_list() -> None:
+    """List the API keys: id, name, the key's first characters, admin or not, created, revoked."""
+    from store import keys as key_store
+
+    with _key_session() as session:
+        rows = key_store.list_keys(session)
+        click.echo(f"{'id':>5}  {'name':<20} {'prefix':<11} {'admin':<5}  {'created':<19}  revoked")
+        for row in rows:
+            revoked = f"{row.revoked_at:%Y-%m-%d %H:%M:%S}" if row.revoked_at else "-"
+            click.echo(
+                f"{row.id:>5}  {row.name[:20]:<20} {row.prefix:<11} {'yes' if row.is_admin else 'no':<5}"
+                f"  {row.created_at:%Y-%m-%d %H:%M:%S}  {revoked}"
+            )
+
+
+@keys.command("revoke")
+@click.argument("key_id", type=int)
+def keys_revoke(key_id: int) -> None:
+    """Revoke the key KEY_ID (see `zolve keys list`). Running API processes stop accepting it within
+    10 seconds (they cache keys that briefly); its jobs are kept."""
+    from store import keys as key_store
+
+    with _key_session() as session:
+        row = key_store.revoke_key(session, key_id)
+        if row is None:
+            raise click.ClickException(f"there is no key {key_id}: `zolve keys list` shows them")
+        click.echo(f"key {row.id} ({row.name}, {row.prefix}…) revoked at {row.revoked_at:%Y-%m-%d %H:%M:%S}")
+
+
+@contextmanager
+def _key_session() -> Iterator[Any]:
+    """A database session on the configured (or embedded) database, committed on success."""
     from store.db import Database
 
     settings, services = _server_settings()
     try:
         db = Database(settings.database_url)
-        with db.session() as session:
-            new = key_store.create_key(session, name=name, is_admin=admin)
-        db.dispose()
-        click.echo(new.key)
+        try:
+            with db.session() as session:
+                yield session
+        finally:
+            db.dispose()
     finally:
         if services:
             services.stop()
-
 
 # -- in-process solving --------------------------------------------------------------------------
 @main.command()
