@@ -1,18 +1,21 @@
 """Mastermind strategies against the seed's SAT AI, 6 colours, in process on every core:
 
     .venv/bin/python bench/mastermind.py [--lengths 4,8,16] [--games 60] [--long-games 25]
-                                         [--strategies consistent,best] [--seed 1]
+                                         [--strategies consistent,best] [--seed 1] [--bits]
 
 n = 4 plays all 1296 secrets (and Knuth's minimax as well); longer codes play `--games` random secrets,
 `--long-games` from n = 12 up. `consistent` is the seed's method (any code that fits, from the same SAT
 encoding). Every row goes through puzzles.mastermind.play, the in-process form of the `mastermind.play` kind.
 Prints n, strategy, games, average and worst turns, seconds per game (one core), the seed's published
-average and the ratio to it. The default run takes about 4 minutes on 2 cores.
+average and the ratio to it; with --bits, also the bits of information each turn's feedback gave (exact
+counts, up to n = 16) beside the most a black count alone can carry. The default run takes about 4 minutes
+on 2 cores.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from pathlib import Path
@@ -48,6 +51,9 @@ def main() -> None:
     parser.add_argument("--long-games", type=int, default=25, help="random secrets per length from 12")
     parser.add_argument("--strategies", default="consistent,best")
     parser.add_argument("--seed", type=int, default=1, help="seeds the secrets and the strategies")
+    parser.add_argument(
+        "--bits", action="store_true", help="also print the information each turn gained (exact counts)"
+    )
     args = parser.parse_args()
 
     header = f"{'n':>3} {'strategy':<11} {'games':>6} {'avg':>6} {'max':>4} {'s/game':>7} {'wall s':>7}"
@@ -65,6 +71,40 @@ def main() -> None:
                 f" {seed_avg or '-':>8} {ratio}",
                 flush=True,
             )
+            if args.bits:
+                print_bits(n, result["games"])
+
+
+#: the most a black count can tell once the colour counts are known: a sum of n yes/no matches has
+#: variance at most n/4 (more only through correlated matches), and no integer variable of variance v
+#: carries more than ½·log2(2πe(v + 1/12)) bits
+def black_ceiling(n: int) -> float:
+    return 0.5 * math.log2(2 * math.pi * math.e * (n / 4 + 1 / 12))
+
+
+def print_bits(n: int, games: list[dict]) -> None:
+    """Per turn, over the games still going: the bits of information that turn's feedback gave
+    (log2 of the codes that fit before over after), and the bits still missing after it."""
+    gained: dict[int, list[float]] = {}
+    left: dict[int, list[float]] = {}
+    with Run() as run:
+        for game in games:
+            before = n * math.log2(COLOURS)
+            history: tuple = ()
+            for turn, entry in enumerate(game["guesses"], 1):
+                history += ((tuple(entry["guess"]), entry["black"], entry["white"]),)
+                count = 1 if entry["black"] == n else mastermind.exact_count(n, COLOURS, history, run)
+                if count is None:
+                    return print("    (no exact counts at this size)")
+                after = math.log2(count)
+                gained.setdefault(turn, []).append(before - after)
+                left.setdefault(turn, []).append(after)
+                before = after
+    ceiling = black_ceiling(n)
+    print(f"    turn  games  bits gained  bits left   (a black count alone: at most {ceiling:.2f} bits)")
+    for turn in sorted(gained):
+        bits, rest = gained[turn], left[turn]
+        print(f"    {turn:>4} {len(bits):>6} {sum(bits) / len(bits):>12.2f} {sum(rest) / len(rest):>10.2f}")
 
 
 if __name__ == "__main__":

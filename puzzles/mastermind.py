@@ -355,6 +355,19 @@ def count_consistent(
     return found, False
 
 
+
+def exact_count(n: int, k: int, history: History, run: Run) -> int | None:
+    """How many codes fit the history, exactly, when that is cheap (listed, or counted by meeting in the
+    middle); otherwise None."""
+    if k**n <= ENUM_LIMIT:
+        return len(_consistent_codes(n, k, history))
+    if not split_fits(n, k):
+        return None
+    try:
+        return _Split(n, k, history, run).count
+    except _TooManyPairs:
+        return None
+
 # -- meet in the middle: every consistent code, counted exactly and drawn uniformly -------------------------
 
 
@@ -995,11 +1008,22 @@ class _Player:
         }
 
 
+#: measured seconds per game with 6 colours on one core, by code length (bench/mastermind.py and the same
+#: play calls at other lengths); between and beyond the points a geometric interpolation
+_MEASURED_SECONDS = {
+    "best": {4: 0.008, 8: 0.04, 12: 0.37, 16: 7.0, 20: 30.0},
+    "consistent": {4: 0.007, 8: 0.08, 16: 0.96},
+}
+
+
 def _seconds_per_game(n: int, k: int, strategy: str) -> float:
-    """A rough guess of one game's cost, for sizing shards (measured on 2 cores, k = 6)."""
-    if strategy != "consistent" and k**n <= ENUM_LIMIT:
-        return 0.005 if k**n <= 2_000 else 0.2
-    return (0.003 if strategy == "consistent" else 0.012) * n * n
+    """A rough guess of one game's cost, for sizing shards (minimax plays like best beyond its limit)."""
+    points = sorted(_MEASURED_SECONDS["consistent" if strategy == "consistent" else "best"].items())
+    (low, low_s), (high, high_s) = next(
+        ((a, b) for a, b in itertools.pairwise(points) if n <= b[0]), points[-2:]
+    )
+    per_position = (high_s / low_s) ** (1 / (high - low))
+    return low_s * per_position ** (n - low) * max(1.0, k / 6)
 
 
 def plan(params: dict[str, Any], run: Run) -> list[str]:

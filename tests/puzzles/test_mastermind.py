@@ -8,6 +8,7 @@ import threading
 import time
 from collections import Counter
 
+import numpy as np
 import pytest
 
 from puzzles import mastermind as mm
@@ -214,6 +215,17 @@ def test_the_split_counts_lists_and_samples_exactly_the_codes_that_fit(n: int, k
         assert all(fits(list(code), history) for code in split.sample(random.Random(turns), 300))
 
 
+def test_exact_count_lists_small_spaces_splits_larger_ones_and_gives_up_beyond() -> None:
+    rng = random.Random(21)
+    for n, k in ((3, 4), (8, 6)):  # listed (64 codes); met in the middle (6**8 > ENUM_LIMIT)
+        _, history = random_history(rng, n, k, 2)
+        every_code = np.array(list(itertools.product(range(k), repeat=n)), dtype=np.int8)
+        expected = int(mm._fitting(every_code, mm.history_of({"history": history}), k).sum())
+        assert mm.exact_count(n, k, mm.history_of({"history": history}), Run()) == expected > 0
+    _, history = random_history(rng, 24, 6, 2)
+    assert mm.exact_count(24, 6, mm.history_of({"history": history}), Run()) is None
+
+
 def test_split_samples_are_uniform() -> None:
     history = mm.history_of({"history": [{"guess": [0, 0, 1, 1, 2, 2], "black": 2, "white": 2}]})
     split = mm._Split(6, 4, history, Run())
@@ -271,7 +283,18 @@ def test_larger_games_are_solved_with_true_feedback() -> None:
     assert_games_are_true(games, 8)
 
 
-def test_shards_combined_equal_play_in_process() -> None:
+def test_shards_are_sized_by_the_measured_cost_of_a_game() -> None:
+    def shards(n: int, strategy: str, secrets: object) -> int:
+        return len(mm.plan({"n": n, "k": 6, "strategy": strategy, "secrets": secrets}, Run()))
+
+    assert shards(4, "best", "all") == 3  # 1296 games of ~8 ms: 625 to a shard of ~5 s
+    assert shards(16, "best", {"sample": 3, "seed": 1}) == 3  # ~7 s a game
+    assert shards(16, "consistent", {"sample": 12, "seed": 1}) == 3  # ~1 s a game
+    assert shards(32, "best", {"sample": 2, "seed": 1}) == 2
+
+
+def test_shards_combined_equal_play_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(mm, "SHARD_SECONDS", 0.3)  # small shards, so that there are several
     params = {"n": 5, "k": 3, "strategy": "consistent", "secrets": "all", "seed": 0}
     with Run(120) as run:
         keys = mm.plan(params, run)
