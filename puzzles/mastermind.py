@@ -355,7 +355,6 @@ def count_consistent(
     return found, False
 
 
-
 def exact_count(n: int, k: int, history: History, run: Run) -> int | None:
     """How many codes fit the history, exactly, when that is cheap (listed, or counted by meeting in the
     middle); otherwise None."""
@@ -367,6 +366,7 @@ def exact_count(n: int, k: int, history: History, run: Run) -> int | None:
         return _Split(n, k, history, run).count
     except _TooManyPairs:
         return None
+
 
 # -- meet in the middle: every consistent code, counted exactly and drawn uniformly -------------------------
 

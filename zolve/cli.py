@@ -132,7 +132,6 @@ def keys_create(admin: bool, name: str) -> None:
     click.echo(new.key)
 
 
-
 @keys.command("list")
 def keys_list() -> None:
     """List the API keys: id, name, the key's first characters, admin or not, created, revoked."""
@@ -179,6 +178,7 @@ def _key_session() -> Iterator[Any]:
     finally:
         if services:
             services.stop()
+
 
 # -- in-process solving --------------------------------------------------------------------------
 @main.command()
