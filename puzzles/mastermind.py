@@ -562,13 +562,24 @@ def _split_pick(
     offsets = width * np.arange(len(candidates))[:, None]
     sizes = np.bincount((classes + offsets).ravel(), minlength=width * len(candidates))
     sizes = sizes.reshape(len(candidates), width).astype(np.float64)
+    fits = _fitting(candidates, history, k)
     if objective == "parts":
         primary = (sizes > 0).sum(1).astype(np.float64)
+    elif objective == "turns":
+        # fewest turns still expected: a fitting candidate is the secret 1 time in len(targets), and then
+        # its own part (of one) needs no further turn
+        turns = (sizes * _turns_to_finish(sizes)).sum(1) - fits
+        primary = np.round(-turns / len(targets), 9)
     else:  # entropy, as in _key
         primary = np.round(-(sizes * np.log(np.where(sizes > 1, sizes, 1))).sum(1), 9)
-    fits = _fitting(candidates, history, k)
     best = int(np.lexsort((-np.arange(len(candidates)), fits, primary))[-1])
     return best, (float(primary[best]), bool(fits[best]))
+
+
+def _turns_to_finish(sizes: np.ndarray) -> np.ndarray:
+    """A rough estimate of the turns that finish a game once `sizes` codes are left (size 0: unused): 1 for
+    one code, 1.5 for two (guess one), and for more a splitting guess plus ~0.6 turn per doubling."""
+    return np.where(sizes <= 2, 0.5 + 0.5 * sizes, 2.0 + 0.6 * np.log2(np.maximum(sizes, 3) / 3))
 
 
 def _split_climb(
@@ -602,7 +613,7 @@ def _decide_split(n: int, k: int, history: History, rng: random.Random, samples:
     most parts, when they are few), counted exactly by _Split."""
     split = _Split(n, k, history, run)
     if split.count <= SPLIT_LIST_LIMIT:
-        codes, objective = split.codes(), "parts"
+        codes, objective = split.codes(), "turns"
     else:
         codes, objective = split.sample(rng, SPLIT_TARGETS), "entropy"
     decision = Decision(codes[0] if codes else None, "best", split.count, split.count)

@@ -226,6 +226,22 @@ def test_exact_count_lists_small_spaces_splits_larger_ones_and_gives_up_beyond()
     assert mm.exact_count(24, 6, mm.history_of({"history": history}), Run()) is None
 
 
+def test_the_end_game_prefers_fewer_expected_turns_then_a_guess_that_may_win() -> None:
+    history = mm.history_of({"history": [{"guess": [0, 0, 1, 1], "black": 2, "white": 0}]})
+    targets = np.array([[0, 0, 2, 2], [0, 2, 1, 2], [2, 2, 1, 1]], dtype=np.int8)
+    assert mm._fitting(targets, history, 3).all()
+    # parts of two and one; of one each and fits; of one each but does not fit
+    candidates = np.array([[0, 0, 1, 2], [0, 0, 2, 2], [0, 0, 2, 1]], dtype=np.int8)
+    classes = mm._classes_matrix(candidates, targets, 3)
+    assert [len(set(row)) for row in classes.tolist()] == [2, 3, 3]
+    assert mm._fitting(candidates, history, 3).tolist() == [False, True, False]
+    best, (turns, fits) = mm._split_pick(candidates, targets, history, "turns", 3)
+    # a part of one needs one more turn, except the guess's own part when the guess is the secret
+    assert (best, fits) == (1, True) and turns == pytest.approx(-(3 - 1) / 3)
+    assert mm._split_pick(candidates[[0, 2]], targets, history, "turns", 3)[0] == 1  # 1 turn < 4/3
+    assert mm._turns_to_finish(np.array([1, 2, 3, 6])).tolist() == pytest.approx([1, 1.5, 2, 2.6])
+
+
 def test_split_samples_are_uniform() -> None:
     history = mm.history_of({"history": [{"guess": [0, 0, 1, 1, 2, 2], "black": 2, "white": 2}]})
     split = mm._Split(6, 4, history, Run())
