@@ -51,11 +51,12 @@ def test_contradictory_relation_is_unsat_not_an_error() -> None:
 
 def test_time_limit_returns_best_so_far_without_optimality() -> None:
     started = time.monotonic()
+    # 3 × 15: a first answer in ~0.3 s, no optimality proof within 20 s (3 × 20 needs ~2 s for a first one)
     with Run(2) as run:
-        result = solve({"dice": 3, "faces": 20, "beats": "cycle"}, run)
+        result = solve({"dice": 3, "faces": 15, "beats": "cycle"}, run)
     assert time.monotonic() - started < 5
     assert result["status"] == "sat" and result["optimal"] is False
-    assert_valid(result, 3, 20, "cycle")
+    assert_valid(result, 3, 15, "cycle")
 
 
 def test_cancel_from_another_thread_interrupts_a_running_check() -> None:
