@@ -2,20 +2,25 @@
 
     .venv/bin/python bench/mastermind.py [--lengths 4,8,16] [--games 60] [--long-games 25]
                                          [--strategies consistent,best] [--seed 1] [--bits]
+                                         [--secrets random|spaced] [--every 1] [--per-secret]
 
 n = 4 plays all 1296 secrets (and Knuth's minimax as well); longer codes play `--games` random secrets,
-`--long-games` from n = 12 up. `consistent` is the seed's method (any code that fits, from the same SAT
-encoding). Every row goes through puzzles.mastermind.play, the in-process form of the `mastermind.play` kind.
-Prints n, strategy, games, average and worst turns, seconds per game (one core), the seed's published
-average and the ratio to it; with --bits, also the bits of information each turn's feedback gave (exact
-counts, up to n = 16) beside the most a black count alone can carry. The default run takes about 4 minutes
-on 2 cores.
+`--long-games` from n = 12 up. `--secrets spaced` plays the seed's test set instead, at every length: the
+1,000 codes i·6ⁿ//1000 (i = 0…999) evenly spaced over the code space, as base-6 digit strings of length n
+(with single-colour and other structured codes among them); `--every m` keeps every m-th of them (i = 0, m,
+2m, …). `consistent` is the seed's method (any code that fits, from the same SAT encoding). Every row goes
+through puzzles.mastermind.play, the in-process form of the `mastermind.play` kind. Prints n, strategy,
+games, average, median and worst turns, seconds per game (one core), the seed's published average and the
+ratio to it; with --per-secret, every secret and its turns; with --bits, also the bits of information each
+turn's feedback gave (exact counts, up to n = 16) beside the most a black count alone can carry. The default
+run takes about 4 minutes on 2 cores.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -30,7 +35,21 @@ COLOURS = 6
 SEED_AVERAGE = {4: 4.659, 5: 5.100, 6: 5.572, 7: 6.072, 8: 6.560, 9: 7.237, 10: 7.901, 16: 10.51}
 
 
-def secrets_for(n: int, games: int, long_games: int, seed: int) -> str | dict[str, int]:
+#: the seed's test set: this many codes evenly spaced over the code space
+SPACED_COUNT = 1000
+
+
+def spaced_secrets(n: int, every: int = 1, k: int = COLOURS) -> list[list[int]]:
+    """The seed's secrets: code i·kⁿ//1000 for i = 0…999 as a base-k digit string of length n (most
+    significant digit first), keeping i = 0, every, 2·every, …"""
+    return [list(mastermind.code_at(i * k**n // SPACED_COUNT, n, k)) for i in range(0, SPACED_COUNT, every)]
+
+
+def secrets_for(
+    n: int, games: int, long_games: int, seed: int, kind: str = "random", every: int = 1
+) -> str | dict[str, int] | list[list[int]]:
+    if kind == "spaced":
+        return spaced_secrets(n, every)
     if n == 4:
         return "all"
     return {"sample": games if n < 12 else long_games, "seed": seed}
@@ -52,25 +71,39 @@ def main() -> None:
     parser.add_argument("--strategies", default="consistent,best")
     parser.add_argument("--seed", type=int, default=1, help="seeds the secrets and the strategies")
     parser.add_argument(
+        "--secrets",
+        choices=["random", "spaced"],
+        default="random",
+        help="random samples (default), or the seed's 1,000 evenly spaced codes i·6ⁿ//1000",
+    )
+    parser.add_argument("--every", type=int, default=1, help="with --secrets spaced: every m-th of the 1,000")
+    parser.add_argument("--per-secret", action="store_true", help="also print every secret and its turns")
+    parser.add_argument(
         "--bits", action="store_true", help="also print the information each turn gained (exact counts)"
     )
     args = parser.parse_args()
+    if args.every < 1:
+        parser.error("--every must be at least 1")
 
-    header = f"{'n':>3} {'strategy':<11} {'games':>6} {'avg':>6} {'max':>4} {'s/game':>7} {'wall s':>7}"
-    print(header + f" {'seed avg':>8} {'ratio':>6}")
+    header = f"{'n':>3} {'strategy':<11} {'games':>6} {'avg':>6} {'median':>6} {'max':>4} {'s/game':>7}"
+    print(header + f" {'wall s':>7} {'seed avg':>8} {'ratio':>6}")
     for n in (int(length) for length in args.lengths.split(",")):
         strategies = args.strategies.split(",") + (["minimax"] if n == 4 else [])
-        secrets = secrets_for(n, args.games, args.long_games, args.seed)
+        secrets = secrets_for(n, args.games, args.long_games, args.seed, args.secrets, args.every)
         for strategy in strategies:
             result, wall = play(n, strategy, secrets, args.seed)
             seed_avg = SEED_AVERAGE.get(n)
             ratio = f"{result['avg_turns'] / seed_avg:6.3f}" if seed_avg else f"{'-':>6}"
+            median = statistics.median(game["turns"] for game in result["games"])
             print(
-                f"{n:>3} {strategy:<11} {result['games_count']:>6} {result['avg_turns']:>6.3f}"
+                f"{n:>3} {strategy:<11} {result['games_count']:>6} {result['avg_turns']:>6.3f} {median:>6g}"
                 f" {result['max_turns']:>4} {result['seconds_per_game']:>7.3f} {wall:>7.1f}"
                 f" {seed_avg or '-':>8} {ratio}",
                 flush=True,
             )
+            if args.per_secret:
+                for game in result["games"]:
+                    print(f"    {''.join(str(c) for c in game['secret'])} {game['turns']:>3}")
             if args.bits:
                 print_bits(n, result["games"])
 
