@@ -1,6 +1,14 @@
 """Prometheus metrics: admin keys only, figures read from PostgreSQL."""
 
+from collections.abc import Iterator
+from dataclasses import replace
+
+import pytest
 from prometheus_client.parser import text_string_to_metric_families
+
+from store import jobs as job_store
+from store import keys
+from store.db import Database
 
 
 def test_metrics_need_an_admin_key(client, make_key) -> None:  # noqa: ANN001
@@ -9,8 +17,22 @@ def test_metrics_need_an_admin_key(client, make_key) -> None:  # noqa: ANN001
     assert refused.status_code == 403 and refused.get_json()["code"] == 403
 
 
-def test_metrics_count_jobs_by_kind_and_state(client, make_key, worker, wait_job) -> None:  # noqa: ANN001
-    admin, alice = make_key(admin=True), make_key()
+@pytest.fixture
+def isolated_app(settings, isolated_db: Database) -> Iterator:  # noqa: ANN001
+    """The app on a database of its own: its figures count only this test's jobs (the shared database
+    holds every other test's, and the shared worker finishes them at any time)."""
+    from api import create_app
+
+    app = create_app(replace(settings, database_url=isolated_db.url))
+    yield app
+    app.extensions["zolve.db"].dispose()
+
+
+def test_metrics_count_jobs_by_kind_and_state(isolated_app, isolated_db: Database) -> None:  # noqa: ANN001
+    client = isolated_app.test_client()
+    with isolated_db.session() as session:
+        admin = {"Authorization": f"Bearer {keys.create_key(session, name='admin', is_admin=True).key}"}
+        alice = keys.create_key(session, name="alice").id
 
     def jobs_gauge() -> dict[tuple[str, str], float]:
         page = client.get("/metrics", headers=admin)
@@ -20,6 +42,13 @@ def test_metrics_count_jobs_by_kind_and_state(client, make_key, worker, wait_job
         return {(s.labels["kind"], s.labels["state"]): s.value for s in families["zolve_jobs"].samples}
 
     before = jobs_gauge().get(("dice", "succeeded"), 0)
-    job = client.post("/jobs", json={"kind": "dice", "params": {"dice": 3, "faces": 4}}, headers=alice)
-    assert wait_job(alice, job.get_json()["id"])["state"] == "succeeded"
+    # no worker looks at this database: the job is run by hand, through the transitions a worker makes
+    with isolated_db.session() as session:
+        job, _ = job_store.create_job(
+            session, owner_id=alice, kind="dice", params={"dice": 3, "faces": 4}, time_limit=60
+        )
+    with isolated_db.session() as session:
+        assert job_store.claim(session, job.id, "worker:1", 30) is not None
+        assert job_store.finish(session, job.id, "worker:1", state="succeeded", result={"wins": 10})
     assert jobs_gauge()[("dice", "succeeded")] == before + 1
+    assert jobs_gauge() == {("dice", "succeeded"): 1}, "only this test's job is counted"
