@@ -1,0 +1,92 @@
+"""No leftovers on the shared worker: the session has one database and one worker process (two slots), so a
+job a test leaves unfinished holds a slot while the next tests wait for theirs, until their timeouts fire.
+
+The service test directories (tests/api, tests/workers) import these fixtures in their conftest.py: each
+test ends by cancelling the unfinished jobs of the keys made since its module began (its own keys and its
+module's, e.g. from `make_key_module`; only ever keys of the shared database), then waits until those
+jobs are final and the broker's queue has drained (the no-op messages of cancelled shards), so that the
+next test starts with an idle worker. A job that will not stop is reported as a warning naming the test;
+it never fails the test.
+"""
+
+from __future__ import annotations
+
+import uuid
+import warnings
+from collections.abc import Iterator
+
+import pytest
+from sqlalchemy import func, select
+
+from store import jobs as job_store
+from store.db import Database
+from store.models import ApiKey, Job
+from tests.support import wait_until
+from workers.app import queue_depth
+
+UNFINISHED = ("queued", "running", "cancelling")
+#: a running solve stops within about 2 s; a lease lost with a killed worker expires in 3 s (TEST_ENV)
+FINAL_WITHIN = 60.0
+#: cancelled shards' wake-up messages are no-ops, but an expert enumeration leaves about 1,300 of them
+DRAIN_WITHIN = 180.0
+
+
+class LeftoverWarning(UserWarning):
+    """A test's jobs did not stop after the cleanup cancelled them."""
+
+
+def last_key_id(db: Database) -> int:
+    with db.session() as session:
+        return session.scalar(select(func.coalesce(func.max(ApiKey.id), 0)))
+
+
+def cancel_unfinished_jobs(db: Database, keys_above: int) -> list[uuid.UUID]:
+    """Cancel every unfinished job owned by a key with an id above `keys_above`; returns their ids."""
+    with db.session() as session:
+        leftovers = session.scalars(
+            select(Job).where(Job.owner_id > keys_above, Job.state.in_(UNFINISHED)).order_by(Job.created_at)
+        ).all()
+        for job in leftovers:
+            job_store.request_cancel(session, job)
+        return [job.id for job in leftovers]
+
+
+def unfinished(db: Database, job_ids: list[uuid.UUID]) -> list[uuid.UUID]:
+    with db.session() as session:
+        return list(session.scalars(select(Job.id).where(Job.id.in_(job_ids), Job.state.in_(UNFINISHED))))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def keys_before_this_module(db: Database) -> int:
+    """The last key id before this module's tests (and module fixtures) ran: keys above it are theirs."""
+    return last_key_id(db)
+
+
+@pytest.fixture(autouse=True)
+def cancel_leftover_jobs(
+    request: pytest.FixtureRequest, db: Database, keys_before_this_module: int
+) -> Iterator[None]:
+    yield
+    cancelled = cancel_unfinished_jobs(db, keys_before_this_module)
+    if not cancelled:
+        return
+    try:
+        wait_until(lambda: not unfinished(db, cancelled), FINAL_WITHIN, 0.1, "the leftover jobs to stop")
+    except AssertionError:
+        still = ", ".join(str(job_id) for job_id in unfinished(db, cancelled))
+        warnings.warn(
+            LeftoverWarning(
+                f"{request.node.nodeid} left jobs that did not stop within {FINAL_WITHIN} s: {still}"
+            ),
+            stacklevel=1,
+        )
+        return
+    # their queued messages (a cancelled job's shards) are no-ops, but each still takes a worker slot
+    celery = request.getfixturevalue("app").extensions["zolve.celery"]
+    try:
+        wait_until(lambda: queue_depth(celery) in (0, None), DRAIN_WITHIN, 0.2, "the leftover messages")
+    except AssertionError:
+        warnings.warn(
+            LeftoverWarning(f"{request.node.nodeid}: the broker still holds messages after {DRAIN_WITHIN} s"),
+            stacklevel=1,
+        )
