@@ -20,6 +20,8 @@ COLOURS = "roygbpkw"
 SYMBOLS = ("dice", "flower", "diamond")
 CONNECTORS = {"<": (True, False), "^": (False, True), "/": (True, True)}
 _VALUE_RANGES = {"dice": range(-9, 10), "flower": range(5), "diamond": range(1)}
+#: the only digits of a code (str.isdigit() also holds for '²', '٣', '１'...)
+DIGITS = "0123456789"
 
 
 class PuzzleError(ValueError):
@@ -82,7 +84,7 @@ def parse_code(code: str) -> Puzzle:
     width_text, sep, body = code.strip().partition(":")
     if not sep:
         raise PuzzleCodeError("a puzzle code looks like '<width>:<tiles>' (no ':' found)")
-    if not width_text.isdigit() or int(width_text) < 1:
+    if not width_text or any(c not in DIGITS for c in width_text) or int(width_text) < 1:
         raise PuzzleCodeError(f"width {width_text!r} is not a positive integer")
     width = int(width_text)
     if width > MAX_SIDE:
@@ -136,7 +138,7 @@ def _read_tile(body: str, i: int, width: int, tiles: list[Tile | None]) -> tuple
         i += 1
     colour = body[i] if i < len(body) and body[i] in COLOURS else None
     i += colour is not None
-    if i >= len(body) or not body[i].isdigit():
+    if i >= len(body) or body[i] not in DIGITS:
         got = repr(body[i]) if i < len(body) else "the end of the code"
         expected = "an option digit 0–8" if i > start else "a tile: [<^/][A–Z][roygbpkw]digit, or 0"
         after = f" after {body[start:i]!r}" if i > start else ""

@@ -67,6 +67,15 @@ def test_a_malformed_code_is_a_field_error_on_code(code: str, message: str) -> N
     assert messages({"code": code}) == {"code": [message]}
 
 
+# str.isdigit() holds for '²' (which int() refuses: once a 500) and for '٣' or '１' (which int() reads as
+# 3 and 1): only ASCII digits are numbers in a code
+@pytest.mark.parametrize(
+    "code", ["²:0", "٣:000", "١:0", "１:0", "1:²", "1:٣", "1:１", "2:0٣", "1:Kw٣", "1:Kw²"]
+)
+def test_only_ascii_digits_are_numbers_in_a_code(code: str) -> None:
+    assert list(messages({"code": code})) == ["code"]
+
+
 def test_an_overlong_code_is_rejected() -> None:
     assert "code" in messages({"code": "1:" + "0" * 4000})
 
