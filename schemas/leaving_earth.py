@@ -30,7 +30,7 @@ class RangeField(fields.Field):
             raise ValidationError("too long")
         try:
             return list(parse_range(value))
-        except (RequestError, TypeError, ValueError) as exc:
+        except (RequestError, TypeError, ValueError, OverflowError) as exc:
             raise ValidationError(f"expected {RANGE_HELP}") from exc
 
     def _serialize(self, value: Any, attr: str | None, obj: Any, **kwargs: Any) -> Any:

@@ -20,14 +20,19 @@ LES_ORDER = {
 COMPONENT_TYPES = (*ROCKETS, "ion")
 #: the upper end of an open range such as "3+" (as in `les`)
 OPEN_MAX = 900
+#: no number in a range may be larger (an upper end above 10 * OPEN_MAX is read as 10 * OPEN_MAX)
+MAX_NUMBER = 1_000_000
 RANGE_HELP = "a number as 4 (exactly 4), -4 (at most 4), 4+ (at least 4) or 2-4 (between 2 and 4)"
 
+# [0-9], not \d: \d (and int()) also read other scripts' digits, e.g. '٣' as 3
+_DIGITS = "([0-9]{1,20})"
 _RANGE_FORMS = (
-    (re.compile(r"^(\d+)$"), lambda m: (int(m[1]), int(m[1]))),
-    (re.compile(r"^-(\d+)$"), lambda m: (0, int(m[1]))),
-    (re.compile(r"^(\d+)\+$"), lambda m: (int(m[1]), OPEN_MAX)),
-    (re.compile(r"^(\d+)-(\d+)$"), lambda m: tuple(sorted((int(m[1]), int(m[2]))))),
+    (re.compile(_DIGITS), lambda m: (int(m[1]), int(m[1]))),
+    (re.compile(f"-{_DIGITS}"), lambda m: (0, int(m[1]))),
+    (re.compile(rf"{_DIGITS}\+"), lambda m: (int(m[1]), OPEN_MAX)),
+    (re.compile(f"{_DIGITS}-{_DIGITS}"), lambda m: tuple(sorted((int(m[1]), int(m[2]))))),
 )
+_WHOLE = re.compile(_DIGITS)
 
 
 class RequestError(ValueError):
@@ -35,24 +40,37 @@ class RequestError(ValueError):
 
 
 def parse_range(value: Any) -> tuple[int, int]:
-    """`les`' RANGE syntax ("1", "-3", "1+", "1-3", multi-digit too), an int, [lo, hi] or {min, max}."""
-    if isinstance(value, bool):
-        raise RequestError(f"expected {RANGE_HELP}")
-    if isinstance(value, int):
-        return _checked(value, value)
+    """`les`' RANGE syntax ("1", "-3", "1+", "1-3", multi-digit too), an int, [lo, hi] or {min, max}.
+    Numbers are whole (5.0 is 5; 1.5, infinity and NaN are refused), written in ASCII digits, and at most
+    MAX_NUMBER."""
     if isinstance(value, Mapping):
-        return _checked(int(value.get("min", 0)), int(value.get("max", OPEN_MAX)))
+        return _checked(_whole(value.get("min", 0)), _whole(value.get("max", OPEN_MAX)))
     if isinstance(value, Sequence) and not isinstance(value, str) and len(value) == 2:
-        return _checked(int(value[0]), int(value[1]))
-    text = str(value).strip()
+        return _checked(_whole(value[0]), _whole(value[1]))
+    if not isinstance(value, str):
+        number = _whole(value)
+        return _checked(number, number)
+    text = value.strip()
     for pattern, convert in _RANGE_FORMS:
-        match = pattern.match(text)
+        match = pattern.fullmatch(text)
         if match:
             return _checked(*convert(match))
     raise RequestError(f"{value!r} is not {RANGE_HELP}")
 
 
+def _whole(value: Any) -> int:
+    """A whole number from a range's JSON: an int, an integral float or a string of ASCII digits."""
+    integral = isinstance(value, float) and value.is_integer()  # never NaN or infinite
+    if integral or (isinstance(value, str) and _WHOLE.fullmatch(value.strip())):
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise RequestError(f"expected {RANGE_HELP}")
+    return value
+
+
 def _checked(low: int, high: int) -> tuple[int, int]:
+    if max(abs(low), abs(high)) > MAX_NUMBER:
+        raise RequestError(f"bad range: numbers must be at most {MAX_NUMBER}")
     if low < 0 or high < low:
         raise RequestError(f"bad range {low}-{high}: need 0 <= min <= max")
     return low, min(high, 10 * OPEN_MAX)

@@ -44,3 +44,45 @@ def test_bad_params_are_field_errors(params: dict, field: str) -> None:
     with pytest.raises(ValidationError) as caught:
         PlanParams().load(params)
     assert field in caught.value.messages, caught.value.messages
+
+
+# [0, Infinity] was a 500 (OverflowError from int()); '٣' (Arabic-Indic 3) and '１' (fullwidth 1) were read as
+# numbers by \d and int(); 10**400 was taken and clamped; 1.5 was truncated to 1
+@pytest.mark.parametrize(
+    "value",
+    [
+        [0, float("inf")],
+        [float("-inf"), 3],
+        [0, float("nan")],
+        {"min": float("inf")},
+        {"max": float("nan")},
+        [0, 10**400],
+        10**400,
+        {"min": 0, "max": -(10**400)},
+        [0, 1e308],
+        [1.5, 2],
+        "٣",
+        "١-٣",
+        "٣+",
+        "-٣",
+        "１",
+        "²",
+        [0, "٣"],
+        {"min": "١"},
+        "1_0",
+        [True, 3],
+        [None, 3],
+    ],
+    ids=lambda value: repr(value)[:24],
+)
+@pytest.mark.parametrize("field", ["cost", "time", "components"])
+def test_a_range_holds_ascii_digits_and_sane_numbers_only(field: str, value: object) -> None:
+    params = {"origin": "E", "destination": "L", field: {"juno": value} if field == "components" else value}
+    with pytest.raises(ValidationError) as caught:
+        PlanParams().load(params)
+    assert list(caught.value.messages) == [field], caught.value.messages
+
+
+def test_a_range_may_still_be_a_pair_of_whole_numbers() -> None:
+    loaded = PlanParams().load({"origin": "E", "destination": "L", "cost": [2.0, "30"], "time": {"max": 4}})
+    assert loaded["cost"] == [2, 30] and loaded["time"] == [0, 4]
