@@ -18,7 +18,7 @@ from api.auth import Principal, auth, current_principal
 from schemas import jobs as job_schemas
 from store import jobs as job_store
 from store.models import Job
-from workers.app import enqueue
+from workers.publish import Messages, publish
 from zolve.kinds import KINDS
 
 log = logging.getLogger("zolve.api")
@@ -167,12 +167,7 @@ def _idempotency_key() -> str | None:
 
 def publish_job(job_id: uuid.UUID) -> None:
     """Wake a worker. If the broker is down the job stays queued and the sweeper publishes it later."""
-    try:
-        enqueue(current_app.extensions["zolve.celery"], str(job_id))
-    except Exception:
-        log.warning("broker unavailable; job %s will be enqueued by the sweeper", job_id)
-        with database().session() as session:
-            job_store.mark_not_enqueued(session, job_id)
+    publish(current_app.extensions["zolve.celery"], database(), Messages(jobs=[job_id]))
 
 
 @blp.route("")

@@ -11,6 +11,7 @@ import base64
 import hashlib
 import json
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -20,7 +21,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from store import events, shards
-from store.models import Job
+from store.models import Job, Shard
 
 
 class IdempotencyConflict(Exception):
@@ -136,7 +137,41 @@ def create_cached_job(
 
 def mark_not_enqueued(session: Session, job_id: uuid.UUID) -> None:
     """The broker refused the wake-up message: leave it to the sweeper."""
-    session.execute(update(Job).where(Job.id == job_id, Job.state == "queued").values(enqueued_at=None))
+    mark_unsent(session, job_ids=[job_id])
+
+
+def mark_unsent(
+    session: Session,
+    *,
+    job_ids: Sequence[uuid.UUID] = (),
+    shard_ids: Sequence[int] = (),
+    finalize_ids: Sequence[uuid.UUID] = (),
+) -> None:
+    """Messages the broker refused: their rows say so, and the next sweep sends them (whatever the
+    broker's queue holds meanwhile)."""
+    if job_ids:
+        session.execute(
+            update(Job).where(Job.id.in_(job_ids), Job.state == "queued").values(enqueued_at=None)
+        )
+    if shard_ids:
+        session.execute(
+            update(Shard).where(Shard.id.in_(shard_ids), Shard.state == "queued").values(enqueued_at=None)
+        )
+    if finalize_ids:
+        session.execute(update(Job).where(Job.id.in_(finalize_ids)).values(finalize_enqueued_at=None))
+
+
+def forget_published(session: Session) -> None:
+    """The broker lost every message (e.g. Redis restarted without persistence): whatever waits for
+    one is marked unsent, so the next sweep sends it again at once. Duplicates are harmless: every claim
+    is a compare-and-set."""
+    session.execute(update(Job).where(Job.state == "queued").values(enqueued_at=None))
+    session.execute(
+        update(Shard)
+        .where(Shard.state == "queued", Shard.job_id.in_(select(Job.id).where(Job.state == "running")))
+        .values(enqueued_at=None)
+    )
+    session.execute(update(Job).where(shards.awaiting_finalize()).values(finalize_enqueued_at=None))
 
 
 def get_job(session: Session, job_id: uuid.UUID, owner_id: int | None) -> Job | None:

@@ -100,6 +100,11 @@ class Job(Base):
     rows_done: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
     #: the job whose stored rows (boards) this one serves: itself, or an earlier identical job (cache hit)
     rows_job_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
+    #: sharded jobs: when the finalize message was last published; NULL once every shard is done = not
+    #: sent (the broker was down), so the sweeper sends it
+    finalize_enqueued_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    #: how many times a finalize started: a finalize that keeps dying fails the job after max_attempts
+    finalize_attempts: Mapped[int] = mapped_column(Integer, server_default=text("0"))
 
     @property
     def is_final(self) -> bool:

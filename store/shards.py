@@ -7,12 +7,13 @@ job's counters are committed in one transaction, and only by the lease holder; t
 
 from __future__ import annotations
 
+import enum
 import uuid
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import and_, func, insert, or_, select, update
+from sqlalchemy import and_, case, func, insert, or_, select, update
 from sqlalchemy.orm import Session
 
 from store import events
@@ -34,16 +35,38 @@ def unsent_or_lost(enqueued_at: Any, requeue_after: float | None) -> Any:
 
 def create_shards(session: Session, job_id: uuid.UUID, worker: str, keys: list[str]) -> list[int]:
     """Store the plan and hand the job over to its shards (the planner's lease ends here)."""
-    ids = _insert_shards(session, job_id, keys)
     planned = session.execute(
         update(Job)
         .where(Job.id == job_id, Job.lease_owner == worker, Job.state == "running")
-        .values(shards_total=len(keys), lease_owner=None, lease_expires_at=None, progress=None)
+        .values(
+            shards_total=len(keys),
+            lease_owner=None,
+            lease_expires_at=None,
+            progress=None,
+            # no shard at all: the planner publishes the finalize message itself
+            finalize_enqueued_at=None if keys else func.now(),
+        )
     )
     if planned.rowcount != 1:
+        if _cancel_unplanned(session, job_id, worker):
+            return []
         raise LeaseLost(f"job {job_id}: lease lost while planning")
+    ids = _insert_shards(session, job_id, keys)
     events.record(session, job_id, "planned", detail={"shards": len(keys), "worker": worker})
     return ids
+
+
+def _cancel_unplanned(session: Session, job_id: uuid.UUID, worker: str) -> bool:
+    """A cancel landed while the plan was being made: end the job cancelled, with no shard stored."""
+    cancelled = session.execute(
+        update(Job)
+        .where(Job.id == job_id, Job.lease_owner == worker, Job.state == "cancelling")
+        .values(state="cancelled", finished_at=func.now(), lease_owner=None, lease_expires_at=None)
+    )
+    if cancelled.rowcount != 1:
+        return False
+    events.record(session, job_id, "cancelled", detail={"worker": worker, "while": "planning"})
+    return True
 
 
 class LeaseLost(Exception):
@@ -151,7 +174,12 @@ def complete_shard(
     done, total = session.execute(
         update(Job)
         .where(Job.id == shard.job_id)
-        .values(shards_done=Job.shards_done + 1, rows_done=Job.rows_done + len(rows))
+        .values(
+            shards_done=Job.shards_done + 1,
+            rows_done=Job.rows_done + len(rows),
+            # the last shard's worker publishes the finalize message once this commits
+            finalize_enqueued_at=case((Job.shards_done + 1 == Job.shards_total, func.now()), else_=None),
+        )
         .returning(Job.shards_done, Job.shards_total)
     ).one()
     return Completion(stored=True, last=done == total)
@@ -224,6 +252,49 @@ def settle_cancellation(session: Session, job_id: uuid.UUID) -> None:
     )
     if settled.rowcount == 1:
         events.record(session, job_id, "cancelled")
+
+
+def awaiting_finalize() -> Any:
+    """Sharded jobs past planning (running without a lease) whose every shard is done."""
+    return and_(Job.state == "running", Job.lease_owner.is_(None), Job.shards_done == Job.shards_total)
+
+
+class FinalizeStart(enum.Enum):
+    RUN = "run"
+    SKIP = "skip"  # finished already, not ready, or another finalize holds the job right now
+    GIVE_UP = "give_up"  # it started max_attempts times without finishing: the job was failed
+
+
+def start_finalize(session: Session, job_id: uuid.UUID, max_attempts: int) -> FinalizeStart:
+    """Count a finalize attempt, committed before the work starts so a finalize that kills its process
+    is counted too; past `max_attempts` the job fails instead of being finalized for ever."""
+    attempts = session.scalar(
+        update(Job)
+        .where(Job.id == job_id, awaiting_finalize())
+        .values(finalize_attempts=Job.finalize_attempts + 1)
+        .returning(Job.finalize_attempts)
+    )
+    if attempts is None:
+        return FinalizeStart.SKIP
+    if attempts > max_attempts:
+        fail_job(
+            session,
+            job_id,
+            {
+                "type": "FinalizeFailed",
+                "message": f"combining the shards' results did not finish in {max_attempts} attempts",
+            },
+        )
+        return FinalizeStart.GIVE_UP
+    return FinalizeStart.RUN
+
+
+def lock_for_finalize(session: Session, job_id: uuid.UUID) -> Job | None:
+    """The job, row-locked for this transaction, if it still awaits its finalize and no other finalize
+    holds it (a duplicate message then does nothing)."""
+    return session.scalar(
+        select(Job).where(Job.id == job_id, awaiting_finalize()).with_for_update(skip_locked=True)
+    )
 
 
 def summaries(session: Session, job_id: uuid.UUID) -> list[dict[str, Any]]:
@@ -303,14 +374,17 @@ def sweep_shards(
         session.execute(update(Shard).where(Shard.id.in_(stale)).values(enqueued_at=func.now()))
     unfinalized = list(
         session.scalars(
-            select(Job.id).where(
-                Job.state == "running",
-                Job.lease_owner.is_(None),  # running without a lease = a sharded job past planning
-                Job.shards_done == Job.shards_total,
-                Job.updated_at < func.now() - timedelta(seconds=stale_after),
+            select(Job.id)
+            .where(
+                awaiting_finalize(),
+                unsent_or_lost(Job.finalize_enqueued_at, stale_after),
             )
+            .limit(batch)
+            .with_for_update(skip_locked=True)
         )
     )
+    if unfinalized:
+        session.execute(update(Job).where(Job.id.in_(unfinalized)).values(finalize_enqueued_at=func.now()))
     for job_id in session.scalars(select(Job.id).where(Job.state == "cancelling", Job.lease_owner.is_(None))):
         settle_cancellation(session, job_id)
     return ShardSweep(to_enqueue=stale, to_finalize=unfinalized)

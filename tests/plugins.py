@@ -1,5 +1,6 @@
 """Kinds that exist only for the tests, loaded into the API and worker processes with
-ZOLVE_PLUGINS=tests.plugins: a poison job that kills whatever process runs it."""
+ZOLVE_PLUGINS=tests.plugins: a poison job that kills whatever process runs it, and a sharded kind whose
+timing and failures the params steer (tests.sharded_plugin)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import os
 import signal
 from typing import Any
 
-from marshmallow import Schema, fields
+from marshmallow import Schema, fields, validate
 
 from zolve.kinds import Kind, register
 
@@ -32,5 +33,32 @@ register(
         params_schema=CrashParams,
         result_schema=CrashResult,
         solver="tests.plugins:crash",
+    )
+)
+
+
+class ShardedParams(Schema):
+    plan_seconds = fields.Float(load_default=0.0, validate=validate.Range(0, 5))
+    keys = fields.List(fields.String(), load_default=lambda: ["a"], validate=validate.Length(max=20))
+    #: shard key -> the keys it splits into
+    split = fields.Dict(fields.String(), fields.List(fields.String()), load_default=dict)
+    shard_seconds = fields.Float(load_default=0.0, validate=validate.Range(0, 5))
+    #: "ok", "unstorable" (a result PostgreSQL refuses) or "crash" (kills the process)
+    finalize = fields.String(load_default="ok")
+
+
+class ShardedResult(Schema):
+    count = fields.Float()
+    keys = fields.List(fields.String())
+
+
+register(
+    Kind(
+        name="test.sharded",
+        summary="a sharded kind whose timing and failures the params steer (tests only)",
+        params_schema=ShardedParams,
+        result_schema=ShardedResult,
+        solver="tests.sharded_plugin:solve",
+        sharded=True,
     )
 )

@@ -9,7 +9,9 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -141,3 +143,70 @@ def poll_job(client, headers: dict[str, str], job_id: str, timeout: float = 60) 
         return job if job["state"] in ("succeeded", "failed", "cancelled") else None
 
     return wait_until(finished, timeout, 0, f"job {job_id} to finish")
+
+
+@dataclass
+class PrivateStack:
+    """A stack of its own (PostgreSQL, Redis, a worker, an API test client), for tests that stop or
+    restart servers without disturbing any other test."""
+
+    services: Any
+    settings: Any
+    db: Any
+    worker: WorkerProcess
+    client: Any
+    headers: dict[str, str]
+
+    def job(self, job_id: str) -> Any:
+        from store.models import Job
+
+        with self.db.session() as session:
+            return session.get(Job, uuid.UUID(job_id))
+
+    def shards(self, job_id: str) -> list[Any]:
+        from store.models import Shard
+
+        with self.db.session() as session:
+            return list(session.scalars(select(Shard).where(Shard.job_id == uuid.UUID(job_id))))
+
+    def restart_redis(self) -> None:
+        self.services.stop_redis()
+        assert self.services.start_redis() == self.settings.redis_url
+
+
+@contextmanager
+def private_stack(
+    settings: Any, data_dir: Path, concurrency: int = 1, env: dict[str, str] | None = None
+) -> Iterator[PrivateStack]:
+    """Start a PrivateStack under data_dir (its worker is created, not started); stop it all after."""
+    from dataclasses import replace
+
+    import tests.plugins  # noqa: F401 - the test-only kinds its worker loads through ZOLVE_PLUGINS
+    from api import create_app
+    from store import keys
+    from store.db import Database
+    from store.migrate import upgrade
+    from zolve.embedded import EmbeddedServices
+
+    services = EmbeddedServices(data_dir)
+    own = replace(settings, database_url=services.start_postgres(), redis_url=services.start_redis())
+    upgrade(own.database_url)
+    db = Database(own.database_url)
+    with db.session() as session:
+        key = keys.create_key(session, name="private stack").key
+    worker_env = {
+        **os.environ,
+        **TEST_ENV,
+        **(env or {}),
+        "DATABASE_URL": own.database_url,
+        "REDIS_URL": own.redis_url,
+    }
+    worker = WorkerProcess(worker_env, data_dir / "worker.log", concurrency=concurrency)
+    app = create_app(own)
+    try:
+        yield PrivateStack(services, own, db, worker, app.test_client(), {"Authorization": f"Bearer {key}"})
+    finally:
+        worker.stop()
+        app.extensions["zolve.db"].dispose()
+        db.dispose()
+        services.stop()

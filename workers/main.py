@@ -14,8 +14,10 @@ from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
 from store import heartbeats, jobs, shards
 from store.db import Database
-from workers.app import FINALIZE, RUN_JOB, RUN_SHARD, SWEEP, enqueue, make_celery, queue_depth
-from workers.runner import Followups, execute, execute_shard, finalize
+from workers import broker_fixes
+from workers.app import FINALIZE, RUN_JOB, RUN_SHARD, SWEEP, make_celery, queue_depth
+from workers.publish import Messages, publish
+from workers.runner import execute, execute_shard, finalize
 from zolve.config import Settings
 from zolve.kinds import KINDS
 
@@ -34,19 +36,6 @@ def limit_z3_memory(settings: Settings) -> None:
         z3.set_param("memory_max_size", settings.z3_max_memory_mb)
 
 
-def publish(celery: Celery, db: Database, followups: Followups) -> None:
-    """Send the messages a committed transaction made necessary. If the broker is down, the rows say
-    what is pending and the sweeper sends them later."""
-    messages = [(RUN_SHARD, shard_id) for shard_id in followups.shards]
-    messages += [(FINALIZE, job_id) for job_id in followups.finalize]
-    for task, target in messages:
-        try:
-            enqueue(celery, str(target), task)
-        except Exception:
-            log.warning("broker unavailable; %s %s left to the sweeper", task, target)
-            return
-
-
 def sweep_once(celery: Celery, db: Database, settings: Settings) -> jobs.SweepReport:
     """Fail, cancel or requeue what expired leases left behind, and (re)publish wake-up messages.
 
@@ -62,14 +51,11 @@ def sweep_once(celery: Celery, db: Database, settings: Settings) -> jobs.SweepRe
             requeue_after=requeue_after,
             stale_after=settings.requeue_after,
         )
-    for job_id in report.to_enqueue:
-        try:
-            enqueue(celery, str(job_id))
-        except Exception:
-            log.warning("broker unavailable; job %s stays queued for the next sweep", job_id)
-            with db.session() as session:
-                jobs.mark_not_enqueued(session, job_id)
-    publish(celery, db, Followups(shards=shard_report.to_enqueue, finalize=shard_report.to_finalize))
+    publish(
+        celery,
+        db,
+        Messages(jobs=report.to_enqueue, shards=shard_report.to_enqueue, finalize=shard_report.to_finalize),
+    )
     if report.to_enqueue or report.failed or report.cancelled or shard_report.to_enqueue:
         log.info(
             "sweep: enqueued %d jobs and %d shards, failed %d, cancelled %d",
@@ -164,6 +150,7 @@ def _database_errors_retryable() -> Iterator[None]:
 
 
 def create_worker_app(settings: Settings) -> Celery:
+    broker_fixes.install()
     celery = make_celery(settings)
     database_url, _ = settings.require_urls()
     db = Database(database_url, pool_size=2)
@@ -190,7 +177,7 @@ def create_worker_app(settings: Settings) -> Celery:
     @celery.task(name=FINALIZE, **retry_options)
     def finalize_job(job_id: str) -> None:
         with _database_errors_retryable():
-            finalize(db, uuid.UUID(job_id))
+            finalize(db, settings, uuid.UUID(job_id))
 
     @celery.task(name=SWEEP)
     def sweep() -> None:

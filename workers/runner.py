@@ -13,7 +13,7 @@ import time
 import traceback
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from sqlalchemy.exc import DBAPIError, OperationalError
@@ -22,6 +22,7 @@ from sqlalchemy.orm import Session
 from puzzles.runtime import Cancelled, Run, TimeLimitExceeded
 from store import jobs, shards
 from store.db import Database
+from workers.publish import Messages
 from workers.resources import host_resources
 from zolve.config import Settings
 from zolve.kinds import get_kind
@@ -101,17 +102,9 @@ def run_watched(
     return outcome
 
 
-@dataclass
-class Followups:
-    """Messages to publish once the transaction that made them necessary has committed."""
-
-    shards: list[int] = field(default_factory=list)
-    finalize: list[uuid.UUID] = field(default_factory=list)
-
-
-def execute(db: Database, settings: Settings, job_id: uuid.UUID, worker: str) -> Followups:
+def execute(db: Database, settings: Settings, job_id: uuid.UUID, worker: str) -> Messages:
     """Claim and run a job; a sharded kind is planned here and continues in its shards."""
-    followups = Followups()
+    followups = Messages()
     with db.session() as session:
         job = jobs.claim(session, job_id, worker, settings.lease_seconds)
         if job is None:
@@ -126,7 +119,7 @@ def execute(db: Database, settings: Settings, job_id: uuid.UUID, worker: str) ->
         log.exception("job %s failed outside the solver", job_id)
         with db.session() as session:
             jobs.finish(session, job_id, worker, state="failed", error=_error(exc))
-        return Followups()
+        return Messages()
 
 
 def _error(exc: Exception) -> dict[str, Any]:
@@ -141,8 +134,8 @@ def _run_claimed_job(
     kind: str,
     params: dict,
     time_limit: float,
-) -> Followups:
-    followups = Followups()
+) -> Messages:
+    followups = Messages()
     spec = get_kind(kind)
 
     def beat(session: Session, progress: dict[str, Any] | None) -> bool | None:
@@ -156,7 +149,11 @@ def _run_claimed_job(
                 with db.session() as session:
                     return shards.create_shards(session, job_id, worker, outcome.value)
 
-            followups.shards = retry_on_db_error(store_plan, settings.lease_seconds)
+            try:
+                followups.shards = retry_on_db_error(store_plan, settings.lease_seconds)
+            except shards.LeaseLost:
+                log.warning("job %s: lease lost before its plan could be stored", job_id)
+                return followups
             if not outcome.value:
                 followups.finalize.append(job_id)
             return followups
@@ -184,8 +181,8 @@ def _run_claimed_job(
     return followups
 
 
-def execute_shard(db: Database, settings: Settings, shard_id: int, worker: str) -> Followups:
-    followups = Followups()
+def execute_shard(db: Database, settings: Settings, shard_id: int, worker: str) -> Messages:
+    followups = Messages()
     with db.session() as session:
         shard = shards.claim_shard(session, shard_id, worker, settings.lease_seconds)
     if shard is None:
@@ -227,20 +224,39 @@ def execute_shard(db: Database, settings: Settings, shard_id: int, worker: str) 
     return followups
 
 
-def finalize(db: Database, job_id: uuid.UUID) -> None:
-    """Combine every shard's summary into the job's result (idempotent)."""
+def finalize(db: Database, settings: Settings, job_id: uuid.UUID) -> None:
+    """Combine every shard's summary into the job's result (idempotent; a duplicate does nothing).
+
+    An error fails the job with it; a finalize that keeps dying (killed process) fails the job after
+    `max_attempts`, instead of being sent again by every sweep."""
     with db.session() as session:
-        job = jobs.get_job(session, job_id, None)
-        if job is None or job.state != "running":
-            return
-        spec = get_kind(job.kind)
-        try:
+        start = shards.start_finalize(session, job_id, settings.max_attempts)
+    if start is not shards.FinalizeStart.RUN:
+        return
+    try:
+        with db.session() as session:
+            job = shards.lock_for_finalize(session, job_id)
+            if job is None:
+                return
+            spec = get_kind(job.kind)
             result = spec.dump_result(spec.puzzle().combine(job.params, shards.summaries(session, job_id)))
-        except Exception as exc:
-            log.exception("finalize of job %s failed", job_id)
-            shards.fail_job(session, job_id, {"type": type(exc).__name__, "message": str(exc)})
-            return
-        shards.finish_sharded_job(session, job_id, result)
+            shards.finish_sharded_job(session, job_id, result)
+    except DBAPIError as exc:
+        if _transient(exc):
+            raise  # the database is away: Celery retries; start_finalize counts each attempt
+        _fail_finalize(db, job_id, exc)
+    except Exception as exc:
+        _fail_finalize(db, job_id, exc)
+
+
+def _fail_finalize(db: Database, job_id: uuid.UUID, exc: Exception) -> None:
+    log.exception("finalize of job %s failed", job_id)
+    with db.session() as session:
+        shards.fail_job(session, job_id, {"type": type(exc).__name__, "message": f"finalize: {exc}"})
+
+
+def _transient(exc: DBAPIError) -> bool:
+    return exc.connection_invalidated or isinstance(exc, OperationalError)
 
 
 def retry_on_db_error(action: Callable[[], T], within: float) -> T:
@@ -251,7 +267,7 @@ def retry_on_db_error(action: Callable[[], T], within: float) -> T:
         try:
             return action()
         except DBAPIError as exc:
-            if not exc.connection_invalidated and not isinstance(exc, OperationalError):
+            if not _transient(exc):
                 raise
             if time.monotonic() + delay > deadline:
                 raise

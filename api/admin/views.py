@@ -20,7 +20,6 @@ from flask import (
     session,
     url_for,
 )
-from sqlalchemy import update
 from werkzeug.exceptions import HTTPException
 
 from api import boards
@@ -28,8 +27,8 @@ from api.admin import present
 from api.jobs import database, forget_status, publish_job
 from store import dashboard, keys
 from store import jobs as job_store
-from store.models import JOB_STATES, ApiKey, Shard
-from workers.app import RUN_SHARD, enqueue
+from store.models import JOB_STATES, ApiKey
+from workers.publish import Messages, publish
 from zolve.kinds import KINDS
 
 log = logging.getLogger("zolve.admin")
@@ -319,12 +318,4 @@ def requeue_shard(job_id: uuid.UUID, shard_id: int) -> Any:
 
 
 def _publish_shard(shard_id: int) -> None:
-    """Like api.jobs.publish_job: if the broker is down, the sweeper sends the message later."""
-    try:
-        enqueue(current_app.extensions["zolve.celery"], str(shard_id), RUN_SHARD)
-    except Exception:
-        log.warning("broker unavailable; shard %s will be enqueued by the sweeper", shard_id)
-        with database().session() as db_session:
-            db_session.execute(
-                update(Shard).where(Shard.id == shard_id, Shard.state == "queued").values(enqueued_at=None)
-            )
+    publish(current_app.extensions["zolve.celery"], database(), Messages(shards=[shard_id]))

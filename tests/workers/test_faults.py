@@ -3,71 +3,28 @@ test): Redis restarted without persistence, Redis down at submit, PostgreSQL res
 
 from __future__ import annotations
 
-import os
 import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
 from sqlalchemy import func, select
 
-from store import keys
-from store.db import Database
-from store.migrate import upgrade
 from store.models import Board, Job
-from tests.support import TEST_ENV, WorkerProcess, poll_job, wait_until
+from tests.support import PrivateStack, poll_job, private_stack, wait_until
 from zolve.config import Settings
-from zolve.embedded import EmbeddedServices
 
 SLOW_DICE = {"kind": "dice", "params": {"dice": 3, "faces": 20}, "time_limit": 8}
 
 
-@dataclass
-class Stack:
-    services: EmbeddedServices
-    settings: Settings
-    db: Database
-    worker: WorkerProcess
-    client: object
-    headers: dict[str, str]
-
-    def job(self, job_id: str) -> Job:
-        with self.db.session() as session:
-            return session.get(Job, uuid.UUID(job_id))
-
-    def restart_redis(self) -> None:
-        self.services.stop_redis()
-        assert self.services.start_redis() == self.settings.redis_url
-
-
 @pytest.fixture
-def stack(settings: Settings, tmp_path: Path) -> Iterator[Stack]:
-    from api import create_app
-
-    services = EmbeddedServices(tmp_path / "data")
-    own = replace(settings, database_url=services.start_postgres(), redis_url=services.start_redis())
-    upgrade(own.database_url)
-    db = Database(own.database_url)
-    with db.session() as session:
-        key = keys.create_key(session, name="faults").key
-    env = {
-        **os.environ,
-        **TEST_ENV,
-        "DATABASE_URL": own.database_url,
-        "REDIS_URL": own.redis_url,
-    }
-    worker = WorkerProcess(env, tmp_path / "worker.log", concurrency=1)
-    app = create_app(own)
-    yield Stack(services, own, db, worker, app.test_client(), {"Authorization": f"Bearer {key}"})
-    worker.stop()
-    app.extensions["zolve.db"].dispose()
-    db.dispose()
-    services.stop()
+def stack(settings: Settings, tmp_path: Path) -> Iterator[PrivateStack]:
+    with private_stack(settings, tmp_path / "data") as own:
+        yield own
 
 
-def test_redis_restarted_without_persistence_while_shards_are_queued(stack: Stack) -> None:
+def test_redis_restarted_without_persistence_while_shards_are_queued(stack: PrivateStack) -> None:
     stack.worker.start()
     body = {"kind": "planetx.enumerate", "params": {"mode": "standard", "shard_depth": 3}, "fresh": True}
     job_id = stack.client.post("/jobs", json=body, headers=stack.headers).get_json()["id"]
@@ -89,7 +46,7 @@ def test_redis_restarted_without_persistence_while_shards_are_queued(stack: Stac
     assert rows == distinct == 4446
 
 
-def test_redis_down_at_submit_then_back(stack: Stack) -> None:
+def test_redis_down_at_submit_then_back(stack: PrivateStack) -> None:
     stack.worker.start()
     stack.services.stop_redis()
     started = time.monotonic()
@@ -102,7 +59,7 @@ def test_redis_down_at_submit_then_back(stack: Stack) -> None:
     assert final["state"] == "succeeded", final
 
 
-def test_postgres_restarted_mid_run(stack: Stack) -> None:
+def test_postgres_restarted_mid_run(stack: PrivateStack) -> None:
     stack.worker.start()
     job_id = stack.client.post("/jobs", json=SLOW_DICE, headers=stack.headers).get_json()["id"]
     wait_until(lambda: stack.job(job_id).state == "running", 30, what="the job to start")

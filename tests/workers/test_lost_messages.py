@@ -1,0 +1,121 @@
+"""Messages the broker never took, and finalizes that go wrong, must not strand a sharded job: the rows
+say what is unsent and the sweeper sends it at once (not only once the queue is empty), a finalize is
+capped, and a cancel that lands while a plan is being made ends the job cancelled."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select
+
+from store.models import Job, JobEvent, Shard
+from tests.support import PrivateStack, poll_job, private_stack, wait_until
+from zolve.config import Settings
+
+# lost (sent but dropped) messages are re-sent only after this long: the unsent path must not need it
+NEVER_REQUEUE = {"ZOLVE_REQUEUE_AFTER": "600"}
+
+
+@pytest.fixture
+def stack(settings: Settings, tmp_path: Path) -> Iterator[PrivateStack]:
+    with private_stack(settings, tmp_path / "data", concurrency=2, env=NEVER_REQUEUE) as own:
+        own.worker.start()
+        yield own
+
+
+def _broker_back(stack: PrivateStack) -> None:
+    assert stack.worker.process.poll() is None, "the worker must outlive its broker (workers.broker_fixes)"
+    assert stack.services.start_redis() == stack.settings.redis_url
+
+
+def _shard(stack: PrivateStack, job_id: str, key: str):  # noqa: ANN202
+    return next((shard for shard in stack.shards(job_id) if shard.key == key), None)
+
+
+def _running(stack: PrivateStack, job_id: str, *keys: str) -> bool:
+    shards = [_shard(stack, job_id, key) for key in keys]
+    return all(shard is not None and shard.state == "running" for shard in shards)
+
+
+def test_messages_refused_after_planning_a_split_and_the_last_shard_are_sent_when_redis_is_back(
+    stack: PrivateStack,
+) -> None:
+    params = {"plan_seconds": 2, "keys": ["root"], "split": {"root": ["a", "b"]}, "shard_seconds": 2}
+    job_id = stack.client.post(
+        "/jobs", json={"kind": "test.sharded", "params": params}, headers=stack.headers
+    ).get_json()["id"]
+
+    # 1. the broker goes away while the plan is made: the shard it stores is marked unsent
+    wait_until(lambda: stack.job(job_id).state == "running", 30, what="planning to start")
+    stack.services.stop_redis()
+    wait_until(lambda: _shard(stack, job_id, "root"), 30, what="the plan to be stored")
+    wait_until(lambda: _shard(stack, job_id, "root").enqueued_at is None, 10, what="root marked unsent")
+    _broker_back(stack)
+
+    # 2. ... while a shard splits: its new shards are marked unsent
+    wait_until(lambda: _running(stack, job_id, "root"), 30, what="the root shard to run")
+    stack.services.stop_redis()
+    wait_until(lambda: _shard(stack, job_id, "b"), 30, what="the split to be stored")
+    for key in ("a", "b"):
+        wait_until(lambda k=key: _shard(stack, job_id, k).enqueued_at is None, 10, what=f"{key} unsent")
+    _broker_back(stack)
+
+    # 3. ... while the last shards run: the finalize message is marked unsent
+    wait_until(lambda: _running(stack, job_id, "a", "b"), 30, what="both shards to run")
+    stack.services.stop_redis()
+    wait_until(lambda: stack.job(job_id).shards_done == 3, 30, what="every shard to finish")
+    wait_until(lambda: stack.job(job_id).finalize_enqueued_at is None, 10, what="finalize unsent")
+    _broker_back(stack)
+
+    final = poll_job(stack.client, stack.headers, job_id, 30)
+    assert final["state"] == "succeeded", final
+    assert final["result"] == {"count": 2, "keys": ["a", "b"]}
+
+
+def test_a_cancel_that_lands_while_the_plan_is_made_ends_the_job_cancelled(
+    client, make_key, worker, wait_job, db
+) -> None:  # noqa: ANN001
+    headers = make_key()
+    body = {"kind": "test.sharded", "params": {"plan_seconds": 2, "keys": ["a", "b"]}}
+    job_id = client.post("/jobs", json=body, headers=headers).get_json()["id"]
+    wait_until(
+        lambda: client.get(f"/jobs/{job_id}", headers=headers).get_json()["state"] == "running",
+        30,
+        what="planning to start",
+    )
+    assert client.post(f"/jobs/{job_id}/cancel", headers=headers).get_json()["state"] == "cancelling"
+    final = wait_job(headers, job_id, 30)
+    assert final["state"] == "cancelled", final
+    assert final.get("error") is None
+    with db.session() as session:
+        history = session.scalars(
+            select(JobEvent.event).where(JobEvent.job_id == uuid.UUID(job_id)).order_by(JobEvent.id)
+        )
+        assert list(history)[-1] == "cancelled"
+        assert session.scalar(select(func.count()).where(Shard.job_id == uuid.UUID(job_id))) == 0
+
+
+def test_a_finalize_that_cannot_store_its_result_fails_the_job(client, make_key, worker, wait_job) -> None:  # noqa: ANN001
+    headers = make_key()
+    body = {"kind": "test.sharded", "params": {"keys": ["a", "b"], "finalize": "unstorable"}}
+    job_id = client.post("/jobs", json=body, headers=headers).get_json()["id"]
+    final = wait_job(headers, job_id, 60)
+    assert final["state"] == "failed", final
+    assert final["error"]["message"].startswith("finalize:"), final["error"]
+
+
+def test_a_finalize_that_keeps_killing_its_process_fails_the_job_after_max_attempts(
+    client, make_key, worker, wait_job, db
+) -> None:  # noqa: ANN001
+    headers = make_key()
+    body = {"kind": "test.sharded", "params": {"keys": ["a"], "finalize": "crash"}}
+    job_id = client.post("/jobs", json=body, headers=headers).get_json()["id"]
+    final = wait_job(headers, job_id, 90)
+    assert final["state"] == "failed", final
+    assert final["error"]["type"] == "FinalizeFailed", final["error"]
+    with db.session() as session:
+        # max_attempts (3 in the tests) runs, then the one that gives up
+        assert session.get(Job, uuid.UUID(job_id)).finalize_attempts >= 4

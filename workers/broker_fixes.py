@@ -1,0 +1,59 @@
+"""A workaround for a kombu bug (5.7) that otherwise wedges a worker whenever Redis goes away while it runs
+tasks: the consumer closes its connection, and the Redis QoS then tries to restore (or acknowledge) the
+unacknowledged messages through a channel whose transport has already been detached from its connection
+(`'NoneType' object has no attribute 'hostname'`). Celery reports an "Unrecoverable error", and the
+worker hangs instead of reconnecting.
+
+Skipping those calls loses nothing zolve relies on: a broker that went away took its messages with it
+(or restores them after the visibility timeout), and PostgreSQL's rows say what still needs a message,
+which the sweeper sends.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from kombu.transport import redis as kombu_redis
+from kombu.transport import virtual
+
+log = logging.getLogger("zolve.worker")
+
+
+def _detached(qos: Any) -> bool:
+    return getattr(qos.channel.connection, "client", None) is None
+
+
+def _restore_unless_detached(restore: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(restore)
+    def restore_unacked(self: Any, client: Any = None) -> Any:
+        if _detached(self):
+            log.warning(
+                "broker connection already closed: its unacknowledged messages are left to the sweeper"
+            )
+            self._delivered.clear()
+            return None
+        return restore(self, client)
+
+    return restore_unacked
+
+
+def _ack_unless_detached(ack: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(ack)
+    def ack_message(self: Any, delivery_tag: Any) -> Any:
+        if _detached(self):
+            return virtual.QoS.ack(self, delivery_tag)  # forget it locally; the broker's copy is gone
+        return ack(self, delivery_tag)
+
+    return ack_message
+
+
+def install() -> None:
+    """Patch kombu's Redis QoS once per process (idempotent)."""
+    qos = kombu_redis.QoS
+    if not getattr(qos, "_zolve_patched", False):
+        qos.restore_unacked = _restore_unless_detached(qos.restore_unacked)
+        qos.ack = _ack_unless_detached(qos.ack)
+        qos._zolve_patched = True

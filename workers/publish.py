@@ -1,0 +1,58 @@
+"""Wake-up messages, published the one way every caller (API, batches, dashboard, workers, sweeper) does
+it: after the transaction that made them necessary has committed. A message the broker refuses is marked
+unsent in its row, and the next sweep sends it, whatever the broker's queue holds meanwhile."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass, field
+
+from celery import Celery
+
+from store import jobs
+from store.db import Database
+from workers.app import FINALIZE, RUN_JOB, RUN_SHARD, enqueue
+
+log = logging.getLogger("zolve.publish")
+
+
+@dataclass
+class Messages:
+    """What to publish: jobs to run, shards to run, sharded jobs to finalize."""
+
+    jobs: list[uuid.UUID] = field(default_factory=list)
+    shards: list[int] = field(default_factory=list)
+    finalize: list[uuid.UUID] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.jobs or self.shards or self.finalize)
+
+
+def publish(celery: Celery, db: Database, messages: Messages) -> bool:
+    """Send every message; False when the broker refused one (it and the rest are then marked unsent)."""
+    pending = [(RUN_JOB, target) for target in messages.jobs]
+    pending += [(RUN_SHARD, target) for target in messages.shards]
+    pending += [(FINALIZE, target) for target in messages.finalize]
+    for index, (task, target) in enumerate(pending):
+        try:
+            enqueue(celery, str(target), task)
+        except Exception:
+            _mark_unsent(db, pending[index:])
+            return False
+    return True
+
+
+def _mark_unsent(db: Database, unsent: list[tuple[str, uuid.UUID | int]]) -> None:
+    log.warning("broker unavailable; %d messages left to the sweeper", len(unsent))
+    try:
+        with db.session() as session:
+            jobs.mark_unsent(
+                session,
+                job_ids=[target for task, target in unsent if task == RUN_JOB],
+                shard_ids=[target for task, target in unsent if task == RUN_SHARD],
+                finalize_ids=[target for task, target in unsent if task == FINALIZE],
+            )
+    except Exception:
+        # both servers away: the rows still look sent, and count as lost after requeue_after
+        log.warning("could not mark %d unsent messages", len(unsent), exc_info=True)
