@@ -70,6 +70,9 @@ class Client:
         if response.status_code >= 400:
             raise click.ClickException(f"{response.status_code}: {response.json().get('message')}")
         total = int(response.headers.get("X-Total-Count") or 0) or None
+        # NDJSON (application/x-ndjson) comes without a charset, and then iter_lines(decode_unicode=True)
+        # yields bytes; both exports are UTF-8
+        response.encoding = "utf-8"
         written = 0
         columns = [BarColumn(), MofNCompleteColumn(), TimeRemainingColumn()]
         with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
