@@ -4,8 +4,14 @@ behind a threaded HTTP server, with the real Celery worker, PostgreSQL and Redis
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
+import pty
+import re
+import select
+import subprocess
+import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -14,7 +20,9 @@ import pytest
 import requests
 from werkzeug.serving import make_server
 
+from tests.support import ROOT
 from tests.test_cli import zolve
+from zolve.client import ProgressReporter, describe_progress
 
 #: a standard enumeration that leaves few boards: Planet X in sector 1, a comet in sector 2
 FEW_BOARDS = {
@@ -24,6 +32,10 @@ FEW_BOARDS = {
         {"sector": 2, "object": "comet", "present": True},
     ],
 }
+#: a progress line as the plain (not a terminal) reporter prints it
+PROGRESS_LINE = re.compile(
+    r"^\[ *\d+ s\] job [0-9a-f]{8} running · (\d+)/(\d+) shards · ([\d,]+) boards · [\d,.]+ boards/s"
+)
 
 
 @pytest.fixture(scope="module")
@@ -81,3 +93,125 @@ def test_export_writes_every_board_as_ndjson_and_csv(live_url: str, cli_env: dic
     csv_file = zolve("export", job["id"], "-o", str(csv_path), env=cli_env)
     assert csv_file.returncode == 0 and csv_file.stdout == "", csv_file.stderr
     assert csv_path.read_text() == as_csv.stdout and csv_path.read_text().startswith("code,board\n")
+
+
+def _progress_lines(stderr: str) -> list[tuple[int, int, int]]:
+    """(shards done, shards total, boards) of every running progress line."""
+    found = [PROGRESS_LINE.match(line) for line in stderr.splitlines()]
+    return [(int(m[1]), int(m[2]), int(m[3].replace(",", ""))) for m in found if m]
+
+
+#: 86 shards, 6–20 s on the test worker: the standard enumeration sharded by its first three sectors
+SHARDED = {"mode": "standard", "shard_depth": 3}
+
+
+def test_submit_wait_shows_progress_on_stderr_and_only_json_on_stdout(cli_env: dict) -> None:
+    args = ["submit", "planetx.enumerate", "--params", json.dumps(SHARDED), "--fresh"]
+    done = zolve(*args, "--wait", "--progress-every", "0", env=cli_env)
+    assert done.returncode == 0, done.stderr
+    job = json.loads(done.stdout)  # the whole of stdout is the final job
+    assert job["state"] == "succeeded" and job["result"]["count"] == 4446
+    shards = job["progress"]["shards_total"]
+    lines = _progress_lines(done.stderr)
+    assert lines, f"no progress line while it ran:\n{done.stderr}"
+    assert all(
+        shards_done <= shards_total == shards and boards <= 4446
+        for shards_done, shards_total, boards in lines
+    )
+    assert [line[0] for line in lines] == sorted(line[0] for line in lines)
+    final = done.stderr.splitlines()[-1]
+    assert f"succeeded · {shards}/{shards} shards · 4,446 boards · " in final, done.stderr
+    assert "ETA" not in final
+
+
+def test_wait_shows_the_same_progress_lines(cli_env: dict) -> None:
+    args = ["submit", "planetx.enumerate", "--params", json.dumps(SHARDED), "--fresh"]
+    submitted = zolve(*args, env=cli_env)
+    job_id = json.loads(submitted.stdout)["id"]
+    waited = zolve("wait", job_id, "--progress-every", "0", env=cli_env)
+    assert waited.returncode == 0, waited.stderr
+    assert json.loads(waited.stdout)["result"]["count"] == 4446
+    assert _progress_lines(waited.stderr), waited.stderr
+    assert any("ETA" in line for line in waited.stderr.splitlines() if PROGRESS_LINE.match(line))
+
+
+def test_wait_draws_a_live_line_when_stderr_is_a_terminal(cli_env: dict) -> None:
+    args = ["submit", "planetx.enumerate", "--params", json.dumps(SHARDED), "--fresh"]
+    job_id = json.loads(zolve(*args, env=cli_env).stdout)["id"]
+    controller, terminal = pty.openpty()
+    env = {**cli_env, "TERM": "xterm", "COLUMNS": "160"}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "zolve", "wait", job_id],
+        stdout=subprocess.PIPE,
+        stderr=terminal,
+        env=env,
+        cwd=ROOT,
+    )
+    os.close(terminal)
+    screen = b""
+    while True:  # read the terminal until the process closes it
+        ready, _, _ = select.select([controller], [], [], 60)
+        assert ready, "the terminal went quiet"
+        try:
+            chunk = os.read(controller, 65536)
+        except OSError:  # EIO: every writer is gone
+            break
+        if not chunk:
+            break
+        screen += chunk
+    stdout = process.stdout.read()
+    assert process.wait(60) == 0
+    os.close(controller)
+    assert json.loads(stdout)["result"]["count"] == 4446
+    text = screen.decode(errors="replace")
+    assert re.search(r"running · \d+/\d+ shards · [\d,]+ boards", text), text[-2000:]
+    assert "\x1b[" in text, "a live line redraws itself with terminal control codes"
+    assert not re.search(r"\] job [0-9a-f]{8} ", text), "no plain progress lines on a terminal"
+
+
+def test_progress_lines_name_shards_boards_rate_and_eta_and_drop_rows_a_kind_does_not_store() -> None:
+    enumerating = {
+        "state": "running",
+        "progress": {
+            "shards_done": 3,
+            "shards_total": 1299,
+            "boards": 12345,
+            "boards_per_second": 6172.51,
+            "eta_seconds": 200.4,
+        },
+        "links": {"rows": "/jobs/x/boards"},
+    }
+    assert describe_progress(enumerating) == (
+        "running · 3/1,299 shards · 12,345 boards · 6,172.5 boards/s · ETA 3 min 20 s"
+    )
+    playing = {
+        "state": "running",
+        "progress": {
+            "shards_done": 1,
+            "shards_total": 4,
+            "rows": 0,
+            "rows_per_second": 0.0,
+            "eta_seconds": 9,
+        },
+        "links": {"self": "/jobs/y"},
+    }
+    assert describe_progress(playing) == "running · 1/4 shards · ETA 9 s"
+    planning = {"state": "running", "progress": {"phase": "planning", "depth": 3, "prefixes": 120}}
+    assert describe_progress(planning) == "running · planning · depth=3 · prefixes=120"
+    assert describe_progress({"state": "queued", "progress": None}) == "queued"
+
+
+def test_plain_progress_lines_come_on_a_change_of_state_and_otherwise_at_most_every_few_seconds() -> None:
+    stream = io.StringIO()  # not a terminal
+    job = {"state": "running", "progress": {"phase": "solving"}}
+    with ProgressReporter("0123456789abcdef", every=3600, stream=stream) as reporter:
+        reporter.update({"state": "queued", "progress": None})
+        reporter.update(job)
+        reporter.update({**job, "progress": {"phase": "checking"}})  # within the hour: not shown
+        reporter.update({"state": "succeeded", "progress": None})
+    lines = stream.getvalue().splitlines()
+    assert [line.split("] ", 1)[1] for line in lines] == [
+        "job 01234567 queued",
+        "job 01234567 running · solving",
+        "job 01234567 succeeded",
+    ]

@@ -248,13 +248,24 @@ def _client(url: str, key: str):  # noqa: ANN202
     return Client(url, key)
 
 
+progress_every_option = click.option(
+    "--progress-every",
+    type=click.FloatRange(min=0),
+    default=5.0,
+    show_default=True,
+    help="seconds between progress lines on stderr when it is not a terminal (a terminal gets a live line)",
+)
+
+
 @main.command()
 @with_client
 @click.argument("kind")
 @click.option("--params", "params_text", default="{}", help="JSON, or @file")
 @click.option("--time-limit", type=float, default=None)
 @click.option("--idempotency-key", default=None)
-@click.option("--wait", "wait_for_it", is_flag=True, help="wait for the result")
+@click.option("--fresh", is_flag=True, help="solve again even if an identical job already succeeded")
+@click.option("--wait", "wait_for_it", is_flag=True, help="wait for the result, showing progress on stderr")
+@progress_every_option
 def submit(
     url: str,
     key: str,
@@ -262,15 +273,19 @@ def submit(
     params_text: str,
     time_limit: float | None,
     idempotency_key: str | None,
+    fresh: bool,
     wait_for_it: bool,
+    progress_every: float,
 ) -> None:
-    """Submit a job and print it (or, with --wait, its final state)."""
+    """Submit a job and print it (or, with --wait, its final state; progress goes to stderr)."""
     client = _client(url, key)
     body: dict[str, Any] = {"kind": kind, "params": _read_json(params_text)}
     if time_limit is not None:
         body["time_limit"] = time_limit
+    if fresh:
+        body["fresh"] = True
     job = client.submit(body, idempotency_key=idempotency_key)
-    _print_json(client.wait(job["id"]) if wait_for_it else job)
+    _print_json(client.wait(job["id"], every=progress_every) if wait_for_it else job)
 
 
 @main.command()
@@ -285,9 +300,10 @@ def status(url: str, key: str, job_id: str) -> None:
 @with_client
 @click.argument("job_id")
 @click.option("--timeout", type=float, default=None, help="give up after this many seconds")
-def wait(url: str, key: str, job_id: str, timeout: float | None) -> None:
-    """Wait for a job to finish, with a progress display, then print it."""
-    job = _client(url, key).wait(job_id, timeout=timeout)
+@progress_every_option
+def wait(url: str, key: str, job_id: str, timeout: float | None, progress_every: float) -> None:
+    """Wait for a job to finish, showing its progress on stderr, then print it."""
+    job = _client(url, key).wait(job_id, timeout=timeout, every=progress_every)
     _print_json(job)
     sys.exit(0 if job["state"] == "succeeded" else 1)
 

@@ -2,14 +2,114 @@
 
 from __future__ import annotations
 
+import sys
 import time
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TextIO
 
 import click
 import requests
 
 FINAL_STATES = {"succeeded", "failed", "cancelled"}
+
+#: progress counters a job may report, as (done, total) keys: sharded jobs, then game-playing shards
+_COUNTERS = (("shards_done", "shards_total"), ("games_done", "games_total"), ("games_done", "games"))
+
+
+def _duration(seconds: float) -> str:
+    seconds = round(seconds)
+    if seconds < 90:
+        return f"{seconds} s"
+    if seconds < 5400:
+        return f"{seconds // 60} min {seconds % 60:02d} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
+
+
+def _counter(progress: dict[str, Any]) -> tuple[str, str] | None:
+    return next(((d, t) for d, t in _COUNTERS if progress.get(d) is not None and progress.get(t)), None)
+
+
+def describe_progress(job: dict[str, Any]) -> str:
+    """A job's state and progress as one line: for a sharded job (planetx.enumerate and the like) the
+    shards done of the total, the rows so far (boards), their rate and the ETA once the API knows it;
+    for others, their phase and whatever else their progress holds."""
+    progress = dict(job.get("progress") or {})
+    parts = [job["state"]]
+    counter = _counter(progress)
+    if counter:
+        done, total = progress.pop(counter[0]), progress.pop(counter[1])
+        parts.append(f"{done:,}/{total:,} {counter[0].removesuffix('_done')}")
+    # a kind that stores no rows (only planetx.enumerate does: links.rows) still counts 0 "rows"
+    stores_rows = "links" not in job or "rows" in (job["links"] or {})
+    rates = [key for key in progress if key.endswith("_per_second")]
+    for rate in rates:
+        noun = rate.removesuffix("_per_second")
+        per_second, count = progress.pop(rate), progress.pop(noun, None)
+        if not stores_rows:
+            continue
+        if isinstance(count, int):
+            parts.append(f"{count:,} {noun}")
+        if per_second is not None:
+            parts.append(f"{per_second:,.1f} {noun}/s")
+    eta = progress.pop("eta_seconds", None)
+    if eta is not None and job["state"] not in FINAL_STATES:
+        parts.append(f"ETA {_duration(eta)}")
+    if "phase" in progress:
+        parts.append(str(progress.pop("phase")))
+    parts.extend(f"{key}={value}" for key, value in progress.items() if value is not None)
+    return " · ".join(parts)
+
+
+class ProgressReporter:
+    """Shows a job's progress on stderr (standard output stays for the result): a live line on a
+    terminal, and otherwise a plain line whenever the progress changes, at most every `every` seconds
+    (a change of state at once), with the elapsed time and the job id."""
+
+    def __init__(self, job_id: str, every: float = 5.0, stream: TextIO | None = None):
+        self.job_id, self.every = job_id, every
+        self.stream = stream if stream is not None else sys.stderr
+        self.live = self.stream.isatty()
+        self.started = time.monotonic()
+        self.last_line: str | None = None
+        self.last_state: str | None = None
+        self.last_time = -float("inf")
+        self.bar: Any = None
+
+    def __enter__(self) -> ProgressReporter:
+        if self.live:
+            from rich.console import Console
+            from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+            columns = [SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn()]
+            self.bar = Progress(
+                *columns,
+                console=Console(file=self.stream),
+                transient=True,
+                redirect_stdout=False,
+                redirect_stderr=False,
+            )
+            self.bar.start()
+            self.task = self.bar.add_task(self.job_id[:8], total=None)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+    def update(self, job: dict[str, Any]) -> None:
+        line = describe_progress(job)
+        if self.bar is not None:
+            progress = job.get("progress") or {}
+            counter = _counter(progress)
+            done, total = (progress[counter[0]], progress[counter[1]]) if counter else (None, None)
+            self.bar.update(self.task, description=line, completed=done or 0, total=total)
+            return
+        now = time.monotonic()
+        changed_state = job["state"] != self.last_state
+        if line != self.last_line and (changed_state or now - self.last_time >= self.every):
+            elapsed = _duration(now - self.started)
+            print(f"[{elapsed:>9}] job {self.job_id[:8]} {line}", file=self.stream, flush=True)
+            self.last_line, self.last_state, self.last_time = line, job["state"], now
 
 
 class Client:
@@ -86,20 +186,18 @@ class Client:
         output.flush()
         return written
 
-    def wait(self, job_id: str, timeout: float | None = None) -> dict[str, Any]:
-        """Long-poll until the job finishes, showing its state and progress on stderr."""
-        from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
+    def wait(
+        self, job_id: str, timeout: float | None = None, every: float = 5.0, poll: float = 2.0
+    ) -> dict[str, Any]:
+        """Long-poll until the job finishes (`poll` seconds a request), showing its state and progress on
+        stderr (see ProgressReporter: a live line on a terminal, else a line at most every `every` s)."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        columns = [SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TimeElapsedColumn()]
-        with Progress(*columns, transient=True) as bar:
-            task = bar.add_task(job_id, total=None)
+        with ProgressReporter(job_id, every=every) as reporter:
+            first = True
             while True:
-                job = self.get(job_id, wait=5)
-                progress = job.get("progress") or {}
-                done, total = progress.get("done"), progress.get("total")
-                summary = " ".join(f"{k}={v}" for k, v in progress.items() if k not in ("done", "total"))
-                bar.update(task, description=f"{job['state']} {summary}".strip(), completed=done, total=total)
+                job = self.get(job_id, wait=0 if first else poll)  # the state at once, then long polls
+                first = False
+                reporter.update(job)
                 if job["state"] in FINAL_STATES:
                     return job
                 if deadline is not None and time.monotonic() > deadline:
