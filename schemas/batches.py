@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
+from schemas.fields import Float, Integer
 from schemas.jobs import KIND_NAME, JobError
 
 MAX_BATCH_ITEMS = 500
@@ -29,7 +30,7 @@ class BatchCreate(Schema):
         validate=validate.Length(1, MAX_BATCH_ITEMS),
         metadata={"description": f"1 to {MAX_BATCH_ITEMS} requests; identical params are solved once"},
     )
-    time_limit = fields.Float(
+    time_limit = Float(
         load_default=None,
         validate=validate.Range(min=0.1),
         metadata={"description": "solve time limit per item, in seconds"},
@@ -76,7 +77,7 @@ class Batch(Schema):
 
 
 class BatchGetArgs(Schema):
-    limit = fields.Integer(load_default=50, validate=validate.Range(1, MAX_BATCH_ITEMS))
+    limit = Integer(load_default=50, validate=validate.Range(1, MAX_BATCH_ITEMS))
     cursor = fields.String(validate=validate.Length(max=20))
     state = fields.List(
         fields.String(validate=validate.OneOf(ITEM_STATES)), metadata={"description": "filter"}

@@ -6,6 +6,8 @@ from typing import Any
 
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
+from schemas.fields import Integer
+
 MAX_DICE = 10
 MAX_FACES = 20
 MAX_FACE_VALUE = 400
@@ -39,13 +41,13 @@ class BeatsField(fields.Field):
 
 
 class DiceParams(Schema):
-    dice = fields.Integer(
+    dice = Integer(
         required=True, validate=validate.Range(2, MAX_DICE), metadata={"description": "number of dice"}
     )
-    faces = fields.Integer(
+    faces = Integer(
         required=True, validate=validate.Range(2, MAX_FACES), metadata={"description": "faces per die"}
     )
-    max_face = fields.Integer(
+    max_face = Integer(
         load_default=None,
         validate=validate.Range(1, MAX_FACE_VALUE),
         metadata={"description": "largest face value (default dice × faces)"},

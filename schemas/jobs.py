@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
+from schemas.fields import Float, Integer
 from store.models import JOB_STATES
 
 #: what a kind's name looks like (e.g. planetx.enumerate)
@@ -19,7 +20,7 @@ class JobCreate(Schema):
     params = fields.Dict(
         keys=fields.String(), load_default=dict, metadata={"description": "the kind's parameters"}
     )
-    time_limit = fields.Float(
+    time_limit = Float(
         load_default=None,
         validate=validate.Range(min=0.1, min_inclusive=True),
         metadata={"description": "solve time limit in seconds (per shard for sharded kinds)"},
@@ -78,12 +79,12 @@ class JobListArgs(Schema):
         metadata={"description": "filter by state (repeatable)"},
     )
     kind = fields.String(validate=validate.Regexp(KIND_NAME), metadata={"description": "filter by kind"})
-    limit = fields.Integer(load_default=20, validate=validate.Range(1, 100))
+    limit = Integer(load_default=20, validate=validate.Range(1, 100))
     cursor = fields.String(validate=validate.Length(max=200))
 
 
 class JobGetArgs(Schema):
-    wait = fields.Float(
+    wait = Float(
         load_default=0,
         validate=validate.Range(min=0),
         metadata={"description": "long-poll: block up to this many seconds (capped) until the job finishes"},

@@ -16,6 +16,7 @@ from puzzles.leaving_earth.request import (
     parse_range,
 )
 from puzzles.leaving_earth.routes import LAUNCHES
+from schemas.fields import Integer
 
 MAX_PAYLOAD = 500
 MAX_WAYPOINTS = 4
@@ -50,10 +51,10 @@ def _range(description: str) -> RangeField:
 
 class Waypoint(Schema):
     location = fields.String(required=True, validate=validate.OneOf(list(LOCATIONS)))
-    drop = fields.Integer(
+    drop = Integer(
         load_default=0, validate=validate.Range(0, MAX_PAYLOAD), metadata={"description": "mass left here"}
     )
-    pick_up = fields.Integer(
+    pick_up = Integer(
         load_default=0,
         validate=validate.Range(0, MAX_PAYLOAD),
         metadata={"description": "mass taken on here"},
@@ -65,7 +66,7 @@ class PlanParams(Schema):
         required=True, validate=validate.OneOf(list(LOCATIONS)), metadata={"description": f"one of {_CODES}"}
     )
     destination = fields.String(required=True, validate=validate.OneOf(list(LOCATIONS)))
-    payload = fields.Integer(load_default=1, validate=validate.Range(1, MAX_PAYLOAD))
+    payload = Integer(load_default=1, validate=validate.Range(1, MAX_PAYLOAD))
     components = fields.Dict(
         keys=fields.String(validate=validate.OneOf(COMPONENT_TYPES)),
         values=RangeField(),
@@ -74,13 +75,13 @@ class PlanParams(Schema):
     )
     cost = _range("total cost")
     time = _range("total years")
-    year = fields.Integer(
+    year = Integer(
         load_default=None,
         allow_none=True,
         validate=validate.Range(FIRST_YEAR, LAST_YEAR),
         metadata={"description": "the year the journey starts (needed for slingshot maneuvers)"},
     )
-    free_ions = fields.Integer(load_default=0, validate=validate.Range(0, 100))
+    free_ions = Integer(load_default=0, validate=validate.Range(0, 100))
     minimize = fields.List(
         fields.String(validate=validate.OneOf(OBJECTIVES)),
         load_default=lambda: ["cost"],

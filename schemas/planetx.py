@@ -6,6 +6,8 @@ from typing import Any
 
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
+from schemas.fields import Integer
+
 OBJECT_NAMES = ("empty", "planet_x", "gas_cloud", "dwarf_planet", "asteroid", "comet")
 MODES = ("standard", "expert")
 MAX_SECTORS = 18
@@ -16,7 +18,7 @@ class SectorFact(Schema):
     """A plain fact about one sector: `{"sector": 3, "object": "comet", "present": false}` reads
     "sector 3 is not a comet". (Planet X counts as itself here, not as empty.)"""
 
-    sector = fields.Integer(required=True, validate=validate.Range(1, MAX_SECTORS))
+    sector = Integer(required=True, validate=validate.Range(1, MAX_SECTORS))
     object = fields.String(required=True, validate=validate.OneOf(OBJECT_NAMES))
     present = fields.Boolean(load_default=True)
 
@@ -29,14 +31,14 @@ class EnumerateParams(Schema):
         validate=validate.Length(max=MAX_FACTS),
         metadata={"description": "extra facts every board must satisfy"},
     )
-    shard_depth = fields.Integer(
+    shard_depth = Integer(
         load_default=None,
         validate=validate.Range(1, 8),
         metadata={
             "description": "shard by the objects of this many first sectors (default: 2 standard, 5 expert)"
         },
     )
-    max_shard_boards = fields.Integer(
+    max_shard_boards = Integer(
         load_default=None,
         validate=validate.Range(100, 1_000_000),
         metadata={"description": "a shard finding more boards splits by one more sector (default 12000)"},
@@ -62,16 +64,16 @@ class BoardQuery(Schema):
     """Keyset pages of a job's boards; `?x=7` keeps boards with Planet X in sector 7 (repeatable, and
     likewise e, g, d, a, c for empty, gas cloud, dwarf planet, asteroid, comet)."""
 
-    limit = fields.Integer(load_default=100, validate=validate.Range(1, 1000))
-    cursor = fields.Integer(
+    limit = Integer(load_default=100, validate=validate.Range(1, 1000))
+    cursor = Integer(
         validate=validate.Range(min=0), metadata={"description": "next_cursor of the previous page"}
     )
-    e = fields.List(fields.Integer(validate=validate.Range(1, MAX_SECTORS)))
-    x = fields.List(fields.Integer(validate=validate.Range(1, MAX_SECTORS)))
-    g = fields.List(fields.Integer(validate=validate.Range(1, MAX_SECTORS)))
-    d = fields.List(fields.Integer(validate=validate.Range(1, MAX_SECTORS)))
-    a = fields.List(fields.Integer(validate=validate.Range(1, MAX_SECTORS)))
-    c = fields.List(fields.Integer(validate=validate.Range(1, MAX_SECTORS)))
+    e = fields.List(Integer(validate=validate.Range(1, MAX_SECTORS)))
+    x = fields.List(Integer(validate=validate.Range(1, MAX_SECTORS)))
+    g = fields.List(Integer(validate=validate.Range(1, MAX_SECTORS)))
+    d = fields.List(Integer(validate=validate.Range(1, MAX_SECTORS)))
+    a = fields.List(Integer(validate=validate.Range(1, MAX_SECTORS)))
+    c = fields.List(Integer(validate=validate.Range(1, MAX_SECTORS)))
 
 
 class BoardExportQuery(BoardQuery):
@@ -138,18 +140,18 @@ class Observation(Schema):
     - `locate`: a failed locate: Planet X is not in `sector` with `left` and `right` beside it."""
 
     type = fields.String(required=True, validate=validate.OneOf(OBSERVATION_TYPES))
-    sector = fields.Integer(validate=validate.Range(1, MAX_SECTORS))
-    first = fields.Integer(validate=validate.Range(1, MAX_SECTORS))
-    last = fields.Integer(validate=validate.Range(1, MAX_SECTORS))
-    count = fields.Integer(validate=validate.Range(0, MAX_SECTORS))
+    sector = Integer(validate=validate.Range(1, MAX_SECTORS))
+    first = Integer(validate=validate.Range(1, MAX_SECTORS))
+    last = Integer(validate=validate.Range(1, MAX_SECTORS))
+    count = Integer(validate=validate.Range(0, MAX_SECTORS))
     object = _choice(OBJECT_NAMES, "the object counted, placed, or related to")
     present = fields.Boolean(metadata={"description": "sector facts: false means 'is not' (default true)"})
     seen = _choice(SEEN_OBJECTS, "what a target showed")
     relation = _choice(RELATIONS, "clue relation")
     quantifier = _choice(("all", "some", "none"), "clue quantifier over the subjects")
     subject = _choice(OBJECT_NAMES, "the clue's subject object")
-    distance = fields.Integer(validate=validate.Range(1, MAX_SECTORS // 2))
-    width = fields.Integer(validate=validate.Range(1, MAX_SECTORS))
+    distance = Integer(validate=validate.Range(1, MAX_SECTORS // 2))
+    width = Integer(validate=validate.Range(1, MAX_SECTORS))
     exact = fields.Boolean(metadata={"description": "band clues: exactly `width` wide (default: at most)"})
     left = _choice(OBJECT_NAMES, "a failed locate's left neighbour")
     right = _choice(OBJECT_NAMES, "a failed locate's right neighbour")
@@ -192,15 +194,15 @@ class DeduceParams(Schema):
         validate=validate.Length(max=MAX_OBSERVATIONS),
         metadata={"description": "what is known so far", "example": OBSERVATION_EXAMPLES[:3]},
     )
-    sky_start = fields.Integer(
+    sky_start = Integer(
         load_default=1,
         validate=validate.Range(1, MAX_SECTORS),
         metadata={"description": "first sector of the visible sky (the sky moves one sector a day)"},
     )
-    targets_used = fields.Integer(
+    targets_used = Integer(
         load_default=0, validate=validate.Range(0, 2), metadata={"description": "targets spent (2 allowed)"}
     )
-    top = fields.Integer(
+    top = Integer(
         load_default=10, validate=validate.Range(1, 100), metadata={"description": "how many actions to rank"}
     )
     rank_by = fields.String(
@@ -292,8 +294,8 @@ POLICIES = ("survey-only", "entropy", "goal")
 
 class SimulateParams(Schema):
     mode = fields.String(required=True, validate=validate.OneOf(MODES))
-    games = fields.Integer(load_default=1000, validate=validate.Range(1, 20_000))
-    seed = fields.Integer(load_default=0, validate=validate.Range(0, 2**31 - 1))
+    games = Integer(load_default=1000, validate=validate.Range(1, 20_000))
+    seed = Integer(load_default=0, validate=validate.Range(0, 2**31 - 1))
     policy = fields.String(
         load_default="goal",
         validate=validate.OneOf(POLICIES),
@@ -303,9 +305,9 @@ class SimulateParams(Schema):
             "locate when a guess is likely enough"
         },
     )
-    max_days = fields.Integer(load_default=300, validate=validate.Range(10, 1000))
-    games_per_shard = fields.Integer(load_default=None, validate=validate.Range(1, 5000))
-    sample_games = fields.Integer(
+    max_days = Integer(load_default=300, validate=validate.Range(10, 1000))
+    games_per_shard = Integer(load_default=None, validate=validate.Range(1, 5000))
+    sample_games = Integer(
         load_default=5, validate=validate.Range(0, 100), metadata={"description": "games shown in full"}
     )
 
