@@ -21,6 +21,7 @@ MAX_TURNS = 1_000
 #: `secrets: "all"` plays every one of the k**n codes, so only this many (= puzzles.mastermind.ALL_LIMIT)
 ALL_LIMIT = 5_000
 STRATEGIES = ("consistent", "minimax", "best")
+MAX_SEED = 2**63 - 1
 
 
 def _code_problem(code: list[int], n: int, k: int) -> str | None:
@@ -73,7 +74,7 @@ class _GameParams(Schema):
     seed = fields.Integer(
         load_default=0,
         strict=True,
-        validate=validate.Range(0, 2**63 - 1),
+        validate=validate.Range(0, MAX_SEED),
         metadata={"description": "seeds the sampling: the same params always give the same guesses"},
     )
     samples = fields.Integer(
@@ -131,7 +132,7 @@ class SecretsField(fields.Field):
                 or not _is_int(count)
                 or not _is_int(seed)
                 or count < 1
-                or seed < 0
+                or not 0 <= seed <= MAX_SEED
             ):
                 raise self.make_error("invalid")
             if count > MAX_SECRETS:

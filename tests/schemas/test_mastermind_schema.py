@@ -94,6 +94,9 @@ def test_history_messages_say_which_entry_and_why() -> None:
         ({"n": 16, "k": 6, "secrets": {"sample": 10_001}}, "secrets"),
         ({"n": 16, "k": 6, "secrets": {"sample": 0}}, "secrets"),
         ({"n": 16, "k": 6, "secrets": {"sample": 5, "seed": "x"}}, "secrets"),
+        ({"n": 16, "k": 6, "secrets": {"sample": 5, "seed": 10**400}}, "secrets"),  # was taken
+        ({"n": 16, "k": 6, "secrets": {"sample": 5, "seed": 2**63}}, "secrets"),
+        ({"n": 16, "k": 6, "secrets": {"sample": 10**400}}, "secrets"),
         ({"n": 16, "k": 6, "secrets": {"count": 5}}, "secrets"),
         ({"n": 4, "k": 6, "secrets": "all", "max_turns": 0}, "max_turns"),
         ({"n": 4, "k": 6, "secrets": "all", "strategy": "knuth"}, "strategy"),
