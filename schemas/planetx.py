@@ -18,7 +18,11 @@ class SectorFact(Schema):
     """A plain fact about one sector: `{"sector": 3, "object": "comet", "present": false}` reads
     "sector 3 is not a comet". (Planet X counts as itself here, not as empty.)"""
 
-    sector = Integer(required=True, validate=validate.Range(1, MAX_SECTORS))
+    sector = Integer(
+        required=True,
+        validate=validate.Range(1, MAX_SECTORS),
+        metadata={"description": "1 to 12 in standard mode, 1 to 18 in expert mode"},
+    )
     object = fields.String(required=True, validate=validate.OneOf(OBJECT_NAMES))
     present = fields.Boolean(load_default=True)
 
@@ -43,6 +47,18 @@ class EnumerateParams(Schema):
         validate=validate.Range(100, 1_000_000),
         metadata={"description": "a shard finding more boards splits by one more sector (default 12000)"},
     )
+
+    @validates_schema
+    def _sectors_exist(self, data: dict[str, Any], **kwargs: Any) -> None:
+        if data.get("mode") not in MODES:
+            return
+        errors = {
+            index: bad
+            for index, fact in enumerate(data.get("constraints") or [])
+            if (bad := _check_sectors(fact, data["mode"], ("sector",)))
+        }
+        if errors:
+            raise ValidationError({"constraints": errors})
 
 
 class SectorCounts(Schema):
