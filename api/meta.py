@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import redis
 from flask import current_app
 from flask_smorest import Blueprint
-from sqlalchemy import text
 
-from api.errors import error_response
+from api.limits import storage_uri
 from schemas.jobs import Kind
+from store import heartbeats
 from zolve.kinds import KINDS
 
 blp = Blueprint("meta", __name__, description="Health and discovery")
@@ -26,15 +27,45 @@ def health() -> Any:
 @blp.route("/ready")
 @blp.doc(security=[])
 @blp.response(200)
-@blp.alt_response(503, description="The database is unreachable")
+@blp.alt_response(503, description="Not ready: `reasons` says what is missing")
 def ready() -> Any:
-    """Readiness: the database answers."""
+    """Readiness: the database answers, the broker answers, and a worker has heartbeated within a
+    lease (else jobs would be accepted that nothing runs)."""
+    reasons = _unready_reasons()
+    if reasons:
+        body = {"code": 503, "status": "unavailable", "message": "; ".join(reasons.values())}
+        return {**body, "reasons": reasons}, 503, {"Retry-After": "2"}
+    return {"status": "ready"}
+
+
+def _unready_reasons() -> dict[str, str]:
+    settings = current_app.extensions["zolve.settings"]
     try:
         with current_app.extensions["zolve.db"].session() as session:
-            session.execute(text("SELECT 1"))
+            newest = heartbeats.newest_heartbeat_age(session)
     except Exception:
-        return error_response(503, "the database is unavailable", headers={"Retry-After": "2"})
-    return {"status": "ready"}
+        return {"database": "the database is unavailable"}
+    reasons = {}
+    if not broker_answers(settings.redis_url):
+        reasons["broker"] = "the broker (Redis) is unreachable"
+    if newest is None:
+        reasons["workers"] = "no worker has ever heartbeated"
+    elif newest > settings.lease_seconds:
+        reasons["workers"] = f"no worker has heartbeated in the last {settings.lease_seconds:g} s"
+    return reasons
+
+
+def broker_answers(redis_url: str) -> bool:
+    client = redis.Redis.from_url(storage_uri(redis_url).replace("redis+unix://", "unix://", 1), **_QUICK)
+    try:
+        return bool(client.ping())
+    except redis.RedisError:
+        return False
+    finally:
+        client.close()
+
+
+_QUICK = {"socket_connect_timeout": 1, "socket_timeout": 1}
 
 
 @blp.route("/kinds")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from sqlalchemy import delete, func
+from sqlalchemy import delete, func, select
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
@@ -35,3 +35,9 @@ def beat(session: Session, hostname: str, pids: list[int], node: str | None = No
             )
         )
     session.execute(delete(Worker).where(Worker.heartbeat_at < func.now() - FORGET_AFTER))
+
+
+def newest_heartbeat_age(session: Session) -> float | None:
+    """Seconds since the most recent heartbeat of any worker process; None if none ever beat."""
+    age = session.scalar(select(func.extract("epoch", func.now() - func.max(Worker.heartbeat_at))))
+    return None if age is None else float(age)

@@ -32,7 +32,9 @@ def _print_json(data: Any) -> None:
 
 
 def _server_settings(start_embedded: bool = True) -> tuple[Settings, Any]:
-    """Settings with database and broker URLs; joins the embedded servers when none are configured."""
+    """Settings with database and broker URLs. Without configured URLs: the servers of a `zolve up`
+    running on the data directory (joined, never stopped), or embedded servers of our own (returned, for
+    the caller to stop)."""
     settings = Settings.from_env()
     if settings.database_url and settings.redis_url:
         return settings, None
@@ -40,12 +42,14 @@ def _server_settings(start_embedded: bool = True) -> tuple[Settings, Any]:
         raise click.ClickException(
             "DATABASE_URL and REDIS_URL are not set: export both, or use `zolve up` for embedded servers"
         )
-    from zolve.embedded import EmbeddedServices
+    from zolve.embedded import open_embedded
 
-    services = EmbeddedServices(settings.data_dir)
-    database_url = settings.database_url or services.start_postgres()
-    redis_url = settings.redis_url or services.start_redis()
-    return settings.with_urls(database_url, redis_url), services
+    try:
+        stack, services = open_embedded(settings.data_dir)
+    except RuntimeError as exc:
+        raise click.ClickException(str(exc)) from exc
+    database_url = settings.database_url or stack.database_url
+    return settings.with_urls(database_url, settings.redis_url or stack.redis_url), services
 
 
 @click.group()
@@ -68,11 +72,19 @@ def up(host: str, port: int, workers: int, api_workers: int, data_dir: Path | No
 
     Uses DATABASE_URL / REDIS_URL when set, embedded servers under the data directory otherwise.
     Ctrl-C stops it all; the next `zolve up` reuses the data."""
+    from zolve.embedded import own_embedded
     from zolve.supervisor import run_stack
 
     if data_dir is not None:
         os.environ["ZOLVE_DATA_DIR"] = str(data_dir)
-    settings, services = _server_settings()
+    settings, services = Settings.from_env(), None
+    if not (settings.database_url and settings.redis_url):
+        try:
+            services = own_embedded(settings.data_dir)
+        except RuntimeError as exc:
+            raise click.ClickException(str(exc)) from exc
+        database_url, redis_url = services.urls
+        settings = settings.with_urls(settings.database_url or database_url, settings.redis_url or redis_url)
     sys.exit(run_stack(settings, services, host=host, port=port, workers=workers, api_workers=api_workers))
 
 
@@ -166,9 +178,11 @@ def keys_revoke(key_id: int) -> None:
 def _key_session() -> Iterator[Any]:
     """A database session on the configured (or embedded) database, committed on success."""
     from store.db import Database
+    from store.migrate import upgrade
 
     settings, services = _server_settings()
     try:
+        upgrade(settings.database_url)  # a data directory where `zolve up` never ran has no tables yet
         db = Database(settings.database_url)
         try:
             with db.session() as session:

@@ -7,12 +7,15 @@ only, so they never clash with servers already running on the machine's standard
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import json
 import logging
 import os
 import signal
 import subprocess
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
@@ -24,10 +27,15 @@ _MAX_SOCKET_PATH = 96
 
 
 class EmbeddedServices:
-    def __init__(self, data_dir: Path):
+    def __init__(self, data_dir: Path, lock: DataDirLock | None = None):
         self.data_dir = Path(data_dir).absolute()
+        #: released when the servers stop (see open_embedded)
+        self.lock = lock
+        #: (database URL, Redis URL) once started by open_embedded or own_embedded
+        self.urls: tuple[str, str] = ("", "")
         self._postgres = None
         self._redis: subprocess.Popen | None = None
+        self._redis_socket: Path | None = None
 
     # -- PostgreSQL ------------------------------------------------------------------------------
     def start_postgres(self) -> str:
@@ -50,10 +58,11 @@ class EmbeddedServices:
     def _redis_paths(self) -> tuple[Path, Path]:
         redis_dir = self.data_dir / "redis"
         redis_dir.mkdir(parents=True, exist_ok=True)
-        socket_path = redis_dir / "redis.sock"
-        if len(str(socket_path)) > _MAX_SOCKET_PATH:
-            socket_path = Path(tempfile.mkdtemp(prefix="zolve-redis-")) / "redis.sock"
-        return redis_dir, socket_path
+        if self._redis_socket is None:  # chosen once: a restarted Redis keeps its URL
+            self._redis_socket = redis_dir / "redis.sock"
+            if len(str(self._redis_socket)) > _MAX_SOCKET_PATH:
+                self._redis_socket = Path(tempfile.mkdtemp(prefix="zolve-redis-")) / "redis.sock"
+        return redis_dir, self._redis_socket
 
     def start_redis(self) -> str:
         """Start a Redis server on a unix socket under data_dir/redis; return its URL."""
@@ -81,9 +90,33 @@ class EmbeddedServices:
         _wait_for_redis(socket_path, self._redis)
         return f"redis+socket://{socket_path}"
 
+    def start(self) -> tuple[str, str]:
+        """Start both servers; returns (database URL, Redis URL)."""
+        return self.start_postgres(), self.start_redis()
+
     def stop(self) -> None:
         self.stop_redis()
         self.stop_postgres()
+        if self.lock is not None:
+            self.lock.release()
+
+    def redis_alive(self) -> bool:
+        return self._redis is not None and self._redis.poll() is None
+
+    def postgres_alive(self) -> bool:
+        from pgserver.utils import PostmasterInfo
+
+        info = PostmasterInfo.read_from_pgdata(self.data_dir / "postgres")
+        return info is not None and info.is_running()
+
+    def restart_postgres(self) -> str:
+        """Start PostgreSQL again after it died (same data, same socket, so the same URL)."""
+        import pgserver
+
+        with pgserver.PostgresServer._lock:
+            self._postgres.ensure_postgres_running()
+        socket_dir = self._postgres.get_uri().split("host=", 1)[1]
+        return f"postgresql+psycopg://postgres@/{DATABASE_NAME}?host={quote(socket_dir)}"
 
     def stop_redis(self) -> None:
         if self._redis is not None and self._redis.poll() is None:
@@ -101,7 +134,8 @@ class EmbeddedServices:
 
 
 def _kill_stale(pidfile: Path) -> None:
-    """A Redis left behind by a crashed `zolve up`: its data is disposable, so stop it."""
+    """A Redis left behind by a crashed `zolve up`: its data is disposable, so stop it. Only the holder
+    of the data directory's lock starts Redis (see open_embedded), so no live owner uses this one."""
     try:
         pid = int(pidfile.read_text().strip())
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
@@ -128,3 +162,106 @@ def _wait_for_redis(socket_path: Path, process: subprocess.Popen, timeout: float
                 return
         time.sleep(0.05)
     raise RuntimeError("embedded redis did not start in time")
+
+
+# -- one data directory, one owner ---------------------------------------------------------------
+LOCK_FILE = "stack.lock"
+STACK_FILE = "stack.json"
+
+
+@dataclass(frozen=True)
+class RunningStack:
+    """The servers a running `zolve up` serves from a data directory (what CLI commands join)."""
+
+    pid: int
+    database_url: str
+    redis_url: str
+
+
+class DataDirLock:
+    """An exclusive lock on a data directory's embedded servers. `zolve up` holds it for its lifetime and
+    publishes its servers' URLs beside it; a CLI command that finds it held joins those servers and never
+    stops or replaces them. The kernel releases the lock when its holder dies, however it dies."""
+
+    def __init__(self, data_dir: Path):
+        self.data_dir = Path(data_dir).absolute()
+        self._fd: int | None = None
+
+    def try_acquire(self) -> bool:
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.data_dir / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        self._fd = fd
+        (self.data_dir / STACK_FILE).unlink(missing_ok=True)  # a crashed owner's
+        return True
+
+    def publish(self, database_url: str, redis_url: str) -> None:
+        """Tell CLI commands which servers to join (written whole, then renamed into place)."""
+        draft = self.data_dir / f".{STACK_FILE}.{os.getpid()}"
+        stack = {"pid": os.getpid(), "database_url": database_url, "redis_url": redis_url}
+        draft.write_text(json.dumps(stack))
+        draft.replace(self.data_dir / STACK_FILE)
+
+    def release(self) -> None:
+        if self._fd is not None:
+            (self.data_dir / STACK_FILE).unlink(missing_ok=True)
+            os.close(self._fd)
+            self._fd = None
+
+
+def running_stack(data_dir: Path) -> RunningStack | None:
+    """The servers of a live `zolve up` on this data directory, if one runs."""
+    try:
+        stack = json.loads((Path(data_dir) / STACK_FILE).read_text())
+        pid = int(stack["pid"])
+        os.kill(pid, 0)
+        return RunningStack(pid, stack["database_url"], stack["redis_url"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def open_embedded(data_dir: Path, wait: float = 60.0) -> tuple[RunningStack, EmbeddedServices | None]:
+    """Join the servers of a running `zolve up` on `data_dir`, or start our own (returned, to stop after
+    use; stopping them releases the data directory). Waits while another command holds it."""
+    lock = DataDirLock(data_dir)
+    deadline = time.monotonic() + wait
+    while not lock.try_acquire():
+        joined = running_stack(data_dir)
+        if joined is not None:
+            return joined, None
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"another zolve process holds {data_dir} and publishes no servers")
+        time.sleep(0.2)
+    services = _start_locked(data_dir, lock)
+    return RunningStack(os.getpid(), *services.urls), services
+
+
+def own_embedded(data_dir: Path, wait: float = 60.0) -> EmbeddedServices:
+    """For `zolve up`: start the data directory's servers and publish them for CLI commands to join.
+    Waits while a CLI command holds the directory; refuses when another `zolve up` serves it."""
+    lock = DataDirLock(data_dir)
+    deadline = time.monotonic() + wait
+    while not lock.try_acquire():
+        other = running_stack(data_dir)
+        if other is not None:
+            raise RuntimeError(f"zolve up already runs on {data_dir} (pid {other.pid})")
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"another zolve process holds {data_dir}")
+        time.sleep(0.2)
+    services = _start_locked(data_dir, lock)
+    lock.publish(*services.urls)
+    return services
+
+
+def _start_locked(data_dir: Path, lock: DataDirLock) -> EmbeddedServices:
+    services = EmbeddedServices(data_dir, lock=lock)
+    try:
+        services.urls = services.start()
+    except BaseException:
+        services.stop()
+        raise
+    return services

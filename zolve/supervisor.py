@@ -1,18 +1,35 @@
-"""`zolve up`: migrations, an admin key on first start, then the API and the workers as child processes,
-all stopped cleanly (with the embedded servers) on Ctrl-C or SIGTERM."""
+"""`zolve up`: migrations, an admin key on first start, then the API and the workers as child processes.
+
+It supervises what it started: an API, a worker, or (embedded) a Redis or PostgreSQL that dies is
+started again, with back-off, and logged. After a Redis restart every message the broker held is gone, so
+whatever waits for one is marked unsent and the workers' sweeper sends it again at once. Ctrl-C or SIGTERM
+stops everything cleanly, the embedded servers last.
+"""
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import click
 
 from zolve.config import Settings
+
+log = logging.getLogger("zolve.supervisor")
+
+#: first restart delay, doubled on each failure in a row, capped
+FIRST_BACKOFF = 1.0
+MAX_BACKOFF = 30.0
+#: a child that stays up this long has recovered: its back-off starts over
+STABLE_AFTER = 60.0
+POLL_INTERVAL = 0.3
 
 
 def _first_admin_key(database_url: str) -> str | None:
@@ -47,11 +64,123 @@ def _stop(process: subprocess.Popen, grace: float) -> None:
         pass
 
 
+@dataclass
+class Child:
+    """Something the supervisor keeps running."""
+
+    name: str
+    start: Callable[[], None]
+    alive: Callable[[], bool]
+    stop: Callable[[], None]
+    #: runs after a restart (not after the first start)
+    on_restart: Callable[[], None] | None = None
+    failures: int = 0
+    restart_at: float | None = None
+    up_since: float = 0.0
+
+    def backoff(self) -> float:
+        return min(MAX_BACKOFF, FIRST_BACKOFF * 2**self.failures)
+
+
+class ProcessChild(Child):
+    """A `zolve api` or `zolve worker` subprocess."""
+
+    def __init__(self, name: str, args: list[str], env: dict[str, str]):
+        self.process: subprocess.Popen | None = None
+
+        def start() -> None:
+            self.process = _spawn(args, env)
+
+        def stop() -> None:
+            if self.process is not None:
+                _stop(self.process, grace=15)
+
+        super().__init__(name, start, lambda: self.process is not None and self.process.poll() is None, stop)
+
+    def exit_code(self) -> int | None:
+        return self.process.poll() if self.process is not None else None
+
+
+def supervise(children: list[Child], now: float) -> None:
+    """One round: schedule a restart for each dead child, and restart those whose back-off is over."""
+    for child in children:
+        if child.alive():
+            if child.failures and now - child.up_since > STABLE_AFTER:
+                child.failures = 0
+            continue
+        if child.restart_at is None:
+            child.restart_at = now + child.backoff()
+            code = child.exit_code() if isinstance(child, ProcessChild) else None
+            log.warning(
+                "%s died%s; restarting in %.0f s",
+                child.name,
+                f" (exit code {code})" if code is not None else "",
+                child.backoff(),
+            )
+        elif now >= child.restart_at:
+            _restart(child, now)
+
+
+def _restart(child: Child, now: float) -> None:
+    child.failures += 1
+    try:
+        child.stop()
+        child.start()
+    except Exception as exc:
+        child.restart_at = now + child.backoff()
+        log.error("%s could not be restarted (%s); trying again in %.0f s", child.name, exc, child.backoff())
+        return
+    child.restart_at, child.up_since = None, now
+    log.warning("%s restarted", child.name)
+    if child.on_restart is not None:
+        try:
+            child.on_restart()
+        except Exception:
+            log.warning("after restarting %s", child.name, exc_info=True)
+
+
+def _resend_everything(database_url: str) -> Callable[[], None]:
+    def resend() -> None:
+        from store import jobs
+        from store.db import Database
+
+        db = Database(database_url, pool_size=1)
+        try:
+            with db.session() as session:
+                jobs.forget_published(session)
+        finally:
+            db.dispose()
+        log.warning("the broker restarted empty: queued jobs, shards and finalizes are sent again")
+
+    return resend
+
+
+def server_children(services: Any, database_url: str) -> list[Child]:
+    """The embedded servers, supervised too."""
+    return [
+        Child(
+            "postgresql",
+            start=services.restart_postgres,
+            alive=services.postgres_alive,
+            stop=lambda: None,
+        ),
+        Child(
+            "redis",
+            start=services.start_redis,
+            alive=services.redis_alive,
+            stop=services.stop_redis,
+            on_restart=_resend_everything(database_url),
+        ),
+    ]
+
+
 def run_stack(
     settings: Settings, services: Any, *, host: str, port: int, workers: int, api_workers: int
 ) -> int:
     from store.migrate import upgrade
 
+    if not logging.getLogger().handlers:
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     stopping = False
 
     def _on_signal(signum: int, frame: object) -> None:
@@ -61,15 +190,20 @@ def run_stack(
     signal.signal(signal.SIGINT, _on_signal)
     signal.signal(signal.SIGTERM, _on_signal)
 
-    children: list[subprocess.Popen] = []
+    children: list[Child] = []
     try:
         upgrade(settings.database_url)
         admin_key = _first_admin_key(settings.database_url)
         env = {**os.environ, "DATABASE_URL": settings.database_url, "REDIS_URL": settings.redis_url}
-        children.append(_spawn(["worker", "--concurrency", str(workers)], env))
-        children.append(
-            _spawn(["api", "--host", host, "--port", str(port), "--workers", str(api_workers)], env)
-        )
+        processes = [
+            ProcessChild("worker", ["worker", "--concurrency", str(workers)], env),
+            ProcessChild(
+                "api", ["api", "--host", host, "--port", str(port), "--workers", str(api_workers)], env
+            ),
+        ]
+        for child in processes:
+            child.start()
+        children = (server_children(services, settings.database_url) if services else []) + processes
         url = f"http://{host}:{port}"
         click.echo(f"zolve is up at {url}  (API docs: {url}/docs)", err=True)
         click.echo(f"data: {settings.data_dir.absolute() if services else 'external servers'}", err=True)
@@ -78,16 +212,14 @@ def run_stack(
             click.echo(f"ZOLVE_API_KEY={admin_key}")
         click.echo("Ctrl-C stops everything.", err=True)
         while not stopping:
-            exited = [c for c in children if c.poll() is not None]
-            if exited:
-                click.echo(f"a child process exited with code {exited[0].returncode}; stopping", err=True)
-                return 1
-            time.sleep(0.3)
+            supervise(children, time.monotonic())
+            time.sleep(POLL_INTERVAL)
         return 0
     finally:
         click.echo("stopping...", err=True)
         for child in reversed(children):
-            _stop(child, grace=15)
+            if isinstance(child, ProcessChild):
+                child.stop()
         if services is not None:
             services.stop()
         click.echo("stopped", err=True)

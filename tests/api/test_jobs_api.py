@@ -1,6 +1,8 @@
 """The HTTP contract of /jobs: auth, validation, idempotency, pagination, ETags, long-poll, cancel."""
 
+import json
 import logging
+import math
 import uuid
 
 import pytest
@@ -31,7 +33,7 @@ def test_requests_without_a_valid_key_get_401_json(client) -> None:  # noqa: ANN
     assert client.get(f"/jobs/{uuid.uuid4()}").status_code == 401
 
 
-def test_health_and_spec_need_no_key(client) -> None:  # noqa: ANN001
+def test_health_and_spec_need_no_key(client, worker) -> None:  # noqa: ANN001 - /ready needs a worker
     assert client.get("/health").get_json() == {"status": "ok"}
     assert client.get("/ready").status_code == 200
     assert client.get("/openapi.json").status_code == 200
@@ -88,6 +90,34 @@ def test_hostile_bodies_get_a_4xx_json_error(client, auth, data, content_type) -
     assert response.get_json()["code"] == response.status_code
 
 
+# Each of these was a 500, or was accepted and then failed in the worker, or was read as another number.
+# time_limit is over the maximum, so params that pass are a 422 on time_limit alone and no job is made.
+@pytest.mark.parametrize(
+    ("kind", "params"),
+    [
+        ("taiji.solve", {"code": "²:0"}),  # int('²') after '²'.isdigit(): a 500
+        ("taiji.solve", {"code": "٣:000"}),  # read as width 3
+        ("leaving_earth.plan", {"origin": "E", "destination": "L", "cost": [0, math.inf]}),  # OverflowError
+        ("leaving_earth.plan", {"origin": "E", "destination": "L", "time": [0, 10**400]}),
+        ("leaving_earth.plan", {"origin": "E", "destination": "L", "payload": "١"}),
+        ("planetx.enumerate", {"mode": "standard", "constraints": [{"sector": 13, "object": "comet"}]}),
+        ("dice", {"dice": "٣", "faces": 6}),
+        ("dice", {"dice": 3, "faces": 6, "max_face": -math.inf}),
+        ("planetx.simulate", {"mode": "standard", "games": math.nan}),
+        ("mastermind.play", {"n": 4, "k": 6, "secrets": {"sample": 5, "seed": 10**400}}),
+        ("test.crash", {"note": "a\x00b"}),  # PostgreSQL cannot store NUL: once a 422 with no field named
+        ("test.crash", {"note": "\ud800"}),  # nor a lone surrogate
+    ],
+    ids=lambda value: value if isinstance(value, str) else None,
+)
+def test_hostile_params_are_a_422_naming_the_field(client, auth, kind, params) -> None:  # noqa: ANN001
+    body = json.dumps({"kind": kind, "params": params, "time_limit": 10**9})
+    response = client.post("/jobs", data=body, headers={**auth, "Content-Type": "application/json"})
+    assert response.status_code == 422, response.get_json()
+    errors = response.get_json()["errors"]
+    assert list(errors) == ["params"] and errors["params"], errors
+
+
 def test_param_errors_name_the_nested_field(client, auth) -> None:  # noqa: ANN001
     response = client.post("/jobs", json={"kind": "dice", "params": {"dice": 3}}, headers=auth)
     assert "faces" in response.get_json()["errors"]["params"]
@@ -140,6 +170,25 @@ def test_list_is_paginated_newest_first_with_filters(client, auth) -> None:  # n
     assert client.get("/jobs?state=bogus", headers=auth).status_code == 422
     assert client.get("/jobs?cursor=garbage", headers=auth).status_code == 422
     assert client.get("/jobs?limit=0", headers=auth).status_code == 422
+
+
+@pytest.mark.parametrize(
+    ("query", "field"),
+    [
+        ({"cursor": "²"}, "cursor"),
+        ({"cursor": "٣"}, "cursor"),
+        ({"cursor": "\x00"}, "cursor"),
+        ({"cursor": "MjAyNC0wMS0wMXx4"}, "cursor"),  # base64 of a cursor-like "2024-01-01|x"
+        ({"limit": "٣"}, "limit"),  # was read as 3
+        ({"limit": "１０"}, "limit"),
+        ({"limit": "1_0"}, "limit"),
+        ({"limit": "2.5"}, "limit"),
+    ],
+)
+def test_a_bad_list_query_is_a_422_naming_the_field(client, auth, query, field) -> None:  # noqa: ANN001
+    response = client.get("/jobs", query_string=query, headers=auth)
+    assert response.status_code == 422, response.get_json()
+    assert field in response.get_json()["errors"]
 
 
 def test_etag_gives_304_until_the_job_changes(client, auth, worker, wait_job) -> None:  # noqa: ANN001

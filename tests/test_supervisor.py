@@ -1,0 +1,135 @@
+"""`zolve up` as a supervisor: CLI commands join its servers (never stop or replace them), every child
+that dies is restarted and the jobs accepted meanwhile run, `/ready` says what is missing, and CLI commands
+on a data directory where `zolve up` never ran migrate it first."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import psutil
+import requests
+
+from tests.support import ROOT, free_port, wait_until
+from tests.test_cli import embedded_env, zolve
+
+DICE = {"kind": "dice", "params": {"dice": 3, "faces": 4}}
+
+
+class Up:
+    """A `zolve up` on its own data directory, its output in files (pipes could fill and stall it)."""
+
+    def __init__(self, data_dir: Path):
+        self.data_dir = data_dir
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.out, self.err = data_dir.parent / "up.out", data_dir.parent / "up.err"
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "zolve", "up", "--port", str(self.port), "--workers", "1"]
+            + ["--api-workers", "1"],
+            env=embedded_env(data_dir),
+            stdout=self.out.open("w"),
+            stderr=self.err.open("w"),
+            cwd=ROOT,
+        )
+        wait_until(self._ready_or_dead, 180, 0.3, "zolve up to be ready")
+        assert self.process.poll() is None, self.err.read_text()[-3000:]
+        self.key = self.out.read_text().split("ZOLVE_API_KEY=", 1)[1].split()[0]
+        self.headers = {"Authorization": f"Bearer {self.key}"}
+
+    def _ready_or_dead(self) -> bool:
+        return self.ready() or self.process.poll() is not None
+
+    def ready(self) -> bool:
+        try:
+            return requests.get(f"{self.url}/ready", timeout=2).status_code == 200
+        except requests.RequestException:
+            return False
+
+    def redis_pid(self) -> int:
+        return int((self.data_dir / "redis" / "redis.pid").read_text())
+
+    def postgres_pid(self) -> int:
+        return int((self.data_dir / "postgres" / "postmaster.pid").read_text().split()[0])
+
+    def child(self, word: str) -> psutil.Process | None:
+        """The supervisor's live `zolve api` or `zolve worker` child, if it has one right now."""
+        for proc in psutil.Process(self.process.pid).children():
+            try:
+                if proc.status() != psutil.STATUS_ZOMBIE and word in proc.cmdline():
+                    return proc
+            except psutil.Error:
+                pass
+        return None
+
+    def replaced(self, word: str, old: psutil.Process) -> bool:
+        new = self.child(word)
+        return new is not None and new.pid != old.pid
+
+    def solves_a_job(self, timeout: float = 90) -> None:
+        job = requests.post(f"{self.url}/jobs", json=DICE, headers=self.headers, timeout=10)
+        assert job.status_code == 202, job.text
+        job_url = f"{self.url}/jobs/{job.json()['id']}"
+
+        def done() -> dict | None:
+            try:
+                body = requests.get(job_url, params={"wait": 5}, headers=self.headers, timeout=15).json()
+            except (requests.RequestException, ValueError):
+                return None
+            return body if body["state"] in ("succeeded", "failed", "cancelled") else None
+
+        assert wait_until(done, timeout, 0.2, "the job to finish")["state"] == "succeeded"
+
+    def stop(self) -> None:
+        self.process.send_signal(signal.SIGINT)
+        assert self.process.wait(60) == 0
+
+
+def test_cli_commands_join_a_running_zolve_up_and_it_restarts_what_dies(tmp_path: Path) -> None:
+    up = Up(tmp_path / "data")
+    try:
+        redis_before = up.redis_pid()
+        made = zolve("keys", "create", "--name", "beside up", env=embedded_env(up.data_dir))
+        assert made.returncode == 0 and made.stdout.strip().startswith("zk_"), made.stderr
+        listed = zolve("keys", "list", env=embedded_env(up.data_dir))
+        assert "beside up" in listed.stdout, listed.stderr
+        assert up.redis_pid() == redis_before and psutil.pid_exists(redis_before), "the CLI replaced Redis"
+        up.solves_a_job()
+
+        # Redis dies: /ready says so until the supervisor has it back, and jobs run again
+        os.kill(up.redis_pid(), signal.SIGKILL)
+        wait_until(lambda: up.redis_pid() != redis_before and up.ready(), 60, 0.2, "Redis to be restarted")
+        up.solves_a_job()
+
+        # the worker dies (its whole process group, as an OOM kill might): restarted
+        worker = up.child("worker")
+        os.killpg(worker.pid, signal.SIGKILL)
+        wait_until(lambda: up.replaced("worker", worker), 60, 0.2, "a new worker")
+        up.solves_a_job()
+
+        # the API dies: restarted on the same port
+        api = up.child("api")
+        os.killpg(api.pid, signal.SIGKILL)
+        wait_until(lambda: up.replaced("api", api) and up.ready(), 60, 0.2, "a new API")
+        up.solves_a_job()
+
+        # PostgreSQL dies: restarted, and the workers and the API reconnect
+        os.kill(up.postgres_pid(), signal.SIGKILL)
+        wait_until(up.ready, 90, 0.3, "PostgreSQL to be restarted")
+        up.solves_a_job()
+    finally:
+        up.stop()
+    log = up.err.read_text()
+    for name in ("redis", "worker", "api", "postgresql"):
+        assert f"{name} died" in log and f"{name} restarted" in log, log[-3000:]
+
+
+def test_keys_create_on_a_data_dir_where_zolve_up_never_ran_migrates_it_first(tmp_path: Path) -> None:
+    env = embedded_env(tmp_path / "fresh")
+    made = zolve("keys", "create", env=env)
+    assert made.returncode == 0, made.stderr
+    assert made.stdout.strip().startswith("zk_") and "Traceback" not in made.stderr
+    assert "cli" in zolve("keys", "list", env=env).stdout
