@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
-from schemas.fields import Float, Integer
+from schemas.fields import Float, Integer, check_storable
 from schemas.jobs import KIND_NAME, JobError
 
 MAX_BATCH_ITEMS = 500
@@ -13,7 +13,9 @@ ITEM_STATES = ("queued", "running", "succeeded", "failed", "cancelling", "cancel
 
 class BatchItemCreate(Schema):
     client_id = fields.String(
-        required=True, validate=validate.Length(1, 100), metadata={"description": "your id for this request"}
+        required=True,
+        validate=[validate.Length(1, 100), check_storable],
+        metadata={"description": "your id for this request"},
     )
     params = fields.Dict(
         keys=fields.String(), load_default=dict, metadata={"description": "the kind's params"}

@@ -1,19 +1,29 @@
-"""Number fields for requests: only ASCII digits make a number, and every number is finite.
+"""Fields and checks for request values: numbers, and text PostgreSQL can store.
+
+Numbers: only ASCII digits make a number, and every number is finite.
 
 marshmallow's Integer and Float hand strings to int() / float(), which also read other scripts' digits
 ('٣' is 3, '１' is 1), underscores ('1_0' is 10) and padding (' 1'); its Integer also truncates 1.5 to 1.
 These accept what JSON and query strings plainly mean: an int (or an integral float) for Integer, any finite
 number for Float, or a string of ASCII digits in the same forms. Both are still `integer` and `number` in
 the OpenAPI spec. Use them (or `fields.Integer(strict=True)`) for every number a request holds.
+
+Text: PostgreSQL's text and jsonb cannot hold a NUL character, and a lone surrogate ("\\ud800" in JSON)
+cannot even be encoded; so `check_storable` refuses them in a field, `unstorable` finds them (or a NaN or
+infinity) anywhere in loaded params, and `storable` escapes them in error messages, which echo the input.
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Mapping
 from typing import Any
 
-from marshmallow import fields
+from marshmallow import ValidationError, fields
+
+UNSTORABLE = "NUL characters, lone surrogates, NaN and infinities cannot be stored"
+_UNSTORABLE_TEXT = re.compile("[\x00\ud800-\udfff]")
 
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 _FLOAT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
@@ -38,3 +48,47 @@ class Float(fields.Float):
         if isinstance(value, str) and not _FLOAT.fullmatch(value):
             raise self.make_error("invalid", input=value)
         return super()._validated(value)
+
+
+def check_storable(text: str) -> None:
+    """A validator: the text holds no NUL character and no lone surrogate."""
+    if _UNSTORABLE_TEXT.search(text):
+        raise ValidationError(UNSTORABLE)
+
+
+def unstorable(value: Any, path: tuple[Any, ...] = ()) -> tuple[Any, ...] | None:
+    """Where in `value` (keys included) the first string or number PostgreSQL cannot store is, or None."""
+    if isinstance(value, str):
+        return path if _UNSTORABLE_TEXT.search(value) else None
+    if isinstance(value, float):
+        return None if math.isfinite(value) else path
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if isinstance(key, str) and _UNSTORABLE_TEXT.search(key):
+                return (*path, key)
+            if (found := unstorable(item, (*path, key))) is not None:
+                return found
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            if (found := unstorable(item, (*path, index))) is not None:
+                return found
+    return None
+
+
+def storable(messages: Any) -> Any:
+    """Error messages (a marshmallow messages dict, list or string) with unstorable characters escaped."""
+    if isinstance(messages, str):
+        return _UNSTORABLE_TEXT.sub(lambda match: f"\\u{ord(match[0]):04x}", messages)
+    if isinstance(messages, Mapping):
+        return {storable(key): storable(item) for key, item in messages.items()}
+    if isinstance(messages, list | tuple):
+        return [storable(item) for item in messages]
+    return messages
+
+
+def at_path(path: tuple[Any, ...], messages: list[str]) -> dict[Any, Any]:
+    """Messages nested under a path as marshmallow nests them: ("a", 0) → {"a": {0: messages}}."""
+    nested: Any = messages
+    for key in reversed(path or ("_schema",)):
+        nested = {key: nested}
+    return nested

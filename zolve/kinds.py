@@ -12,10 +12,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from marshmallow import Schema
+from marshmallow import Schema, ValidationError
 
 from puzzles.planetx.board import render_board  # pure Python, no Z3
 from schemas.dice import DiceParams, DiceResult
+from schemas.fields import UNSTORABLE, at_path, storable, unstorable
 from schemas.leaving_earth import PlanParams, PlanResult
 from schemas.mastermind import GuessParams, GuessResult, PlayParams, PlayResult
 from schemas.planetx import (
@@ -60,8 +61,15 @@ class Kind:
         return importlib.import_module(self.solver.partition(":")[0])
 
     def load_params(self, raw: Any) -> dict[str, Any]:
-        """Validated params with defaults filled in; raises marshmallow.ValidationError."""
-        return self.params_schema().load(raw if raw is not None else {})
+        """Validated params with defaults filled in; raises marshmallow.ValidationError, whose messages (like
+        the params) PostgreSQL can store: a rejected batch item keeps them."""
+        try:
+            params = self.params_schema().load(raw if raw is not None else {})
+        except ValidationError as err:
+            raise ValidationError(storable(err.messages)) from None
+        if (path := unstorable(params)) is not None:
+            raise ValidationError(storable(at_path(path, [UNSTORABLE])))
+        return params
 
     def dump_result(self, result: dict[str, Any]) -> dict[str, Any]:
         return self.result_schema().dump(result)

@@ -3,7 +3,12 @@ fails the batch, identical requests solved once, pages, and another client's bat
 
 from __future__ import annotations
 
+import json
+import math
 from typing import Any
+from unittest.mock import ANY
+
+import pytest
 
 from tests.support import wait_until
 
@@ -77,6 +82,61 @@ def test_batch_validation_is_field_level(client, auth) -> None:  # noqa: ANN001
         assert response.status_code == 422, body
         errors = response.get_json()["errors"]
         assert field in errors.get("json", errors), (body, errors)
+
+
+# Each hostile item (once a 500 for the whole batch, or accepted and failing in the worker, or read as another
+# number) is rejected with its field errors; the good item of each batch runs.
+HOSTILE_ITEMS = {
+    "leaving_earth.plan": [
+        _plan("E", "L", cost=[0, math.inf]),
+        _plan("E", "L", time=[0, math.nan]),
+        _plan("E", "L", cost="٣"),
+        _plan("E", "L", components={"juno": "²"}),
+        _plan("E", "L", payload=10**400),
+        _plan("E", "L", free_ions="１"),
+        {**_plan("E", "L"), "\x00": 1},  # its message names the key: PostgreSQL cannot store the NUL
+    ],
+    "taiji.solve": [{"code": "²:0"}, {"code": "٣:000"}, {"code": "1:Kw٣"}, {"code": "1:+\x00"}],
+    "planetx.enumerate": [{"mode": "standard", "constraints": [{"sector": 13, "object": "comet"}]}],
+    "dice": [
+        {"dice": "٣", "faces": 6},
+        {"dice": 3.5, "faces": 6},
+        {"dice": 3, "faces": 6, "max_face": math.inf},
+    ],
+}
+GOOD_ITEM = {
+    "leaving_earth.plan": _plan("E", "L"),
+    "taiji.solve": {"code": "2:00"},
+    "planetx.enumerate": {"mode": "standard", "constraints": [{"sector": 1, "object": "planet_x"}]},
+    "dice": {"dice": 3, "faces": 4},
+}
+
+
+@pytest.mark.parametrize("kind", sorted(HOSTILE_ITEMS))
+def test_each_hostile_item_is_rejected_with_field_errors_and_the_others_run(
+    client, auth, worker, kind
+) -> None:  # noqa: ANN001
+    items = [{"client_id": f"bad-{n}", "params": params} for n, params in enumerate(HOSTILE_ITEMS[kind])]
+    items.insert(len(items) // 2, {"client_id": "good", "params": GOOD_ITEM[kind]})
+    body = json.dumps({"kind": kind, "items": items})
+    response = client.post("/batches", data=body, headers={**auth, "Content-Type": "application/json"})
+    assert response.status_code == 202, response.get_json()
+    assert response.get_json()["job_count"] == 1
+    batch = _wait_done(client, auth, response.get_json()["links"]["self"])
+    for item in batch["items"]:
+        if item["client_id"] == "good":
+            assert item["state"] == "succeeded", item
+        else:
+            assert item["state"] == "rejected" and item["job_id"] is None, item
+            assert list(item["errors"]) == ["params"] and item["errors"]["params"], item
+
+
+def test_an_unstorable_client_id_is_a_field_error(client, auth) -> None:  # noqa: ANN001
+    for client_id in ("a\x00b", "\ud800"):  # a lone surrogate was a 500
+        body = json.dumps({"items": [{"client_id": client_id, "params": _plan("E", "L")}]})
+        response = client.post("/batches", data=body, headers={**auth, "Content-Type": "application/json"})
+        assert response.status_code == 422, response.get_json()
+        assert response.get_json()["errors"]["items"] == {"0": {"client_id": [ANY]}}
 
 
 def test_another_clients_batch_is_not_found(client, make_key) -> None:  # noqa: ANN001
