@@ -69,9 +69,11 @@ def _batch_resource(session: Any, batch: Batch, args: dict[str, Any], *, is_admi
 
 
 def _cursor(value: str | None) -> int:
+    """The position a page starts after. ASCII digits only: '²'.isdigit() holds (and int() refuses it),
+    and int() reads '٣' as 3; a position fits PostgreSQL's integer."""
     if value is None:
         return -1
-    if not value.isdigit():
+    if not (value.isascii() and value.isdigit() and len(value) <= 9):
         abort(422, errors={"cursor": ["not a cursor from this service"]})
     return int(value)
 

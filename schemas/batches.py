@@ -80,7 +80,10 @@ class Batch(Schema):
 
 class BatchGetArgs(Schema):
     limit = Integer(load_default=50, validate=validate.Range(1, MAX_BATCH_ITEMS))
-    cursor = fields.String(validate=validate.Length(max=20))
+    cursor = fields.String(
+        validate=validate.Regexp(r"^[0-9]{1,9}$", error="not a cursor from this service"),
+        metadata={"description": "next_cursor of the previous page"},
+    )
     state = fields.List(
         fields.String(validate=validate.OneOf(ITEM_STATES)), metadata={"description": "filter"}
     )

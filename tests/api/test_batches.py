@@ -139,6 +139,18 @@ def test_an_unstorable_client_id_is_a_field_error(client, auth) -> None:  # noqa
         assert response.get_json()["errors"]["items"] == {"0": {"client_id": [ANY]}}
 
 
+def test_a_bad_batch_cursor_is_a_field_error(client, auth) -> None:  # noqa: ANN001
+    # no worker needed: a batch of one rejected item
+    created = client.post("/batches", json={"items": [{"client_id": "a", "params": {}}]}, headers=auth)
+    location = created.get_json()["links"]["self"]
+    assert client.get(location, query_string={"cursor": "0"}, headers=auth).status_code == 200
+    # '²' was a 500 (isdigit() then int()), '٣' was read as 3, 10 digits were a 422 from the database
+    for cursor in ["²", "٣", "１", "-1", "1.5", " 1", "1\n", "9999999999", "9" * 20, "\x00", ""]:
+        response = client.get(location, query_string={"cursor": cursor}, headers=auth)
+        assert response.status_code == 422, (cursor, response.get_json())
+        assert list(response.get_json()["errors"]) == ["cursor"], cursor
+
+
 def test_another_clients_batch_is_not_found(client, make_key) -> None:  # noqa: ANN001
     owner, stranger = make_key(), make_key()
     created = client.post(
