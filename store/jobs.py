@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import and_, func, or_, select, update
+from sqlalchemy import and_, func, or_, select, true, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -251,9 +251,13 @@ def request_cancel(session: Session, job: Job, *, actor_key_id: int | None = Non
 
 
 # -- worker side ----------------------------------------------------------------------------------
-def claim(session: Session, job_id: uuid.UUID, worker: str, lease_seconds: float) -> Job | None:
-    """Take the job if it is queued, or running under a lease that expired. None: someone else has it,
-    it is finished, or it was cancelled; the message is then a duplicate and does nothing."""
+def claim(
+    session: Session, job_id: uuid.UUID, worker: str, lease_seconds: float, max_attempts: int | None = None
+) -> Job | None:
+    """Take the job if it is queued, or running under a lease that expired (and, given `max_attempts`,
+    with attempts left: a redelivered poison job is then left to the sweeper, which fails it). None:
+    someone else has it, it is finished, or it was cancelled; the message then does nothing."""
+    attempts_left = Job.attempts < max_attempts if max_attempts is not None else true()
     claimed = session.scalar(
         update(Job)
         .where(
@@ -261,7 +265,7 @@ def claim(session: Session, job_id: uuid.UUID, worker: str, lease_seconds: float
             Job.cancel_requested.is_(False),
             or_(
                 Job.state == "queued",
-                and_(Job.state == "running", Job.lease_expires_at < func.now()),
+                and_(Job.state == "running", Job.lease_expires_at < func.now(), attempts_left),
             ),
         )
         .values(

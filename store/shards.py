@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import and_, case, func, insert, or_, select, update
+from sqlalchemy import and_, case, func, insert, or_, select, true, update
 from sqlalchemy.orm import Session
 
 from store import events
@@ -92,8 +92,12 @@ class ClaimedShard:
     attempts: int
 
 
-def claim_shard(session: Session, shard_id: int, worker: str, lease_seconds: float) -> ClaimedShard | None:
-    """Take a queued shard (or one whose lease expired) of a job that is still running."""
+def claim_shard(
+    session: Session, shard_id: int, worker: str, lease_seconds: float, max_attempts: int | None = None
+) -> ClaimedShard | None:
+    """Take a queued shard (or one whose lease expired, while it has attempts left) of a job that is
+    still running."""
+    attempts_left = Shard.attempts < max_attempts if max_attempts is not None else true()
     job_alive = (
         select(Job.id).where(Job.id == Shard.job_id, Job.state == "running", Job.cancel_requested.is_(False))
     ).exists()
@@ -102,7 +106,10 @@ def claim_shard(session: Session, shard_id: int, worker: str, lease_seconds: flo
         .where(
             Shard.id == shard_id,
             job_alive,
-            or_(Shard.state == "queued", and_(Shard.state == "running", Shard.lease_expires_at < func.now())),
+            or_(
+                Shard.state == "queued",
+                and_(Shard.state == "running", Shard.lease_expires_at < func.now(), attempts_left),
+            ),
         )
         .values(
             state="running",

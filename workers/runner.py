@@ -106,7 +106,7 @@ def execute(db: Database, settings: Settings, job_id: uuid.UUID, worker: str) ->
     """Claim and run a job; a sharded kind is planned here and continues in its shards."""
     followups = Messages()
     with db.session() as session:
-        job = jobs.claim(session, job_id, worker, settings.lease_seconds)
+        job = jobs.claim(session, job_id, worker, settings.lease_seconds, settings.max_attempts)
         if job is None:
             return followups  # a duplicate message, a finished or a cancelled job
         kind, params, time_limit = job.kind, job.params, job.time_limit
@@ -184,7 +184,7 @@ def _run_claimed_job(
 def execute_shard(db: Database, settings: Settings, shard_id: int, worker: str) -> Messages:
     followups = Messages()
     with db.session() as session:
-        shard = shards.claim_shard(session, shard_id, worker, settings.lease_seconds)
+        shard = shards.claim_shard(session, shard_id, worker, settings.lease_seconds, settings.max_attempts)
     if shard is None:
         return followups
     puzzle = get_kind(shard.kind).puzzle()

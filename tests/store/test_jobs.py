@@ -68,6 +68,23 @@ def test_expired_lease_can_be_reclaimed_and_the_old_worker_cannot_finish(
     assert (final.state, final.result, final.lease_owner) == ("succeeded", {"ok": True}, None)
 
 
+def test_a_redelivered_job_without_attempts_left_is_not_claimed_but_failed_by_the_sweep(
+    isolated_db: Database, owner: int
+) -> None:
+    job = new_job(isolated_db, owner)
+    for attempt in (1, 2):
+        expire_lease(isolated_db, job.id)
+        with isolated_db.session() as session:
+            assert jobs.claim(session, job.id, f"w{attempt}", 30, max_attempts=2).attempts == attempt
+    expire_lease(isolated_db, job.id)
+    with isolated_db.session() as session:
+        assert jobs.claim(session, job.id, "w3", 30, max_attempts=2) is None
+    with isolated_db.session() as session:
+        report = jobs.sweep(session, max_attempts=2, requeue_after=None)
+    assert report.failed == [job.id]
+    assert (load(isolated_db, job.id).state, load(isolated_db, job.id).attempts) == ("failed", 2)
+
+
 def test_finished_job_is_never_claimed_again(isolated_db: Database, owner: int) -> None:
     job = new_job(isolated_db, owner)
     with isolated_db.session() as session:

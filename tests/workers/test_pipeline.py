@@ -36,8 +36,9 @@ def test_cancel_stops_a_running_solve_within_two_seconds(client, auth, worker, d
 
 
 def test_killed_worker_mid_job_the_job_still_finishes_once(client, auth, worker, db, wait_job) -> None:  # noqa: ANN001
-    # 6 s of solving, ended by its time limit with the best dice found so far
-    body = {**SLOW, "time_limit": 6}
+    # 6 s of solving, ended by its time limit with the best dice found so far: 3 × 15 dice find a first
+    # answer in ~0.3 s but no optimality proof in 20 s (3 × 20 needed 2-3 s quiet, over 6 s under load)
+    body = {"kind": "dice", "params": {"dice": 3, "faces": 15}, "time_limit": 6}
     job = client.post("/jobs", json=body, headers=auth).get_json()
     wait_until(lambda: job_row(db, job["id"]).state == "running", 30, what="the job to start")
     time.sleep(1)
@@ -47,7 +48,7 @@ def test_killed_worker_mid_job_the_job_still_finishes_once(client, auth, worker,
     final = wait_job(auth, job["id"], timeout=60)
     assert final["state"] == "succeeded", final
     assert final["attempts"] == 2, "one claim by the dead worker, one by the new one"
-    assert final["result"]["status"] == "sat" and final["result"]["wins"] > 200
+    assert final["result"]["status"] == "sat" and final["result"]["wins"] > 0
     # it could only be reclaimed once the dead worker's lease expired
     assert time.monotonic() - killed_at >= 2
 
