@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import uuid
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 from sqlalchemy import func, select
@@ -56,10 +57,37 @@ def unfinished(db: Database, job_ids: list[uuid.UUID]) -> list[uuid.UUID]:
         return list(session.scalars(select(Job.id).where(Job.id.in_(job_ids), Job.state.in_(UNFINISHED))))
 
 
+def settle(db: Database, keys_above: int, who: str, broker: Callable[[], Any] | None = None) -> None:
+    """Cancel the unfinished jobs of the keys above `keys_above`, wait until they are final and, given a
+    way to the broker (only when a worker runs, else nothing drains it), until its queue has drained."""
+    cancelled = cancel_unfinished_jobs(db, keys_above)
+    if not cancelled:
+        return
+    try:
+        wait_until(lambda: not unfinished(db, cancelled), FINAL_WITHIN, 0.1, "the leftover jobs to stop")
+    except AssertionError:
+        still = ", ".join(str(job_id) for job_id in unfinished(db, cancelled))
+        message = f"{who} left jobs that did not stop within {FINAL_WITHIN} s: {still}"
+        warnings.warn(LeftoverWarning(message), stacklevel=1)
+        return
+    if broker is None:
+        return
+    # their queued messages (a cancelled job's shards) are no-ops, but each still takes a worker slot
+    celery = broker()
+    try:
+        wait_until(lambda: queue_depth(celery) in (0, None), DRAIN_WITHIN, 0.2, "the leftover messages")
+    except AssertionError:
+        message = f"{who}: the broker still holds messages after {DRAIN_WITHIN} s"
+        warnings.warn(LeftoverWarning(message), stacklevel=1)
+
+
 @pytest.fixture(scope="module", autouse=True)
-def keys_before_this_module(db: Database) -> int:
+def keys_before_this_module(request: pytest.FixtureRequest, db: Database) -> Iterator[int]:
     """The last key id before this module's tests (and module fixtures) ran: keys above it are theirs."""
-    return last_key_id(db)
+    first = last_key_id(db)
+    yield first
+    # a module fixture that failed after submitting its job left it to no test's teardown
+    settle(db, first, request.node.nodeid)
 
 
 @pytest.fixture(autouse=True)
@@ -67,28 +95,6 @@ def cancel_leftover_jobs(
     request: pytest.FixtureRequest, db: Database, keys_before_this_module: int
 ) -> Iterator[None]:
     yield
-    cancelled = cancel_unfinished_jobs(db, keys_before_this_module)
-    if not cancelled:
-        return
-    try:
-        wait_until(lambda: not unfinished(db, cancelled), FINAL_WITHIN, 0.1, "the leftover jobs to stop")
-    except AssertionError:
-        still = ", ".join(str(job_id) for job_id in unfinished(db, cancelled))
-        warnings.warn(
-            LeftoverWarning(
-                f"{request.node.nodeid} left jobs that did not stop within {FINAL_WITHIN} s: {still}"
-            ),
-            stacklevel=1,
-        )
-        return
-    if "worker" not in request.fixturenames:
-        return  # the worker may not be running: nothing would drain the queue
-    # their queued messages (a cancelled job's shards) are no-ops, but each still takes a worker slot
-    celery = request.getfixturevalue("app").extensions["zolve.celery"]
-    try:
-        wait_until(lambda: queue_depth(celery) in (0, None), DRAIN_WITHIN, 0.2, "the leftover messages")
-    except AssertionError:
-        warnings.warn(
-            LeftoverWarning(f"{request.node.nodeid}: the broker still holds messages after {DRAIN_WITHIN} s"),
-            stacklevel=1,
-        )
+    with_worker = "worker" in request.fixturenames
+    broker = (lambda: request.getfixturevalue("app").extensions["zolve.celery"]) if with_worker else None
+    settle(db, keys_before_this_module, request.node.nodeid, broker)
