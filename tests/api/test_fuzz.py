@@ -237,8 +237,14 @@ def _hostile_params(name: str, path: tuple[Any, ...]) -> st.SearchStrategy[tuple
 
 
 def _storable(messages: Any) -> bool:
-    text = json.dumps(messages, default=str)  # ensure_ascii: a NUL or a surrogate shows as \u0000, \ud800
-    return "\\u0000" not in text and not any(f"\\ud{c}" in text for c in "89abcdef")
+    """PostgreSQL can keep them (a rejected batch item keeps its messages): no NUL, no lone surrogate."""
+    if isinstance(messages, dict):
+        return all(_storable(key) and _storable(value) for key, value in messages.items())
+    if isinstance(messages, list):
+        return all(_storable(item) for item in messages)
+    if isinstance(messages, str):
+        return "\x00" not in messages and not any("\ud800" <= char <= "\udfff" for char in messages)
+    return True
 
 
 def test_every_base_is_valid() -> None:
