@@ -158,7 +158,7 @@ def _job_filter() -> dashboard.JobFilter:
     return dashboard.JobFilter(
         states=[s for s in request.args.getlist("state") if s in JOB_STATES],
         kind=request.args.get("kind") or None,
-        owner_id=int(owner) if owner.isdigit() and len(owner) < 19 else None,
+        owner_id=int(owner) if owner.isascii() and owner.isdigit() and len(owner) < 19 else None,
         id_query=request.args.get("q", "").strip() or None,
     )
 
@@ -166,7 +166,9 @@ def _job_filter() -> dashboard.JobFilter:
 def _page_size() -> int:
     limit = request.args.get("limit", "")
     return (
-        min(int(limit), MAX_PAGE_SIZE) if limit.isdigit() and 0 < len(limit) < 4 and int(limit) else PAGE_SIZE
+        min(int(limit), MAX_PAGE_SIZE)
+        if limit.isascii() and limit.isdigit() and 0 < len(limit) < 4 and int(limit)
+        else PAGE_SIZE
     )
 
 
