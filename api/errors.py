@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import json
 import logging
 from http import HTTPStatus
 from typing import Any
 
-from flask import Flask, Response, jsonify
+from flask import Flask, Response, jsonify, request
 from sqlalchemy.exc import DataError, DBAPIError, InterfaceError, OperationalError
 from werkzeug.exceptions import HTTPException
 
@@ -73,8 +74,22 @@ def handle_database_error(error: DBAPIError) -> Response:
 
 
 def handle_unexpected(error: Exception) -> Response:
+    if _unreadable_json_body(error):
+        return error_response(400, "unreadable JSON body: nested too deeply, or a number over 4,300 digits")
     log.exception("unhandled error")
     return error_response(500, "internal error")
+
+
+def _unreadable_json_body(error: Exception) -> bool:
+    """json.loads raises ValueError past 4,300 digits and RecursionError on deep nesting, which webargs
+    (catching only JSONDecodeError) passes on: the body's fault, not the service's. Read again only here."""
+    if not isinstance(error, ValueError | RecursionError) or not request.is_json:
+        return False
+    try:
+        json.loads(request.get_data(cache=True))
+    except (ValueError, RecursionError):
+        return True
+    return False
 
 
 def register_error_handlers(app: Flask) -> None:

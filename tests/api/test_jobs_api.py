@@ -80,14 +80,19 @@ def test_bad_requests_get_422_with_field_messages(client, auth, body, field) -> 
         ('{"kind": "dice", "params": {"dice": 1e308, "faces": 6}}', "application/json"),
         ('{"kind": "dice", "params": {"dice": 3, "faces": 6, "beats": [[[[[]]]]]}}', "application/json"),
         ('{"kind": ["dice"], "params": []}', "application/json"),
+        # json.loads raises ValueError past 4,300 digits and RecursionError this deep: both were a 500
+        ('{"kind": "dice", "params": {"dice": 1' + "0" * 5000 + ', "faces": 6}}', "application/json"),
+        ('{"kind": "dice", "params": {"dice": ' + "[" * 100_000 + "]" * 100_000 + "}}", "application/json"),
         ("kind=dice", "application/x-www-form-urlencoded"),
         ("\xff\xfe", "application/json"),
     ],
+    ids=lambda value: value[:40],
 )
 def test_hostile_bodies_get_a_4xx_json_error(client, auth, data, content_type) -> None:  # noqa: ANN001
-    response = client.post("/jobs", data=data, headers={**auth, "Content-Type": content_type})
-    assert 400 <= response.status_code < 500, response.data
-    assert response.get_json()["code"] == response.status_code
+    for path in ("/jobs", "/batches"):
+        response = client.post(path, data=data, headers={**auth, "Content-Type": content_type})
+        assert 400 <= response.status_code < 500, (path, response.data)
+        assert response.get_json()["code"] == response.status_code
 
 
 # Each of these was a 500, or was accepted and then failed in the worker, or was read as another number.
