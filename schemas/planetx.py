@@ -82,7 +82,8 @@ class BoardQuery(Schema):
 
     limit = Integer(load_default=100, validate=validate.Range(1, 1000))
     cursor = Integer(
-        validate=validate.Range(min=0), metadata={"description": "next_cursor of the previous page"}
+        validate=validate.Range(0, 2**63 - 1),  # a board code is a PostgreSQL bigint
+        metadata={"description": "next_cursor of the previous page"},
     )
     e = fields.List(Integer(validate=validate.Range(1, MAX_SECTORS)))
     x = fields.List(Integer(validate=validate.Range(1, MAX_SECTORS)))
