@@ -8,12 +8,13 @@ n = 4 plays all 1296 secrets (and Knuth's minimax as well); longer codes play `-
 `--long-games` from n = 12 up. `--secrets spaced` plays the seed's test set instead, at every length: the
 1,000 codes i·6ⁿ//1000 (i = 0…999) evenly spaced over the code space, as base-6 digit strings of length n
 (with single-colour and other structured codes among them); `--every m` keeps every m-th of them (i = 0, m,
-2m, …). `consistent` is the seed's method (any code that fits, from the same SAT encoding). Every row goes
-through puzzles.mastermind.play, the in-process form of the `mastermind.play` kind. Prints n, strategy,
-games, average, median and worst turns, seconds per game (one core), the seed's published average and the
-ratio to it; with --per-secret, every secret and its turns; with --bits, also the bits of information each
-turn's feedback gave (exact counts, up to n = 16) beside the most a black count alone can carry. The default
-run takes about 4 minutes on 2 cores.
+2m, …: with m prime to 1,000, e.g. 21, in the same mix; every 20th are all structured, i a multiple of 5
+repeats with period 5 or less). `consistent` is the seed's method (any code that fits, from the same SAT
+encoding). Every row goes through puzzles.mastermind.play, the in-process form of the `mastermind.play`
+kind. Prints n, strategy, games, average, median and worst turns, seconds per game (one core), the seed's
+published average and the ratio to it; with --per-secret, every secret and its turns; with --bits, also the
+bits of information each turn's feedback gave (exact counts, up to n = 16) beside the most a black count
+alone can carry. The default run takes about 4 minutes on 2 cores.
 """
 
 from __future__ import annotations
