@@ -135,11 +135,6 @@ def create_cached_job(
     return job
 
 
-def mark_not_enqueued(session: Session, job_id: uuid.UUID) -> None:
-    """The broker refused the wake-up message: leave it to the sweeper."""
-    mark_unsent(session, job_ids=[job_id])
-
-
 def mark_unsent(
     session: Session,
     *,

@@ -31,7 +31,7 @@ class EmbeddedServices:
         self.data_dir = Path(data_dir).absolute()
         #: released when the servers stop (see open_embedded)
         self.lock = lock
-        #: (database URL, Redis URL) once started by open_embedded or own_embedded
+        #: (database URL, Redis URL) once `start()` ran
         self.urls: tuple[str, str] = ("", "")
         self._postgres = None
         self._redis: subprocess.Popen | None = None
@@ -91,8 +91,9 @@ class EmbeddedServices:
         return f"redis+socket://{socket_path}"
 
     def start(self) -> tuple[str, str]:
-        """Start both servers; returns (database URL, Redis URL)."""
-        return self.start_postgres(), self.start_redis()
+        """Start both servers; returns (database URL, Redis URL), also kept in `urls`."""
+        self.urls = (self.start_postgres(), self.start_redis())
+        return self.urls
 
     def stop(self) -> None:
         self.stop_redis()
@@ -260,7 +261,7 @@ def own_embedded(data_dir: Path, wait: float = 60.0) -> EmbeddedServices:
 def _start_locked(data_dir: Path, lock: DataDirLock) -> EmbeddedServices:
     services = EmbeddedServices(data_dir, lock=lock)
     try:
-        services.urls = services.start()
+        services.start()
     except BaseException:
         services.stop()
         raise

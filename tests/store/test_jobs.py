@@ -139,7 +139,7 @@ def test_sweep_enqueues_never_enqueued_and_stale_queued_jobs_only(isolated_db: D
     lost = new_job(isolated_db, owner)
     never = new_job(isolated_db, owner)
     with isolated_db.session() as session:
-        jobs.mark_not_enqueued(session, never.id)
+        jobs.mark_unsent(session, job_ids=[never.id])
         session.execute(
             update(Job).where(Job.id == lost.id).values(enqueued_at=func.now() - timedelta(seconds=120))
         )
