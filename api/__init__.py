@@ -23,7 +23,7 @@ class ZolveApi(Api):
 
     ERROR_SCHEMA = ErrorSchema
 
-    def handle_http_exception(self, error):  # noqa: ANN001, ANN201 - flask-smorest hook
+    def handle_http_exception(self, error):
         return errors.handle_http_exception(error)
 
 
@@ -66,7 +66,7 @@ def create_app(settings: Settings | None = None) -> Flask:
     app.extensions["zolve.limiter"] = init_limits(app, settings)
 
     @app.route("/docs/assets/<path:filename>")
-    def swagger_assets(filename: str):  # noqa: ANN202
+    def swagger_assets(filename: str):
         return send_from_directory(swagger_ui_bundle.swagger_ui_path, filename)
 
     logging.getLogger("zolve").setLevel(logging.INFO)

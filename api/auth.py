@@ -50,7 +50,7 @@ def _verify(token: str) -> Principal | None:
 
 
 @auth.error_handler
-def _unauthorized(status: int):  # noqa: ANN202 - Flask-HTTPAuth's hook
+def _unauthorized(status: int):
     return error_response(status, "a valid API key is required: Authorization: Bearer <key>")
 
 

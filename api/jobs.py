@@ -131,11 +131,11 @@ def forget_status(job_id: uuid.UUID) -> None:
     current_app.extensions.get("zolve.status_cache", {}).pop(job_id, None)
 
 
-def database():  # noqa: ANN202
+def database():
     return current_app.extensions["zolve.db"]
 
 
-def _settings():  # noqa: ANN202
+def _settings():
     return current_app.extensions["zolve.settings"]
 
 

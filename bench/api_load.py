@@ -69,7 +69,7 @@ class Client:
         return status, json.loads(data or b"{}")
 
 
-def run_clients(count: int, seconds: float, loop) -> float:  # noqa: ANN001
+def run_clients(count: int, seconds: float, loop) -> float:
     """Run `loop(index, stop_event)` in `count` threads for `seconds`; returns the elapsed time."""
     stop = threading.Event()
     threads = [threading.Thread(target=loop, args=(i, stop), daemon=True) for i in range(count)]

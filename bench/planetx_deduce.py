@@ -54,7 +54,7 @@ OBSERVATIONS = {
 }
 
 
-def timed(action, calls: int) -> tuple[float, object]:  # noqa: ANN001
+def timed(action, calls: int) -> tuple[float, object]:
     times, value = [], None
     for _ in range(calls):
         started = time.perf_counter()

@@ -73,7 +73,7 @@ class Stack:
             return False
 
     @staticmethod
-    def _wait(predicate, what: str, timeout: float = 60) -> None:  # noqa: ANN001
+    def _wait(predicate, what: str, timeout: float = 60) -> None:
         deadline = time.monotonic() + timeout
         while not predicate():
             if time.monotonic() > deadline:

@@ -65,7 +65,7 @@ def db(settings: Settings) -> Iterator[Database]:
 
 
 @pytest.fixture(scope="session")
-def app(settings: Settings):  # noqa: ANN201
+def app(settings: Settings):
     import tests.plugins  # noqa: F401 - the test-only kinds the worker loads through ZOLVE_PLUGINS
     from api import create_app
 
@@ -73,7 +73,7 @@ def app(settings: Settings):  # noqa: ANN201
 
 
 @pytest.fixture
-def client(app):  # noqa: ANN001, ANN201
+def client(app):
     return app.test_client()
 
 
@@ -114,7 +114,7 @@ def isolated_db(settings: Settings) -> Iterator[Database]:
 
 
 @pytest.fixture
-def wait_job(client) -> Callable[..., dict]:  # noqa: ANN001
+def wait_job(client) -> Callable[..., dict]:
     def _wait(headers: dict[str, str], job_id: str, timeout: float = 60) -> dict:
         return poll_job(client, headers, job_id, timeout)
 

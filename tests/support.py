@@ -124,7 +124,7 @@ def drop_database(database_url: str) -> None:
     admin.dispose()
 
 
-def shard_states(db, job_id: str) -> dict[str, int]:  # noqa: ANN001
+def shard_states(db, job_id: str) -> dict[str, int]:
     """How many of a job's shards are in each state."""
     from store.models import Shard
 
@@ -135,7 +135,7 @@ def shard_states(db, job_id: str) -> dict[str, int]:  # noqa: ANN001
     return dict(rows)
 
 
-def poll_job(client, headers: dict[str, str], job_id: str, timeout: float = 60) -> dict:  # noqa: ANN001
+def poll_job(client, headers: dict[str, str], job_id: str, timeout: float = 60) -> dict:
     """Long-poll a job until it reaches a final state."""
 
     def finished() -> dict | None:

@@ -174,7 +174,7 @@ def test_zolve_up_runs_the_whole_service_embedded_and_reuses_its_data(tmp_path: 
     assert "ZOLVE_API_KEY" not in service.stdout.read(), "the admin key is printed on first start only"
 
 
-def test_keys_are_listed_and_revoked(settings, client) -> None:  # noqa: ANN001
+def test_keys_are_listed_and_revoked(settings, client) -> None:
     env = {**os.environ, "DATABASE_URL": settings.database_url, "REDIS_URL": settings.redis_url}
     created = zolve("keys", "create", "--name", "to-revoke", env=env)
     assert created.returncode == 0, created.stderr

@@ -39,7 +39,7 @@ PROGRESS_LINE = re.compile(
 
 
 @pytest.fixture(scope="module")
-def live_url(app, worker) -> Iterator[str]:  # noqa: ANN001
+def live_url(app, worker) -> Iterator[str]:
     server = make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(target=server.serve_forever, name="cli-live-server", daemon=True)
     thread.start()

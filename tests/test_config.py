@@ -6,7 +6,7 @@ from pathlib import Path
 from zolve.config import SECRET_KEY_FILE, Settings, secret_key_for
 
 
-def test_the_secret_key_comes_from_the_environment_first(monkeypatch, tmp_path: Path) -> None:  # noqa: ANN001
+def test_the_secret_key_comes_from_the_environment_first(monkeypatch, tmp_path: Path) -> None:
     monkeypatch.setenv("ZOLVE_SECRET_KEY", "from-env")
     monkeypatch.setenv("ZOLVE_DATA_DIR", str(tmp_path))
     assert secret_key_for(Settings.from_env()) == "from-env"
@@ -22,7 +22,7 @@ def test_without_one_a_key_is_made_once_and_kept_in_the_data_dir(tmp_path: Path)
     assert [p.name for p in tmp_path.iterdir()] == [SECRET_KEY_FILE], "no draft left behind"
 
 
-def test_without_a_data_dir_each_process_has_its_own(tmp_path: Path, caplog) -> None:  # noqa: ANN001
+def test_without_a_data_dir_each_process_has_its_own(tmp_path: Path, caplog) -> None:
     settings = Settings(data_dir=tmp_path / "missing")
     assert secret_key_for(settings) != secret_key_for(settings)
     assert "ZOLVE_SECRET_KEY" in caplog.text

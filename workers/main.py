@@ -82,10 +82,10 @@ def sweeper_step(celery: Celery, db: Database, settings: Settings) -> type[boots
             super().__init__(worker, **kwargs)
             self.tref = None
 
-        def start(self, worker) -> None:  # noqa: ANN001
+        def start(self, worker) -> None:
             self.tref = worker.timer.call_repeatedly(settings.sweep_interval, self.tick, priority=10)
 
-        def stop(self, worker) -> None:  # noqa: ANN001
+        def stop(self, worker) -> None:
             if self.tref is not None:
                 self.tref.cancel()
 
@@ -118,17 +118,17 @@ def heartbeat_step(db: Database, settings: Settings) -> type[bootsteps.StartStop
             super().__init__(worker, **kwargs)
             self.tref = None
 
-        def start(self, worker) -> None:  # noqa: ANN001
+        def start(self, worker) -> None:
             self.tref = worker.timer.call_repeatedly(
                 settings.sweep_interval, self.tick, args=(worker,), priority=10
             )
 
-        def stop(self, worker) -> None:  # noqa: ANN001
+        def stop(self, worker) -> None:
             if self.tref is not None:
                 self.tref.cancel()
 
         @staticmethod
-        def tick(worker) -> None:  # noqa: ANN001
+        def tick(worker) -> None:
             try:
                 with db.session() as session:
                     heartbeats.beat(session, socket.gethostname(), pool_pids(worker), worker.hostname)

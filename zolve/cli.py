@@ -250,13 +250,13 @@ client_options = [
 ]
 
 
-def with_client(func):  # noqa: ANN001, ANN201
+def with_client(func):
     for option in reversed(client_options):
         func = option(func)
     return func
 
 
-def _client(url: str, key: str):  # noqa: ANN202
+def _client(url: str, key: str):
     from zolve.client import Client
 
     return Client(url, key)

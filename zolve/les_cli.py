@@ -85,11 +85,11 @@ def les_output(result: dict[str, Any]) -> dict[str, Any]:
     return {key: result[key] for key in LES_KEYS if key in result}
 
 
-def _component_option(short: str, long: str):  # noqa: ANN202
+def _component_option(short: str, long: str):
     return click.option(short, long, type=Range(), default=None, help=f"number of {long[2:]} (default 0-8)")
 
 
-def _with_component_options(func):  # noqa: ANN001, ANN202
+def _with_component_options(func):
     for short, long in reversed(COMPONENT_OPTIONS):
         func = _component_option(short, long)(func)
     return func

@@ -40,7 +40,7 @@ PAGE_SIZE = 25
 MAX_PAGE_SIZE = 200
 
 
-def _settings():  # noqa: ANN202
+def _settings():
     return current_app.extensions["zolve.settings"]
 
 
@@ -208,7 +208,7 @@ def job_rows() -> str:
 
 
 # -- a job ----------------------------------------------------------------------------------------
-def _job_or_404(job_id: uuid.UUID):  # noqa: ANN202
+def _job_or_404(job_id: uuid.UUID):
     with database().session() as db_session:
         job = job_store.get_job(db_session, job_id, None)
     if job is None:

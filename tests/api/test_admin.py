@@ -20,7 +20,7 @@ SLOW = {"kind": "dice", "params": {"dice": 3, "faces": 20}, "time_limit": 120}
 TOKEN = re.compile(r'name="csrf_token" value="([^"]+)"')
 
 
-def csrf_token(client, path: str = "/admin/login") -> str:  # noqa: ANN001
+def csrf_token(client, path: str = "/admin/login") -> str:
     page = client.get(path)
     assert page.status_code == 200, page.status_code
     return TOKEN.search(page.get_data(as_text=True)).group(1)
@@ -30,29 +30,29 @@ def bearer_token(headers: dict[str, str]) -> str:
     return headers["Authorization"].removeprefix("Bearer ")
 
 
-def log_in(client, headers: dict[str, str]):  # noqa: ANN001, ANN201
+def log_in(client, headers: dict[str, str]):
     return client.post("/admin/login", data={"key": bearer_token(headers), "csrf_token": csrf_token(client)})
 
 
 @pytest.fixture
-def admin(make_key) -> dict[str, str]:  # noqa: ANN001
+def admin(make_key) -> dict[str, str]:
     return make_key(admin=True)
 
 
 @pytest.fixture
-def admin_client(app, admin):  # noqa: ANN001, ANN201
+def admin_client(app, admin):
     """A test client with an admin session."""
     client = app.test_client()
     assert log_in(client, admin).status_code == 302
     return client
 
 
-def key_id(db, headers: dict[str, str]) -> int:  # noqa: ANN001
+def key_id(db, headers: dict[str, str]) -> int:
     with db.session() as session:
         return keys.authenticate(session, bearer_token(headers)).id
 
 
-def events_of(db, job_id: str) -> list[tuple[str, int | None]]:  # noqa: ANN001
+def events_of(db, job_id: str) -> list[tuple[str, int | None]]:
     with db.session() as session:
         rows = session.execute(
             select(JobEvent.event, JobEvent.actor_key_id)
@@ -62,7 +62,7 @@ def events_of(db, job_id: str) -> list[tuple[str, int | None]]:  # noqa: ANN001
         return [tuple(row) for row in rows]
 
 
-def job_state(db, job_id: str) -> str:  # noqa: ANN001
+def job_state(db, job_id: str) -> str:
     with db.session() as session:
         return session.get(Job, uuid.UUID(job_id)).state
 
@@ -71,14 +71,14 @@ def _containing(text: str, part: str) -> str | None:
     return text if part in text else None
 
 
-def page_text(client, path: str) -> str:  # noqa: ANN001
+def page_text(client, path: str) -> str:
     response = client.get(path)
     assert response.status_code == 200, (path, response.status_code)
     return response.get_data(as_text=True)
 
 
 # -- access ---------------------------------------------------------------------------------------
-def test_pages_redirect_to_login_until_logged_in_and_logout_ends_the_session(app, admin) -> None:  # noqa: ANN001
+def test_pages_redirect_to_login_until_logged_in_and_logout_ends_the_session(app, admin) -> None:
     client = app.test_client()
     response = client.get("/admin/jobs?state=failed")
     assert response.status_code == 302
@@ -103,18 +103,18 @@ def test_pages_redirect_to_login_until_logged_in_and_logout_ends_the_session(app
     assert client.get("/admin/").status_code == 302
 
 
-def test_htmx_requests_without_a_session_are_sent_to_the_login_page(client) -> None:  # noqa: ANN001
+def test_htmx_requests_without_a_session_are_sent_to_the_login_page(client) -> None:
     response = client.get(f"/admin/jobs/{uuid.uuid4()}/progress", headers={"HX-Request": "true"})
     assert response.headers["HX-Redirect"].startswith("/admin/login")
 
 
-def test_login_goes_only_to_dashboard_pages(app, admin) -> None:  # noqa: ANN001
+def test_login_goes_only_to_dashboard_pages(app, admin) -> None:
     client = app.test_client()
     data = {"key": bearer_token(admin), "csrf_token": csrf_token(client), "next": "https://evil.example/"}
     assert client.post("/admin/login", data=data).headers["Location"] == "/admin/"
 
 
-def test_a_wrong_key_is_401_and_a_client_key_is_403(app, make_key) -> None:  # noqa: ANN001
+def test_a_wrong_key_is_401_and_a_client_key_is_403(app, make_key) -> None:
     client = app.test_client()
     wrong = client.post("/admin/login", data={"key": "zk_" + "x" * 40, "csrf_token": csrf_token(client)})
     assert wrong.status_code == 401 and "not a valid API key" in wrong.get_data(as_text=True)
@@ -124,7 +124,7 @@ def test_a_wrong_key_is_401_and_a_client_key_is_403(app, make_key) -> None:  # n
     assert client.get("/admin/").status_code == 302, "a refused login opens no session"
 
 
-def test_every_admin_route_is_admin_only(app, client, make_key, admin) -> None:  # noqa: ANN001
+def test_every_admin_route_is_admin_only(app, client, make_key, admin) -> None:
     """Walks the URL map: a client key gets 403 on every dashboard route, with a Bearer header as with a
     login; no key at all is sent to the login page; an admin's Bearer header works like a session."""
     client_key = make_key()
@@ -149,7 +149,7 @@ def test_every_admin_route_is_admin_only(app, client, make_key, admin) -> None: 
     assert client.get(f"/admin/jobs/{job_id}", headers=admin).status_code == 200
 
 
-def test_a_revoked_key_ends_its_session(db, admin_client, admin) -> None:  # noqa: ANN001
+def test_a_revoked_key_ends_its_session(db, admin_client, admin) -> None:
     assert admin_client.get("/admin/").status_code == 200
     with db.session() as session:
         session.execute(
@@ -158,7 +158,7 @@ def test_a_revoked_key_ends_its_session(db, admin_client, admin) -> None:  # noq
     assert admin_client.get("/admin/").status_code == 302
 
 
-def test_forms_without_the_csrf_token_are_rejected(app, db, admin_client, admin, make_key) -> None:  # noqa: ANN001
+def test_forms_without_the_csrf_token_are_rejected(app, db, admin_client, admin, make_key) -> None:
     anonymous = app.test_client()
     response = anonymous.post("/admin/login", data={"key": bearer_token(admin)})
     assert response.status_code == 400 and "CSRF" in response.get_data(as_text=True)
@@ -171,19 +171,19 @@ def test_forms_without_the_csrf_token_are_rejected(app, db, admin_client, admin,
     assert admin_client.get("/admin/").status_code == 200, "still logged in"
 
 
-def test_the_bearer_api_needs_no_csrf_token(client, auth) -> None:  # noqa: ANN001
+def test_the_bearer_api_needs_no_csrf_token(client, auth) -> None:
     response = client.post("/jobs", json=DICE, headers=auth)
     assert response.status_code == 202
     assert client.post(f"/jobs/{response.get_json()['id']}/cancel", headers=auth).status_code in (202, 409)
 
 
-def test_the_dashboard_is_not_in_the_openapi_spec(client) -> None:  # noqa: ANN001
+def test_the_dashboard_is_not_in_the_openapi_spec(client) -> None:
     spec = client.get("/openapi.json").get_json()
     assert not [path for path in spec["paths"] if path.startswith("/admin")]
 
 
 # -- jobs table -----------------------------------------------------------------------------------
-def _stored_job(db, owner: dict[str, str], *, state: str, kind: str = "dice") -> str:  # noqa: ANN001
+def _stored_job(db, owner: dict[str, str], *, state: str, kind: str = "dice") -> str:
     """A job row in the given state, never published: the worker leaves final ones alone."""
     with db.session() as session:
         owner_id = keys.authenticate(session, bearer_token(owner)).id
@@ -197,11 +197,11 @@ def _stored_job(db, owner: dict[str, str], *, state: str, kind: str = "dice") ->
         return str(job.id)
 
 
-def _listed(client, query: str) -> list[str]:  # noqa: ANN001
+def _listed(client, query: str) -> list[str]:
     return re.findall(r'<tr data-job="([0-9a-f-]{36})"', page_text(client, f"/admin/jobs?{query}"))
 
 
-def test_jobs_table_filters_by_state_kind_owner_and_id(db, admin_client, make_key) -> None:  # noqa: ANN001
+def test_jobs_table_filters_by_state_kind_owner_and_id(db, admin_client, make_key) -> None:
     owner, other = make_key(), make_key()
     states = ["succeeded", "succeeded", "failed", "cancelled"]
     mine = [_stored_job(db, owner, state=s) for s in states]
@@ -225,7 +225,7 @@ def test_jobs_table_filters_by_state_kind_owner_and_id(db, admin_client, make_ke
     assert "no job matches" in page_text(admin_client, "/admin/jobs?q=not-hex!")
 
 
-def test_jobs_table_pages_with_a_keyset_cursor(db, admin_client, make_key) -> None:  # noqa: ANN001
+def test_jobs_table_pages_with_a_keyset_cursor(db, admin_client, make_key) -> None:
     owner = make_key()
     ids = [_stored_job(db, owner, state="succeeded") for _ in range(7)]
     seen, url = [], f"/admin/jobs?owner={key_id(db, owner)}&limit=3"
@@ -240,13 +240,13 @@ def test_jobs_table_pages_with_a_keyset_cursor(db, admin_client, make_key) -> No
 
 
 @pytest.mark.parametrize("query", ["owner=²", "limit=²", "owner=٣", "limit=٣", "owner=%00", "limit=1_0"])
-def test_a_non_ascii_number_in_the_jobs_table_query_is_ignored(admin_client, query: str) -> None:  # noqa: ANN001
+def test_a_non_ascii_number_in_the_jobs_table_query_is_ignored(admin_client, query: str) -> None:
     # '²'.isdigit() holds and int('²') raises: once a 500; '٣' was read as 3
     response = admin_client.get(f"/admin/jobs?{query}")
     assert response.status_code == 200, response.status_code
 
 
-def test_progress_fragment_polls_until_the_job_is_final(db, admin_client, make_key) -> None:  # noqa: ANN001
+def test_progress_fragment_polls_until_the_job_is_final(db, admin_client, make_key) -> None:
     owner = make_key()
     done = _stored_job(db, owner, state="succeeded")
     fragment = page_text(admin_client, f"/admin/jobs/{done}/progress")
@@ -267,7 +267,7 @@ def test_progress_fragment_polls_until_the_job_is_final(db, admin_client, make_k
 
 
 # -- a job's page ---------------------------------------------------------------------------------
-def test_job_page_shows_params_history_and_the_dice(admin_client, client, auth, worker, wait_job) -> None:  # noqa: ANN001
+def test_job_page_shows_params_history_and_the_dice(admin_client, client, auth, worker, wait_job) -> None:
     job = wait_job(auth, client.post("/jobs", json=DICE, headers=auth).get_json()["id"])
     assert job["state"] == "succeeded"
     html = page_text(admin_client, f"/admin/jobs/{job['id']}")
@@ -280,7 +280,7 @@ def test_job_page_shows_params_history_and_the_dice(admin_client, client, auth, 
     assert "hx-trigger" not in html.split('id="job-status"')[1].split("</div>")[0], "final: no polling"
 
 
-def test_job_page_shows_a_leaving_earth_plan_as_a_table(admin_client, client, auth, worker, wait_job) -> None:  # noqa: ANN001
+def test_job_page_shows_a_leaving_earth_plan_as_a_table(admin_client, client, auth, worker, wait_job) -> None:
     body = {
         "kind": "leaving_earth.plan",
         "params": {"origin": "E", "destination": "L", "launch": "two-stage"},
@@ -293,7 +293,7 @@ def test_job_page_shows_a_leaving_earth_plan_as_a_table(admin_client, client, au
     assert "soyuz" in html and "juno" in html
 
 
-def test_job_page_shows_the_error_with_its_traceback(db, admin_client, make_key) -> None:  # noqa: ANN001
+def test_job_page_shows_the_error_with_its_traceback(db, admin_client, make_key) -> None:
     job_id = _stored_job(db, make_key(), state="failed")
     error = {
         "type": "ValueError",
@@ -307,7 +307,7 @@ def test_job_page_shows_the_error_with_its_traceback(db, admin_client, make_key)
     assert 'id="retry"' in html and 'id="cancel"' not in html
 
 
-def test_unknown_job_page_is_a_404_page(admin_client) -> None:  # noqa: ANN001
+def test_unknown_job_page_is_a_404_page(admin_client) -> None:
     response = admin_client.get(f"/admin/jobs/{uuid.uuid4()}")
     assert response.status_code == 404 and "no such job" in response.get_data(as_text=True)
 
@@ -315,7 +315,7 @@ def test_unknown_job_page_is_a_404_page(admin_client) -> None:  # noqa: ANN001
 # -- actions --------------------------------------------------------------------------------------
 def test_cancel_asks_first_then_cancels_and_records_who(
     db, admin_client, admin, client, auth, worker
-) -> None:  # noqa: ANN001
+) -> None:
     job_id = client.post("/jobs", json=SLOW, headers=auth).get_json()["id"]
     wait_until(lambda: job_state(db, job_id) == "running", 30, what="the job to start")
     confirm = page_text(admin_client, f"/admin/jobs/{job_id}/cancel")
@@ -330,13 +330,13 @@ def test_cancel_asks_first_then_cancels_and_records_who(
     assert client.get(f"/jobs/{job_id}?wait=5", headers=auth).get_json()["state"] == "cancelled"
 
 
-def test_a_client_cancel_is_recorded_with_its_key(db, client, auth) -> None:  # noqa: ANN001
+def test_a_client_cancel_is_recorded_with_its_key(db, client, auth) -> None:
     job_id = _stored_job(db, auth, state="queued")
     assert client.post(f"/jobs/{job_id}/cancel", headers=auth).get_json()["state"] == "cancelled"
     assert events_of(db, job_id) == [("created", key_id(db, auth)), ("cancelled", key_id(db, auth))]
 
 
-def test_retry_runs_a_failed_job_again(db, admin_client, admin, client, auth, worker, wait_job) -> None:  # noqa: ANN001
+def test_retry_runs_a_failed_job_again(db, admin_client, admin, client, auth, worker, wait_job) -> None:
     job_id = _stored_job(db, auth, state="failed")
     assert client.get(f"/jobs/{job_id}", headers=auth).get_json()["state"] == "failed"
     token = TOKEN.search(page_text(admin_client, f"/admin/jobs/{job_id}/retry")).group(1)
@@ -351,7 +351,7 @@ def test_retry_runs_a_failed_job_again(db, admin_client, admin, client, auth, wo
     assert "only a failed job can be retried" in again.get_data(as_text=True)
 
 
-def test_overview_counts_jobs_and_shows_live_workers(db, admin_client, worker, client, auth) -> None:  # noqa: ANN001
+def test_overview_counts_jobs_and_shows_live_workers(db, admin_client, worker, client, auth) -> None:
     job_id = client.post("/jobs", json=SLOW, headers=auth).get_json()["id"]
     try:
         wait_until(lambda: job_state(db, job_id) == "running", 30, what="the job to start")
@@ -371,7 +371,7 @@ def test_overview_counts_jobs_and_shows_live_workers(db, admin_client, worker, c
         client.post(f"/jobs/{job_id}/cancel", headers=auth)
 
 
-def test_requeue_takes_a_stuck_shard_back_and_the_worker_finishes_it(db, admin_client, admin, worker) -> None:  # noqa: ANN001
+def test_requeue_takes_a_stuck_shard_back_and_the_worker_finishes_it(db, admin_client, admin, worker) -> None:
     params = KINDS["planetx.enumerate"].load_params({"mode": "standard"})
     with db.session() as session:
         owner = keys.create_key(session, name="shards").id

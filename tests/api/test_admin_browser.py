@@ -42,7 +42,7 @@ def browser_type_launch_args(browser_type_launch_args: dict) -> dict:
 
 
 @pytest.fixture(scope="module")
-def live_server(app) -> Iterator[str]:  # noqa: ANN001
+def live_server(app) -> Iterator[str]:
     """The app behind a real threaded HTTP server, as a browser needs."""
     server = make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(target=server.serve_forever, name="live-server", daemon=True)
@@ -73,7 +73,7 @@ def log_in(page: Page, base: str, headers: dict[str, str], then: str = "/admin/"
     page.get_by_role("button", name="Log in").click()
 
 
-def test_a_client_key_cannot_open_the_dashboard(page: Page, live_server: str, make_key) -> None:  # noqa: ANN001
+def test_a_client_key_cannot_open_the_dashboard(page: Page, live_server: str, make_key) -> None:
     log_in(page, live_server, make_key())
     expect(page.get_by_role("heading", name="403 Forbidden")).to_be_visible()
     expect(page.get_by_text("not an admin key")).to_be_visible()
@@ -84,10 +84,10 @@ def test_a_client_key_cannot_open_the_dashboard(page: Page, live_server: str, ma
 def test_a_job_appears_runs_to_100_percent_and_has_a_page(
     page: Page,
     live_server: str,
-    db,  # noqa: ANN001
-    make_key,  # noqa: ANN001
-    client,  # noqa: ANN001
-    worker,  # noqa: ANN001
+    db,
+    make_key,
+    client,
+    worker,
 ) -> None:
     owner = make_key()
     with db.session() as session:
@@ -116,9 +116,9 @@ def test_a_job_appears_runs_to_100_percent_and_has_a_page(
 def test_cancel_a_running_job_and_watch_it_stop(
     page: Page,
     live_server: str,
-    make_key,  # noqa: ANN001
-    client,  # noqa: ANN001
-    worker,  # noqa: ANN001
+    make_key,
+    client,
+    worker,
 ) -> None:
     owner = make_key()
     job_id = client.post("/jobs", json=SLOW, headers=owner).get_json()["id"]

@@ -17,7 +17,7 @@ def _plan(origin: str, destination: str, **extra: Any) -> dict[str, Any]:
     return {"origin": origin, "destination": destination, "launch": "two-stage", **extra}
 
 
-def _wait_done(client, headers: dict[str, str], location: str, timeout: float = 120) -> dict:  # noqa: ANN001
+def _wait_done(client, headers: dict[str, str], location: str, timeout: float = 120) -> dict:
     def done() -> dict | None:
         body = client.get(location, headers=headers).get_json()
         return body if body["done"] else None
@@ -25,7 +25,7 @@ def _wait_done(client, headers: dict[str, str], location: str, timeout: float = 
     return wait_until(done, timeout, 0.2, "the batch to finish")
 
 
-def test_batch_solves_items_in_parallel_and_dedupes(client, auth, worker) -> None:  # noqa: ANN001
+def test_batch_solves_items_in_parallel_and_dedupes(client, auth, worker) -> None:
     items = [
         {"client_id": "moon", "params": _plan("E", "L")},
         {"client_id": "moon-again", "params": _plan("E", "L")},
@@ -51,7 +51,7 @@ def test_batch_solves_items_in_parallel_and_dedupes(client, auth, worker) -> Non
     assert batch["counts"] == {"succeeded": 4, "rejected": 1}
 
 
-def test_batch_items_are_paged_in_order(client, auth, worker) -> None:  # noqa: ANN001
+def test_batch_items_are_paged_in_order(client, auth, worker) -> None:
     items = [{"client_id": f"lunar-{n}", "params": _plan("Lo", "Eo", payload=n)} for n in range(1, 8)]
     created = client.post("/batches", json={"items": items}, headers=auth).get_json()
     _wait_done(client, auth, created["links"]["self"])
@@ -68,7 +68,7 @@ def test_batch_items_are_paged_in_order(client, auth, worker) -> None:  # noqa: 
     assert costs == sorted(costs)  # heavier payloads never cost less
 
 
-def test_batch_validation_is_field_level(client, auth) -> None:  # noqa: ANN001
+def test_batch_validation_is_field_level(client, auth) -> None:
     cases = [
         ({"items": []}, "items"),
         ({"items": [{"client_id": "a"}, {"client_id": "a"}]}, "items"),
@@ -115,7 +115,7 @@ GOOD_ITEM = {
 @pytest.mark.parametrize("kind", sorted(HOSTILE_ITEMS))
 def test_each_hostile_item_is_rejected_with_field_errors_and_the_others_run(
     client, auth, worker, kind
-) -> None:  # noqa: ANN001
+) -> None:
     items = [{"client_id": f"bad-{n}", "params": params} for n, params in enumerate(HOSTILE_ITEMS[kind])]
     items.insert(len(items) // 2, {"client_id": "good", "params": GOOD_ITEM[kind]})
     body = json.dumps({"kind": kind, "items": items})
@@ -131,7 +131,7 @@ def test_each_hostile_item_is_rejected_with_field_errors_and_the_others_run(
             assert list(item["errors"]) == ["params"] and item["errors"]["params"], item
 
 
-def test_an_unstorable_client_id_is_a_field_error(client, auth) -> None:  # noqa: ANN001
+def test_an_unstorable_client_id_is_a_field_error(client, auth) -> None:
     for client_id in ("a\x00b", "\ud800"):  # a lone surrogate was a 500
         body = json.dumps({"items": [{"client_id": client_id, "params": _plan("E", "L")}]})
         response = client.post("/batches", data=body, headers={**auth, "Content-Type": "application/json"})
@@ -139,7 +139,7 @@ def test_an_unstorable_client_id_is_a_field_error(client, auth) -> None:  # noqa
         assert response.get_json()["errors"]["items"] == {"0": {"client_id": [ANY]}}
 
 
-def test_a_bad_batch_cursor_is_a_field_error(client, auth) -> None:  # noqa: ANN001
+def test_a_bad_batch_cursor_is_a_field_error(client, auth) -> None:
     # no worker needed: a batch of one rejected item
     created = client.post("/batches", json={"items": [{"client_id": "a", "params": {}}]}, headers=auth)
     location = created.get_json()["links"]["self"]
@@ -151,7 +151,7 @@ def test_a_bad_batch_cursor_is_a_field_error(client, auth) -> None:  # noqa: ANN
         assert list(response.get_json()["errors"]) == ["cursor"], cursor
 
 
-def test_another_clients_batch_is_not_found(client, make_key) -> None:  # noqa: ANN001
+def test_another_clients_batch_is_not_found(client, make_key) -> None:
     owner, stranger = make_key(), make_key()
     created = client.post(
         "/batches", json={"items": [{"client_id": "a", "params": _plan("Lo", "Eo")}]}, headers=owner

@@ -36,19 +36,19 @@ FUZZ = settings(deadline=None, derandomize=True, suppress_health_check=list(Heal
 
 
 @pytest.fixture(scope="module")
-def fuzz_headers(make_key_module) -> dict[str, str]:  # noqa: ANN001
+def fuzz_headers(make_key_module) -> dict[str, str]:
     return make_key_module()
 
 
 @pytest.fixture
-def api_schema(app):  # noqa: ANN001, ANN201
+def api_schema(app):
     return schemathesis.openapi.from_wsgi("/openapi.json", app)
 
 
 @schema.parametrize()
 # derandomized: CI replays the same examples, so a red run is a real regression, reproducible here
 @settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
-def test_the_api_honours_its_spec(case, fuzz_headers) -> None:  # noqa: ANN001
+def test_the_api_honours_its_spec(case, fuzz_headers) -> None:
     # Every check but "schema-valid requests are accepted": a job's `params` are validated by its kind's
     # own schema (documented under components, not expressible per kind in the free-form `params`
     # object), and a cursor is only valid if this service made it. Such requests must get a 4xx, and
@@ -302,7 +302,7 @@ def _hostile_request() -> st.SearchStrategy[tuple[str, Any, bool]]:
     )
 
 
-def _post(client, path: str, body: dict[str, Any], headers: dict[str, str]) -> Any:  # noqa: ANN001
+def _post(client, path: str, body: dict[str, Any], headers: dict[str, str]) -> Any:
     # json.dumps writes NaN and Infinity as JavaScript does, as a hostile client would send them
     return client.post(path, data=json.dumps(body), headers={**headers, "Content-Type": "application/json"})
 
@@ -310,7 +310,7 @@ def _post(client, path: str, body: dict[str, Any], headers: dict[str, str]) -> A
 @settings(FUZZ, max_examples=60)
 @given(request=_hostile_request())
 def test_hostile_params_are_422_for_a_job_and_a_rejected_item_in_a_batch(
-    client,  # noqa: ANN001
+    client,
     fuzz_headers: dict[str, str],
     request: tuple[str, Any, bool],
 ) -> None:
@@ -341,7 +341,7 @@ HOSTILE_TEXT = st.one_of(
 HOSTILE_JSON = st.one_of(HOSTILE_TEXT, HUGE, ODD)
 
 
-def _hostile_query(context, query: dict[str, Any] | None) -> st.SearchStrategy[dict[str, Any]]:  # noqa: ANN001
+def _hostile_query(context, query: dict[str, Any] | None) -> st.SearchStrategy[dict[str, Any]]:
     """Each declared query parameter as generated (or left out), or a hostile string or list of them."""
     query = dict(query or {})
     hostile = st.one_of(HOSTILE_TEXT, st.lists(HOSTILE_TEXT, min_size=1, max_size=2))
@@ -355,7 +355,7 @@ def _names(parameters: Any) -> list[str]:
     return [parameter.name for parameter in parameters]
 
 
-def _hostile_body(context, body: Any) -> st.SearchStrategy[Any]:  # noqa: ANN001
+def _hostile_body(context, body: Any) -> st.SearchStrategy[Any]:
     """An object body with each top-level field as generated or hostile."""
     if not isinstance(body, dict) or not body:
         return st.just(body)
@@ -365,7 +365,7 @@ def _hostile_body(context, body: Any) -> st.SearchStrategy[Any]:  # noqa: ANN001
 
 
 @pytest.fixture
-def hostile_api_schema(app, client, fuzz_headers):  # noqa: ANN001, ANN201
+def hostile_api_schema(app, client, fuzz_headers):
     # a batch this client owns: its query args are read only once the batch is found ('²' as its cursor
     # was a 500 that a random batch id, a 404, never reached)
     created = client.post(
@@ -373,7 +373,7 @@ def hostile_api_schema(app, client, fuzz_headers):  # noqa: ANN001, ANN201
     )
     batch_id = created.get_json()["id"]
 
-    def map_path_parameters(context, path_parameters: dict[str, Any] | None) -> dict[str, Any] | None:  # noqa: ANN001
+    def map_path_parameters(context, path_parameters: dict[str, Any] | None) -> dict[str, Any] | None:
         if path_parameters and "batch_id" in path_parameters:
             return {**path_parameters, "batch_id": batch_id}
         return path_parameters
@@ -387,7 +387,7 @@ def hostile_api_schema(app, client, fuzz_headers):  # noqa: ANN001, ANN201
 
 @hostile_schema.parametrize()
 @settings(FUZZ, max_examples=15)
-def test_hostile_query_and_body_values_are_4xx_never_5xx(case, fuzz_headers) -> None:  # noqa: ANN001
+def test_hostile_query_and_body_values_are_4xx_never_5xx(case, fuzz_headers) -> None:
     response = case.call_and_validate(headers=fuzz_headers, excluded_checks=[checks.positive_data_acceptance])
     # no query parameter of this API takes anything but ASCII: another script's digit is never a number
     # ('٣' was read as 3 by ?limit= and by a batch's ?cursor=), a NUL never a character

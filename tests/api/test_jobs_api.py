@@ -10,7 +10,7 @@ import pytest
 DICE = {"kind": "dice", "params": {"dice": 3, "faces": 6}}
 
 
-def test_submit_answers_202_with_location_and_the_job(client, auth, worker, wait_job) -> None:  # noqa: ANN001
+def test_submit_answers_202_with_location_and_the_job(client, auth, worker, wait_job) -> None:
     response = client.post("/jobs", json=DICE, headers=auth)
     assert response.status_code == 202
     job = response.get_json()
@@ -24,7 +24,7 @@ def test_submit_answers_202_with_location_and_the_job(client, auth, worker, wait
     assert final["attempts"] == 1 and final["run_seconds"] is not None
 
 
-def test_requests_without_a_valid_key_get_401_json(client) -> None:  # noqa: ANN001
+def test_requests_without_a_valid_key_get_401_json(client) -> None:
     for headers in ({}, {"Authorization": "Bearer zk_nope"}, {"Authorization": "Basic abc"}):
         response = client.post("/jobs", json=DICE, headers=headers)
         assert response.status_code == 401
@@ -33,13 +33,13 @@ def test_requests_without_a_valid_key_get_401_json(client) -> None:  # noqa: ANN
     assert client.get(f"/jobs/{uuid.uuid4()}").status_code == 401
 
 
-def test_health_and_spec_need_no_key(client, worker) -> None:  # noqa: ANN001 - /ready needs a worker
+def test_health_and_spec_need_no_key(client, worker) -> None:
     assert client.get("/health").get_json() == {"status": "ok"}
     assert client.get("/ready").status_code == 200
     assert client.get("/openapi.json").status_code == 200
 
 
-def test_another_clients_job_is_404_for_get_and_cancel(client, make_key) -> None:  # noqa: ANN001
+def test_another_clients_job_is_404_for_get_and_cancel(client, make_key) -> None:
     alice, bob, admin = make_key(), make_key(), make_key(admin=True)
     job = client.post("/jobs", json=DICE, headers=alice).get_json()
     assert client.get(f"/jobs/{job['id']}", headers=bob).status_code == 404
@@ -64,7 +64,7 @@ def test_another_clients_job_is_404_for_get_and_cancel(client, make_key) -> None
         ({"kind": "dice", "params": {"dice": 3, "faces": 6}, "extra": 1}, "extra"),
     ],
 )
-def test_bad_requests_get_422_with_field_messages(client, auth, body, field) -> None:  # noqa: ANN001
+def test_bad_requests_get_422_with_field_messages(client, auth, body, field) -> None:
     response = client.post("/jobs", json=body, headers=auth)
     assert response.status_code == 422, response.get_json()
     error = response.get_json()
@@ -88,7 +88,7 @@ def test_bad_requests_get_422_with_field_messages(client, auth, body, field) -> 
     ],
     ids=lambda value: value[:40],
 )
-def test_hostile_bodies_get_a_4xx_json_error(client, auth, data, content_type) -> None:  # noqa: ANN001
+def test_hostile_bodies_get_a_4xx_json_error(client, auth, data, content_type) -> None:
     for path in ("/jobs", "/batches"):
         response = client.post(path, data=data, headers={**auth, "Content-Type": content_type})
         assert 400 <= response.status_code < 500, (path, response.data)
@@ -115,7 +115,7 @@ def test_hostile_bodies_get_a_4xx_json_error(client, auth, data, content_type) -
     ],
     ids=lambda value: value if isinstance(value, str) else None,
 )
-def test_hostile_params_are_a_422_naming_the_field(client, auth, kind, params) -> None:  # noqa: ANN001
+def test_hostile_params_are_a_422_naming_the_field(client, auth, kind, params) -> None:
     body = json.dumps({"kind": kind, "params": params, "time_limit": 10**9})
     response = client.post("/jobs", data=body, headers={**auth, "Content-Type": "application/json"})
     assert response.status_code == 422, response.get_json()
@@ -123,25 +123,25 @@ def test_hostile_params_are_a_422_naming_the_field(client, auth, kind, params) -
     assert list(errors) == ["params"] and errors["params"], errors
 
 
-def test_param_errors_name_the_nested_field(client, auth) -> None:  # noqa: ANN001
+def test_param_errors_name_the_nested_field(client, auth) -> None:
     response = client.post("/jobs", json={"kind": "dice", "params": {"dice": 3}}, headers=auth)
     assert "faces" in response.get_json()["errors"]["params"]
 
 
-def test_malformed_json_is_a_4xx_json_error(client, auth) -> None:  # noqa: ANN001
+def test_malformed_json_is_a_4xx_json_error(client, auth) -> None:
     response = client.post("/jobs", data="{not json", headers={**auth, "Content-Type": "application/json"})
     assert 400 <= response.status_code < 500
     assert "message" in response.get_json()
 
 
-def test_oversized_body_is_413(client, auth, settings) -> None:  # noqa: ANN001
+def test_oversized_body_is_413(client, auth, settings) -> None:
     blob = {"kind": "dice", "params": {"dice": 3, "faces": 6, "pad": "x" * (settings.max_body_bytes + 10)}}
     response = client.post("/jobs", json=blob, headers=auth)
     assert response.status_code == 413
     assert response.get_json()["code"] == 413
 
 
-def test_idempotency_key_same_body_same_job_other_body_422(client, auth) -> None:  # noqa: ANN001
+def test_idempotency_key_same_body_same_job_other_body_422(client, auth) -> None:
     headers = {**auth, "Idempotency-Key": f"order-{uuid.uuid4()}"}
     first = client.post("/jobs", json=DICE, headers=headers)
     again = client.post("/jobs", json=DICE, headers=headers)
@@ -152,14 +152,14 @@ def test_idempotency_key_same_body_same_job_other_body_422(client, auth) -> None
     assert other.status_code == 422 and "Idempotency-Key" in other.get_json()["errors"]
 
 
-def test_same_idempotency_key_for_two_clients_is_two_jobs(client, make_key) -> None:  # noqa: ANN001
+def test_same_idempotency_key_for_two_clients_is_two_jobs(client, make_key) -> None:
     key = f"shared-{uuid.uuid4()}"
     one = client.post("/jobs", json=DICE, headers={**make_key(), "Idempotency-Key": key}).get_json()
     two = client.post("/jobs", json=DICE, headers={**make_key(), "Idempotency-Key": key}).get_json()
     assert one["id"] != two["id"]
 
 
-def test_list_is_paginated_newest_first_with_filters(client, auth) -> None:  # noqa: ANN001
+def test_list_is_paginated_newest_first_with_filters(client, auth) -> None:
     ids = [client.post("/jobs", json=DICE, headers=auth).get_json()["id"] for _ in range(5)]
     seen, url = [], "/jobs?limit=2"
     while url:
@@ -190,13 +190,13 @@ def test_list_is_paginated_newest_first_with_filters(client, auth) -> None:  # n
         ({"limit": "2.5"}, "limit"),
     ],
 )
-def test_a_bad_list_query_is_a_422_naming_the_field(client, auth, query, field) -> None:  # noqa: ANN001
+def test_a_bad_list_query_is_a_422_naming_the_field(client, auth, query, field) -> None:
     response = client.get("/jobs", query_string=query, headers=auth)
     assert response.status_code == 422, response.get_json()
     assert field in response.get_json()["errors"]
 
 
-def test_etag_gives_304_until_the_job_changes(client, auth, worker, wait_job) -> None:  # noqa: ANN001
+def test_etag_gives_304_until_the_job_changes(client, auth, worker, wait_job) -> None:
     job = client.post("/jobs", json=DICE, headers=auth).get_json()
     wait_job(auth, job["id"])
     first = client.get(f"/jobs/{job['id']}", headers=auth)
@@ -206,7 +206,7 @@ def test_etag_gives_304_until_the_job_changes(client, auth, worker, wait_job) ->
     assert again.status_code == 304
 
 
-def test_queued_job_has_retry_after_and_cancel_means_it_never_starts(client, db, app, worker) -> None:  # noqa: ANN001
+def test_queued_job_has_retry_after_and_cancel_means_it_never_starts(client, db, app, worker) -> None:
     from store import jobs as job_store
     from store import keys
     from workers.app import enqueue
@@ -228,26 +228,26 @@ def test_queued_job_has_retry_after_and_cancel_means_it_never_starts(client, db,
     assert (later["state"], later["attempts"], later["result"]) == ("cancelled", 0, None)
 
 
-def test_long_poll_returns_when_the_job_finishes(client, auth, worker) -> None:  # noqa: ANN001
+def test_long_poll_returns_when_the_job_finishes(client, auth, worker) -> None:
     job = client.post("/jobs", json=DICE, headers=auth).get_json()
     finished = client.get(f"/jobs/{job['id']}?wait=20", headers=auth).get_json()
     assert finished["state"] == "succeeded"
     assert client.get(f"/jobs/{job['id']}?wait=-1", headers=auth).status_code == 422
 
 
-def test_unknown_job_and_bad_ids_are_404(client, auth) -> None:  # noqa: ANN001
+def test_unknown_job_and_bad_ids_are_404(client, auth) -> None:
     assert client.get(f"/jobs/{uuid.uuid4()}", headers=auth).status_code == 404
     response = client.get("/jobs/not-a-uuid", headers=auth)
     assert response.status_code == 404 and response.get_json()["code"] == 404
 
 
-def test_cancel_of_a_finished_job_is_409(client, auth, worker, wait_job) -> None:  # noqa: ANN001
+def test_cancel_of_a_finished_job_is_409(client, auth, worker, wait_job) -> None:
     job = client.post("/jobs", json=DICE, headers=auth).get_json()
     wait_job(auth, job["id"])
     assert client.post(f"/jobs/{job['id']}/cancel", headers=auth).status_code == 409
 
 
-def test_kinds_are_listed_and_documented(client) -> None:  # noqa: ANN001
+def test_kinds_are_listed_and_documented(client) -> None:
     kinds = client.get("/kinds").get_json()
     assert {"name": "dice", "summary": kinds[0]["summary"], "params_schema": "DiceParams"} in kinds
     spec = client.get("/openapi.json").get_json()
@@ -258,7 +258,7 @@ def test_kinds_are_listed_and_documented(client) -> None:  # noqa: ANN001
     assert client.get("/docs/assets/swagger-ui-bundle.js").status_code == 200
 
 
-def test_every_job_scoped_endpoint_hides_other_clients_jobs(app, client, make_key) -> None:  # noqa: ANN001
+def test_every_job_scoped_endpoint_hides_other_clients_jobs(app, client, make_key) -> None:
     """Walks the URL map, so an endpoint added later is covered without editing this test."""
     owner, stranger, admin = make_key(), make_key(), make_key(admin=True)
     job_id = client.post("/jobs", json=DICE, headers=owner).get_json()["id"]
@@ -280,7 +280,7 @@ def test_every_job_scoped_endpoint_hides_other_clients_jobs(app, client, make_ke
     assert client.get(f"/jobs/{job_id}", headers=admin).status_code == 200
 
 
-def test_keys_never_appear_in_responses_or_logs(client, make_key, worker, wait_job, caplog) -> None:  # noqa: ANN001
+def test_keys_never_appear_in_responses_or_logs(client, make_key, worker, wait_job, caplog) -> None:
     caplog.set_level(logging.DEBUG)
     headers = make_key()
     secret = headers["Authorization"].removeprefix("Bearer ")

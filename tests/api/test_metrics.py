@@ -11,14 +11,14 @@ from store import keys
 from store.db import Database
 
 
-def test_metrics_need_an_admin_key(client, make_key) -> None:  # noqa: ANN001
+def test_metrics_need_an_admin_key(client, make_key) -> None:
     assert client.get("/metrics").status_code == 401
     refused = client.get("/metrics", headers=make_key())
     assert refused.status_code == 403 and refused.get_json()["code"] == 403
 
 
 @pytest.fixture
-def isolated_app(settings, isolated_db: Database) -> Iterator:  # noqa: ANN001
+def isolated_app(settings, isolated_db: Database) -> Iterator:
     """The app on a database of its own: its figures count only this test's jobs (the shared database
     holds every other test's, and the shared worker finishes them at any time)."""
     from api import create_app
@@ -28,7 +28,7 @@ def isolated_app(settings, isolated_db: Database) -> Iterator:  # noqa: ANN001
     app.extensions["zolve.db"].dispose()
 
 
-def test_metrics_count_jobs_by_kind_and_state(isolated_app, isolated_db: Database) -> None:  # noqa: ANN001
+def test_metrics_count_jobs_by_kind_and_state(isolated_app, isolated_db: Database) -> None:
     client = isolated_app.test_client()
     with isolated_db.session() as session:
         admin = {"Authorization": f"Bearer {keys.create_key(session, name='admin', is_admin=True).key}"}

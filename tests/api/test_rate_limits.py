@@ -10,13 +10,13 @@ DICE = {"kind": "dice", "params": {"dice": 3, "faces": 4}}
 
 
 @pytest.fixture
-def limited_app(settings):  # noqa: ANN001, ANN201
+def limited_app(settings):
     from api import create_app
 
     return create_app(replace(settings, rate_limit="8 per minute", submit_rate_limit="3 per minute"))
 
 
-def test_a_key_over_its_limit_gets_429_with_retry_after(limited_app, make_key) -> None:  # noqa: ANN001
+def test_a_key_over_its_limit_gets_429_with_retry_after(limited_app, make_key) -> None:
     client, alice, bob = limited_app.test_client(), make_key(), make_key()
     statuses = [client.get("/jobs", headers=alice).status_code for _ in range(10)]
     assert statuses[:8] == [200] * 8 and statuses[8:] == [429, 429]
@@ -29,14 +29,14 @@ def test_a_key_over_its_limit_gets_429_with_retry_after(limited_app, make_key) -
     assert client.get("/health").status_code == 200  # probes are never limited
 
 
-def test_submits_have_their_own_tighter_limit(limited_app, make_key) -> None:  # noqa: ANN001
+def test_submits_have_their_own_tighter_limit(limited_app, make_key) -> None:
     client, carol = limited_app.test_client(), make_key()
     statuses = [client.post("/jobs", json=DICE, headers=carol).status_code for _ in range(4)]
     assert statuses == [202, 202, 202, 429]
     assert client.get("/jobs", headers=carol).status_code == 200  # reading still works
 
 
-def test_the_limit_is_shared_by_every_api_process(settings, make_key) -> None:  # noqa: ANN001
+def test_the_limit_is_shared_by_every_api_process(settings, make_key) -> None:
     from api import create_app
 
     tight = replace(settings, rate_limit="5 per minute")

@@ -13,12 +13,12 @@ from store.models import Worker
 from tests.support import free_port
 
 
-def test_ready_when_the_database_the_broker_and_a_worker_answer(client, worker) -> None:  # noqa: ANN001
+def test_ready_when_the_database_the_broker_and_a_worker_answer(client, worker) -> None:
     ready = client.get("/ready")
     assert ready.status_code == 200 and ready.get_json() == {"status": "ready"}
 
 
-def test_not_ready_without_a_broker(settings, worker) -> None:  # noqa: ANN001
+def test_not_ready_without_a_broker(settings, worker) -> None:
     from api import create_app
 
     no_broker = replace(settings, redis_url=f"redis://127.0.0.1:{free_port()}/0")
@@ -28,7 +28,7 @@ def test_not_ready_without_a_broker(settings, worker) -> None:  # noqa: ANN001
     assert "broker" in unready.get_json()["message"]
 
 
-def test_not_ready_when_no_worker_has_heartbeated_within_a_lease(settings, isolated_db) -> None:  # noqa: ANN001
+def test_not_ready_when_no_worker_has_heartbeated_within_a_lease(settings, isolated_db) -> None:
     from api import create_app
 
     app = create_app(replace(settings, database_url=isolated_db.url))

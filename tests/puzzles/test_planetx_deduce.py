@@ -72,7 +72,7 @@ def brute_force(boards: list[list[int]], observations: list[dict]) -> list[list[
     return [b for b in boards if all(o.holds(STANDARD, b) for o in parsed)]
 
 
-def test_observations_filter_the_same_boards_in_numpy_python_and_z3(standard_boards) -> None:  # noqa: ANN001
+def test_observations_filter_the_same_boards_in_numpy_python_and_z3(standard_boards) -> None:
     rng = random.Random(11)
     everything = BoardSet.from_codes(STANDARD, [encode(b) for b in standard_boards])
     checked_with_z3 = 0
@@ -113,7 +113,7 @@ def test_clue_semantics_on_a_hand_made_board() -> None:
     assert holds({"type": "target", "sector": 6, "seen": "empty"})
 
 
-def test_probabilities_and_candidates_are_exact_counts(standard_boards) -> None:  # noqa: ANN001
+def test_probabilities_and_candidates_are_exact_counts(standard_boards) -> None:
     observations = [
         {"type": "survey", "object": "asteroid", "first": 1, "last": 6, "count": 2},
         {
@@ -144,12 +144,12 @@ def test_probabilities_and_candidates_are_exact_counts(standard_boards) -> None:
     assert result["locate"]["candidates"] == len(triples)
 
 
-def entropy(counts) -> float:  # noqa: ANN001
+def entropy(counts) -> float:
     total = sum(counts)
     return -sum(c / total * math.log2(c / total) for c in counts if c)
 
 
-def test_action_outcomes_and_information_match_brute_force(standard_boards) -> None:  # noqa: ANN001
+def test_action_outcomes_and_information_match_brute_force(standard_boards) -> None:
     observations = [{"type": "target", "sector": 2, "seen": "asteroid"}]
     remaining = brute_force(standard_boards, observations)
     with Run(60) as run:
@@ -209,7 +209,7 @@ def test_the_stored_enumeration_is_used_when_the_host_offers_it() -> None:
     codes = enumerate_boards(STANDARD)
     loads = []
 
-    def stored(mode: str):  # noqa: ANN202
+    def stored(mode: str):
         return "job-1", lambda: loads.append(mode) or codes[:1000]
 
     with Run(60, resources={"planetx.boards": stored}) as run:

@@ -11,12 +11,12 @@ from store.db import Database
 from store.models import Board, Job, JobEvent, Shard, Worker
 
 
-def history(db: Database, job_id) -> list[tuple]:  # noqa: ANN001
+def history(db: Database, job_id) -> list[tuple]:
     with db.session() as session:
         return [(e.event, e.attempt, e.actor_key_id) for e in events.history(session, job_id)]
 
 
-def expire_job_lease(db: Database, job_id) -> None:  # noqa: ANN001
+def expire_job_lease(db: Database, job_id) -> None:
     with db.session() as session:
         session.execute(
             update(Job).where(Job.id == job_id).values(lease_expires_at=func.now() - timedelta(seconds=1))
@@ -92,7 +92,7 @@ def planned(isolated_db: Database, owner: int) -> tuple[Job, list[int]]:
     return job, ids
 
 
-def test_sharded_transitions_are_recorded(isolated_db: Database, planned) -> None:  # noqa: ANN001
+def test_sharded_transitions_are_recorded(isolated_db: Database, planned) -> None:
     job, ids = planned
     for shard_id in ids:
         with isolated_db.session() as session:
@@ -103,7 +103,7 @@ def test_sharded_transitions_are_recorded(isolated_db: Database, planned) -> Non
     assert [e for e, _, _ in history(isolated_db, job.id)] == ["created", "running", "planned", "succeeded"]
 
 
-def test_an_expired_shard_lease_is_recorded_as_requeued(isolated_db: Database, planned) -> None:  # noqa: ANN001
+def test_an_expired_shard_lease_is_recorded_as_requeued(isolated_db: Database, planned) -> None:
     job, ids = planned
     with isolated_db.session() as session:
         shards.claim_shard(session, ids[0], "w1", 30)
@@ -121,7 +121,7 @@ def test_an_expired_shard_lease_is_recorded_as_requeued(isolated_db: Database, p
     )
 
 
-def test_requeue_takes_a_shard_from_its_worker_which_then_stores_nothing(isolated_db, planned, owner) -> None:  # noqa: ANN001
+def test_requeue_takes_a_shard_from_its_worker_which_then_stores_nothing(isolated_db, planned, owner) -> None:
     job, ids = planned
     with isolated_db.session() as session:
         shards.claim_shard(session, ids[0], "stuck", 30)
@@ -139,7 +139,7 @@ def test_requeue_takes_a_shard_from_its_worker_which_then_stores_nothing(isolate
         dashboard.requeue_shard(session, job.id, ids[0], owner)
 
 
-def test_retry_starts_a_failed_sharded_job_over(isolated_db: Database, planned, owner: int) -> None:  # noqa: ANN001
+def test_retry_starts_a_failed_sharded_job_over(isolated_db: Database, planned, owner: int) -> None:
     job, ids = planned
     with isolated_db.session() as session:
         shards.claim_shard(session, ids[0], "w", 30)
@@ -190,7 +190,7 @@ def test_heartbeats_list_live_processes_with_what_they_run(isolated_db: Database
     assert alive[1].heartbeat_at > alive[1].started_at, "a beat keeps the start time"
 
 
-def test_overview_counts_queues_and_the_last_hour(isolated_db: Database, planned, owner: int) -> None:  # noqa: ANN001
+def test_overview_counts_queues_and_the_last_hour(isolated_db: Database, planned, owner: int) -> None:
     job, ids = planned
     done, failed = new_job(isolated_db, owner), new_job(isolated_db, owner)
     new_job(isolated_db, owner)  # queued

@@ -18,7 +18,7 @@ def owner(isolated_db: Database) -> int:
         return keys.create_key(session, name="owner").id
 
 
-def new_job(db: Database, owner: int, **kwargs) -> Job:  # noqa: ANN003
+def new_job(db: Database, owner: int, **kwargs) -> Job:
     with db.session() as session:
         job, created = jobs.create_job(
             session, owner_id=owner, kind="dice", params=PARAMS, time_limit=60, **kwargs
@@ -27,14 +27,14 @@ def new_job(db: Database, owner: int, **kwargs) -> Job:  # noqa: ANN003
     return job
 
 
-def expire_lease(db: Database, job_id) -> None:  # noqa: ANN001
+def expire_lease(db: Database, job_id) -> None:
     with db.session() as session:
         session.execute(
             update(Job).where(Job.id == job_id).values(lease_expires_at=func.now() - timedelta(seconds=1))
         )
 
 
-def load(db: Database, job_id) -> Job:  # noqa: ANN001
+def load(db: Database, job_id) -> Job:
     with db.session() as session:
         return session.get(Job, job_id)
 

@@ -7,7 +7,7 @@ from store.migrate import alembic_config
 from store.models import Base
 
 
-def test_migrations_have_a_single_head(settings) -> None:  # noqa: ANN001
+def test_migrations_have_a_single_head(settings) -> None:
     script = ScriptDirectory.from_config(alembic_config(settings.database_url))
     assert len(script.get_heads()) == 1
 

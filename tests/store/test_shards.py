@@ -23,7 +23,7 @@ def planned(isolated_db: Database) -> tuple[Database, Job, list[int]]:
     return isolated_db, job, ids
 
 
-def test_rows_and_completion_commit_together_and_the_last_shard_finalizes(planned) -> None:  # noqa: ANN001
+def test_rows_and_completion_commit_together_and_the_last_shard_finalizes(planned) -> None:
     db, job, ids = planned
     for n, shard_id in enumerate(ids):
         with db.session() as session:
@@ -37,7 +37,7 @@ def test_rows_and_completion_commit_together_and_the_last_shard_finalizes(planne
         assert not shards.finish_sharded_job(session, job.id, {"count": 6}), "finalize is idempotent"
 
 
-def test_a_second_run_of_a_finished_shard_writes_nothing(planned) -> None:  # noqa: ANN001
+def test_a_second_run_of_a_finished_shard_writes_nothing(planned) -> None:
     db, job, ids = planned
     with db.session() as session:
         shards.claim_shard(session, ids[0], "w1", 30)
@@ -49,7 +49,7 @@ def test_a_second_run_of_a_finished_shard_writes_nothing(planned) -> None:  # no
         assert session.scalar(select(func.count()).where(Board.job_id == job.id)) == 3
 
 
-def test_expired_shard_lease_is_requeued_then_failed_after_max_attempts(planned) -> None:  # noqa: ANN001
+def test_expired_shard_lease_is_requeued_then_failed_after_max_attempts(planned) -> None:
     db, job, ids = planned
     for attempt in (1, 2):
         with db.session() as session:
@@ -70,7 +70,7 @@ def test_expired_shard_lease_is_requeued_then_failed_after_max_attempts(planned)
     assert report.to_enqueue == []
 
 
-def test_sweep_resends_only_unsent_shards_while_the_broker_has_a_backlog(planned) -> None:  # noqa: ANN001
+def test_sweep_resends_only_unsent_shards_while_the_broker_has_a_backlog(planned) -> None:
     db, job, ids = planned
     with db.session() as session:
         session.execute(update(Shard).where(Shard.id == ids[0]).values(enqueued_at=None))
@@ -91,7 +91,7 @@ def test_sweep_resends_only_unsent_shards_while_the_broker_has_a_backlog(planned
         ]
 
 
-def test_cancel_cancels_queued_shards_and_settles_when_running_ones_stop(planned) -> None:  # noqa: ANN001
+def test_cancel_cancels_queued_shards_and_settles_when_running_ones_stop(planned) -> None:
     db, job, ids = planned
     with db.session() as session:
         shards.claim_shard(session, ids[0], "w", 30)

@@ -31,7 +31,7 @@ def _broker_back(stack: PrivateStack) -> None:
     assert stack.services.start_redis() == stack.settings.redis_url
 
 
-def _shard(stack: PrivateStack, job_id: str, key: str):  # noqa: ANN202
+def _shard(stack: PrivateStack, job_id: str, key: str):
     return next((shard for shard in stack.shards(job_id) if shard.key == key), None)
 
 
@@ -77,7 +77,7 @@ def test_messages_refused_after_planning_a_split_and_the_last_shard_are_sent_whe
 
 def test_a_cancel_that_lands_while_the_plan_is_made_ends_the_job_cancelled(
     client, make_key, worker, wait_job, db
-) -> None:  # noqa: ANN001
+) -> None:
     headers = make_key()
     body = {"kind": "test.sharded", "params": {"plan_seconds": 2, "keys": ["a", "b"]}}
     job_id = client.post("/jobs", json=body, headers=headers).get_json()["id"]
@@ -98,7 +98,7 @@ def test_a_cancel_that_lands_while_the_plan_is_made_ends_the_job_cancelled(
         assert session.scalar(select(func.count()).where(Shard.job_id == uuid.UUID(job_id))) == 0
 
 
-def test_a_finalize_that_cannot_store_its_result_fails_the_job(client, make_key, worker, wait_job) -> None:  # noqa: ANN001
+def test_a_finalize_that_cannot_store_its_result_fails_the_job(client, make_key, worker, wait_job) -> None:
     headers = make_key()
     body = {"kind": "test.sharded", "params": {"keys": ["a", "b"], "finalize": "unstorable"}}
     job_id = client.post("/jobs", json=body, headers=headers).get_json()["id"]
@@ -109,7 +109,7 @@ def test_a_finalize_that_cannot_store_its_result_fails_the_job(client, make_key,
 
 def test_a_finalize_that_keeps_killing_its_process_fails_the_job_after_max_attempts(
     client, make_key, worker, wait_job, db
-) -> None:  # noqa: ANN001
+) -> None:
     headers = make_key()
     body = {"kind": "test.sharded", "params": {"keys": ["a"], "finalize": "crash"}}
     job_id = client.post("/jobs", json=body, headers=headers).get_json()["id"]

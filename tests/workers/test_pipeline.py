@@ -14,12 +14,12 @@ SLOW = {"kind": "dice", "params": {"dice": 3, "faces": 20}, "time_limit": 120}
 DICE_QUICK = {"kind": "dice", "params": {"dice": 3, "faces": 4}}
 
 
-def job_row(db, job_id: str) -> Job:  # noqa: ANN001
+def job_row(db, job_id: str) -> Job:
     with db.session() as session:
         return session.get(Job, uuid.UUID(job_id))
 
 
-def test_cancel_stops_a_running_solve_within_two_seconds(client, auth, worker, db) -> None:  # noqa: ANN001
+def test_cancel_stops_a_running_solve_within_two_seconds(client, auth, worker, db) -> None:
     job = client.post("/jobs", json=SLOW, headers=auth).get_json()
     # running and already past its first Z3 answers: the next check() is a long one
     wait_until(
@@ -35,7 +35,7 @@ def test_cancel_stops_a_running_solve_within_two_seconds(client, auth, worker, d
     assert row.result is None and row.lease_owner is None and row.error["type"] == "Cancelled"
 
 
-def test_killed_worker_mid_job_the_job_still_finishes_once(client, auth, worker, db, wait_job) -> None:  # noqa: ANN001
+def test_killed_worker_mid_job_the_job_still_finishes_once(client, auth, worker, db, wait_job) -> None:
     # 6 s of solving, ended by its time limit with the best dice found so far: 3 × 15 dice find a first
     # answer in ~0.3 s but no optimality proof in 20 s (3 × 20 needed 2-3 s quiet, over 6 s under load)
     body = {"kind": "dice", "params": {"dice": 3, "faces": 15}, "time_limit": 6}
@@ -53,7 +53,7 @@ def test_killed_worker_mid_job_the_job_still_finishes_once(client, auth, worker,
     assert time.monotonic() - killed_at >= 2
 
 
-def test_duplicate_messages_run_a_job_once(worker, db, app) -> None:  # noqa: ANN001
+def test_duplicate_messages_run_a_job_once(worker, db, app) -> None:
     with db.session() as session:
         owner = keys.create_key(session, name="duplicates")
         job, _ = job_store.create_job(
@@ -67,7 +67,7 @@ def test_duplicate_messages_run_a_job_once(worker, db, app) -> None:  # noqa: AN
     assert job_row(db, str(job.id)).attempts == 1
 
 
-def test_submit_while_the_broker_is_down_still_runs_later(settings, client, auth, worker, db) -> None:  # noqa: ANN001
+def test_submit_while_the_broker_is_down_still_runs_later(settings, client, auth, worker, db) -> None:
     broken = create_app(settings.with_urls(settings.database_url, "redis://127.0.0.1:1/0"))
     started = time.monotonic()
     response = broken.test_client().post(
@@ -81,7 +81,7 @@ def test_submit_while_the_broker_is_down_still_runs_later(settings, client, auth
     wait_until(lambda: job_row(db, job_id).state == "succeeded", 30, what="the sweeper to run it")
 
 
-def test_recycled_pool_processes_keep_serving_jobs(client, auth, worker, wait_job) -> None:  # noqa: ANN001
+def test_recycled_pool_processes_keep_serving_jobs(client, auth, worker, wait_job) -> None:
     """Children are replaced every 10 jobs here; a fork while the parent held a lock once hung them."""
     ids = [
         client.post(
@@ -94,7 +94,7 @@ def test_recycled_pool_processes_keep_serving_jobs(client, auth, worker, wait_jo
 
 def test_a_poison_job_fails_after_max_attempts_and_the_worker_lives_on(
     client, auth, worker, settings, wait_job
-) -> None:  # noqa: ANN001
+) -> None:
     job = client.post("/jobs", json={"kind": "test.crash", "params": {}}, headers=auth).get_json()
     final = wait_job(auth, job["id"], timeout=90)
     assert final["state"] == "failed", final

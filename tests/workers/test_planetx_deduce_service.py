@@ -13,7 +13,7 @@ OBSERVATIONS = [
 
 
 @pytest.fixture(scope="module")
-def stored_standard(app, worker, make_key_module):  # noqa: ANN001, ANN201
+def stored_standard(app, worker, make_key_module):
     """A stored standard enumeration, so deductions read it from PostgreSQL."""
     client, headers = app.test_client(), make_key_module()
     job = client.post(
@@ -23,7 +23,7 @@ def stored_standard(app, worker, make_key_module):  # noqa: ANN001, ANN201
     return headers
 
 
-def test_deduce_reads_the_stored_enumeration(client, stored_standard, wait_job) -> None:  # noqa: ANN001
+def test_deduce_reads_the_stored_enumeration(client, stored_standard, wait_job) -> None:
     headers = stored_standard
     body = {"kind": "planetx.deduce", "params": {"mode": "standard", "observations": OBSERVATIONS}}
     response = client.post("/jobs", json=body, headers=headers)
@@ -38,7 +38,7 @@ def test_deduce_reads_the_stored_enumeration(client, stored_standard, wait_job) 
     assert len(result["actions"]) == 10 and result["actions"][0]["bits_per_day"] > 0
 
 
-def test_bad_observations_get_field_level_422(client, auth) -> None:  # noqa: ANN001
+def test_bad_observations_get_field_level_422(client, auth) -> None:
     cases = [
         ({"type": "survey", "object": "asteroid", "first": 1, "count": 2}, "last"),
         ({"type": "survey", "object": "planet_x", "first": 1, "last": 3, "count": 1}, "object"),
@@ -63,7 +63,7 @@ def test_bad_observations_get_field_level_422(client, auth) -> None:  # noqa: AN
         assert field in errors, errors
 
 
-def test_simulate_is_sharded_over_games(client, auth, worker, wait_job) -> None:  # noqa: ANN001
+def test_simulate_is_sharded_over_games(client, auth, worker, wait_job) -> None:
     params = {"mode": "standard", "games": 40, "games_per_shard": 10, "policy": "survey-only", "seed": 4}
     job = client.post("/jobs", json={"kind": "planetx.simulate", "params": params}, headers=auth).get_json()
     final = wait_job(auth, job["id"], 120)

@@ -18,12 +18,12 @@ from workers.app import queue_depth
 CORNER = [{"sector": 1, "object": "empty"}, {"sector": 18, "object": "empty"}]
 
 
-def job_row(db, job_id: str) -> Job:  # noqa: ANN001
+def job_row(db, job_id: str) -> Job:
     with db.session() as session:
         return session.get(Job, uuid.UUID(job_id))
 
 
-def board_count(db, job_id: str) -> int:  # noqa: ANN001
+def board_count(db, job_id: str) -> int:
     with db.session() as session:
         return session.scalar(select(func.count()).where(Board.job_id == uuid.UUID(job_id)))
 
@@ -31,7 +31,7 @@ def board_count(db, job_id: str) -> int:  # noqa: ANN001
 @pytest.mark.timeout(1800)
 def test_expert_enumeration_matches_the_combinatorial_count_and_set(
     client, auth, worker, db, wait_job
-) -> None:  # noqa: ANN001
+) -> None:
     body = {"kind": "planetx.enumerate", "params": {"mode": "expert"}, "fresh": True}
     job = client.post("/jobs", json=body, headers=auth).get_json()
     expected = sorted(enumerate_boards(MODES["expert"]))  # computed while the workers enumerate
@@ -58,13 +58,13 @@ def test_expert_enumeration_matches_the_combinatorial_count_and_set(
 
 
 @pytest.mark.timeout(600)
-def running_shards(db, job_id: str) -> list[int]:  # noqa: ANN001
+def running_shards(db, job_id: str) -> list[int]:
     with db.session() as session:
         query = select(Shard.id).where(Shard.job_id == uuid.UUID(job_id), Shard.state == "running")
         return list(session.scalars(query))
 
 
-def test_worker_killed_mid_shard_still_gives_the_exact_count(client, auth, worker, db, wait_job) -> None:  # noqa: ANN001
+def test_worker_killed_mid_shard_still_gives_the_exact_count(client, auth, worker, db, wait_job) -> None:
     body = {"kind": "planetx.enumerate", "params": {"mode": "expert", "constraints": CORNER}, "fresh": True}
     job = client.post("/jobs", json=body, headers=auth).get_json()
 
@@ -93,7 +93,7 @@ def test_worker_killed_mid_shard_still_gives_the_exact_count(client, auth, worke
         assert all(attempt > 1 for attempt in attempts), "the killed shards ran again"
 
 
-def test_cancel_stops_every_shard(client, auth, worker, db, app) -> None:  # noqa: ANN001
+def test_cancel_stops_every_shard(client, auth, worker, db, app) -> None:
     body = {"kind": "planetx.enumerate", "params": {"mode": "expert"}, "fresh": True}
     job = client.post("/jobs", json=body, headers=auth).get_json()
     wait_until(lambda: job_row(db, job["id"]).shards_done > 5, 120, 0.1, "shards to finish")

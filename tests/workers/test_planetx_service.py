@@ -18,7 +18,7 @@ from workers.app import RUN_SHARD, enqueue, queue_depth
 STANDARD = {"kind": "planetx.enumerate", "params": {"mode": "standard"}}
 
 
-def stored_codes(db, job_id: str) -> list[int]:  # noqa: ANN001
+def stored_codes(db, job_id: str) -> list[int]:
     with db.session() as session:
         return list(
             session.scalars(select(Board.code).where(Board.job_id == uuid.UUID(job_id)).order_by(Board.code))
@@ -31,7 +31,7 @@ def standard_boards() -> list[int]:
 
 
 @pytest.fixture(scope="module")
-def standard_job(app, worker, make_key_module):  # noqa: ANN001, ANN201
+def standard_job(app, worker, make_key_module):
     """One standard enumeration, shared by the read-only tests below."""
     client, headers = app.test_client(), make_key_module()
     job = client.post("/jobs", json={**STANDARD, "fresh": True}, headers=headers).get_json()
@@ -48,7 +48,7 @@ def standard_job(app, worker, make_key_module):  # noqa: ANN001, ANN201
     return final, headers
 
 
-def test_standard_enumeration_stores_exactly_the_4446_boards(standard_job, db, standard_boards) -> None:  # noqa: ANN001
+def test_standard_enumeration_stores_exactly_the_4446_boards(standard_job, db, standard_boards) -> None:
     job, _ = standard_job
     assert job["state"] == "succeeded", job
     assert job["result"]["count"] == 4446
@@ -59,7 +59,7 @@ def test_standard_enumeration_stores_exactly_the_4446_boards(standard_job, db, s
     assert counts == [sum(1 for c in standard_boards if decode(c, 12)[i] == PLANET_X) for i in range(12)]
 
 
-def test_boards_page_with_keyset_cursor_and_filters(client, standard_job, standard_boards) -> None:  # noqa: ANN001
+def test_boards_page_with_keyset_cursor_and_filters(client, standard_job, standard_boards) -> None:
     job, headers = standard_job
     seen, cursor = [], None
     while True:
@@ -78,7 +78,7 @@ def test_boards_page_with_keyset_cursor_and_filters(client, standard_job, standa
     assert client.get(f"/jobs/{job['id']}/boards?x=19", headers=headers).status_code == 422
 
 
-def test_exports_stream_every_board(client, standard_job, standard_boards) -> None:  # noqa: ANN001
+def test_exports_stream_every_board(client, standard_job, standard_boards) -> None:
     job, headers = standard_job
     ndjson = client.get(f"/jobs/{job['id']}/boards.ndjson", headers=headers)
     assert ndjson.status_code == 200 and ndjson.mimetype == "application/x-ndjson"
@@ -93,7 +93,7 @@ def test_exports_stream_every_board(client, standard_job, standard_boards) -> No
     )
 
 
-def test_boards_of_another_client_are_404(client, standard_job, make_key) -> None:  # noqa: ANN001
+def test_boards_of_another_client_are_404(client, standard_job, make_key) -> None:
     job, _ = standard_job
     stranger = make_key()
     for suffix in ("boards", "boards.ndjson", "boards.csv"):
@@ -102,7 +102,7 @@ def test_boards_of_another_client_are_404(client, standard_job, make_key) -> Non
 
 def test_same_params_are_served_from_the_stored_enumeration_unless_fresh(
     client, standard_job, make_key
-) -> None:  # noqa: ANN001
+) -> None:
     job, _ = standard_job
     other = make_key()
     response = client.post("/jobs", json=STANDARD, headers=other)
@@ -116,7 +116,7 @@ def test_same_params_are_served_from_the_stored_enumeration_unless_fresh(
     assert "X-Zolve-Cache" not in fresh.headers and fresh.get_json()["state"] == "queued"
 
 
-def test_facts_through_the_service(client, auth, worker, wait_job, db) -> None:  # noqa: ANN001
+def test_facts_through_the_service(client, auth, worker, wait_job, db) -> None:
     facts = [{"sector": 3, "object": "comet", "present": False}, {"sector": 5, "object": "planet_x"}]
     job = client.post(
         "/jobs",
@@ -129,7 +129,7 @@ def test_facts_through_the_service(client, auth, worker, wait_job, db) -> None: 
     assert stored_codes(db, job["id"]) == expected
 
 
-def test_bad_planetx_params_are_422(client, auth) -> None:  # noqa: ANN001
+def test_bad_planetx_params_are_422(client, auth) -> None:
     for params in (
         {"mode": "galaxy"},
         {"mode": "expert", "constraints": [{"sector": 40, "object": "comet"}]},
@@ -142,7 +142,7 @@ def test_bad_planetx_params_are_422(client, auth) -> None:  # noqa: ANN001
 
 def test_oversized_shards_split_themselves_and_the_count_stays_exact(
     client, auth, worker, wait_job, db
-) -> None:  # noqa: ANN001
+) -> None:
     params = {"mode": "standard", "shard_depth": 1, "max_shard_boards": 300}
     job = client.post("/jobs", json={"kind": "planetx.enumerate", "params": params}, headers=auth).get_json()
     final = wait_job(auth, job["id"], timeout=120)
@@ -151,7 +151,7 @@ def test_oversized_shards_split_themselves_and_the_count_stays_exact(
     assert states["split"] >= 5 and final["progress"]["shards_total"] == sum(states.values())
 
 
-def test_a_duplicate_shard_message_is_a_no_op(standard_job, db, app, standard_boards) -> None:  # noqa: ANN001
+def test_a_duplicate_shard_message_is_a_no_op(standard_job, db, app, standard_boards) -> None:
     job, _ = standard_job
     with db.session() as session:
         before = session.execute(

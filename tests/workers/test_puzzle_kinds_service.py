@@ -8,11 +8,11 @@ from puzzles.taiji.rules import violations
 HARD9 = "8:Sw0Sy0Sw0Jw0Jw00Jw+CJw+DY+CSw00Sw+FJw+CV0Jw0Sw4+CSw0Y0Iw0V+ISy+FY0Sw00Jw00Sw+CJw+DJw0"
 
 
-def submit(client, headers, kind: str, params: dict):  # noqa: ANN001, ANN201
+def submit(client, headers, kind: str, params: dict):
     return client.post("/jobs", json={"kind": kind, "params": params}, headers=headers)
 
 
-def test_taiji_solves_a_puzzle_code_with_a_checked_unique_answer(client, auth, worker, wait_job) -> None:  # noqa: ANN001
+def test_taiji_solves_a_puzzle_code_with_a_checked_unique_answer(client, auth, worker, wait_job) -> None:
     response = submit(client, auth, "taiji.solve", {"code": HARD9})
     assert response.status_code == 202
     job = wait_job(auth, response.get_json()["id"], 120)
@@ -23,14 +23,14 @@ def test_taiji_solves_a_puzzle_code_with_a_checked_unique_answer(client, auth, w
     assert len(result["rendering"]) == 8 and set("".join(result["rendering"])) <= {"#", "."}
 
 
-def test_taiji_grid_form_and_unsat(client, auth, worker, wait_job) -> None:  # noqa: ANN001
+def test_taiji_grid_form_and_unsat(client, auth, worker, wait_job) -> None:
     lone_diamond = [[{"symbol": "diamond", "colour": "r"}, None, {}]]
     job = wait_job(auth, submit(client, auth, "taiji.solve", {"grid": lone_diamond}).get_json()["id"])
     assert job["state"] == "succeeded" and job["result"]["status"] == "unsat"
     assert job["result"]["solution"] is None
 
 
-def test_taiji_malformed_input_is_a_field_level_422(client, auth) -> None:  # noqa: ANN001
+def test_taiji_malformed_input_is_a_field_level_422(client, auth) -> None:
     cases = [
         ({"code": "3:Kw202200Fw62Dw"}, "code"),  # 8 tiles do not fill rows of 3
         ({"code": "3:0T20"}, "code"),  # line symbols are not supported
@@ -46,7 +46,7 @@ def test_taiji_malformed_input_is_a_field_level_422(client, auth) -> None:  # no
 
 def test_mastermind_guess_gives_a_consistent_guess_or_names_the_contradiction(
     client, auth, worker, wait_job
-) -> None:  # noqa: ANN001
+) -> None:
     history = [
         {"guess": [0, 0, 1, 1], "black": 1, "white": 0},
         {"guess": [2, 2, 3, 3], "black": 0, "white": 1},
@@ -67,7 +67,7 @@ def test_mastermind_guess_gives_a_consistent_guess_or_names_the_contradiction(
     assert job["result"]["error"]["code"] == 422 and job["result"]["error"]["entries"]
 
 
-def test_mastermind_play_is_sharded_over_secrets(client, auth, worker, wait_job) -> None:  # noqa: ANN001
+def test_mastermind_play_is_sharded_over_secrets(client, auth, worker, wait_job) -> None:
     params = {"n": 4, "k": 6, "secrets": {"sample": 40, "seed": 3}}
     job = wait_job(auth, submit(client, auth, "mastermind.play", params).get_json()["id"], 180)
     assert job["state"] == "succeeded", job
@@ -78,7 +78,7 @@ def test_mastermind_play_is_sharded_over_secrets(client, auth, worker, wait_job)
     assert job["progress"]["shards_done"] == job["progress"]["shards_total"] >= 1
 
 
-def test_mastermind_bad_params_are_field_level_422(client, auth) -> None:  # noqa: ANN001
+def test_mastermind_bad_params_are_field_level_422(client, auth) -> None:
     cases = [
         ({"n": 4, "k": 6, "history": [{"guess": [0, 0, 1], "black": 0, "white": 0}]}, "history"),
         ({"n": 4, "k": 6, "history": [{"guess": [0, 0, 1, 9], "black": 0, "white": 0}]}, "history"),
