@@ -12,6 +12,11 @@ import numpy as np
 import pytest
 
 from puzzles import mastermind as mm
+from puzzles.mastermind import games
+from puzzles.mastermind.codes import _consistent_codes, _feedback_class, _Targets
+from puzzles.mastermind.model import _sat_sample, _Session
+from puzzles.mastermind.sampled import _classes_matrix, _fitting, _split_pick, _turns_to_finish
+from puzzles.mastermind.split import _Split
 from puzzles.runtime import Cancelled, Run
 
 # (secret, guess, black, white), n = 4, k = 6, from the checked reference vectors
@@ -98,8 +103,8 @@ def test_feedback_classes_in_bulk_match_score() -> None:
     rng = random.Random(2)
     codes = [tuple(rng.randrange(7) for _ in range(6)) for _ in range(300)]
     guess = codes[0]
-    classes = mm._Targets(codes, 7).classes(guess)
-    assert classes == [mm._feedback_class(6, *mm.score(code, guess)) for code in codes]
+    classes = _Targets(codes, 7).classes(guess)
+    assert classes == [_feedback_class(6, *mm.score(code, guess)) for code in codes]
 
 
 # -- guess -------------------------------------------------------------------------------------------------
@@ -210,7 +215,7 @@ def test_the_split_counts_lists_and_samples_exactly_the_codes_that_fit(n: int, k
     for turns in (1, 2, 3, 4):
         _, history = random_history(rng, n, k, turns)
         expected = [code for code in itertools.product(range(k), repeat=n) if fits(list(code), history)]
-        split = mm._Split(n, k, mm.history_of({"history": history}), Run())
+        split = _Split(n, k, mm.history_of({"history": history}), Run())
         assert split.count == len(expected) and split.codes() == expected
         assert all(fits(list(code), history) for code in split.sample(random.Random(turns), 300))
 
@@ -220,7 +225,7 @@ def test_exact_count_lists_small_spaces_splits_larger_ones_and_gives_up_beyond()
     for n, k in ((3, 4), (8, 6)):  # listed (64 codes); met in the middle (6**8 > ENUM_LIMIT)
         _, history = random_history(rng, n, k, 2)
         every_code = np.array(list(itertools.product(range(k), repeat=n)), dtype=np.int8)
-        expected = int(mm._fitting(every_code, mm.history_of({"history": history}), k).sum())
+        expected = int(_fitting(every_code, mm.history_of({"history": history}), k).sum())
         assert mm.exact_count(n, k, mm.history_of({"history": history}), Run()) == expected > 0
     _, history = random_history(rng, 24, 6, 2)
     assert mm.exact_count(24, 6, mm.history_of({"history": history}), Run()) is None
@@ -229,25 +234,25 @@ def test_exact_count_lists_small_spaces_splits_larger_ones_and_gives_up_beyond()
 def test_the_end_game_prefers_fewer_expected_turns_then_a_guess_that_may_win() -> None:
     history = mm.history_of({"history": [{"guess": [0, 0, 1, 1], "black": 2, "white": 0}]})
     targets = np.array([[0, 0, 2, 2], [0, 2, 1, 2], [2, 2, 1, 1]], dtype=np.int8)
-    assert mm._fitting(targets, history, 3).all()
+    assert _fitting(targets, history, 3).all()
     # parts of two and one; of one each and fits; of one each but does not fit
     candidates = np.array([[0, 0, 1, 2], [0, 0, 2, 2], [0, 0, 2, 1]], dtype=np.int8)
-    classes = mm._classes_matrix(candidates, targets, 3)
+    classes = _classes_matrix(candidates, targets, 3)
     assert [len(set(row)) for row in classes.tolist()] == [2, 3, 3]
-    assert mm._fitting(candidates, history, 3).tolist() == [False, True, False]
-    best, (turns, fits) = mm._split_pick(candidates, targets, history, "turns", 3)
+    assert _fitting(candidates, history, 3).tolist() == [False, True, False]
+    best, (turns, fits) = _split_pick(candidates, targets, history, "turns", 3)
     # a part of one needs one more turn, except the guess's own part when the guess is the secret
     assert (best, fits) == (1, True) and turns == pytest.approx(-(3 - 1) / 3)
-    assert mm._split_pick(candidates[[0, 2]], targets, history, "turns", 3)[0] == 1  # 1 turn < 4/3
-    assert mm._turns_to_finish(np.array([1, 2, 3, 6])).tolist() == pytest.approx([1, 1.5, 2, 2.6])
+    assert _split_pick(candidates[[0, 2]], targets, history, "turns", 3)[0] == 1  # 1 turn < 4/3
+    assert _turns_to_finish(np.array([1, 2, 3, 6])).tolist() == pytest.approx([1, 1.5, 2, 2.6])
 
 
 def test_split_samples_are_uniform() -> None:
     history = mm.history_of({"history": [{"guess": [0, 0, 1, 1, 2, 2], "black": 2, "white": 2}]})
-    split = mm._Split(6, 4, history, Run())
+    split = _Split(6, 4, history, Run())
     draws = 40_000
     counts = Counter(split.sample(random.Random(3), draws))
-    assert len(counts) == split.count == len(mm._consistent_codes(6, 4, history)) > 50
+    assert len(counts) == split.count == len(_consistent_codes(6, 4, history)) > 50
     mean = draws / split.count
     # each code's draws are binomial: a biased sampler (say by group pair, not by code) lands far outside
     assert max(abs(c - mean) for c in counts.values()) < 5 * math.sqrt(mean)
@@ -257,8 +262,8 @@ def test_best_at_16_by_6_counts_the_remaining_codes_exactly() -> None:
     rng = random.Random(16)
     _, history = random_history(rng, 16, 6, 9)
     with Run(60) as run:
-        codes, complete = mm._sat_sample(
-            16, 6, mm.history_of({"history": history}), 5000, random.Random(0), mm._Session(run)
+        codes, complete = _sat_sample(
+            16, 6, mm.history_of({"history": history}), 5000, random.Random(0), _Session(run)
         )
     assert complete
     result = ask({"n": 16, "k": 6, "history": history})
@@ -310,7 +315,7 @@ def test_shards_are_sized_by_the_measured_cost_of_a_game() -> None:
 
 
 def test_shards_combined_equal_play_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(mm, "SHARD_SECONDS", 0.3)  # small shards, so that there are several
+    monkeypatch.setattr(games, "SHARD_SECONDS", 0.3)  # small shards, so that there are several
     params = {"n": 5, "k": 3, "strategy": "consistent", "secrets": "all", "seed": 0}
     with Run(120) as run:
         keys = mm.plan(params, run)
