@@ -1,11 +1,12 @@
-# The two commands: `make up` runs the whole service on embedded defaults, `make test` runs the tests.
+# The two commands: `make up` runs the whole service on embedded defaults, `make test` runs the tests
+# (`make test-fast` only the fast tier, below).
 # Both create the virtual environment on first use.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: up test lint bench clean
+.PHONY: up test test-fast test-integration lint bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -16,10 +17,23 @@ $(STAMP): pyproject.toml
 up: $(STAMP)
 	$(BIN)/zolve up
 
+# Tests come in tiers, marked at collection by tests/tiers.py (markers registered in pyproject.toml):
+#   integration  needs PostgreSQL, Redis, a Celery worker, a browser or a `zolve up` of its own; marked
+#                automatically for every test that uses a server fixture of tests/conftest.py
+#   slow         needs no server but takes seconds (heavy Z3 cases, CLI subprocesses): @pytest.mark.slow
+# `make test-fast` runs the rest (pure unit tests: under a minute, no server started or reached);
+# `make test` runs everything and is what CI runs (.ci/run).
 test: $(STAMP)
 	@bash scripts/test-tools.sh
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
+
+test-fast: $(STAMP)
+	$(BIN)/python -m pytest -m "not integration and not slow"
+
+test-integration: $(STAMP)
+	@bash scripts/test-tools.sh
+	$(BIN)/python -m pytest -m integration
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

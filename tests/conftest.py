@@ -18,6 +18,8 @@ from store.migrate import upgrade
 from tests.support import TEST_ENV, WorkerProcess, create_database, drop_database, poll_job
 from zolve.config import Settings
 
+pytest_plugins = ["tests.tiers"]  # marks the integration tier (make test-fast leaves it out)
+
 
 @pytest.fixture(scope="session")
 def settings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:

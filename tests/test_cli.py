@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import requests
 
 from tests.support import ROOT, free_port, wait_until
@@ -35,6 +36,7 @@ def test_solve_runs_a_kind_in_process() -> None:
     assert (result["wins"], result["out_of"], result["optimal"]) == (21, 36, True)
 
 
+@pytest.mark.slow
 def test_planetx_deduce_prints_ranked_actions_and_a_sector_table(tmp_path: Path) -> None:
     observations = tmp_path / "obs.json"
     observations.write_text(
@@ -52,6 +54,7 @@ def test_planetx_deduce_prints_ranked_actions_and_a_sector_table(tmp_path: Path)
     assert bad.returncode == 2 and "sector" in bad.stderr
 
 
+@pytest.mark.slow
 def test_solve_reads_params_from_a_file(tmp_path: Path) -> None:
     params = tmp_path / "rpsls.json"
     params.write_text(
@@ -68,6 +71,7 @@ def test_solve_reads_params_from_a_file(tmp_path: Path) -> None:
     assert json.loads(done.stdout)["wins"] == 20
 
 
+@pytest.mark.slow
 def test_solve_enumerates_planet_x_boards_into_a_file(tmp_path: Path) -> None:
     boards = tmp_path / "boards.csv"
     done = zolve("solve", "planetx.enumerate", "--params", '{"mode": "standard"}', "--boards", str(boards))
@@ -119,6 +123,7 @@ def _shutdown(process: subprocess.Popen) -> None:
     assert process.wait(60) == 0
 
 
+@pytest.mark.integration
 def test_zolve_up_runs_the_whole_service_embedded_and_reuses_its_data(tmp_path: Path) -> None:
     data_dir = tmp_path / "data"
     port = free_port()

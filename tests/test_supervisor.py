@@ -11,10 +11,13 @@ import sys
 from pathlib import Path
 
 import psutil
+import pytest
 import requests
 
 from tests.support import ROOT, free_port, wait_until
 from tests.test_cli import embedded_env, zolve
+
+pytestmark = pytest.mark.integration  # each test runs its own `zolve up`
 
 DICE = {"kind": "dice", "params": {"dice": 3, "faces": 4}}
 

@@ -28,6 +28,7 @@ def test_three_six_sided_dice_win_21_of_36_and_that_is_optimal() -> None:
     assert_valid(result, 3, 6, "cycle")
 
 
+@pytest.mark.slow
 def test_rock_paper_scissors_lizard_spock_dice_win_20_of_36_and_that_is_optimal() -> None:
     with Run(120) as run:
         result = solve({"dice": 5, "faces": 6, "beats": RPSLS}, run)
@@ -49,6 +50,7 @@ def test_contradictory_relation_is_unsat_not_an_error() -> None:
     assert result == {"status": "unsat", "dice": None, "wins": None, "out_of": 9, "optimal": True}
 
 
+@pytest.mark.slow
 def test_time_limit_returns_best_so_far_without_optimality() -> None:
     started = time.monotonic()
     # 3 × 15: a first answer in ~0.3 s, no optimality proof within 20 s (3 × 20 needs ~2 s for a first one)

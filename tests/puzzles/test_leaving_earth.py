@@ -146,6 +146,7 @@ def test_bad_range_is_refused(text: str) -> None:
         parse_range(text)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "params",
     [

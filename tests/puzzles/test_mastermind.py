@@ -220,6 +220,7 @@ def test_the_split_counts_lists_and_samples_exactly_the_codes_that_fit(n: int, k
         assert all(fits(list(code), history) for code in split.sample(random.Random(turns), 300))
 
 
+@pytest.mark.slow
 def test_exact_count_lists_small_spaces_splits_larger_ones_and_gives_up_beyond() -> None:
     rng = random.Random(21)
     for n, k in ((3, 4), (8, 6)):  # listed (64 codes); met in the middle (6**8 > ENUM_LIMIT)
@@ -258,6 +259,7 @@ def test_split_samples_are_uniform() -> None:
     assert max(abs(c - mean) for c in counts.values()) < 5 * math.sqrt(mean)
 
 
+@pytest.mark.slow
 def test_best_at_16_by_6_counts_the_remaining_codes_exactly() -> None:
     rng = random.Random(16)
     _, history = random_history(rng, 16, 6, 9)
@@ -283,6 +285,7 @@ def assert_games_are_true(games: list[dict], n: int) -> None:
         assert all(turn["black"] < n for turn in game["guesses"][:-1])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("strategy", mm.STRATEGIES)
 def test_games_over_sampled_4x6_secrets_all_end_on_the_secret(strategy: str) -> None:
     params = {"n": 4, "k": 6, "strategy": strategy, "secrets": {"sample": 60, "seed": 3}, "seed": 0}
@@ -314,6 +317,7 @@ def test_shards_are_sized_by_the_measured_cost_of_a_game() -> None:
     assert shards(32, "best", {"sample": 2, "seed": 1}) == 2
 
 
+@pytest.mark.slow
 def test_shards_combined_equal_play_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(games, "SHARD_SECONDS", 0.3)  # small shards, so that there are several
     params = {"n": 5, "k": 3, "strategy": "consistent", "secrets": "all", "seed": 0}

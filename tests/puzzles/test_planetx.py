@@ -28,6 +28,7 @@ def test_encoding_round_trips() -> None:
     assert code & 7 == ASTEROID  # sector 1 in the lowest bits
 
 
+@pytest.mark.slow
 def test_standard_has_4446_boards_by_both_methods(standard_boards: list[int]) -> None:
     with Run(120) as run:
         z3_boards = enumerate_shard(STANDARD, [], run).codes
@@ -35,6 +36,7 @@ def test_standard_has_4446_boards_by_both_methods(standard_boards: list[int]) ->
     assert sorted(z3_boards) == sorted(standard_boards)
 
 
+@pytest.mark.slow
 def test_every_enumerated_board_obeys_the_rules(standard_boards: list[int]) -> None:
     assert all(is_valid(STANDARD, decode(code, 12)) for code in standard_boards)
     expert = MODES["expert"]
@@ -63,6 +65,7 @@ def test_plan_keeps_exactly_the_prefixes_boards_start_with(standard_boards: list
         assert set(keys) == actual and len(keys) == len(actual)
 
 
+@pytest.mark.slow
 def test_shards_cover_every_board_once(standard_boards: list[int]) -> None:
     params = {"mode": "standard", "shard_depth": 2}
     found = []
@@ -116,6 +119,7 @@ def test_cancel_stops_an_enumeration() -> None:
             enumerate_shard(MODES["expert"], [], run)
 
 
+@pytest.mark.slow
 def test_in_process_solve_uses_every_core_and_writes_rows() -> None:
     rows: list[int] = []
     with Run(120, on_rows=rows.extend) as run:

@@ -72,6 +72,7 @@ def brute_force(boards: list[list[int]], observations: list[dict]) -> list[list[
     return [b for b in boards if all(o.holds(STANDARD, b) for o in parsed)]
 
 
+@pytest.mark.slow
 def test_observations_filter_the_same_boards_in_numpy_python_and_z3(standard_boards) -> None:
     rng = random.Random(11)
     everything = BoardSet.from_codes(STANDARD, [encode(b) for b in standard_boards])
@@ -221,6 +222,7 @@ def test_the_stored_enumeration_is_used_when_the_host_offers_it() -> None:
         assert deduce.solve({"mode": "standard"}, run)["source"] == "enumerated"
 
 
+@pytest.mark.slow
 def test_expert_deduction_ranks_wide_surveys() -> None:
     codes = np.array(enumerate_boards(EXPERT, prefix=[4, 4]))  # a slice of expert, to stay quick
     with Run(120, resources={"planetx.boards": lambda mode: ("slice", lambda: codes)}) as run:

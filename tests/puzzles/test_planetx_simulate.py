@@ -24,12 +24,14 @@ def survey_only() -> dict:
     return games("survey-only", 1000)
 
 
+@pytest.mark.slow
 def test_survey_only_reproduces_the_seeds_thirty_days(survey_only: dict) -> None:
     assert survey_only["games"] == 1000 and survey_only["unfinished"] == 0
     assert 26 <= survey_only["avg_days"] <= 34
     assert set(survey_only["action_mix"]) == {"survey", "locate"}  # no targets for the seed's strategy
 
 
+@pytest.mark.slow
 def test_the_goal_policy_needs_clearly_fewer_days(survey_only: dict) -> None:
     goal = games("goal", 1000)
     assert goal["unfinished"] == 0

@@ -391,6 +391,7 @@ def test_cancel_during_the_build_stops_the_solve() -> None:
     assert time.monotonic() - started < 1.5
 
 
+@pytest.mark.slow
 def test_cancel_from_another_thread_interrupts_a_running_check() -> None:
     stopped: list[float] = []
 
@@ -407,6 +408,7 @@ def test_cancel_from_another_thread_interrupts_a_running_check() -> None:
     assert time.monotonic() - stopped[0] < 4
 
 
+@pytest.mark.slow
 def test_time_limit_stops_the_solve() -> None:
     started = time.monotonic()
     with Run(1.5) as run, pytest.raises(TimeLimitExceeded):
