@@ -1,28 +1,17 @@
-"""Bearer API keys (Flask-HTTPAuth). The principal is the key's row: its id owns jobs."""
+"""Bearer API keys (Flask-HTTPAuth). The caller is the key: its id owns jobs."""
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 
 from flask import current_app
 from flask_httpauth import HTTPTokenAuth
 
 from api.errors import error_response
+from services.context import Caller
 from store import keys
 
 auth = HTTPTokenAuth(scheme="Bearer")
-
-
-@dataclass(frozen=True)
-class Principal:
-    key_id: int
-    is_admin: bool
-
-    @property
-    def owner_filter(self) -> int | None:
-        """The owner whose jobs this caller may see; None for admins, who see all."""
-        return None if self.is_admin else self.key_id
 
 
 #: per app, key hash → (principal or None, expiry): a poll costs no key lookup; a revoked key stops working
@@ -32,7 +21,7 @@ _AUTH_CACHE_SIZE = 10_000
 
 
 @auth.verify_token
-def _verify(token: str) -> Principal | None:
+def _verify(token: str) -> Caller | None:
     if not token or len(token) > 200:
         return None
     digest = keys.hash_key(token)
@@ -42,7 +31,7 @@ def _verify(token: str) -> Principal | None:
         return cached[0]
     with current_app.extensions["zolve.db"].session() as session:
         row = keys.authenticate(session, token)
-        principal = Principal(row.id, row.is_admin) if row else None
+        principal = Caller(row.id, row.is_admin) if row else None
     if len(recent) >= _AUTH_CACHE_SIZE:
         recent.clear()
     recent[digest] = (principal, time.monotonic() + AUTH_CACHE_SECONDS)
@@ -54,7 +43,7 @@ def _unauthorized(status: int):
     return error_response(status, "a valid API key is required: Authorization: Bearer <key>")
 
 
-def current_principal() -> Principal:
+def current_principal() -> Caller:
     principal = auth.current_user()
     assert principal is not None
     return principal

@@ -8,30 +8,18 @@ from typing import Any
 from flask import url_for
 from flask.views import MethodView
 from flask_smorest import Blueprint, abort
-from marshmallow import RAISE, ValidationError
+from marshmallow import RAISE
 
-from api.auth import auth, current_principal
-from api.jobs import checked_time_limit, database, job_error, publish_job
+from api.auth import auth
+from api.deps import caller, context, database
+from api.resources import job_error
+from core.states import FINAL_STATES
 from schemas import batches as batch_schemas
+from services import batches as batch_service
 from store import batches as batch_store
-from store.models import FINAL_STATES, Batch, BatchItem, Job
-from zolve.kinds import KINDS
+from store.models import Batch, BatchItem, Job
 
 blp = Blueprint("batches", __name__, url_prefix="/batches", description="Batches of puzzle requests")
-
-
-def _items(kind_name: str, raw_items: list[dict[str, Any]]) -> list[batch_store.NewItem]:
-    """Validate each item on its own: a bad one is kept as rejected, it never fails the batch."""
-    kind = KINDS.get(kind_name)
-    if kind is None:
-        abort(422, errors={"kind": [f"unknown kind; one of: {', '.join(sorted(KINDS))}"]})
-    items = []
-    for raw in raw_items:
-        try:
-            items.append(batch_store.NewItem(raw["client_id"], kind.load_params(raw["params"])))
-        except ValidationError as err:
-            items.append(batch_store.NewItem(raw["client_id"], None, {"params": err.messages}))
-    return items
 
 
 def _item_resource(item: BatchItem, job: Job | None, *, is_admin: bool) -> dict[str, Any]:
@@ -88,16 +76,14 @@ class BatchCollection(MethodView):
     def post(self, body: dict[str, Any]) -> Any:
         """Submit up to 500 requests of one kind. Each item is validated on its own (a bad one is
         `rejected`, the rest run); identical requests are solved once. Answers 202 with the batch."""
-        principal = current_principal()
-        items = _items(body["kind"], body["items"])
-        time_limit = checked_time_limit(body["time_limit"])
-        with database().session() as session:
-            batch, job_ids = batch_store.create_batch(
-                session, owner_id=principal.key_id, kind=body["kind"], items=items, time_limit=time_limit
-            )
-            resource = _batch_resource(session, batch, {"limit": 50}, is_admin=principal.is_admin)
-        for job_id in job_ids:
-            publish_job(job_id)
+        who = caller()
+
+        def present(session: Any, batch: Batch) -> dict[str, Any]:
+            return _batch_resource(session, batch, {"limit": 50}, is_admin=who.is_admin)
+
+        resource = batch_service.submit_batch(
+            context(), who, body["kind"], body["items"], body["time_limit"], present=present
+        )
         return resource, 202, {"Location": resource["links"]["self"]}
 
 
@@ -110,11 +96,11 @@ class BatchItemView(MethodView):
     @blp.alt_response(404, description="No such batch, or not yours")
     def get(self, args: dict[str, Any], batch_id: uuid.UUID) -> Any:
         """The batch: counts by state and a page of items (submission order) with their results."""
-        principal = current_principal()
+        who = caller()
         with database().session() as session:
-            batch = batch_store.get_batch(session, batch_id, principal.owner_filter)
+            batch = batch_store.get_batch(session, batch_id, who.owner_filter)
             if batch is None:
                 abort(404, message="no such batch")
-            resource = _batch_resource(session, batch, args, is_admin=principal.is_admin)
+            resource = _batch_resource(session, batch, args, is_admin=who.is_admin)
         headers = {} if resource["done"] else {"Retry-After": "1"}
         return resource, 200, headers

@@ -12,6 +12,7 @@ from sqlalchemy.exc import DataError, DBAPIError, InterfaceError, OperationalErr
 from werkzeug.exceptions import HTTPException
 
 from api.limits import seconds_until_reset
+from services.errors import ServiceError
 
 log = logging.getLogger("zolve.api")
 
@@ -64,6 +65,10 @@ def handle_http_exception(error: HTTPException) -> Response:
     return error_response(code, message, errors, headers)
 
 
+def handle_service_error(error: ServiceError) -> Response:
+    return error_response(error.status, error.message, error.errors)
+
+
 def handle_database_error(error: DBAPIError) -> Response:
     if isinstance(error, DataError):  # e.g. a NUL character, which PostgreSQL text cannot hold
         return error_response(422, "the request holds a value that cannot be stored (e.g. a NUL character)")
@@ -94,5 +99,6 @@ def _unreadable_json_body(error: Exception) -> bool:
 
 def register_error_handlers(app: Flask) -> None:
     app.register_error_handler(HTTPException, handle_http_exception)
+    app.register_error_handler(ServiceError, handle_service_error)
     app.register_error_handler(DBAPIError, handle_database_error)
     app.register_error_handler(Exception, handle_unexpected)

@@ -13,7 +13,7 @@ import time
 from flask import Flask, current_app, request, session
 from flask_limiter import Limiter
 
-from zolve.config import Settings
+from core.config import Settings
 
 #: never limited: probes, the spec and its UI
 EXEMPT = (

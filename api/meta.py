@@ -9,9 +9,9 @@ from flask import current_app
 from flask_smorest import Blueprint
 
 from api.limits import storage_uri
+from kinds import KINDS
 from schemas.jobs import Kind
 from store import heartbeats
-from zolve.kinds import KINDS
 
 blp = Blueprint("meta", __name__, description="Health and discovery")
 

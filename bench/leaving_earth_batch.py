@@ -25,7 +25,7 @@ from bench.stack import Stack  # noqa: E402
 from puzzles.leaving_earth.planner import plan  # noqa: E402
 from puzzles.runtime import Run  # noqa: E402
 from schemas.leaving_earth import PlanParams  # noqa: E402
-from zolve.les_cli import les, les_params  # noqa: E402
+from zolve.commands.les import les, les_params  # noqa: E402
 
 CASES = Path(__file__).resolve().parent.parent / "tests" / "puzzles" / "data" / "les_cases.json"
 

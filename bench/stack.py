@@ -14,10 +14,10 @@ from pathlib import Path
 
 import requests
 
+from core.config import Settings
 from store import keys
 from store.db import Database
 from store.migrate import upgrade
-from zolve.config import Settings
 from zolve.embedded import EmbeddedServices
 
 ROOT = Path(__file__).resolve().parent.parent

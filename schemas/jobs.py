@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
+from core.states import JOB_STATES
 from schemas.fields import Float, Integer
-from store.models import JOB_STATES
 
 #: what a kind's name looks like (e.g. planetx.enumerate)
 KIND_NAME = r"^[a-z0-9_]+(\.[a-z0-9_]+)*$"

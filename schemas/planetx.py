@@ -7,6 +7,7 @@ from typing import Any
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from schemas.fields import Integer
+from schemas.rows import RowPageQuery
 
 OBJECT_NAMES = ("empty", "planet_x", "gas_cloud", "dwarf_planet", "asteroid", "comet")
 MODES = ("standard", "expert")
@@ -76,15 +77,10 @@ class EnumerateResult(Schema):
     )
 
 
-class BoardQuery(Schema):
-    """Keyset pages of a job's boards; `?x=7` keeps boards with Planet X in sector 7 (repeatable, and
-    likewise e, g, d, a, c for empty, gas cloud, dwarf planet, asteroid, comet)."""
+class BoardFilters(Schema):
+    """`?x=7` keeps boards with Planet X in sector 7 (repeatable, and likewise e, g, d, a, c for empty,
+    gas cloud, dwarf planet, asteroid, comet)."""
 
-    limit = Integer(load_default=100, validate=validate.Range(1, 1000))
-    cursor = Integer(
-        validate=validate.Range(0, 2**63 - 1),  # a board code is a PostgreSQL bigint
-        metadata={"description": "next_cursor of the previous page"},
-    )
     e = fields.List(Integer(validate=validate.Range(1, MAX_SECTORS)))
     x = fields.List(Integer(validate=validate.Range(1, MAX_SECTORS)))
     g = fields.List(Integer(validate=validate.Range(1, MAX_SECTORS)))
@@ -93,19 +89,12 @@ class BoardQuery(Schema):
     c = fields.List(Integer(validate=validate.Range(1, MAX_SECTORS)))
 
 
-class BoardExportQuery(BoardQuery):
-    class Meta:
-        exclude = ("limit", "cursor")
+class BoardQuery(RowPageQuery, BoardFilters):
+    """Keyset pages of a job's boards, filtered by the objects of sectors."""
 
 
-class BoardRow(Schema):
-    code = fields.Integer(metadata={"description": "3 bits per sector, sector 1 lowest (E0 X1 G2 D3 A4 C5)"})
-    board = fields.String(metadata={"description": "one letter per sector, sector 1 first"})
-
-
-class BoardPage(Schema):
-    items = fields.List(fields.Nested(BoardRow))
-    next_cursor = fields.Integer(allow_none=True)
+class BoardExportQuery(BoardFilters):
+    """Every board of a job, filtered by the objects of sectors."""
 
 
 # -- deduction ----------------------------------------------------------------------------------

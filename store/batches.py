@@ -7,7 +7,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import ColumnElement, String, func, select
 from sqlalchemy.orm import Session
 
 from store import events
@@ -67,9 +67,14 @@ def get_batch(session: Session, batch_id: uuid.UUID, owner_id: int | None) -> Ba
     return batch
 
 
+def _item_state() -> ColumnElement[str]:
+    """An item's state: its job's, or `rejected` (typed as plain text: `rejected` is no JobState)."""
+    return func.coalesce(Job.state, "rejected", type_=String)
+
+
 def item_counts(session: Session, batch_id: uuid.UUID) -> dict[str, int]:
     """How many items are in each state (a rejected item counts as `rejected`)."""
-    state = func.coalesce(Job.state, "rejected")
+    state = _item_state()
     rows = session.execute(
         select(state, func.count())
         .select_from(BatchItem)
@@ -97,5 +102,5 @@ def list_items(
         .limit(limit)
     )
     if states:
-        query = query.where(func.coalesce(Job.state, "rejected").in_(states))
+        query = query.where(_item_state().in_(states))
     return list(session.execute(query).tuples())

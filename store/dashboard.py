@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import String, and_, cast, delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
+from core.states import JobState, ShardState
 from store import events
 from store.jobs import Page, decode_cursor, encode_cursor
 from store.models import ApiKey, Board, Job, JobEvent, Shard, Worker
@@ -96,20 +97,20 @@ def _pairs(result: Any) -> dict[Any, Any]:
 
 
 def _failure_rate(states: dict[str, int]) -> float | None:
-    failed, succeeded = states.get("failed", 0), states.get("succeeded", 0)
+    failed, succeeded = states.get(JobState.FAILED, 0), states.get(JobState.SUCCEEDED, 0)
     return failed / (failed + succeeded) if failed + succeeded else None
 
 
 def queue_depths(session: Session) -> list[QueueDepth]:
     """Per kind: queued jobs, and queued shards of running jobs (the work waiting for a worker)."""
     jobs = _pairs(
-        session.execute(select(Job.kind, func.count()).where(Job.state == "queued").group_by(Job.kind))
+        session.execute(select(Job.kind, func.count()).where(Job.state == JobState.QUEUED).group_by(Job.kind))
     )
     shards = _pairs(
         session.execute(
             select(Job.kind, func.count())
             .join(Shard, Shard.job_id == Job.id)
-            .where(Shard.state == "queued", Job.state == "running")
+            .where(Shard.state == ShardState.QUEUED, Job.state == JobState.RUNNING)
             .group_by(Job.kind)
         )
     )
@@ -127,14 +128,14 @@ def workers_alive(session: Session, within: float) -> list[WorkerStatus]:
     leases: dict[str, list[Lease]] = {name: [] for name in names}
     for owner, job_id, kind in session.execute(
         select(Job.lease_owner, Job.id, Job.kind).where(
-            Job.lease_owner.in_(names), Job.state.in_(("running", "cancelling"))
+            Job.lease_owner.in_(names), Job.state.in_((JobState.RUNNING, JobState.CANCELLING))
         )
     ):
         leases[owner].append(Lease(job_id, kind, None))
     for owner, job_id, kind, key in session.execute(
         select(Shard.lease_owner, Job.id, Job.kind, Shard.key)
         .join(Job, Job.id == Shard.job_id)
-        .where(Shard.lease_owner.in_(names), Shard.state == "running")
+        .where(Shard.lease_owner.in_(names), Shard.state == ShardState.RUNNING)
     ):
         leases[owner].append(Lease(job_id, kind, key))
     return [
@@ -155,7 +156,7 @@ def per_minute(session: Session) -> list[Minute]:
     boards = _pairs(
         session.execute(
             select(minute, func.sum(Shard.row_count))
-            .where(Shard.finished_at >= since, Shard.state == "succeeded")
+            .where(Shard.finished_at >= since, Shard.state == ShardState.SUCCEEDED)
             .group_by(minute)
         )
     )
@@ -221,7 +222,7 @@ def key_names(session: Session, ids: set[int]) -> dict[int, str]:
 class ShardCell:
     id: int
     key: str
-    state: str
+    state: ShardState
     attempts: int
     lease_owner: str | None
     row_count: int | None
@@ -255,7 +256,9 @@ def job_detail(session: Session, job_id: uuid.UUID, *, stuck_after: float) -> Jo
         history=history,
         shard_counts=counts,
         shards=cells,
-        active_shards=[c for c in cells if c.state in ("queued", "running")][:MAX_ACTIVE_SHARDS],
+        active_shards=[c for c in cells if c.state in (ShardState.QUEUED, ShardState.RUNNING)][
+            :MAX_ACTIVE_SHARDS
+        ],
         keys=key_names(session, {job.owner_id, *actors}),
     )
 
@@ -263,8 +266,8 @@ def job_detail(session: Session, job_id: uuid.UUID, *, stuck_after: float) -> Jo
 def _shard_cells(session: Session, job_id: uuid.UUID, stuck_after: float) -> list[ShardCell]:
     lost = func.now() - timedelta(seconds=stuck_after)
     stuck = or_(
-        and_(Shard.state == "running", Shard.lease_expires_at < func.now()),
-        and_(Shard.state == "queued", or_(Shard.enqueued_at.is_(None), Shard.enqueued_at < lost)),
+        and_(Shard.state == ShardState.RUNNING, Shard.lease_expires_at < func.now()),
+        and_(Shard.state == ShardState.QUEUED, or_(Shard.enqueued_at.is_(None), Shard.enqueued_at < lost)),
     )
     rows = session.execute(
         select(Shard.id, Shard.key, Shard.state, Shard.attempts, Shard.lease_owner, Shard.row_count, stuck)
@@ -280,9 +283,11 @@ def retry_job(session: Session, job_id: uuid.UUID, actor_key_id: int) -> Job:
     """A failed job starts over: queued, attempts and counters reset, its shards and stored boards
     dropped (a sharded job is planned again). The caller publishes the wake-up message after commit."""
     job = session.scalar(select(Job).where(Job.id == job_id).with_for_update())
-    if job is None or job.state != "failed":
+    if job is None or job.state != JobState.FAILED:
         raise ActionRefused("only a failed job can be retried")
-    if session.scalar(select(Shard.id).where(Shard.job_id == job_id, Shard.state == "running").limit(1)):
+    if session.scalar(
+        select(Shard.id).where(Shard.job_id == job_id, Shard.state == ShardState.RUNNING).limit(1)
+    ):
         raise ActionRefused("some of its shards are still stopping; try again in a few seconds")
     detail = {"previous_attempts": job.attempts, "error": events.error_detail(job.error)}
     session.execute(delete(Shard).where(Shard.job_id == job_id))
@@ -291,7 +296,7 @@ def retry_job(session: Session, job_id: uuid.UUID, actor_key_id: int) -> Job:
         update(Job)
         .where(Job.id == job_id)
         .values(
-            state="queued",
+            state=JobState.QUEUED,
             attempts=0,
             cancel_requested=False,
             progress=None,
@@ -322,10 +327,10 @@ def requeue_shard(session: Session, job_id: uuid.UUID, shard_id: int, actor_key_
         .where(
             Shard.id == shard_id,
             Shard.job_id == job_id,
-            Shard.state.in_(("queued", "running")),
-            select(Job.id).where(Job.id == job_id, Job.state == "running").exists(),
+            Shard.state.in_((ShardState.QUEUED, ShardState.RUNNING)),
+            select(Job.id).where(Job.id == job_id, Job.state == JobState.RUNNING).exists(),
         )
-        .values(state="queued", lease_owner=None, lease_expires_at=None, enqueued_at=func.now())
+        .values(state=ShardState.QUEUED, lease_owner=None, lease_expires_at=None, enqueued_at=func.now())
         .returning(Shard)
     )
     if shard is None:

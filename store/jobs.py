@@ -20,6 +20,7 @@ from sqlalchemy import and_, func, or_, select, true, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from core.states import JobState, ShardState
 from store import events, shards
 from store.models import Job, Shard
 
@@ -81,7 +82,7 @@ def job_row(
         params=params,
         params_hash=digest,
         time_limit=time_limit,
-        **{"state": "queued", **columns},
+        **{"state": JobState.QUEUED, **columns},
     )
 
 
@@ -103,7 +104,10 @@ def create_cached_job(
     source = session.scalar(
         select(Job)
         .where(
-            Job.kind == kind, Job.params_hash == digest, Job.state == "succeeded", Job.rows_job_id.isnot(None)
+            Job.kind == kind,
+            Job.params_hash == digest,
+            Job.state == JobState.SUCCEEDED,
+            Job.rows_job_id.isnot(None),
         )
         .order_by(Job.finished_at.desc())
         .limit(1)
@@ -116,7 +120,7 @@ def create_cached_job(
         params,
         digest,
         time_limit,
-        state="succeeded",
+        state=JobState.SUCCEEDED,
         result=source.result,
         rows_job_id=source.rows_job_id,
         shards_total=source.shards_total,
@@ -146,11 +150,13 @@ def mark_unsent(
     broker's queue holds meanwhile)."""
     if job_ids:
         session.execute(
-            update(Job).where(Job.id.in_(job_ids), Job.state == "queued").values(enqueued_at=None)
+            update(Job).where(Job.id.in_(job_ids), Job.state == JobState.QUEUED).values(enqueued_at=None)
         )
     if shard_ids:
         session.execute(
-            update(Shard).where(Shard.id.in_(shard_ids), Shard.state == "queued").values(enqueued_at=None)
+            update(Shard)
+            .where(Shard.id.in_(shard_ids), Shard.state == ShardState.QUEUED)
+            .values(enqueued_at=None)
         )
     if finalize_ids:
         session.execute(update(Job).where(Job.id.in_(finalize_ids)).values(finalize_enqueued_at=None))
@@ -160,10 +166,13 @@ def forget_published(session: Session) -> None:
     """The broker lost every message (e.g. Redis restarted without persistence): whatever waits for
     one is marked unsent, so the next sweep sends it again at once. Duplicates are harmless: every claim
     is a compare-and-set."""
-    session.execute(update(Job).where(Job.state == "queued").values(enqueued_at=None))
+    session.execute(update(Job).where(Job.state == JobState.QUEUED).values(enqueued_at=None))
     session.execute(
         update(Shard)
-        .where(Shard.state == "queued", Shard.job_id.in_(select(Job.id).where(Job.state == "running")))
+        .where(
+            Shard.state == ShardState.QUEUED,
+            Shard.job_id.in_(select(Job.id).where(Job.state == JobState.RUNNING)),
+        )
         .values(enqueued_at=None)
     )
     session.execute(update(Job).where(shards.awaiting_finalize()).values(finalize_enqueued_at=None))
@@ -226,15 +235,15 @@ def request_cancel(session: Session, job: Job, *, actor_key_id: int | None = Non
     `actor_key_id`: the key that asked, for the job's history."""
     cancelled = session.execute(
         update(Job)
-        .where(Job.id == job.id, Job.state == "queued")
-        .values(state="cancelled", cancel_requested=True, finished_at=func.now())
+        .where(Job.id == job.id, Job.state == JobState.QUEUED)
+        .values(state=JobState.CANCELLED, cancel_requested=True, finished_at=func.now())
     )
     if cancelled.rowcount == 1:
         events.record(session, job.id, "cancelled", actor_key_id=actor_key_id)
     cancelling = session.execute(
         update(Job)
-        .where(Job.id == job.id, Job.state == "running")
-        .values(state="cancelling", cancel_requested=True)
+        .where(Job.id == job.id, Job.state == JobState.RUNNING)
+        .values(state=JobState.CANCELLING, cancel_requested=True)
     )
     if cancelling.rowcount == 1:
         events.record(session, job.id, "cancel_requested", actor_key_id=actor_key_id)
@@ -259,12 +268,12 @@ def claim(
             Job.id == job_id,
             Job.cancel_requested.is_(False),
             or_(
-                Job.state == "queued",
-                and_(Job.state == "running", Job.lease_expires_at < func.now(), attempts_left),
+                Job.state == JobState.QUEUED,
+                and_(Job.state == JobState.RUNNING, Job.lease_expires_at < func.now(), attempts_left),
             ),
         )
         .values(
-            state="running",
+            state=JobState.RUNNING,
             lease_owner=worker,
             lease_expires_at=_lease_until(lease_seconds),
             heartbeat_at=func.now(),
@@ -288,7 +297,11 @@ def heartbeat(
         values["progress"] = progress
     return session.scalar(
         update(Job)
-        .where(Job.id == job_id, Job.lease_owner == worker, Job.state.in_(("running", "cancelling")))
+        .where(
+            Job.id == job_id,
+            Job.lease_owner == worker,
+            Job.state.in_((JobState.RUNNING, JobState.CANCELLING)),
+        )
         .values(**values)
         .returning(Job.cancel_requested)
     )
@@ -299,7 +312,7 @@ def finish(
     job_id: uuid.UUID,
     worker: str,
     *,
-    state: str,
+    state: JobState,
     result: dict[str, Any] | None = None,
     error: dict[str, Any] | None = None,
     progress: dict[str, Any] | None = None,
@@ -317,7 +330,11 @@ def finish(
         values["progress"] = progress
     attempt = session.scalar(
         update(Job)
-        .where(Job.id == job_id, Job.lease_owner == worker, Job.state.in_(("running", "cancelling")))
+        .where(
+            Job.id == job_id,
+            Job.lease_owner == worker,
+            Job.state.in_((JobState.RUNNING, JobState.CANCELLING)),
+        )
         .values(**values)
         .returning(Job.attempts)
     )
@@ -346,7 +363,7 @@ def sweep(
     expired = list(
         session.scalars(
             select(Job)
-            .where(Job.state.in_(("running", "cancelling")), Job.lease_expires_at < func.now())
+            .where(Job.state.in_((JobState.RUNNING, JobState.CANCELLING)), Job.lease_expires_at < func.now())
             .limit(batch)
             .with_for_update(skip_locked=True)
         )
@@ -354,11 +371,11 @@ def sweep(
     failed, cancelled, requeued = [], [], []
     for job in expired:
         lost = {"reason": "lease expired", "worker": job.lease_owner}
-        if job.state == "cancelling":
-            job.state, job.finished_at = "cancelled", func.now()
+        if job.state == JobState.CANCELLING:
+            job.state, job.finished_at = JobState.CANCELLED, func.now()
             cancelled.append(job.id)
         elif job.attempts >= max_attempts:
-            job.state, job.finished_at = "failed", func.now()
+            job.state, job.finished_at = JobState.FAILED, func.now()
             job.error = {
                 "type": "WorkerLost",
                 "message": f"the worker running this job stopped responding {job.attempts} times; "
@@ -367,17 +384,17 @@ def sweep(
             failed.append(job.id)
             lost.update(events.error_detail(job.error))
         else:
-            job.state, job.enqueued_at = "queued", None
+            job.state, job.enqueued_at = JobState.QUEUED, None
             requeued.append(job.id)
         job.lease_owner, job.lease_expires_at = None, None
-        event = "requeued" if job.state == "queued" else job.state
+        event = "requeued" if job.state == JobState.QUEUED else job.state
         events.record(session, job.id, event, attempt=job.attempts, detail=lost)
 
     stale = list(
         session.scalars(
             select(Job.id)
             .where(
-                Job.state == "queued",
+                Job.state == JobState.QUEUED,
                 shards.unsent_or_lost(Job.enqueued_at, requeue_after),
             )
             .order_by(Job.created_at)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
+from core.states import ShardState
 from store.models import Job, Shard
 
 #: upper bounds (seconds) of the job run-time histogram buckets
@@ -26,7 +27,7 @@ def shards_by_state(session: Session) -> list[tuple[str, int]]:
 def rows_written(session: Session) -> int:
     """Rows (boards) committed by finished shards."""
     return session.scalar(
-        select(func.coalesce(func.sum(Shard.row_count), 0)).where(Shard.state == "succeeded")
+        select(func.coalesce(func.sum(Shard.row_count), 0)).where(Shard.state == ShardState.SUCCEEDED)
     )
 
 

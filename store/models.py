@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
 
 from sqlalchemy import (
@@ -23,13 +24,34 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB, UUID
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
 
-JOB_STATES = ("queued", "running", "succeeded", "failed", "cancelling", "cancelled")
-FINAL_STATES = ("succeeded", "failed", "cancelled")
+from core.states import FINAL_STATES, JOB_STATES, SHARD_STATES, JobState, ShardState
 
 
 class Base(DeclarativeBase):
     pass
+
+
+class StateColumn(TypeDecorator[StrEnum]):
+    """A state enum stored as its plain word in a VARCHAR (a CHECK constraint lists the words)."""
+
+    impl = String(16)
+    cache_ok = True
+
+    def __init__(self, enum: type[StrEnum]) -> None:
+        super().__init__()
+        self.enum = enum
+
+    def process_bind_param(self, value: Any, dialect: Any) -> str | None:
+        return None if value is None else str(value)
+
+    def process_result_value(self, value: str | None, dialect: Any) -> StrEnum | None:
+        return None if value is None else self.enum(value)
+
+
+def _words(states: tuple[StrEnum, ...]) -> tuple[str, ...]:
+    return tuple(str(state) for state in states)
 
 
 class ApiKey(Base):
@@ -49,7 +71,7 @@ class ApiKey(Base):
 class Job(Base):
     __tablename__ = "jobs"
     __table_args__ = (
-        CheckConstraint(f"state IN {JOB_STATES!r}", name="jobs_state_valid"),
+        CheckConstraint(f"state IN {_words(JOB_STATES)!r}", name="jobs_state_valid"),
         # keyset pagination: a client's jobs, newest first
         Index("ix_jobs_owner_created", "owner_id", "created_at", "id"),
         Index("ix_jobs_created", "created_at", "id"),
@@ -76,7 +98,7 @@ class Job(Base):
     params_hash: Mapped[str] = mapped_column(String(64), index=True)
     idempotency_key: Mapped[str | None] = mapped_column(String(255))
     time_limit: Mapped[float] = mapped_column(Float)
-    state: Mapped[str] = mapped_column(String(16), server_default=text("'queued'"))
+    state: Mapped[JobState] = mapped_column(StateColumn(JobState), server_default=text("'queued'"))
     cancel_requested: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
     progress: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
     result: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
@@ -111,15 +133,12 @@ class Job(Base):
         return self.state in FINAL_STATES
 
 
-SHARD_STATES = ("queued", "running", "succeeded", "split", "failed", "cancelled")
-
-
 class Shard(Base):
     """One piece of a sharded job, e.g. the Planet X boards that start with a given prefix."""
 
     __tablename__ = "shards"
     __table_args__ = (
-        CheckConstraint(f"state IN {SHARD_STATES!r}", name="shards_state_valid"),
+        CheckConstraint(f"state IN {_words(SHARD_STATES)!r}", name="shards_state_valid"),
         UniqueConstraint("job_id", "key", name="ux_shards_job_key"),
         Index(
             "ix_shards_unfinished",
@@ -132,7 +151,7 @@ class Shard(Base):
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     job_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"))
     key: Mapped[str] = mapped_column(String(64))
-    state: Mapped[str] = mapped_column(String(16), server_default=text("'queued'"))
+    state: Mapped[ShardState] = mapped_column(StateColumn(ShardState), server_default=text("'queued'"))
     attempts: Mapped[int] = mapped_column(Integer, server_default=text("0"))
     lease_owner: Mapped[str | None] = mapped_column(Text)
     lease_expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))

@@ -1,29 +1,42 @@
-"""Reading a job's stored rows (Planet X boards): keyset pages and streamed exports."""
+"""Reading a job's stored rows (integer codes, e.g. Planet X boards): keyset pages and streamed exports.
+
+A kind that stores rows packs them into bigint codes; filters match bit fields of the code, which the kind
+describes (kinds.base.Rows.filters), so this module knows no kind."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 
 from sqlalchemy import ColumnElement, func, literal_column, select
 
+from core.states import JobState
 from store.db import Database
 from store.models import Board, Job
 
-BITS = 3
 
+@dataclass(frozen=True)
+class CodeField:
+    """A row matches when `(code >> shift) & mask == value`."""
 
-def object_at(sector: int, obj: int) -> ColumnElement[bool]:
-    """SQL: the board holds object `obj` in `sector` (1-based)."""
-    # integer literals, not parameters: PostgreSQL has no `bigint >> smallint` for a guessed type
-    shift, wanted = literal_column(str(BITS * (int(sector) - 1))), literal_column(str(int(obj)))
-    return Board.code.op(">>")(shift).op("&")(literal_column("7")) == wanted
+    shift: int
+    mask: int
+    value: int
+
+    def condition(self) -> ColumnElement[bool]:
+        # integer literals, not parameters: PostgreSQL has no `bigint >> smallint` for a guessed type
+        shift, mask, value = (literal_column(str(int(n))) for n in (self.shift, self.mask, self.value))
+        return Board.code.op(">>")(shift).op("&")(mask) == value
 
 
 def page(
-    db: Database, job_id: uuid.UUID, filters: list[ColumnElement[bool]], limit: int, after: int | None
+    db: Database, job_id: uuid.UUID, filters: Sequence[CodeField], limit: int, after: int | None
 ) -> tuple[list[int], int | None]:
-    query = select(Board.code).where(Board.job_id == job_id, *filters).order_by(Board.code).limit(limit + 1)
+    conditions = [field.condition() for field in filters]
+    query = (
+        select(Board.code).where(Board.job_id == job_id, *conditions).order_by(Board.code).limit(limit + 1)
+    )
     if after is not None:
         query = query.where(Board.code > after)
     with db.session() as session:
@@ -34,28 +47,28 @@ def page(
 
 
 def stream(
-    db: Database, job_id: uuid.UUID, filters: list[ColumnElement[bool]], chunk: int = 10_000
+    db: Database, job_id: uuid.UUID, filters: Sequence[CodeField], chunk: int = 10_000
 ) -> Iterator[list[int]]:
     """Every code, in order, in chunks, through a server-side cursor: constant memory at any size."""
-    query = select(Board.code).where(Board.job_id == job_id, *filters).order_by(Board.code)
+    conditions = [field.condition() for field in filters]
+    query = select(Board.code).where(Board.job_id == job_id, *conditions).order_by(Board.code)
     with db.session() as session:
         result = session.execute(query.execution_options(stream_results=True, yield_per=chunk))
         yield from result.scalars().partitions(chunk)
 
 
-def stored_enumeration(db: Database, kind: str, mode: str) -> uuid.UUID | None:
-    """Whose rows hold the complete enumeration of a mode (no extra constraints), if one succeeded.
+def latest_rows_source(
+    db: Database, kind: str, params_equal: Mapping[str, str], params_empty: Sequence[str] = ()
+) -> uuid.UUID | None:
+    """Whose rows a succeeded job of `kind` reads, newest first, among jobs whose params have these text
+    values and leave these lists empty (e.g. a complete enumeration: a mode, no extra constraints).
 
-    Enumerations are public facts, not a client's data: any job may read them (as the cache does)."""
+    Such rows are public facts, not a client's data: any job may read them (as the cache does)."""
+    conditions = [Job.params[key].astext == value for key, value in params_equal.items()]
+    conditions += [func.coalesce(func.jsonb_array_length(Job.params[key]), 0) == 0 for key in params_empty]
     query = (
         select(Job.rows_job_id)
-        .where(
-            Job.kind == kind,
-            Job.state == "succeeded",
-            Job.rows_job_id.isnot(None),
-            Job.params["mode"].astext == mode,
-            func.coalesce(func.jsonb_array_length(Job.params["constraints"]), 0) == 0,
-        )
+        .where(Job.kind == kind, Job.state == JobState.SUCCEEDED, Job.rows_job_id.isnot(None), *conditions)
         .order_by(Job.finished_at.desc())
         .limit(1)
     )

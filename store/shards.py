@@ -16,10 +16,11 @@ from typing import Any
 from sqlalchemy import and_, case, func, insert, or_, select, true, update
 from sqlalchemy.orm import Session
 
+from core.states import JobState, ShardState
 from store import events
 from store.models import Job, Shard
 
-ACTIVE = ("queued", "running")
+ACTIVE = (ShardState.QUEUED, ShardState.RUNNING)
 
 
 def _lease_until(seconds: float) -> Any:
@@ -37,7 +38,7 @@ def create_shards(session: Session, job_id: uuid.UUID, worker: str, keys: list[s
     """Store the plan and hand the job over to its shards (the planner's lease ends here)."""
     planned = session.execute(
         update(Job)
-        .where(Job.id == job_id, Job.lease_owner == worker, Job.state == "running")
+        .where(Job.id == job_id, Job.lease_owner == worker, Job.state == JobState.RUNNING)
         .values(
             shards_total=len(keys),
             lease_owner=None,
@@ -60,8 +61,8 @@ def _cancel_unplanned(session: Session, job_id: uuid.UUID, worker: str) -> bool:
     """A cancel landed while the plan was being made: end the job cancelled, with no shard stored."""
     cancelled = session.execute(
         update(Job)
-        .where(Job.id == job_id, Job.lease_owner == worker, Job.state == "cancelling")
-        .values(state="cancelled", finished_at=func.now(), lease_owner=None, lease_expires_at=None)
+        .where(Job.id == job_id, Job.lease_owner == worker, Job.state == JobState.CANCELLING)
+        .values(state=JobState.CANCELLED, finished_at=func.now(), lease_owner=None, lease_expires_at=None)
     )
     if cancelled.rowcount != 1:
         return False
@@ -99,7 +100,9 @@ def claim_shard(
     still running."""
     attempts_left = Shard.attempts < max_attempts if max_attempts is not None else true()
     job_alive = (
-        select(Job.id).where(Job.id == Shard.job_id, Job.state == "running", Job.cancel_requested.is_(False))
+        select(Job.id).where(
+            Job.id == Shard.job_id, Job.state == JobState.RUNNING, Job.cancel_requested.is_(False)
+        )
     ).exists()
     shard = session.scalar(
         update(Shard)
@@ -107,12 +110,12 @@ def claim_shard(
             Shard.id == shard_id,
             job_alive,
             or_(
-                Shard.state == "queued",
-                and_(Shard.state == "running", Shard.lease_expires_at < func.now(), attempts_left),
+                Shard.state == ShardState.QUEUED,
+                and_(Shard.state == ShardState.RUNNING, Shard.lease_expires_at < func.now(), attempts_left),
             ),
         )
         .values(
-            state="running",
+            state=ShardState.RUNNING,
             lease_owner=worker,
             lease_expires_at=_lease_until(lease_seconds),
             heartbeat_at=func.now(),
@@ -131,13 +134,13 @@ def heartbeat_shard(session: Session, shard_id: int, worker: str, lease_seconds:
     """Extend the lease. True when the shard should stop (its job is cancelled or finished); None when the
     lease was lost."""
     job_stopping = (
-        select(or_(Job.cancel_requested, Job.state != "running"))
+        select(or_(Job.cancel_requested, Job.state != JobState.RUNNING))
         .where(Job.id == Shard.job_id)
         .scalar_subquery()
     )
     return session.scalar(
         update(Shard)
-        .where(Shard.id == shard_id, Shard.lease_owner == worker, Shard.state == "running")
+        .where(Shard.id == shard_id, Shard.lease_owner == worker, Shard.state == ShardState.RUNNING)
         .values(heartbeat_at=func.now(), lease_expires_at=_lease_until(lease_seconds))
         .returning(job_stopping)
     )
@@ -146,7 +149,7 @@ def heartbeat_shard(session: Session, shard_id: int, worker: str, lease_seconds:
 def _end_shard(session: Session, shard_id: int, worker: str, **values: Any) -> Shard | None:
     return session.scalar(
         update(Shard)
-        .where(Shard.id == shard_id, Shard.lease_owner == worker, Shard.state == "running")
+        .where(Shard.id == shard_id, Shard.lease_owner == worker, Shard.state == ShardState.RUNNING)
         .values(finished_at=func.now(), lease_owner=None, lease_expires_at=None, **values)
         .returning(Shard)
     )
@@ -170,7 +173,7 @@ def complete_shard(
         session,
         shard_id,
         worker,
-        state="succeeded",
+        state=ShardState.SUCCEEDED,
         row_count=len(rows),
         summary=summary,
         solve_seconds=solve_seconds,
@@ -204,7 +207,7 @@ def copy_rows(session: Session, job_id: uuid.UUID, rows: list[int]) -> None:
 
 def split_shard(session: Session, shard_id: int, worker: str, keys: list[str]) -> list[int]:
     """The shard was too large: replace it by finer shards. Returns the new shards' ids."""
-    shard = _end_shard(session, shard_id, worker, state="split", row_count=0)
+    shard = _end_shard(session, shard_id, worker, state=ShardState.SPLIT, row_count=0)
     if shard is None:
         return []
     ids = _insert_shards(session, shard.job_id, keys)
@@ -218,7 +221,7 @@ def split_shard(session: Session, shard_id: int, worker: str, keys: list[str]) -
 
 def fail_shard(session: Session, shard_id: int, worker: str, error: dict[str, Any]) -> None:
     """One shard cannot be done, so neither can the job: fail both and stop the rest."""
-    shard = _end_shard(session, shard_id, worker, state="failed", error=error)
+    shard = _end_shard(session, shard_id, worker, state=ShardState.FAILED, error=error)
     if shard is not None:
         fail_job(session, shard.job_id, {**error, "message": f"shard {shard.key}: {error.get('message')}"})
 
@@ -226,8 +229,14 @@ def fail_shard(session: Session, shard_id: int, worker: str, error: dict[str, An
 def fail_job(session: Session, job_id: uuid.UUID, error: dict[str, Any]) -> None:
     failed = session.execute(
         update(Job)
-        .where(Job.id == job_id, Job.state.in_(("running", "cancelling")))
-        .values(state="failed", error=error, finished_at=func.now(), lease_owner=None, lease_expires_at=None)
+        .where(Job.id == job_id, Job.state.in_((JobState.RUNNING, JobState.CANCELLING)))
+        .values(
+            state=JobState.FAILED,
+            error=error,
+            finished_at=func.now(),
+            lease_owner=None,
+            lease_expires_at=None,
+        )
     )
     if failed.rowcount == 1:
         events.record(session, job_id, "failed", detail=events.error_detail(error))
@@ -236,7 +245,7 @@ def fail_job(session: Session, job_id: uuid.UUID, error: dict[str, Any]) -> None
 
 def stop_shard(session: Session, shard_id: int, worker: str) -> None:
     """The shard stopped because its job is being cancelled (or already ended)."""
-    shard = _end_shard(session, shard_id, worker, state="cancelled")
+    shard = _end_shard(session, shard_id, worker, state=ShardState.CANCELLED)
     if shard is not None:
         settle_cancellation(session, shard.job_id)
 
@@ -244,18 +253,18 @@ def stop_shard(session: Session, shard_id: int, worker: str) -> None:
 def cancel_queued_shards(session: Session, job_id: uuid.UUID) -> None:
     session.execute(
         update(Shard)
-        .where(Shard.job_id == job_id, Shard.state == "queued")
-        .values(state="cancelled", finished_at=func.now())
+        .where(Shard.job_id == job_id, Shard.state == ShardState.QUEUED)
+        .values(state=ShardState.CANCELLED, finished_at=func.now())
     )
 
 
 def settle_cancellation(session: Session, job_id: uuid.UUID) -> None:
     """A cancelling sharded job becomes cancelled once none of its shards is still running."""
-    still_running = select(Shard.id).where(Shard.job_id == job_id, Shard.state == "running").exists()
+    still_running = select(Shard.id).where(Shard.job_id == job_id, Shard.state == ShardState.RUNNING).exists()
     settled = session.execute(
         update(Job)
-        .where(Job.id == job_id, Job.state == "cancelling", Job.lease_owner.is_(None), ~still_running)
-        .values(state="cancelled", finished_at=func.now())
+        .where(Job.id == job_id, Job.state == JobState.CANCELLING, Job.lease_owner.is_(None), ~still_running)
+        .values(state=JobState.CANCELLED, finished_at=func.now())
     )
     if settled.rowcount == 1:
         events.record(session, job_id, "cancelled")
@@ -263,7 +272,7 @@ def settle_cancellation(session: Session, job_id: uuid.UUID) -> None:
 
 def awaiting_finalize() -> Any:
     """Sharded jobs past planning (running without a lease) whose every shard is done."""
-    return and_(Job.state == "running", Job.lease_owner.is_(None), Job.shards_done == Job.shards_total)
+    return and_(Job.state == JobState.RUNNING, Job.lease_owner.is_(None), Job.shards_done == Job.shards_total)
 
 
 class FinalizeStart(enum.Enum):
@@ -306,7 +315,9 @@ def lock_for_finalize(session: Session, job_id: uuid.UUID) -> Job | None:
 
 def summaries(session: Session, job_id: uuid.UUID) -> list[dict[str, Any]]:
     return list(
-        session.scalars(select(Shard.summary).where(Shard.job_id == job_id, Shard.state == "succeeded"))
+        session.scalars(
+            select(Shard.summary).where(Shard.job_id == job_id, Shard.state == ShardState.SUCCEEDED)
+        )
     )
 
 
@@ -316,11 +327,13 @@ def finish_sharded_job(session: Session, job_id: uuid.UUID, result: dict[str, An
         update(Job)
         .where(
             Job.id == job_id,
-            Job.state == "running",
+            Job.state == JobState.RUNNING,
             Job.lease_owner.is_(None),
             Job.shards_done == Job.shards_total,
         )
-        .values(state="succeeded", result=result, finished_at=func.now(), rows_job_id=Job.id, progress=None)
+        .values(
+            state=JobState.SUCCEEDED, result=result, finished_at=func.now(), rows_job_id=Job.id, progress=None
+        )
     )
     if done.rowcount != 1:
         return False
@@ -343,7 +356,7 @@ def sweep_shards(
     expired = list(
         session.scalars(
             select(Shard)
-            .where(Shard.state == "running", Shard.lease_expires_at < func.now())
+            .where(Shard.state == ShardState.RUNNING, Shard.lease_expires_at < func.now())
             .limit(batch)
             .with_for_update(skip_locked=True)
         )
@@ -352,7 +365,7 @@ def sweep_shards(
         lost = {"shard": shard.key, "reason": "lease expired", "worker": shard.lease_owner}
         shard.lease_owner, shard.lease_expires_at = None, None
         if shard.attempts >= max_attempts:
-            shard.state, shard.finished_at = "failed", func.now()
+            shard.state, shard.finished_at = ShardState.FAILED, func.now()
             shard.error = {"type": "WorkerLost", "message": f"worker lost {shard.attempts} times"}
             fail_job(
                 session,
@@ -360,7 +373,7 @@ def sweep_shards(
                 {"type": "WorkerLost", "message": f"shard {shard.key}: worker lost {shard.attempts} times"},
             )
         else:
-            shard.state, shard.enqueued_at = "queued", None
+            shard.state, shard.enqueued_at = ShardState.QUEUED, None
             events.record(session, shard.job_id, "shard_requeued", attempt=shard.attempts, detail=lost)
     session.flush()
     stale = list(
@@ -368,8 +381,8 @@ def sweep_shards(
             select(Shard.id)
             .join(Job, Job.id == Shard.job_id)
             .where(
-                Shard.state == "queued",
-                Job.state == "running",
+                Shard.state == ShardState.QUEUED,
+                Job.state == JobState.RUNNING,
                 unsent_or_lost(Shard.enqueued_at, requeue_after),
             )
             .order_by(Shard.id)
@@ -392,6 +405,8 @@ def sweep_shards(
     )
     if unfinalized:
         session.execute(update(Job).where(Job.id.in_(unfinalized)).values(finalize_enqueued_at=func.now()))
-    for job_id in session.scalars(select(Job.id).where(Job.state == "cancelling", Job.lease_owner.is_(None))):
+    for job_id in session.scalars(
+        select(Job.id).where(Job.state == JobState.CANCELLING, Job.lease_owner.is_(None))
+    ):
         settle_cancellation(session, job_id)
     return ShardSweep(to_enqueue=stale, to_finalize=unfinalized)

@@ -12,11 +12,11 @@ from dataclasses import replace
 
 import pytest
 
+from core.config import Settings
 from store import keys
 from store.db import Database
 from store.migrate import upgrade
 from tests.support import TEST_ENV, WorkerProcess, create_database, drop_database, poll_job
-from zolve.config import Settings
 
 pytest_plugins = ["tests.tiers"]  # marks the integration tier (make test-fast leaves it out)
 
@@ -69,7 +69,7 @@ def db(settings: Settings) -> Iterator[Database]:
 @pytest.fixture(scope="session")
 def app(settings: Settings):
     import tests.plugins  # noqa: F401 - the test-only kinds the worker loads through ZOLVE_PLUGINS
-    from api import create_app
+    from api.app import create_app
 
     return create_app(settings)
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from marshmallow import Schema, fields, validate
 
-from zolve.kinds import Kind, register
+from kinds import Kind, register
 
 
 class CrashParams(Schema):

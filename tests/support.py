@@ -182,7 +182,7 @@ def private_stack(
     from dataclasses import replace
 
     import tests.plugins  # noqa: F401 - the test-only kinds its worker loads through ZOLVE_PLUGINS
-    from api import create_app
+    from api.app import create_app
     from store import keys
     from store.db import Database
     from store.migrate import upgrade

@@ -3,7 +3,7 @@
 import stat
 from pathlib import Path
 
-from zolve.config import SECRET_KEY_FILE, Settings, secret_key_for
+from core.config import SECRET_KEY_FILE, Settings, secret_key_for
 
 
 def test_the_secret_key_comes_from_the_environment_first(monkeypatch, tmp_path: Path) -> None:

@@ -9,13 +9,8 @@ from __future__ import annotations
 from amqp.exceptions import ChannelError
 from celery import Celery
 
-from zolve.config import Settings
-
-RUN_JOB = "zolve.run_job"
-RUN_SHARD = "zolve.run_shard"
-FINALIZE = "zolve.finalize"
-SWEEP = "zolve.sweep"
-QUEUE = "zolve"
+from core.config import Settings
+from services.messages import QUEUE
 
 
 def make_celery(settings: Settings) -> Celery:
@@ -54,12 +49,6 @@ def make_celery(settings: Settings) -> Celery:
         worker_cancel_long_running_tasks_on_connection_loss=False,
     )
     return app
-
-
-def enqueue(celery: Celery, job_id: str, task: str = RUN_JOB) -> None:
-    """Publish a wake-up message (a job id, or a shard id for RUN_SHARD). Raises when the broker is
-    unreachable."""
-    celery.send_task(task, args=[job_id], queue=QUEUE)
 
 
 def queue_depth(celery: Celery) -> int | None:

@@ -12,14 +12,14 @@ from contextlib import contextmanager
 from celery import Celery, bootsteps
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
+from core.config import Settings
+from kinds import KINDS
+from services.messages import FINALIZE, RUN_JOB, RUN_SHARD, SWEEP, Messages, publish
 from store import heartbeats, jobs, shards
 from store.db import Database
 from workers import broker_fixes
-from workers.app import FINALIZE, RUN_JOB, RUN_SHARD, SWEEP, make_celery, queue_depth
-from workers.publish import Messages, publish
+from workers.app import make_celery, queue_depth
 from workers.runner import execute, execute_shard, finalize
-from zolve.config import Settings
-from zolve.kinds import KINDS
 
 log = logging.getLogger("zolve.worker")
 

@@ -19,13 +19,13 @@ from typing import Any, TypeVar
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session
 
+from core.config import Settings
+from core.states import JobState
+from kinds import Kind, get_kind
 from puzzles.runtime import Cancelled, Run, TimeLimitExceeded
+from services.messages import Messages
 from store import jobs, shards
 from store.db import Database
-from workers.publish import Messages
-from workers.resources import host_resources
-from zolve.config import Settings
-from zolve.kinds import get_kind
 
 log = logging.getLogger("zolve.worker")
 T = TypeVar("T")
@@ -35,11 +35,12 @@ Heartbeat = Callable[[Session, "dict[str, Any] | None"], "bool | None"]
 
 
 class Watcher(threading.Thread):
-    def __init__(self, db: Database, settings: Settings, beat: Heartbeat, time_limit: float):
+    def __init__(self, db: Database, settings: Settings, beat: Heartbeat, kind: Kind, time_limit: float):
         super().__init__(name="zolve-watcher", daemon=True)
         self.db, self.settings, self.beat = db, settings, beat
         self.latest_progress: dict[str, Any] | None = None
-        self.solve_run = Run(time_limit=time_limit, on_progress=self.report, resources=host_resources(db))
+        resources = kind.resources_for(db)
+        self.solve_run = Run(time_limit=time_limit, on_progress=self.report, resources=resources)
         self._stopped = threading.Event()
 
     def report(self, progress: dict[str, Any]) -> None:
@@ -66,6 +67,10 @@ class Watcher(threading.Thread):
         self.join(timeout=5)
 
 
+#: the state a job ends in, by how its watched run ended
+OUTCOME_STATES = {"ok": JobState.SUCCEEDED, "cancelled": JobState.CANCELLED, "failed": JobState.FAILED}
+
+
 @dataclass
 class Watched:
     """How a watched piece of work ended: `ok`, `cancelled`, `failed` or `lost` (lease lost)."""
@@ -78,9 +83,10 @@ class Watched:
 
 
 def run_watched(
-    db: Database, settings: Settings, beat: Heartbeat, time_limit: float, work: Callable[[Run], T]
+    db: Database, settings: Settings, beat: Heartbeat, kind: Kind, time_limit: float, work: Callable[[Run], T]
 ) -> Watched:
-    watcher = Watcher(db, settings, beat, time_limit)
+    """Run `work` for a job or shard of `kind`, with the resources the kind's runs are offered."""
+    watcher = Watcher(db, settings, beat, kind, time_limit)
     run = watcher.solve_run
     started = time.monotonic()
     watcher.start()
@@ -118,7 +124,7 @@ def execute(db: Database, settings: Settings, job_id: uuid.UUID, worker: str) ->
     except Exception as exc:  # a bug after the claim: fail now, with the error, rather than time out
         log.exception("job %s failed outside the solver", job_id)
         with db.session() as session:
-            jobs.finish(session, job_id, worker, state="failed", error=_error(exc))
+            jobs.finish(session, job_id, worker, state=JobState.FAILED, error=_error(exc))
         return Messages()
 
 
@@ -142,7 +148,9 @@ def _run_claimed_job(
         return jobs.heartbeat(session, job_id, worker, settings.lease_seconds, progress)
 
     if spec.sharded:
-        outcome = run_watched(db, settings, beat, time_limit, lambda run: spec.puzzle().plan(params, run))
+        outcome = run_watched(
+            db, settings, beat, spec, time_limit, lambda run: spec.puzzle().plan(params, run)
+        )
         if outcome.status == "ok":
 
             def store_plan() -> list[int]:
@@ -158,10 +166,12 @@ def _run_claimed_job(
                 followups.finalize.append(job_id)
             return followups
     else:
-        outcome = run_watched(db, settings, beat, time_limit, lambda run: spec.solve_function()(params, run))
+        outcome = run_watched(
+            db, settings, beat, spec, time_limit, lambda run: spec.solve_function()(params, run)
+        )
     if outcome.status == "lost":
         return followups
-    state = {"ok": "succeeded", "cancelled": "cancelled", "failed": "failed"}[outcome.status]
+    state = OUTCOME_STATES[outcome.status]
     result = spec.dump_result(outcome.value) if outcome.status == "ok" else None
 
     def store_outcome() -> bool:
@@ -187,13 +197,14 @@ def execute_shard(db: Database, settings: Settings, shard_id: int, worker: str) 
         shard = shards.claim_shard(session, shard_id, worker, settings.lease_seconds, settings.max_attempts)
     if shard is None:
         return followups
-    puzzle = get_kind(shard.kind).puzzle()
+    spec = get_kind(shard.kind)
+    puzzle = spec.puzzle()
 
     def beat(session: Session, progress: dict[str, Any] | None) -> bool | None:
         return shards.heartbeat_shard(session, shard_id, worker, settings.lease_seconds)
 
     outcome = run_watched(
-        db, settings, beat, shard.time_limit, lambda run: puzzle.run_shard(shard.params, shard.key, run)
+        db, settings, beat, spec, shard.time_limit, lambda run: puzzle.run_shard(shard.params, shard.key, run)
     )
 
     def store() -> None:

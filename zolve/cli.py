@@ -3,7 +3,6 @@ wait, cancel, jobs) and solve a puzzle in-process with no service at all (solve)
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Iterator
@@ -13,43 +12,16 @@ from typing import Any
 
 import click
 
-from zolve.config import Settings
-
-DEFAULT_URL = "http://127.0.0.1:8000"
-
-
-def _read_json(value: str) -> Any:
-    """JSON text, or @path to a JSON file."""
-    text = Path(value[1:]).read_text() if value.startswith("@") else value
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise click.BadParameter(f"not valid JSON: {exc}") from exc
-
-
-def _print_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, default=str))
-
-
-def _server_settings(start_embedded: bool = True) -> tuple[Settings, Any]:
-    """Settings with database and broker URLs. Without configured URLs: the servers of a `zolve up`
-    running on the data directory (joined, never stopped), or embedded servers of our own (returned, for
-    the caller to stop)."""
-    settings = Settings.from_env()
-    if settings.database_url and settings.redis_url:
-        return settings, None
-    if not start_embedded:
-        raise click.ClickException(
-            "DATABASE_URL and REDIS_URL are not set: export both, or use `zolve up` for embedded servers"
-        )
-    from zolve.embedded import open_embedded
-
-    try:
-        stack, services = open_embedded(settings.data_dir)
-    except RuntimeError as exc:
-        raise click.ClickException(str(exc)) from exc
-    database_url = settings.database_url or stack.database_url
-    return settings.with_urls(database_url, settings.redis_url or stack.redis_url), services
+from core.config import Settings
+from zolve.commands.common import (
+    make_client,
+    print_json,
+    progress_every_option,
+    read_json,
+    server_settings,
+    solve_locally,
+    with_client,
+)
 
 
 @click.group()
@@ -97,7 +69,7 @@ def api(host: str, port: int, workers: int, threads: int) -> None:
     """Serve the REST API under gunicorn (needs DATABASE_URL and REDIS_URL)."""
     from zolve.servers import serve_api
 
-    settings, _ = _server_settings(start_embedded=False)
+    settings, _ = server_settings(start_embedded=False)
     serve_api(settings, host=host, port=port, workers=workers, threads=threads)
 
 
@@ -109,7 +81,7 @@ def worker(concurrency: int, pool: str, loglevel: str) -> None:
     """Run a Celery worker (needs DATABASE_URL and REDIS_URL)."""
     from zolve.servers import serve_worker
 
-    settings, _ = _server_settings(start_embedded=False)
+    settings, _ = server_settings(start_embedded=False)
     serve_worker(settings, concurrency=concurrency, pool=pool, loglevel=loglevel)
 
 
@@ -118,7 +90,7 @@ def migrate() -> None:
     """Create or upgrade the database schema (Alembic)."""
     from store.migrate import upgrade
 
-    settings, services = _server_settings()
+    settings, services = server_settings()
     try:
         upgrade(settings.database_url)
         click.echo("database is at the latest revision")
@@ -137,27 +109,27 @@ def keys() -> None:
 @click.option("--name", default="cli", show_default=True)
 def keys_create(admin: bool, name: str) -> None:
     """Create an API key and print it. It is shown only this once; only its hash is stored."""
-    from store import keys as key_store
+    from services import keys as key_service
 
-    with _key_session() as session:
-        new = key_store.create_key(session, name=name, is_admin=admin)
+    with _key_settings() as settings:
+        new = key_service.create_key(settings, name=name, is_admin=admin)
     click.echo(new.key)
 
 
 @keys.command("list")
 def keys_list() -> None:
     """List the API keys: id, name, the key's first characters, admin or not, created, revoked."""
-    from store import keys as key_store
+    from services import keys as key_service
 
-    with _key_session() as session:
-        rows = key_store.list_keys(session)
-        click.echo(f"{'id':>5}  {'name':<20} {'prefix':<11} {'admin':<5}  {'created':<19}  revoked")
-        for row in rows:
-            revoked = f"{row.revoked_at:%Y-%m-%d %H:%M:%S}" if row.revoked_at else "-"
-            click.echo(
-                f"{row.id:>5}  {row.name[:20]:<20} {row.prefix:<11} {'yes' if row.is_admin else 'no':<5}"
-                f"  {row.created_at:%Y-%m-%d %H:%M:%S}  {revoked}"
-            )
+    with _key_settings() as settings:
+        rows = key_service.list_keys(settings)
+    click.echo(f"{'id':>5}  {'name':<20} {'prefix':<11} {'admin':<5}  {'created':<19}  revoked")
+    for row in rows:
+        revoked = f"{row.revoked_at:%Y-%m-%d %H:%M:%S}" if row.revoked_at else "-"
+        click.echo(
+            f"{row.id:>5}  {row.name[:20]:<20} {row.prefix:<11} {'yes' if row.is_admin else 'no':<5}"
+            f"  {row.created_at:%Y-%m-%d %H:%M:%S}  {revoked}"
+        )
 
 
 @keys.command("revoke")
@@ -165,30 +137,23 @@ def keys_list() -> None:
 def keys_revoke(key_id: int) -> None:
     """Revoke the key KEY_ID (see `zolve keys list`). Running API processes stop accepting it within
     10 seconds (they cache keys that briefly); its jobs are kept."""
-    from store import keys as key_store
+    from services import keys as key_service
+    from services.errors import ServiceError
 
-    with _key_session() as session:
-        row = key_store.revoke_key(session, key_id)
-        if row is None:
-            raise click.ClickException(f"there is no key {key_id}: `zolve keys list` shows them")
-        click.echo(f"key {row.id} ({row.name}, {row.prefix}…) revoked at {row.revoked_at:%Y-%m-%d %H:%M:%S}")
+    with _key_settings() as settings:
+        try:
+            row = key_service.revoke_key(settings, key_id)
+        except ServiceError as refused:
+            raise click.ClickException(refused.message) from None
+    click.echo(f"key {row.id} ({row.name}, {row.prefix}…) revoked at {row.revoked_at:%Y-%m-%d %H:%M:%S}")
 
 
 @contextmanager
-def _key_session() -> Iterator[Any]:
-    """A database session on the configured (or embedded) database, committed on success."""
-    from store.db import Database
-    from store.migrate import upgrade
-
-    settings, services = _server_settings()
+def _key_settings() -> Iterator[Settings]:
+    """Settings for the configured (or embedded) database; embedded servers of our own stop after."""
+    settings, services = server_settings()
     try:
-        upgrade(settings.database_url)  # a data directory where `zolve up` never ran has no tables yet
-        db = Database(settings.database_url)
-        try:
-            with db.session() as session:
-                yield session
-        finally:
-            db.dispose()
+        yield settings
     finally:
         if services:
             services.stop()
@@ -200,77 +165,32 @@ def _key_session() -> Iterator[Any]:
 @click.option("--params", "params_text", default="{}", help="JSON, or @file")
 @click.option("--time-limit", type=float, default=None, help="seconds (default: the service default)")
 @click.option(
+    "--rows",
     "--boards",
     "rows_file",
     type=click.File("w"),
     default=None,
-    help="kinds with rows: also write them (CSV) here",
+    help="kinds that store rows (Planet X: boards): also write them here as CSV",
 )
 def solve(kind: str, params_text: str, time_limit: float | None, rows_file: Any) -> None:
     """Solve one puzzle in this process (on every core for sharded kinds), with no service, and print
     the result JSON."""
     on_rows = None
     if rows_file is not None:
-        rows_file.write("code,board\n")
+        from kinds import KINDS
+
+        spec = KINDS.get(kind)
+        if spec is not None and spec.rows is None:
+            raise click.BadParameter(f"{kind} jobs store no rows", param_hint="--rows")
+        rows_file.write(f"code,{spec.rows.item}\n" if spec else "code\n")
 
         def on_rows(spec: Any, params: dict[str, Any], rows: list[int]) -> None:
             rows_file.write("".join(f"{code},{spec.render_row(params, code)}\n" for code in rows))
 
-    _print_json(solve_locally(kind, _read_json(params_text), time_limit, on_rows))
-
-
-def solve_locally(kind: str, raw_params: Any, time_limit: float | None = None, on_rows: Any = None) -> Any:
-    """Validate params (exit 2 with field errors), solve in this process, return the result JSON."""
-    from marshmallow import ValidationError
-
-    from puzzles.runtime import Run, Stopped
-    from zolve.kinds import KINDS
-
-    spec = KINDS.get(kind)
-    if spec is None:
-        raise click.ClickException(f"unknown kind {kind!r}; one of: {', '.join(sorted(KINDS))}")
-    try:
-        params = spec.load_params(raw_params)
-    except ValidationError as err:
-        click.echo(json.dumps({"errors": {"params": err.messages}}, indent=2), err=True)
-        sys.exit(2)
-    limit = time_limit or Settings.from_env().default_time_limit
-    rows = (lambda codes: on_rows(spec, params, codes)) if on_rows else None
-    try:
-        with Run(time_limit=limit, on_rows=rows) as run:
-            return spec.dump_result(spec.solve_function()(params, run))
-    except Stopped as stop:
-        raise click.ClickException(str(stop)) from stop
+    print_json(solve_locally(kind, read_json(params_text), time_limit, on_rows))
 
 
 # -- talking to a running service ----------------------------------------------------------------
-client_options = [
-    click.option("--url", envvar="ZOLVE_URL", default=DEFAULT_URL, show_default=True, help="[ZOLVE_URL]"),
-    click.option("--key", envvar="ZOLVE_API_KEY", required=True, help="API key [ZOLVE_API_KEY]"),
-]
-
-
-def with_client(func):
-    for option in reversed(client_options):
-        func = option(func)
-    return func
-
-
-def _client(url: str, key: str):
-    from zolve.client import Client
-
-    return Client(url, key)
-
-
-progress_every_option = click.option(
-    "--progress-every",
-    type=click.FloatRange(min=0),
-    default=5.0,
-    show_default=True,
-    help="seconds between progress lines on stderr when it is not a terminal (a terminal gets a live line)",
-)
-
-
 @main.command()
 @with_client
 @click.argument("kind")
@@ -292,14 +212,14 @@ def submit(
     progress_every: float,
 ) -> None:
     """Submit a job and print it (or, with --wait, its final state; progress goes to stderr)."""
-    client = _client(url, key)
-    body: dict[str, Any] = {"kind": kind, "params": _read_json(params_text)}
+    client = make_client(url, key)
+    body: dict[str, Any] = {"kind": kind, "params": read_json(params_text)}
     if time_limit is not None:
         body["time_limit"] = time_limit
     if fresh:
         body["fresh"] = True
     job = client.submit(body, idempotency_key=idempotency_key)
-    _print_json(client.wait(job["id"], every=progress_every) if wait_for_it else job)
+    print_json(client.wait(job["id"], every=progress_every) if wait_for_it else job)
 
 
 @main.command()
@@ -307,7 +227,7 @@ def submit(
 @click.argument("job_id")
 def status(url: str, key: str, job_id: str) -> None:
     """Print a job."""
-    _print_json(_client(url, key).get(job_id))
+    print_json(make_client(url, key).get(job_id))
 
 
 @main.command()
@@ -317,8 +237,8 @@ def status(url: str, key: str, job_id: str) -> None:
 @progress_every_option
 def wait(url: str, key: str, job_id: str, timeout: float | None, progress_every: float) -> None:
     """Wait for a job to finish, showing its progress on stderr, then print it."""
-    job = _client(url, key).wait(job_id, timeout=timeout, every=progress_every)
-    _print_json(job)
+    job = make_client(url, key).wait(job_id, timeout=timeout, every=progress_every)
+    print_json(job)
     sys.exit(0 if job["state"] == "succeeded" else 1)
 
 
@@ -329,7 +249,7 @@ def wait(url: str, key: str, job_id: str, timeout: float | None, progress_every:
 @click.option("--output", "-o", type=click.File("w"), default="-", help="file (default: standard output)")
 def export(url: str, key: str, job_id: str, fmt: str, output: Any) -> None:
     """Stream every stored board of a job (Planet X enumeration) as CSV or NDJSON, with a progress bar."""
-    _client(url, key).export(job_id, fmt, output)
+    make_client(url, key).export(job_id, fmt, output)
 
 
 @main.command()
@@ -337,7 +257,7 @@ def export(url: str, key: str, job_id: str, fmt: str, output: Any) -> None:
 @click.argument("job_id")
 def cancel(url: str, key: str, job_id: str) -> None:
     """Cancel a job."""
-    _print_json(_client(url, key).cancel(job_id))
+    print_json(make_client(url, key).cancel(job_id))
 
 
 @main.command()
@@ -352,20 +272,20 @@ def jobs(url: str, key: str, state: tuple[str, ...], kind: str | None, limit: in
     from rich.table import Table
 
     table = Table("id", "kind", "state", "created", "attempts")
-    for job in _client(url, key).iter_jobs(states=state, kind=kind, limit=limit, all_pages=all_pages):
+    for job in make_client(url, key).iter_jobs(states=state, kind=kind, limit=limit, all_pages=all_pages):
         table.add_row(job["id"], job["kind"], job["state"], job["created_at"], str(job["attempts"]))
     Console().print(table)
 
 
-def _register_puzzle_commands() -> None:
-    from zolve.les_cli import les
-    from zolve.planetx_cli import planetx
+def _add_kind_commands() -> None:
+    """The in-process command groups the kinds name (one per family, e.g. `zolve planetx`)."""
+    from kinds import KINDS, load_attribute
 
-    main.add_command(planetx)
-    main.add_command(les)
+    for reference in sorted({kind.cli for kind in KINDS.values() if kind.cli}):
+        main.add_command(load_attribute(reference))
 
 
-_register_puzzle_commands()
+_add_kind_commands()
 
 if __name__ == "__main__":
     main()

@@ -6,13 +6,13 @@ import logging
 from dataclasses import replace
 from typing import Any
 
-from zolve.config import Settings, secret_key_for
+from core.config import Settings, secret_key_for
 
 
 def serve_api(settings: Settings, *, host: str, port: int, workers: int, threads: int) -> None:
     from gunicorn.app.base import BaseApplication
 
-    from api import create_app
+    from api.app import create_app
 
     # resolved once, before gunicorn forks: every process signs the dashboard's sessions alike
     settings = replace(settings, secret_key=secret_key_for(settings))
@@ -39,7 +39,7 @@ def serve_api(settings: Settings, *, host: str, port: int, workers: int, threads
 
 
 def serve_worker(settings: Settings, *, concurrency: int, pool: str, loglevel: str) -> None:
-    from workers.app import QUEUE
+    from services.messages import QUEUE
     from workers.main import create_worker_app
 
     logging.basicConfig(level=loglevel, format="%(asctime)s %(levelname)s %(name)s: %(message)s")

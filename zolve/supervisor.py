@@ -20,7 +20,7 @@ from typing import Any
 
 import click
 
-from zolve.config import Settings
+from core.config import Settings
 
 log = logging.getLogger("zolve.supervisor")
 

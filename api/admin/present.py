@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from core.states import JobState
 from store.dashboard import Minute
 from store.models import Job, JobEvent
 
@@ -21,7 +22,7 @@ def pretty_json(value: Any) -> str:
 
 def progress_percent(job: Job) -> int | None:
     """0-100 when the job's progress can be measured; None draws an indeterminate bar."""
-    if job.state == "succeeded":
+    if job.state == JobState.SUCCEEDED:
         return 100
     if job.shards_total:
         return int(100 * job.shards_done / job.shards_total)

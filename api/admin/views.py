@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from flask import (
@@ -22,14 +22,18 @@ from flask import (
 )
 from werkzeug.exceptions import HTTPException
 
-from api import boards
+from api import job_cache, rows
 from api.admin import present
-from api.jobs import database, forget_status, publish_job
+from api.deps import context, database, settings
+from api.resources import job_links
+from core.states import JOB_STATES, JobState
+from kinds import KINDS
+from services import jobs as job_service
+from services.context import Caller
+from services.errors import ServiceError
 from store import dashboard, keys
 from store import jobs as job_store
-from store.models import JOB_STATES, ApiKey
-from workers.publish import Messages, publish
-from zolve.kinds import KINDS
+from store.models import ApiKey
 
 log = logging.getLogger("zolve.admin")
 bp = Blueprint("admin", __name__, url_prefix="/admin", template_folder="templates", static_folder="static")
@@ -38,10 +42,6 @@ PUBLIC = ("admin.login", "admin.static")
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 PAGE_SIZE = 25
 MAX_PAGE_SIZE = 200
-
-
-def _settings():
-    return current_app.extensions["zolve.settings"]
 
 
 # -- who is asking --------------------------------------------------------------------------------
@@ -132,7 +132,7 @@ def logout() -> Response:
 
 # -- overview -------------------------------------------------------------------------------------
 def _overview_context() -> dict[str, Any]:
-    alive_within = max(15.0, 3 * _settings().sweep_interval)
+    alive_within = max(15.0, 3 * settings().sweep_interval)
     with database().session() as db_session:
         summary = dashboard.overview(db_session, alive_within=alive_within)
     charts = [
@@ -231,7 +231,7 @@ def job_progress(job_id: uuid.UUID) -> Response:
 @bp.get("/jobs/<uuid:job_id>")
 def job_page(job_id: uuid.UUID) -> str:
     with database().session() as db_session:
-        detail = dashboard.job_detail(db_session, job_id, stuck_after=_settings().requeue_after)
+        detail = dashboard.job_detail(db_session, job_id, stuck_after=settings().requeue_after)
     if detail is None:
         abort(404, "no such job")
     job = detail.job
@@ -242,23 +242,20 @@ def job_page(job_id: uuid.UUID) -> str:
         job=job,
         steps=present.timeline(job, detail.history, detail.keys),
         tables=present.result_tables(job.kind, job.result),
-        has_rows=bool(kind and kind.has_rows and job.state == "succeeded"),
+        has_rows=bool(kind and kind.rows and job.state == JobState.SUCCEEDED),
+        rows_name=kind.rows_name if kind else "rows",
+        links=job_links(job),
     )
 
 
 @bp.get("/jobs/<uuid:job_id>/export.<any(csv, ndjson):fmt>")
 def job_export(job_id: uuid.UUID, fmt: str) -> Response:
-    """The job's boards, streamed like GET /jobs/{id}/boards.csv, for a signed-in admin."""
+    """The job's rows, streamed like GET /jobs/{id}/boards.csv, for a signed-in admin."""
     job = _job_or_404(job_id)
     kind = KINDS.get(job.kind)
-    if kind is None or not kind.has_rows:
-        abort(404, f"jobs of kind {job.kind} have no boards")
-    if fmt == "csv":
-        response = boards._export(
-            job, {}, lambda r: f"{r['code']},{r['board']}\n", "code,board\n", "text/csv"
-        )
-    else:
-        response = boards._export(job, {}, lambda r: json.dumps(r) + "\n", None, "application/x-ndjson")
+    if kind is None or kind.rows is None:
+        abort(404, f"jobs of kind {job.kind} store no rows")
+    response = rows.export(job, kind.rows, {}, fmt)
     response.headers["Content-Disposition"] = f"attachment; filename={job.id}.{fmt}"
     return response
 
@@ -268,20 +265,33 @@ def _confirm(title: str, message: str, job_id: uuid.UUID) -> str:
     return render_template("admin/confirm.html", title=title, message=message, job_id=job_id)
 
 
+def _admin() -> Caller:
+    return Caller(g.admin.id, is_admin=True)
+
+
+def _act(job_id: uuid.UUID, action: Callable[[], str]) -> Response:
+    """Run an operator action and flash its outcome (or why it was refused) on the job's page."""
+    try:
+        flash(action(), "ok")
+    except ServiceError as refused:
+        flash(refused.message, "error")
+    job_cache.forget(job_id)
+    return redirect(url_for("admin.job_page", job_id=job_id))
+
+
 @bp.route("/jobs/<uuid:job_id>/cancel", methods=["GET", "POST"])
 def cancel_job(job_id: uuid.UUID) -> Any:
     job = _job_or_404(job_id)
     if request.method == "GET":
         return _confirm("Cancel job", f"Cancel {job.kind} job {job.id} ({job.state})?", job_id)
-    with database().session() as db_session:
-        job = job_store.get_job(db_session, job_id, None)
-        if job.is_final:
-            flash(f"the job already {job.state}", "error")
-        else:
-            job = job_store.request_cancel(db_session, job, actor_key_id=g.admin.id)
-            flash(f"cancel requested: the job is {job.state}", "ok")
-    forget_status(job_id)
-    return redirect(url_for("admin.job_page", job_id=job_id))
+    if job.is_final:
+        flash(f"the job already {job.state}", "error")
+        return redirect(url_for("admin.job_page", job_id=job_id))
+
+    def cancel() -> str:
+        return f"cancel requested: the job is {job_service.cancel(context(), _admin(), job_id).state}"
+
+    return _act(job_id, cancel)
 
 
 @bp.route("/jobs/<uuid:job_id>/retry", methods=["GET", "POST"])
@@ -290,16 +300,12 @@ def retry_job(job_id: uuid.UUID) -> Any:
     if request.method == "GET":
         message = f"Run failed {job.kind} job {job.id} again from the start (its shards and boards go)?"
         return _confirm("Retry job", message, job_id)
-    try:
-        with database().session() as db_session:
-            dashboard.retry_job(db_session, job_id, g.admin.id)
-    except dashboard.ActionRefused as refused:
-        flash(str(refused), "error")
-    else:
-        publish_job(job_id)
-        flash("the job is queued again", "ok")
-    forget_status(job_id)
-    return redirect(url_for("admin.job_page", job_id=job_id))
+
+    def retry() -> str:
+        job_service.retry(context(), _admin(), job_id)
+        return "the job is queued again"
+
+    return _act(job_id, retry)
 
 
 @bp.route("/jobs/<uuid:job_id>/shards/<int:shard_id>/requeue", methods=["GET", "POST"])
@@ -308,16 +314,9 @@ def requeue_shard(job_id: uuid.UUID, shard_id: int) -> Any:
     if request.method == "GET":
         message = f"Requeue shard {shard_id}? A worker still running it stops without storing anything."
         return _confirm("Requeue shard", message, job_id)
-    try:
-        with database().session() as db_session:
-            dashboard.requeue_shard(db_session, job_id, shard_id, g.admin.id)
-    except dashboard.ActionRefused as refused:
-        flash(str(refused), "error")
-    else:
-        _publish_shard(shard_id)
-        flash(f"shard {shard_id} is queued again", "ok")
-    return redirect(url_for("admin.job_page", job_id=job_id))
 
+    def requeue() -> str:
+        job_service.requeue_shard(context(), _admin(), job_id, shard_id)
+        return f"shard {shard_id} is queued again"
 
-def _publish_shard(shard_id: int) -> None:
-    publish(current_app.extensions["zolve.celery"], database(), Messages(shards=[shard_id]))
+    return _act(job_id, requeue)

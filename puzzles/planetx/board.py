@@ -15,6 +15,8 @@ LETTERS = "EXGDAC"
 OBJECT_NAMES = ("empty", "planet_x", "gas_cloud", "dwarf_planet", "asteroid", "comet")
 OBJECTS = dict(zip(OBJECT_NAMES, range(6), strict=True))
 BITS = 3
+#: what a host offers through `run.resource(BOARDS_RESOURCE, mode=...)`: the stored boards of a mode
+BOARDS_RESOURCE = "planetx.boards"
 
 
 @dataclass(frozen=True, eq=False)

@@ -13,11 +13,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from puzzles.planetx.board import BITS, PLANET_X, Mode
+from puzzles.planetx.board import BITS, BOARDS_RESOURCE, PLANET_X, Mode
 from puzzles.planetx.rules import enumerate_boards
 from puzzles.runtime import Run
 
-RESOURCE = "planetx.boards"
+RESOURCE = BOARDS_RESOURCE
 _cache: dict[str, tuple[str, BoardSet]] = {}  # mode → (source, boards)
 
 

@@ -9,11 +9,11 @@ import uuid
 import pytest
 from sqlalchemy import select, update
 
+from kinds import KINDS
 from store import jobs as job_store
 from store import keys, shards
 from store.models import ApiKey, Job, JobEvent
 from tests.support import wait_until
-from zolve.kinds import KINDS
 
 DICE = {"kind": "dice", "params": {"dice": 3, "faces": 6}}
 SLOW = {"kind": "dice", "params": {"dice": 3, "faces": 20}, "time_limit": 120}

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from marshmallow import ValidationError
 from schemathesis import checks
 
-from zolve.kinds import KINDS
+from kinds import KINDS
 
 # /ready is a 503 until a worker heartbeats: about the servers, not the request (tests/api/test_ready.py)
 schema = schemathesis.pytest.from_fixture("api_schema").exclude(path="/ready")

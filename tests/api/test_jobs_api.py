@@ -207,9 +207,9 @@ def test_etag_gives_304_until_the_job_changes(client, auth, worker, wait_job) ->
 
 
 def test_queued_job_has_retry_after_and_cancel_means_it_never_starts(client, db, app, worker) -> None:
+    from services.messages import enqueue
     from store import jobs as job_store
     from store import keys
-    from workers.app import enqueue
 
     with db.session() as session:
         owner = keys.create_key(session, name="queued")
@@ -267,7 +267,7 @@ def test_every_job_scoped_endpoint_hides_other_clients_jobs(app, client, make_ke
     rules = [
         r for r in app.url_map.iter_rules() if "job_id" in r.arguments and not r.rule.startswith("/admin/")
     ]
-    assert {r.endpoint for r in rules} >= {"jobs.JobItem", "jobs.cancel_job", "boards.boards_page"}
+    assert {r.endpoint for r in rules} >= {"jobs.JobItem", "jobs.cancel_job", "rows.boards_page"}
     for rule in rules:
         method = "POST" if "POST" in rule.methods else "GET"
         theirs = client.open(rule.rule.replace("<uuid:job_id>", job_id), method=method, headers=stranger)

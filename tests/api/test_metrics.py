@@ -21,7 +21,7 @@ def test_metrics_need_an_admin_key(client, make_key) -> None:
 def isolated_app(settings, isolated_db: Database) -> Iterator:
     """The app on a database of its own: its figures count only this test's jobs (the shared database
     holds every other test's, and the shared worker finishes them at any time)."""
-    from api import create_app
+    from api.app import create_app
 
     app = create_app(replace(settings, database_url=isolated_db.url))
     yield app

@@ -11,7 +11,7 @@ DICE = {"kind": "dice", "params": {"dice": 3, "faces": 4}}
 
 @pytest.fixture
 def limited_app(settings):
-    from api import create_app
+    from api.app import create_app
 
     return create_app(replace(settings, rate_limit="8 per minute", submit_rate_limit="3 per minute"))
 
@@ -37,7 +37,7 @@ def test_submits_have_their_own_tighter_limit(limited_app, make_key) -> None:
 
 
 def test_the_limit_is_shared_by_every_api_process(settings, make_key) -> None:
-    from api import create_app
+    from api.app import create_app
 
     tight = replace(settings, rate_limit="5 per minute")
     first, second, dave = create_app(tight).test_client(), create_app(tight).test_client(), make_key()

@@ -19,7 +19,7 @@ def test_ready_when_the_database_the_broker_and_a_worker_answer(client, worker) 
 
 
 def test_not_ready_without_a_broker(settings, worker) -> None:
-    from api import create_app
+    from api.app import create_app
 
     no_broker = replace(settings, redis_url=f"redis://127.0.0.1:{free_port()}/0")
     unready = create_app(no_broker).test_client().get("/ready")
@@ -29,7 +29,7 @@ def test_not_ready_without_a_broker(settings, worker) -> None:
 
 
 def test_not_ready_when_no_worker_has_heartbeated_within_a_lease(settings, isolated_db) -> None:
-    from api import create_app
+    from api.app import create_app
 
     app = create_app(replace(settings, database_url=isolated_db.url))
     never = app.test_client().get("/ready")

@@ -21,7 +21,7 @@ from puzzles.leaving_earth.data import (
 from puzzles.leaving_earth.planner import plan
 from puzzles.leaving_earth.request import RequestError, parse_range
 from puzzles.runtime import Run
-from zolve.les_cli import LES_KEYS, les
+from zolve.commands.les import LES_KEYS, les
 
 CASES = json.loads((Path(__file__).parent / "data" / "les_cases.json").read_text())
 NAMES = {location.name: code for code, location in LOCATIONS.items()}

@@ -12,13 +12,13 @@ from collections.abc import Iterator
 import pytest
 from marshmallow import Schema, ValidationError, fields
 
+from kinds import KINDS
 from schemas import fields as ascii_fields
 from schemas.batches import BatchCreate, BatchGetArgs
 from schemas.dice import DiceParams
 from schemas.jobs import JobCreate, JobGetArgs, JobListArgs
 from schemas.leaving_earth import PlanParams
 from schemas.planetx import BoardExportQuery, BoardQuery, DeduceParams, EnumerateParams, SimulateParams
-from zolve.kinds import KINDS
 
 REQUEST_SCHEMAS = [
     JobCreate,

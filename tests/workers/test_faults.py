@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
+from core.config import Settings
 from store.models import Board, Job
 from tests.support import PrivateStack, poll_job, private_stack, wait_until
-from zolve.config import Settings
 
 SLOW_DICE = {"kind": "dice", "params": {"dice": 3, "faces": 20}, "time_limit": 8}
 

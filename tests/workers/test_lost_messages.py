@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import func, select
 
+from core.config import Settings
 from store.models import Job, JobEvent, Shard
 from tests.support import PrivateStack, poll_job, private_stack, wait_until
-from zolve.config import Settings
 
 # lost (sent but dropped) messages are re-sent only after this long: the unsent path must not need it
 NEVER_REQUEUE = {"ZOLVE_REQUEUE_AFTER": "600"}

@@ -3,12 +3,12 @@
 import time
 import uuid
 
-from api import create_app
+from api.app import create_app
+from services.messages import enqueue
 from store import jobs as job_store
 from store import keys
 from store.models import Job
 from tests.support import wait_until
-from workers.app import enqueue
 
 SLOW = {"kind": "dice", "params": {"dice": 3, "faces": 20}, "time_limit": 120}
 DICE_QUICK = {"kind": "dice", "params": {"dice": 3, "faces": 4}}

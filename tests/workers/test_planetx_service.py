@@ -11,9 +11,10 @@ from sqlalchemy import select
 
 from puzzles.planetx.board import MODES, PLANET_X, decode, to_letters
 from puzzles.planetx.rules import enumerate_boards
+from services.messages import RUN_SHARD, enqueue
 from store.models import Board, Shard
 from tests.support import shard_states, wait_until
-from workers.app import RUN_SHARD, enqueue, queue_depth
+from workers.app import queue_depth
 
 STANDARD = {"kind": "planetx.enumerate", "params": {"mode": "standard"}}
 

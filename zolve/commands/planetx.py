@@ -29,11 +29,11 @@ def deduce(
     mode: str, observations: str, sky_start: int, targets_used: int, top: int, rank_by: str, as_json: bool
 ) -> None:
     """Rank the next actions by expected bits per day and show each sector's odds."""
-    from zolve.cli import _print_json, _read_json, solve_locally
+    from zolve.commands.common import print_json, read_json, solve_locally
 
     params = {
         "mode": mode,
-        "observations": _read_json(observations),
+        "observations": read_json(observations),
         "sky_start": sky_start,
         "targets_used": targets_used,
         "top": top,
@@ -41,7 +41,7 @@ def deduce(
     }
     result = solve_locally("planetx.deduce", params)
     if as_json:
-        _print_json(result)
+        print_json(result)
     elif result["status"] != "ok":
         raise click.ClickException(result["message"])
     else:
@@ -91,7 +91,7 @@ def _percent(p: float) -> str:
 )
 def simulate(mode: str, games: int, seed: int, policy: str) -> None:
     """Play games on random boards on every core and print the days they took (JSON)."""
-    from zolve.cli import _print_json, solve_locally
+    from zolve.commands.common import print_json, solve_locally
 
     params = {"mode": mode, "games": games, "seed": seed, "policy": policy, "sample_games": 0}
-    _print_json(solve_locally("planetx.simulate", params))
+    print_json(solve_locally("planetx.simulate", params))

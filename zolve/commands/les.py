@@ -48,7 +48,7 @@ class Via(click.ParamType):
         for part in parts:
             name, _, number = part.partition("=")
             field = {"drop": "drop", "pickup": "pick_up", "pick_up": "pick_up"}.get(name)
-            if field is None or not number.isdigit():
+            if field is None or not (number.isascii() and number.isdigit()):
                 self.fail(f"{value!r}: expected CODE[,drop=N][,pickup=N]", param, ctx)
             waypoint[field] = int(number)
         return waypoint
@@ -155,7 +155,7 @@ def _check_codes(options: dict[str, Any]) -> None:
 def _plan(params: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
     if options["url"]:
         return _plan_remotely(params, options)
-    from zolve.cli import solve_locally
+    from zolve.commands.common import solve_locally
 
     return solve_locally("leaving_earth.plan", params, options["time_limit"])
 

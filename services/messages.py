@@ -8,13 +8,24 @@ import logging
 import uuid
 from dataclasses import dataclass, field
 
-from celery import Celery
-
+from services.context import Broker
 from store import jobs
 from store.db import Database
-from workers.app import FINALIZE, RUN_JOB, RUN_SHARD, enqueue
 
 log = logging.getLogger("zolve.publish")
+
+#: the tasks a message names (the workers define them) and the one queue they travel on
+RUN_JOB = "zolve.run_job"
+RUN_SHARD = "zolve.run_shard"
+FINALIZE = "zolve.finalize"
+SWEEP = "zolve.sweep"
+QUEUE = "zolve"
+
+
+def enqueue(broker: Broker, target: str, task: str = RUN_JOB) -> None:
+    """Publish one wake-up message (a job id, or a shard id for RUN_SHARD). Raises when the broker is
+    unreachable."""
+    broker.send_task(task, args=[target], queue=QUEUE)
 
 
 @dataclass
@@ -29,14 +40,14 @@ class Messages:
         return bool(self.jobs or self.shards or self.finalize)
 
 
-def publish(celery: Celery, db: Database, messages: Messages) -> bool:
+def publish(broker: Broker, db: Database, messages: Messages) -> bool:
     """Send every message; False when the broker refused one (it and the rest are then marked unsent)."""
     pending = [(RUN_JOB, target) for target in messages.jobs]
     pending += [(RUN_SHARD, target) for target in messages.shards]
     pending += [(FINALIZE, target) for target in messages.finalize]
     for index, (task, target) in enumerate(pending):
         try:
-            enqueue(celery, str(target), task)
+            enqueue(broker, str(target), task)
         except Exception:
             _mark_unsent(db, pending[index:])
             return False

@@ -1,0 +1,40 @@
+"""Installs the dashboard on the app: sessions from an admin API key, CSRF on every form, template filters."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from flask import Flask
+from flask_wtf.csrf import CSRFProtect
+
+from api.admin import present
+from api.admin.views import bp
+from core.config import Settings, secret_key_for
+
+csrf = CSRFProtect()
+
+
+def init_admin(app: Flask, settings: Settings) -> None:
+    app.config.update(
+        SECRET_KEY=secret_key_for(settings),
+        SESSION_COOKIE_NAME="zolve_admin",
+        SESSION_COOKIE_HTTPONLY=True,
+        SESSION_COOKIE_SAMESITE="Lax",
+        PERMANENT_SESSION_LIFETIME=timedelta(hours=12),
+        # the bearer-token API has no forms: the dashboard asks for the token itself (views.guard)
+        WTF_CSRF_CHECK_DEFAULT=False,
+        # a token lives as long as the session, so a page left open still submits
+        WTF_CSRF_TIME_LIMIT=None,
+    )
+    csrf.init_app(app)
+    app.extensions["zolve.csrf"] = csrf
+    app.jinja_env.filters.update(
+        when=present.when,
+        duration=present.duration,
+        pretty=present.pretty_json,
+        percent=present.progress_percent,
+        progress_label=present.progress_label,
+        cell=present.cell_text,
+        rate=present.rate,
+    )
+    app.register_blueprint(bp)

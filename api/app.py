@@ -1,0 +1,77 @@
+"""The Flask app factory: the thin web layer over services/ (use cases), store/ (reads) and schemas/."""
+
+from __future__ import annotations
+
+import logging
+
+import swagger_ui_bundle
+from flask import Flask, send_from_directory
+from flask_smorest import Api
+
+from api import batches, errors, jobs, meta, metrics, rows
+from api.admin.setup import init_admin
+from api.limits import init_limits
+from core.config import Settings
+from kinds import KINDS
+from schemas.jobs import Error as ErrorSchema
+from services.context import Context
+from store.db import Database
+from workers.app import make_celery
+
+
+class ZolveApi(Api):
+    """flask-smorest with zolve's JSON error body."""
+
+    ERROR_SCHEMA = ErrorSchema
+
+    def handle_http_exception(self, error):
+        return errors.handle_http_exception(error)
+
+
+def create_app(settings: Settings | None = None) -> Flask:
+    settings = settings or Settings.from_env()
+    database_url, _ = settings.require_urls()
+    app = Flask(__name__)
+    app.config.update(
+        MAX_CONTENT_LENGTH=settings.max_body_bytes,
+        API_TITLE="zolve",
+        API_VERSION="1",
+        OPENAPI_VERSION="3.0.3",
+        OPENAPI_URL_PREFIX="/",
+        OPENAPI_JSON_PATH="openapi.json",
+        OPENAPI_SWAGGER_UI_PATH="docs",
+        OPENAPI_SWAGGER_UI_URL="/docs/assets/",
+        API_SPEC_OPTIONS={
+            "info": {"description": "Board-game puzzles solved with Z3, as jobs: POST one, then poll it."},
+            "components": {"securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}}},
+            "security": [{"bearer": []}],
+        },
+    )
+    app.extensions["zolve.settings"] = settings
+    # no pre-ping: a request that meets a connection dropped by a database restart answers 503 and
+    # resets the pool; every other request saves a round trip
+    app.extensions["zolve.db"] = Database(database_url, pool_size=10, pre_ping=False)
+    app.extensions["zolve.celery"] = make_celery(settings)
+    app.extensions["zolve.context"] = Context(
+        app.extensions["zolve.db"], settings, app.extensions["zolve.celery"]
+    )
+
+    api = ZolveApi(app)
+    for kind in KINDS.values():
+        api.spec.components.schema(kind.params_schema.__name__, schema=kind.params_schema)
+        api.spec.components.schema(kind.result_schema.__name__, schema=kind.result_schema)
+    api.register_blueprint(meta.blp)
+    api.register_blueprint(jobs.blp)
+    api.register_blueprint(rows.blp)
+    api.register_blueprint(batches.blp)
+    api.register_blueprint(metrics.blp)
+    errors.register_error_handlers(app)
+    init_admin(app, settings)
+    app.extensions["zolve.limiter"] = init_limits(app, settings)
+
+    @app.route("/docs/assets/<path:filename>")
+    def swagger_assets(filename: str):
+        return send_from_directory(swagger_ui_bundle.swagger_ui_path, filename)
+
+    logging.getLogger("zolve").setLevel(logging.INFO)
+    return app

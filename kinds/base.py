@@ -1,0 +1,103 @@
+"""What a puzzle kind is: its schemas, its solver, and the hooks the generic layers ask it for.
+
+A kind names its solver and CLI group as "module:attribute" strings, imported on first use, so the API
+process never loads Z3 and this package never imports the command line above it.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from marshmallow import Schema, ValidationError
+
+from schemas.fields import UNSTORABLE, at_path, storable, unstorable
+from store.db import Database
+from store.rows import CodeField
+
+if TYPE_CHECKING:  # the API must not import Z3
+    from puzzles.runtime import Run
+
+SolveFunction = Callable[[dict[str, Any], "Run"], dict[str, Any]]
+#: name -> provider, offered to a running puzzle through `Run.resource` (puzzles never query the database)
+Resources = Mapping[str, Callable[..., Any]]
+
+
+@dataclass(frozen=True)
+class Rows:
+    """A kind whose jobs store rows (integer codes) that clients page through, filter and export."""
+
+    #: what the rows are called: the API's path segment and progress counter (e.g. "boards")
+    name: str
+    #: what one row is called: the key of its rendered form in pages and exports (e.g. "board")
+    item: str
+    #: the human form of a row, given the job's params
+    render: Callable[[dict[str, Any], int], str]
+    #: query parameters for pages (limit and cursor included) and exports; validated with unknown=RAISE
+    page_query: type[Schema]
+    export_query: type[Schema]
+    #: validated query arguments -> bit fields every returned row must match
+    filters: Callable[[dict[str, Any]], list[CodeField]] = lambda args: []
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str
+    summary: str
+    params_schema: type[Schema]
+    result_schema: type[Schema]
+    solver: str  # "module:function", imported on first use
+    #: the module also implements puzzles.sharding.ShardedPuzzle: the service runs it in shards
+    sharded: bool = False
+    #: a succeeded job with the same params is served again instead of solved again (unless `fresh`)
+    cacheable: bool = False
+    #: the job stores rows (e.g. boards) that clients page through and export
+    rows: Rows | None = None
+    #: what the worker offers this kind's runs, from the database (e.g. stored boards)
+    resources: Callable[[Database], Resources] | None = None
+    #: a click group of in-process commands for this kind's family ("module:attribute"), added to `zolve`
+    cli: str | None = None
+
+    @property
+    def has_rows(self) -> bool:
+        return self.rows is not None
+
+    @property
+    def rows_name(self) -> str:
+        return self.rows.name if self.rows else "rows"
+
+    def solve_function(self) -> SolveFunction:
+        return getattr(self.puzzle(), self.solver.partition(":")[2])
+
+    def puzzle(self) -> Any:
+        """The puzzle module (for sharded kinds: plan, run_shard and combine)."""
+        return importlib.import_module(self.solver.partition(":")[0])
+
+    def load_params(self, raw: Any) -> dict[str, Any]:
+        """Validated params with defaults filled in; raises marshmallow.ValidationError, whose messages (like
+        the params) PostgreSQL can store: a rejected batch item keeps them."""
+        try:
+            params = self.params_schema().load(raw if raw is not None else {})
+        except ValidationError as err:
+            raise ValidationError(storable(err.messages)) from None
+        if (path := unstorable(params)) is not None:
+            raise ValidationError(storable(at_path(path, [UNSTORABLE])))
+        return params
+
+    def dump_result(self, result: dict[str, Any]) -> dict[str, Any]:
+        return self.result_schema().dump(result)
+
+    def render_row(self, params: dict[str, Any], code: int) -> str:
+        """The human form of a stored row (kinds with rows)."""
+        return self.rows.render(params, code) if self.rows else str(code)
+
+    def resources_for(self, db: Database) -> Resources:
+        return self.resources(db) if self.resources else {}
+
+
+def load_attribute(reference: str) -> Any:
+    """The object a "module:attribute" reference names."""
+    module, _, attribute = reference.partition(":")
+    return getattr(importlib.import_module(module), attribute)

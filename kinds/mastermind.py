@@ -1,0 +1,22 @@
+"""Mastermind: the next guess, and whole games (sharded by secret)."""
+
+from kinds.base import Kind
+from schemas.mastermind import GuessParams, GuessResult, PlayParams, PlayResult
+
+KINDS = [
+    Kind(
+        name="mastermind.guess",
+        summary="Mastermind: the next guess for a history of feedback (SAT-sampled on huge spaces)",
+        params_schema=GuessParams,
+        result_schema=GuessResult,
+        solver="puzzles.mastermind:guess",
+    ),
+    Kind(
+        name="mastermind.play",
+        summary="Mastermind: whole games against many secrets, sharded by secret; turns per game",
+        params_schema=PlayParams,
+        result_schema=PlayResult,
+        solver="puzzles.mastermind:play",
+        sharded=True,
+    ),
+]

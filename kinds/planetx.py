@@ -1,0 +1,91 @@
+"""The Search for Planet X: enumerate (sharded, stores every board), deduce and simulate.
+
+Enumerations store their boards as rows; deduction and simulation read a stored enumeration through the
+worker (the `planetx.boards` resource) instead of enumerating again."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kinds.base import Kind, Resources, Rows
+from puzzles.planetx.board import BITS, BOARDS_RESOURCE, render_board  # pure Python, no Z3
+from schemas.planetx import (
+    BoardExportQuery,
+    BoardQuery,
+    DeduceParams,
+    DeduceResult,
+    EnumerateParams,
+    EnumerateResult,
+    SimulateParams,
+    SimulateResult,
+)
+from store import rows
+from store.db import Database
+
+ENUMERATE = "planetx.enumerate"
+OBJECT_PARAMS = "exgdac"  # the query parameter of each object code 0..5
+CLI = "zolve.commands.planetx:planetx"
+
+
+def board_filters(args: dict[str, Any]) -> list[rows.CodeField]:
+    """`?x=7&c=1`: boards with Planet X in sector 7 and a comet in sector 1."""
+    return [
+        rows.CodeField(shift=BITS * (sector - 1), mask=(1 << BITS) - 1, value=obj)
+        for obj, name in enumerate(OBJECT_PARAMS)
+        for sector in args.get(name) or []
+    ]
+
+
+def stored_boards(db: Database) -> Resources:
+    def boards_of(mode: str) -> tuple[str, Callable[[], list[int]]] | None:
+        """The stored complete enumeration of a mode as (a key naming it, a loader of its codes)."""
+        source = rows.latest_rows_source(db, ENUMERATE, {"mode": mode}, params_empty=("constraints",))
+        if source is None:
+            return None
+        return str(source), lambda: rows.all_codes(db, source)
+
+    return {BOARDS_RESOURCE: boards_of}
+
+
+BOARDS = Rows(
+    name="boards",
+    item="board",
+    render=render_board,
+    page_query=BoardQuery,
+    export_query=BoardExportQuery,
+    filters=board_filters,
+)
+
+KINDS = [
+    Kind(
+        name=ENUMERATE,
+        summary="Every possible board of The Search for Planet X (standard or expert), stored",
+        params_schema=EnumerateParams,
+        result_schema=EnumerateResult,
+        solver="puzzles.planetx.enumerate:solve",
+        sharded=True,
+        cacheable=True,
+        rows=BOARDS,
+        cli=CLI,
+    ),
+    Kind(
+        name="planetx.deduce",
+        summary="Planet X: what observations leave possible, and the next actions ranked by bits per day",
+        params_schema=DeduceParams,
+        result_schema=DeduceResult,
+        solver="puzzles.planetx.deduce:solve",
+        resources=stored_boards,
+        cli=CLI,
+    ),
+    Kind(
+        name="planetx.simulate",
+        summary="Planet X: whole games on random boards under a policy; days to locate Planet X",
+        params_schema=SimulateParams,
+        result_schema=SimulateResult,
+        solver="puzzles.planetx.simulate:solve",
+        sharded=True,
+        resources=stored_boards,
+        cli=CLI,
+    ),
+]

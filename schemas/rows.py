@@ -1,0 +1,28 @@
+"""Pages of a job's stored rows (kinds that store them, e.g. Planet X boards). A kind extends
+RowPageQuery with its own filters."""
+
+from __future__ import annotations
+
+from marshmallow import Schema, fields, validate
+
+from schemas.fields import Integer
+
+
+class RowPageQuery(Schema):
+    limit = Integer(load_default=100, validate=validate.Range(1, 1000))
+    cursor = Integer(
+        validate=validate.Range(0, 2**63 - 1),  # a row's code is a PostgreSQL bigint
+        metadata={"description": "next_cursor of the previous page"},
+    )
+
+
+class RowPage(Schema):
+    items = fields.List(
+        fields.Dict(),
+        metadata={
+            "description": "each row's `code` and its readable form, named by the kind: Planet X boards"
+            " carry `board`, one letter per sector, sector 1 first (code: 3 bits per sector, sector 1"
+            " lowest, E0 X1 G2 D3 A4 C5)"
+        },
+    )
+    next_cursor = fields.Integer(allow_none=True)

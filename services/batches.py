@@ -1,0 +1,50 @@
+"""Batches: many requests of one kind in one call. Each item is validated on its own (a bad one is kept
+as rejected, the rest run) and identical requests are solved once."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from sqlalchemy.orm import Session
+
+from services.context import Caller, Context
+from services.errors import Invalid
+from services.jobs import checked_time_limit, kind_named, validated_params
+from services.messages import Messages, publish
+from store import batches as batch_store
+from store.models import Batch
+
+T = TypeVar("T")
+
+
+def _items(kind_name: str, raw_items: list[dict[str, Any]]) -> list[batch_store.NewItem]:
+    kind = kind_named(kind_name)
+    items = []
+    for raw in raw_items:
+        try:
+            items.append(batch_store.NewItem(raw["client_id"], validated_params(kind, raw["params"])))
+        except Invalid as refused:
+            items.append(batch_store.NewItem(raw["client_id"], None, refused.errors))
+    return items
+
+
+def submit_batch(
+    ctx: Context,
+    caller: Caller,
+    kind_name: str,
+    raw_items: list[dict[str, Any]],
+    time_limit: float | None,
+    present: Callable[[Session, Batch], T],
+) -> T:
+    """Store the batch and its distinct jobs, then wake the workers. Returns what `present` makes of the
+    batch in the same transaction, before any worker could change it."""
+    items = _items(kind_name, raw_items)
+    limit = checked_time_limit(ctx, time_limit)
+    with ctx.db.session() as session:
+        batch, job_ids = batch_store.create_batch(
+            session, owner_id=caller.key_id, kind=kind_name, items=items, time_limit=limit
+        )
+        presented = present(session, batch)
+    publish(ctx.broker, ctx.db, Messages(jobs=job_ids))
+    return presented

@@ -1,0 +1,135 @@
+"""Jobs: submit (validated, cached or idempotent), cancel, and the operator's retry and shard requeue."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from marshmallow import ValidationError
+
+from core.states import JobState
+from kinds import KINDS, Kind
+from services.context import Caller, Context
+from services.errors import Conflict, Invalid, NotFound
+from services.messages import Messages, publish
+from store import dashboard
+from store import jobs as job_store
+from store.models import Job
+
+IDEMPOTENCY_KEY_MAX = 255
+
+
+@dataclass(frozen=True)
+class Submission:
+    job: Job
+    #: False: an earlier request with the same Idempotency-Key made this job
+    created: bool = True
+    #: served from an identical succeeded job instead of solved again
+    cache_hit: bool = False
+
+
+def kind_named(name: str) -> Kind:
+    kind = KINDS.get(name)
+    if kind is None:
+        raise Invalid({"kind": [f"unknown kind; one of: {', '.join(sorted(KINDS))}"]})
+    return kind
+
+
+def validated_params(kind: Kind, raw: Any) -> dict[str, Any]:
+    try:
+        return kind.load_params(raw)
+    except ValidationError as err:
+        raise Invalid({"params": err.messages}) from None
+
+
+def checked_time_limit(ctx: Context, requested: float | None) -> float:
+    if requested is None:
+        return ctx.settings.default_time_limit
+    if requested > ctx.settings.max_time_limit:
+        raise Invalid({"time_limit": [f"must be at most {ctx.settings.max_time_limit:g} seconds"]})
+    return requested
+
+
+def _checked_idempotency_key(key: str | None) -> str | None:
+    if key is not None and not (0 < len(key) <= IDEMPOTENCY_KEY_MAX):
+        raise Invalid({"Idempotency-Key": [f"must be 1 to {IDEMPOTENCY_KEY_MAX} characters"]})
+    return key
+
+
+def submit(
+    ctx: Context,
+    caller: Caller,
+    kind_name: str,
+    raw_params: Any,
+    *,
+    time_limit: float | None = None,
+    fresh: bool = False,
+    idempotency_key: str | None = None,
+) -> Submission:
+    """Validate and store a job, then wake a worker (or leave it to the sweeper if the broker is down)."""
+    kind = kind_named(kind_name)
+    params = validated_params(kind, raw_params)
+    limit = checked_time_limit(ctx, time_limit)
+    key = _checked_idempotency_key(idempotency_key)
+    owner = {"owner_id": caller.key_id, "kind": kind.name, "params": params, "time_limit": limit}
+    with ctx.db.session() as session:
+        if kind.cacheable and not fresh and key is None:
+            cached = job_store.create_cached_job(session, **owner)
+            if cached is not None:
+                return Submission(cached, cache_hit=True)
+        try:
+            job, created = job_store.create_job(session, **owner, idempotency_key=key)
+        except job_store.IdempotencyConflict as conflict:
+            raise Invalid({"Idempotency-Key": [str(conflict)]}, str(conflict)) from None
+    if created:
+        publish(ctx.broker, ctx.db, Messages(jobs=[job.id]))
+    return Submission(job, created=created)
+
+
+def get(ctx: Context, caller: Caller, job_id: uuid.UUID) -> Job:
+    with ctx.db.session() as session:
+        job = job_store.get_job(session, job_id, caller.owner_filter)
+    if job is None:
+        raise NotFound("no such job")
+    return job
+
+
+def cancel(ctx: Context, caller: Caller, job_id: uuid.UUID) -> Job:
+    """A queued job never starts; a running one is interrupted within about a second. Cancelling a
+    cancelled job changes nothing; a succeeded or failed one is a Conflict."""
+    with ctx.db.session() as session:
+        job = job_store.get_job(session, job_id, caller.owner_filter)
+        if job is None:
+            raise NotFound("no such job")
+        if job.state in (JobState.SUCCEEDED, JobState.FAILED):
+            raise Conflict(f"the job already {job.state}")
+        return job_store.request_cancel(session, job, actor_key_id=caller.key_id)
+
+
+def retry(ctx: Context, caller: Caller, job_id: uuid.UUID) -> Job:
+    """Run a failed job again from the start (its shards and rows go). Admins only."""
+    _require_admin(caller)
+    try:
+        with ctx.db.session() as session:
+            job = dashboard.retry_job(session, job_id, caller.key_id)
+    except dashboard.ActionRefused as refused:
+        raise Conflict(str(refused)) from None
+    publish(ctx.broker, ctx.db, Messages(jobs=[job_id]))
+    return job
+
+
+def requeue_shard(ctx: Context, caller: Caller, job_id: uuid.UUID, shard_id: int) -> None:
+    """Queue a shard again; a worker still running it stops without storing anything. Admins only."""
+    _require_admin(caller)
+    try:
+        with ctx.db.session() as session:
+            dashboard.requeue_shard(session, job_id, shard_id, caller.key_id)
+    except dashboard.ActionRefused as refused:
+        raise Conflict(str(refused)) from None
+    publish(ctx.broker, ctx.db, Messages(shards=[shard_id]))
+
+
+def _require_admin(caller: Caller) -> None:
+    if not caller.is_admin:
+        raise NotFound("no such job")

@@ -1,0 +1,149 @@
+"""The layers of the tree, checked on its import statements: dependencies point one way, no module
+imports itself back through others, and puzzles/ stays pure Z3."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+#: each package and the packages it may import (zolve, the command line, sits on top of everything)
+LAYERS: dict[str, set[str]] = {
+    "puzzles": set(),
+    "core": set(),
+    "schemas": {"core", "puzzles"},
+    "store": {"core", "migrations"},
+    "kinds": {"core", "puzzles", "schemas", "store"},
+    "services": {"core", "kinds", "schemas", "store"},
+    "workers": {"core", "kinds", "puzzles", "services", "store"},
+    "api": {"core", "kinds", "schemas", "services", "store", "workers"},
+    "zolve": {"api", "core", "kinds", "puzzles", "schemas", "services", "store", "workers"},
+}
+#: what a puzzle must never need: it runs in the worker, the CLI and benchmarks alike
+NOT_IN_PUZZLES = {"flask", "celery", "kombu", "redis", "sqlalchemy", "psycopg", "marshmallow"}
+
+
+def _modules() -> dict[str, Path]:
+    found = {}
+    for package in LAYERS:
+        for path in (ROOT / package).rglob("*.py"):
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            found[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return found
+
+
+MODULES = _modules()
+
+
+def _type_checking_only(node: ast.AST) -> bool:
+    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+
+
+def _import_nodes(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import, including those inside functions, except under `if TYPE_CHECKING:`."""
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            yield node
+        stack.extend(child for child in ast.iter_child_nodes(node) if not _type_checking_only(child))
+
+
+def _imported(module: str, path: Path) -> set[str]:
+    """The modules an import statement names: `import a.b` names a.b; `from a import b, c` names a and,
+    where b or c is a submodule, a.b or a.c too."""
+    names = set()
+    for node in _import_nodes(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+            continue
+        base = node.module or ""
+        if node.level:  # relative: from . import x
+            package = module.split(".")[: len(module.split(".")) - node.level + (path.name == "__init__.py")]
+            base = ".".join([*package, *([base] if base else [])])
+        names.add(base)
+        names.update(f"{base}.{alias.name}" for alias in node.names if f"{base}.{alias.name}" in MODULES)
+    return names
+
+
+GRAPH = {module: _imported(module, path) for module, path in MODULES.items()}
+
+
+def _ours(name: str) -> str | None:
+    """The module of ours an imported name runs (a name inside a module: that module)."""
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def test_every_package_imports_only_the_layers_below_it() -> None:
+    wrong = sorted(
+        f"{module} imports {name}"
+        for module, names in GRAPH.items()
+        for name in names
+        if (top := name.split(".")[0]) in {*LAYERS, "migrations"}
+        and top != module.split(".")[0]
+        and top not in LAYERS[module.split(".")[0]]
+    )
+    assert wrong == []
+
+
+def test_no_module_imports_itself_back_through_others() -> None:
+    edges = {module: {_ours(name) for name in names} - {module, None} for module, names in GRAPH.items()}
+    cycles = [component for component in _strongly_connected(edges) if len(component) > 1]
+    assert cycles == []
+
+
+def _strongly_connected(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Tarjan's algorithm, iteratively."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    components: list[list[str]] = []
+    for root in edges:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(edges[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                components.append(sorted(component))
+    return components
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    edges = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert [c for c in _strongly_connected(edges) if len(c) > 1] == [["a", "b", "c"]]
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("puzzles")))
+def test_puzzles_are_pure(module: str) -> None:
+    assert {name.split(".")[0] for name in GRAPH[module]} & NOT_IN_PUZZLES == set()
