@@ -7,7 +7,8 @@ process never loads Z3 and this package never imports the command line above it.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Mapping
+import uuid
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -57,6 +58,8 @@ class Kind:
     rows: Rows | None = None
     #: what the worker offers this kind's runs, from the database (e.g. stored boards)
     resources: Callable[[Database], Resources] | None = None
+    #: jobs whose rows must outlive retention, e.g. because `resources` offers them to other runs
+    pinned: Callable[[Database], Iterable[uuid.UUID]] | None = None
     #: a click group of in-process commands for this kind's family ("module:attribute"), added to `zolve`
     cli: str | None = None
 
@@ -95,6 +98,9 @@ class Kind:
 
     def resources_for(self, db: Database) -> Resources:
         return self.resources(db) if self.resources else {}
+
+    def pinned_jobs(self, db: Database) -> set[uuid.UUID]:
+        return set(self.pinned(db)) if self.pinned else set()
 
 
 def load_attribute(reference: str) -> Any:

@@ -5,11 +5,12 @@ worker (the `planetx.boards` resource) instead of enumerating again."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from typing import Any
 
 from kinds.base import Kind, Resources, Rows
-from puzzles.planetx.board import BITS, BOARDS_RESOURCE, render_board  # pure Python, no Z3
+from puzzles.planetx.board import BITS, BOARDS_RESOURCE, MODES, render_board  # pure Python, no Z3
 from schemas.planetx import (
     BoardExportQuery,
     BoardQuery,
@@ -37,15 +38,25 @@ def board_filters(args: dict[str, Any]) -> list[rows.CodeField]:
     ]
 
 
+def complete_enumeration(db: Database, mode: str) -> uuid.UUID | None:
+    """The job whose rows hold the newest stored enumeration of a mode with no extra constraints."""
+    return rows.latest_rows_source(db, ENUMERATE, {"mode": mode}, params_empty=("constraints",))
+
+
 def stored_boards(db: Database) -> Resources:
     def boards_of(mode: str) -> tuple[str, Callable[[], list[int]]] | None:
         """The stored complete enumeration of a mode as (a key naming it, a loader of its codes)."""
-        source = rows.latest_rows_source(db, ENUMERATE, {"mode": mode}, params_empty=("constraints",))
+        source = complete_enumeration(db, mode)
         if source is None:
             return None
         return str(source), lambda: rows.all_codes(db, source)
 
     return {BOARDS_RESOURCE: boards_of}
+
+
+def enumerations_read(db: Database) -> set[uuid.UUID]:
+    """What deduce and simulate read: kept whatever its age while it is the newest of its mode."""
+    return {source for mode in MODES if (source := complete_enumeration(db, mode)) is not None}
 
 
 BOARDS = Rows(
@@ -67,6 +78,7 @@ KINDS = [
         sharded=True,
         cacheable=True,
         rows=BOARDS,
+        pinned=enumerations_read,
         cli=CLI,
     ),
     Kind(

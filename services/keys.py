@@ -10,22 +10,15 @@ from sqlalchemy.orm import Session
 from core.config import Settings
 from services.errors import NotFound
 from store import keys as key_store
-from store.db import Database
-from store.migrate import upgrade
+from store.migrate import migrated
 from store.models import ApiKey
 
 
 @contextmanager
 def _session(settings: Settings) -> Iterator[Session]:
-    """A session on the configured database, migrated first (a data directory where `zolve up` never ran
-    has no tables yet), committed on success."""
-    upgrade(settings.database_url)
-    db = Database(settings.database_url)
-    try:
-        with db.session() as session:
-            yield session
-    finally:
-        db.dispose()
+    """A session on the configured database (migrated first), committed on success."""
+    with migrated(settings.database_url) as db, db.session() as session:
+        yield session
 
 
 def create_key(settings: Settings, *, name: str, is_admin: bool) -> key_store.NewKey:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from alembic import command
@@ -9,7 +11,7 @@ from alembic.config import Config
 from sqlalchemy import create_engine, text
 
 import migrations
-from store.db import normalize_url
+from store.db import Database, normalize_url
 
 MIGRATIONS_DIR = Path(migrations.__file__).parent
 # serialises concurrent `migrate` runs (several containers starting at once)
@@ -33,3 +35,15 @@ def upgrade(database_url: str, revision: str = "head") -> None:
             lock_conn.execute(text("SELECT pg_advisory_unlock(:id)"), {"id": _LOCK_ID})
             lock_conn.commit()
     engine.dispose()
+
+
+@contextmanager
+def migrated(database_url: str) -> Iterator[Database]:
+    """The database, upgraded first (a data directory where `zolve up` never ran has no tables yet), for a
+    one-off command; disposed after."""
+    upgrade(database_url)
+    db = Database(database_url)
+    try:
+        yield db
+    finally:
+        db.dispose()

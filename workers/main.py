@@ -6,14 +6,17 @@ import logging
 import os
 import socket
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import timedelta
+from typing import Any
 
 from celery import Celery, bootsteps
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
 from core.config import Settings
 from kinds import KINDS
+from services import retention
 from services.messages import FINALIZE, RUN_JOB, RUN_SHARD, SWEEP, Messages, publish
 from store import heartbeats, jobs, shards
 from store.db import Database
@@ -67,36 +70,37 @@ def sweep_once(celery: Celery, db: Database, settings: Settings) -> jobs.SweepRe
     return report
 
 
-def sweeper_step(celery: Celery, db: Database, settings: Settings) -> type[bootsteps.StartStopStep]:
-    """A worker bootstep that sweeps on the worker's own timer.
+def timer_step(
+    name: str, interval: float, tick: Callable[[Any], None], requires: tuple[str, ...] = ()
+) -> type[bootsteps.StartStopStep]:
+    """A worker bootstep that calls `tick(worker)` every `interval` seconds on the worker's own timer
+    (the sweeper, the heartbeat, the purge). A failing tick is logged and tried again next interval.
 
     Not a thread: with the prefork pool the parent forks replacement children at any time, and a fork
     while a thread holds a lock (the import lock, a connection pool's) leaves the child deadlocked. The
     timer runs in the parent's event loop, never at the same moment as a fork.
     """
 
-    class Sweeper(bootsteps.StartStopStep):
-        requires = {"celery.worker.components:Timer"}
+    def safe_tick(worker: Any) -> None:
+        try:
+            tick(worker)
+        except Exception:
+            log.warning("%s failed; retrying next interval", name, exc_info=True)
 
-        def __init__(self, worker: object, **kwargs: object) -> None:
-            super().__init__(worker, **kwargs)
-            self.tref = None
+    def start(self: Any, worker: Any) -> None:
+        self.tref = worker.timer.call_repeatedly(interval, safe_tick, args=(worker,), priority=10)
 
-        def start(self, worker) -> None:
-            self.tref = worker.timer.call_repeatedly(settings.sweep_interval, self.tick, priority=10)
+    def stop(self: Any, worker: Any) -> None:
+        if getattr(self, "tref", None) is not None:
+            self.tref.cancel()
 
-        def stop(self, worker) -> None:
-            if self.tref is not None:
-                self.tref.cancel()
-
-        @staticmethod
-        def tick() -> None:
-            try:
-                sweep_once(celery, db, settings)
-            except Exception:
-                log.warning("sweep failed; retrying next interval", exc_info=True)
-
-    return Sweeper
+    attributes = {
+        "name": f"zolve.{name}",
+        "requires": {"celery.worker.components:Timer", *requires},
+        "start": start,
+        "stop": stop,
+    }
+    return type(name.title().replace(" ", ""), (bootsteps.StartStopStep,), attributes)
 
 
 def pool_pids(worker: object) -> list[int]:
@@ -107,35 +111,26 @@ def pool_pids(worker: object) -> list[int]:
     return list(info.get("processes") or []) or [os.getpid()]
 
 
-def heartbeat_step(db: Database, settings: Settings) -> type[bootsteps.StartStopStep]:
-    """A worker bootstep that records this worker's task processes in the `workers` table, on the
-    worker's own timer like the sweeper (the admin dashboard's "workers alive")."""
+def beat(db: Database, worker: Any) -> None:
+    """Record this worker's task processes in the `workers` table (the dashboard's "workers alive",
+    /ready's worker check)."""
+    with db.session() as session:
+        heartbeats.beat(session, socket.gethostname(), pool_pids(worker), worker.hostname)
 
-    class WorkerHeartbeat(bootsteps.StartStopStep):
-        requires = {"celery.worker.components:Timer", "celery.worker.components:Pool"}
 
-        def __init__(self, worker: object, **kwargs: object) -> None:
-            super().__init__(worker, **kwargs)
-            self.tref = None
-
-        def start(self, worker) -> None:
-            self.tref = worker.timer.call_repeatedly(
-                settings.sweep_interval, self.tick, args=(worker,), priority=10
-            )
-
-        def stop(self, worker) -> None:
-            if self.tref is not None:
-                self.tref.cancel()
-
-        @staticmethod
-        def tick(worker) -> None:
-            try:
-                with db.session() as session:
-                    heartbeats.beat(session, socket.gethostname(), pool_pids(worker), worker.hostname)
-            except Exception:
-                log.warning("worker heartbeat failed; retrying next interval", exc_info=True)
-
-    return WorkerHeartbeat
+def purge_expired(db: Database, settings: Settings) -> None:
+    if settings.retention_days <= 0:
+        return
+    report = retention.purge(db, timedelta(days=settings.retention_days))
+    if report.jobs or report.batches:
+        log.info(
+            "purge: %d jobs (%d rows, %d shards, %d events), %d batches",
+            report.jobs,
+            report.rows,
+            report.shards,
+            report.events,
+            report.batches,
+        )
 
 
 @contextmanager
@@ -183,8 +178,11 @@ def create_worker_app(settings: Settings) -> Celery:
     def sweep() -> None:
         sweep_once(celery, db, settings)
 
-    celery.steps["worker"].add(sweeper_step(celery, db, settings))
-    celery.steps["worker"].add(heartbeat_step(db, settings))
+    steps = celery.steps["worker"]
+    steps.add(timer_step("sweeper", settings.sweep_interval, lambda _: sweep_once(celery, db, settings)))
+    pool = ("celery.worker.components:Pool",)
+    steps.add(timer_step("heartbeat", settings.sweep_interval, lambda worker: beat(db, worker), pool))
+    steps.add(timer_step("purge", settings.purge_interval, lambda _: purge_expired(db, settings)))
     # import Z3 and every solver in the parent, so recycled pool children start warm
     for kind in KINDS.values():
         kind.solve_function()

@@ -7,6 +7,7 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -157,6 +158,60 @@ def _key_settings() -> Iterator[Settings]:
     finally:
         if services:
             services.stop()
+
+
+class Duration(click.ParamType):
+    """30d, 12h, 90m or 45s (a plain number is days)."""
+
+    name = "duration"
+    UNITS = {"d": 86400, "h": 3600, "m": 60, "s": 1}
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> timedelta:
+        if isinstance(value, timedelta):
+            return value
+        text = str(value).strip().lower()
+        number, unit = (text[:-1], text[-1]) if text[-1:] in self.UNITS else (text, "d")
+        try:
+            amount = float(number) if number.isascii() else float("nan")
+        except ValueError:
+            amount = float("nan")
+        if not 0 <= amount < 1e6:  # also refuses nan
+            self.fail(f"{value!r} is not a duration like 30d, 12h, 90m or 45s", param, ctx)
+        return timedelta(seconds=amount * self.UNITS[unit])
+
+
+@main.command()
+@click.option(
+    "--older-than",
+    type=Duration(),
+    default=None,
+    help="purge jobs finished longer ago than this, e.g. 30d, 12h [default: ZOLVE_RETENTION_DAYS days]",
+)
+@click.option("--dry-run", is_flag=True, help="only count what would be purged")
+def purge(older_than: timedelta | None, dry_run: bool) -> None:
+    """Delete finished jobs older than the retention age, with their results, shards, events, boards and
+    batches (the workers do this every ZOLVE_PURGE_INTERVAL seconds too). The newest complete enumeration
+    of each Planet X mode is kept whatever its age, and so are rows a kept job still reads."""
+    from services import retention
+    from store.migrate import migrated
+
+    settings, services = server_settings()
+    if older_than is None:
+        if settings.retention_days <= 0:
+            raise click.ClickException("ZOLVE_RETENTION_DAYS is 0 (keep forever): give --older-than")
+        older_than = timedelta(days=settings.retention_days)
+    try:
+        with migrated(settings.database_url) as db:
+            report = retention.purge(db, older_than, dry_run=dry_run)
+    finally:
+        if services:
+            services.stop()
+    verb = "would purge" if dry_run else "purged"
+    click.echo(
+        f"{verb} {report.jobs} jobs finished before {older_than} ago ({report.rows} rows, {report.shards}"
+        f" shards, {report.events} events) and {report.batches} batches; kept {report.kept} expired jobs"
+        " that are pinned or whose rows a kept job reads"
+    )
 
 
 # -- in-process solving --------------------------------------------------------------------------

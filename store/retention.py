@@ -1,0 +1,105 @@
+"""Retention: finished jobs older than a cutoff go, with their shards, events, rows and batch items.
+
+A job stays while rows it stored are read by a job that stays (a cached copy shares its source's rows), or
+while it is pinned (e.g. the newest complete enumeration, which other kinds read). Deletes run a chunk of
+jobs per transaction, under an advisory lock, so that two purgers never work at once."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Collection
+from dataclasses import dataclass, fields
+from datetime import datetime
+
+from sqlalchemy import ColumnElement, and_, delete, exists, func, not_, select
+from sqlalchemy.orm import Session, aliased
+
+from core.states import FINAL_STATES
+from store.db import Database
+from store.models import Batch, BatchItem, Board, Job, JobEvent, Shard
+
+CHUNK = 500
+#: pg_try_advisory_xact_lock key: "zolve purge"
+PURGE_LOCK = 0x7A6F_6C76_6570
+
+
+@dataclass
+class PurgeReport:
+    jobs: int = 0
+    shards: int = 0
+    events: int = 0
+    rows: int = 0
+    batches: int = 0
+    #: expired jobs kept because they are pinned or their rows are still read
+    kept: int = 0
+
+    def add(self, other: PurgeReport) -> None:
+        for name in (f.name for f in fields(self)):
+            setattr(self, name, getattr(self, name) + getattr(other, name))
+
+
+def _finished_before(job: type[Job] | Job, before: datetime) -> ColumnElement[bool]:
+    return and_(job.state.in_(FINAL_STATES), job.finished_at < before)
+
+
+def _expired(before: datetime, pinned: Collection[uuid.UUID]) -> ColumnElement[bool]:
+    """Jobs that go: finished before the cutoff, not pinned, and no job that stays reads their rows."""
+    reader = aliased(Job)
+    read_by_a_job_that_stays = exists().where(
+        reader.rows_job_id == Job.id, reader.id != Job.id, not_(_finished_before(reader, before))
+    )
+    conditions = [_finished_before(Job, before), ~read_by_a_job_that_stays]
+    if pinned:
+        conditions.append(Job.id.not_in(list(pinned)))
+    return and_(*conditions)
+
+
+def _counts(session: Session, ids: list[uuid.UUID]) -> PurgeReport:
+    def count(column: ColumnElement) -> int:
+        return session.scalar(select(func.count()).where(column.in_(ids))) or 0
+
+    return PurgeReport(
+        jobs=len(ids), shards=count(Shard.job_id), events=count(JobEvent.job_id), rows=count(Board.job_id)
+    )
+
+
+def _expired_batches(before: datetime, pinned: Collection[uuid.UUID]) -> ColumnElement[bool]:
+    """Batches created before the cutoff none of whose jobs stays."""
+    staying = (
+        select(BatchItem.batch_id)
+        .join(Job, Job.id == BatchItem.job_id)
+        .where(BatchItem.batch_id == Batch.id, not_(_expired(before, pinned)))
+    )
+    return and_(Batch.created_at < before, ~staying.exists())
+
+
+def purge(
+    db: Database, before: datetime, pinned: Collection[uuid.UUID], dry_run: bool = False
+) -> PurgeReport:
+    """Delete (or, dry, count) what expired before `before`. Returns what went, or would go."""
+    report = PurgeReport()
+    with db.session() as session:
+        expired_ids = select(Job.id).where(_expired(before, pinned))
+        finished_before = select(func.count()).where(_finished_before(Job, before))
+        report.kept = (session.scalar(finished_before) or 0) - (
+            session.scalar(select(func.count()).select_from(expired_ids.subquery())) or 0
+        )
+        if dry_run:
+            report.add(_counts(session, list(session.scalars(expired_ids))))
+            report.batches = session.scalar(select(func.count()).where(_expired_batches(before, pinned))) or 0
+            return report
+    while True:
+        with db.session() as session:
+            if not session.scalar(select(func.pg_try_advisory_xact_lock(PURGE_LOCK))):
+                return report  # another purger is at work
+            ids = list(session.scalars(select(Job.id).where(_expired(before, pinned)).limit(CHUNK)))
+            if not ids:
+                break
+            chunk = _counts(session, ids)
+            session.execute(delete(Board).where(Board.job_id.in_(ids)))
+            # shards, events and batch items go with their job (ON DELETE CASCADE)
+            session.execute(delete(Job).where(Job.id.in_(ids)))
+            report.add(chunk)
+    with db.session() as session:
+        report.batches = session.execute(delete(Batch).where(_expired_batches(before, pinned))).rowcount
+    return report
