@@ -90,6 +90,11 @@ class Settings:
             secret_key=os.environ.get("ZOLVE_SECRET_KEY") or None,
         )
 
+    @property
+    def worker_alive_within(self) -> float:
+        """A worker process heartbeats every sweep_interval: one silent for three is gone."""
+        return 3 * self.sweep_interval
+
     def with_urls(self, database_url: str, redis_url: str) -> Settings:
         return replace(self, database_url=database_url, redis_url=redis_url)
 

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session
 from services.context import Caller, Context
 from services.errors import Invalid
 from services.jobs import checked_time_limit, kind_named, validated_params
-from services.messages import Messages, publish
+from services.messages import Messages, send
 from store import batches as batch_store
 from store.models import Batch
 
@@ -46,5 +46,6 @@ def submit_batch(
             session, owner_id=caller.key_id, kind=kind_name, items=items, time_limit=limit
         )
         presented = present(session, batch)
-    publish(ctx.broker, ctx.db, Messages(jobs=job_ids))
+    if job_ids:
+        send(ctx, Messages(owners={caller.key_id}))
     return presented

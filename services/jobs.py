@@ -12,7 +12,7 @@ from core.states import JobState
 from kinds import KINDS, Kind
 from services.context import Caller, Context
 from services.errors import Conflict, Invalid, NotFound
-from services.messages import Messages, publish
+from services.messages import Messages, publish, send
 from store import dashboard
 from store import jobs as job_store
 from store.models import Job
@@ -83,7 +83,7 @@ def submit(
         except job_store.IdempotencyConflict as conflict:
             raise Invalid({"Idempotency-Key": [str(conflict)]}, str(conflict)) from None
     if created:
-        publish(ctx.broker, ctx.db, Messages(jobs=[job.id]))
+        send(ctx, Messages(owners={caller.key_id}))  # it goes now, or when the caller's turn comes
     return Submission(job, created=created)
 
 

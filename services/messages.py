@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
-from services.context import Broker
-from store import jobs
+from services.context import Broker, Context
+from store import dispatch, jobs
 from store.db import Database
+from store.dispatch import Released
 
 log = logging.getLogger("zolve.publish")
 
@@ -22,22 +24,49 @@ SWEEP = "zolve.sweep"
 QUEUE = "zolve"
 
 
+#: Redis priorities (0 first): a worker process that frees up takes any job or finalize before the next
+#: shard of a bulk job, so interactive work waits at most for one shard (a few seconds) to end
+INTERACTIVE_PRIORITY = 0
+BULK_PRIORITY = 6
+
+
 def enqueue(broker: Broker, target: str, task: str = RUN_JOB) -> None:
     """Publish one wake-up message (a job id, or a shard id for RUN_SHARD). Raises when the broker is
     unreachable."""
-    broker.send_task(task, args=[target], queue=QUEUE)
+    priority = BULK_PRIORITY if task == RUN_SHARD else INTERACTIVE_PRIORITY
+    broker.send_task(task, args=[target], queue=QUEUE, priority=priority)
 
 
 @dataclass
 class Messages:
-    """What to publish: jobs to run, shards to run, sharded jobs to finalize."""
+    """What to publish: jobs to run, shards to run, sharded jobs to finalize; and the clients whose held
+    work may now go (see store.dispatch): they submitted, or something of theirs finished."""
 
     jobs: list[uuid.UUID] = field(default_factory=list)
     shards: list[int] = field(default_factory=list)
     finalize: list[uuid.UUID] = field(default_factory=list)
+    owners: set[int] = field(default_factory=set)
 
     def __bool__(self) -> bool:
-        return bool(self.jobs or self.shards or self.finalize)
+        return bool(self.jobs or self.shards or self.finalize or self.owners)
+
+
+def send(ctx: Context, messages: Messages) -> None:
+    """Publish the messages, then release and publish the held work of `messages.owners` that fits
+    their windows (once the transaction that changed their work has committed: the caller's)."""
+    publish(ctx.broker, ctx.db, messages)
+    if messages.owners:
+        release(ctx, messages.owners)
+
+
+def release(ctx: Context, owners: Collection[int] | None = None) -> Released:
+    """Release held work in turn (every client's when `owners` is None) and publish it."""
+    with ctx.db.session() as session:
+        released = dispatch.release(
+            session, dispatch.window(session, ctx.settings.worker_alive_within), owners
+        )
+    publish(ctx.broker, ctx.db, Messages(jobs=released.jobs, shards=released.shards))
+    return released
 
 
 def publish(broker: Broker, db: Database, messages: Messages) -> bool:

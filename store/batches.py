@@ -37,7 +37,7 @@ def create_batch(
             digest = params_hash(kind, item.params)
             job = jobs_by_hash.get(digest)
             if job is None:
-                job = job_row(owner_id, kind, item.params, digest, time_limit, enqueued_at=func.now())
+                job = job_row(owner_id, kind, item.params, digest, time_limit)  # held: see store.dispatch
                 jobs_by_hash[digest] = job
         rows.append((position, item, job))
     session.add_all(jobs_by_hash.values())

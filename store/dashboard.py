@@ -267,7 +267,8 @@ def _shard_cells(session: Session, job_id: uuid.UUID, stuck_after: float) -> lis
     lost = func.now() - timedelta(seconds=stuck_after)
     stuck = or_(
         and_(Shard.state == ShardState.RUNNING, Shard.lease_expires_at < func.now()),
-        and_(Shard.state == ShardState.QUEUED, or_(Shard.enqueued_at.is_(None), Shard.enqueued_at < lost)),
+        # a held shard (enqueued_at NULL) is waiting its client's turn (store.dispatch), not stuck
+        and_(Shard.state == ShardState.QUEUED, Shard.enqueued_at < lost),
     )
     rows = session.execute(
         select(Shard.id, Shard.key, Shard.state, Shard.attempts, Shard.lease_owner, Shard.row_count, stuck)

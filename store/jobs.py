@@ -54,9 +54,8 @@ def create_job(
         existing = _job_by_idempotency_key(session, owner_id, idempotency_key)
         if existing is not None:
             return _replay(existing, digest, time_limit), False
-    job = job_row(
-        owner_id, kind, params, digest, time_limit, idempotency_key=idempotency_key, enqueued_at=func.now()
-    )
+    # held until store.dispatch releases it to the broker within its client's window
+    job = job_row(owner_id, kind, params, digest, time_limit, idempotency_key=idempotency_key)
     try:
         with session.begin_nested():
             session.add(job)
@@ -357,9 +356,9 @@ def sweep(
     """Recover what dead workers and lost messages left behind. Safe to run from many workers at once:
     rows are locked with SKIP LOCKED and each transition is guarded by the state it expects.
 
-    Queued jobs never published are always sent; queued jobs published more than `requeue_after` seconds
-    ago are sent again only when `requeue_after` is given (the caller saw an empty broker queue, so their
-    message was lost, e.g. Redis restarted without persistence)."""
+    Queued jobs published more than `requeue_after` seconds ago are sent again only when `requeue_after`
+    is given (the caller saw an empty broker queue, so their message was lost, e.g. Redis restarted without
+    persistence). Queued jobs never sent are held for store.dispatch, which releases them in turn."""
     expired = list(
         session.scalars(
             select(Job)
@@ -395,7 +394,7 @@ def sweep(
             select(Job.id)
             .where(
                 Job.state == JobState.QUEUED,
-                shards.unsent_or_lost(Job.enqueued_at, requeue_after),
+                shards.sent_long_ago(Job.enqueued_at, requeue_after),
             )
             .order_by(Job.created_at)
             .limit(batch)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import and_, case, func, insert, or_, select, true, update
+from sqlalchemy import and_, case, false, func, insert, or_, select, true, update
 from sqlalchemy.orm import Session
 
 from core.states import JobState, ShardState
@@ -31,7 +31,15 @@ def unsent_or_lost(enqueued_at: Any, requeue_after: float | None) -> Any:
     """Rows whose wake-up message was never sent, or (given `requeue_after`) was sent that long ago."""
     if requeue_after is None:
         return enqueued_at.is_(None)
-    return or_(enqueued_at.is_(None), enqueued_at < func.now() - timedelta(seconds=requeue_after))
+    return or_(enqueued_at.is_(None), sent_long_ago(enqueued_at, requeue_after))
+
+
+def sent_long_ago(enqueued_at: Any, requeue_after: float | None) -> Any:
+    """Rows (given `requeue_after`) whose message was sent that long ago: lost, when the queue is empty.
+    Held rows (never sent) are store.dispatch's."""
+    if requeue_after is None:
+        return false()
+    return enqueued_at < func.now() - timedelta(seconds=requeue_after)
 
 
 def create_shards(session: Session, job_id: uuid.UUID, worker: str, keys: list[str]) -> list[int]:
@@ -77,8 +85,7 @@ class LeaseLost(Exception):
 def _insert_shards(session: Session, job_id: uuid.UUID, keys: list[str]) -> list[int]:
     if not keys:
         return []
-    now = session.scalar(select(func.now()))  # one database clock for every row
-    rows = [{"job_id": job_id, "key": key, "enqueued_at": now} for key in keys]
+    rows = [{"job_id": job_id, "key": key} for key in keys]  # held: see store.dispatch
     return list(session.scalars(insert(Shard).returning(Shard.id, sort_by_parameter_order=True), rows))
 
 
@@ -91,6 +98,7 @@ class ClaimedShard:
     params: dict[str, Any]
     time_limit: float
     attempts: int
+    owner_id: int
 
 
 def claim_shard(
@@ -127,7 +135,9 @@ def claim_shard(
     if shard is None:
         return None
     job = session.get(Job, shard.job_id)
-    return ClaimedShard(shard.id, job.id, shard.key, job.kind, job.params, job.time_limit, shard.attempts)
+    return ClaimedShard(
+        shard.id, job.id, shard.key, job.kind, job.params, job.time_limit, shard.attempts, job.owner_id
+    )
 
 
 def heartbeat_shard(session: Session, shard_id: int, worker: str, lease_seconds: float) -> bool | None:
@@ -383,7 +393,7 @@ def sweep_shards(
             .where(
                 Shard.state == ShardState.QUEUED,
                 Job.state == JobState.RUNNING,
-                unsent_or_lost(Shard.enqueued_at, requeue_after),
+                sent_long_ago(Shard.enqueued_at, requeue_after),
             )
             .order_by(Shard.id)
             .limit(batch)

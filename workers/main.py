@@ -17,7 +17,8 @@ from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from core.config import Settings
 from kinds import KINDS
 from services import retention
-from services.messages import FINALIZE, RUN_JOB, RUN_SHARD, SWEEP, Messages, publish
+from services.context import Context
+from services.messages import FINALIZE, RUN_JOB, RUN_SHARD, SWEEP, Messages, publish, release, send
 from store import heartbeats, jobs, shards
 from store.db import Database
 from workers import broker_fixes
@@ -59,6 +60,9 @@ def sweep_once(celery: Celery, db: Database, settings: Settings) -> jobs.SweepRe
         db,
         Messages(jobs=report.to_enqueue, shards=shard_report.to_enqueue, finalize=shard_report.to_finalize),
     )
+    # every client's held work that fits its window: after a lost message, a restarted broker or a
+    # requeue, and whatever no finished task has released yet
+    release(Context(db, settings, celery))
     if report.to_enqueue or report.failed or report.cancelled or shard_report.to_enqueue:
         log.info(
             "sweep: enqueued %d jobs and %d shards, failed %d, cancelled %d",
@@ -149,6 +153,7 @@ def create_worker_app(settings: Settings) -> Celery:
     celery = make_celery(settings)
     database_url, _ = settings.require_urls()
     db = Database(database_url, pool_size=2)
+    ctx = Context(db, settings, celery)
 
     retry_options = {
         "autoretry_for": (OperationalError, InterfaceError),
@@ -161,13 +166,13 @@ def create_worker_app(settings: Settings) -> Celery:
     def run_job(job_id: str) -> None:
         limit_z3_memory(settings)
         with _database_errors_retryable():
-            publish(celery, db, execute(db, settings, uuid.UUID(job_id), worker_id()))
+            send(ctx, execute(db, settings, uuid.UUID(job_id), worker_id()))
 
     @celery.task(name=RUN_SHARD, **retry_options)
     def run_shard(shard_id: str) -> None:
         limit_z3_memory(settings)
         with _database_errors_retryable():
-            publish(celery, db, execute_shard(db, settings, int(shard_id), worker_id()))
+            send(ctx, execute_shard(db, settings, int(shard_id), worker_id()))
 
     @celery.task(name=FINALIZE, **retry_options)
     def finalize_job(job_id: str) -> None:

@@ -109,23 +109,25 @@ def run_watched(
 
 
 def execute(db: Database, settings: Settings, job_id: uuid.UUID, worker: str) -> Messages:
-    """Claim and run a job; a sharded kind is planned here and continues in its shards."""
-    followups = Messages()
+    """Claim and run a job; a sharded kind is planned here and continues in its shards. What follows
+    includes the job's client, whose next held job (or planned shards) may now go."""
     with db.session() as session:
         job = jobs.claim(session, job_id, worker, settings.lease_seconds, settings.max_attempts)
         if job is None:
-            return followups  # a duplicate message, a finished or a cancelled job
-        kind, params, time_limit = job.kind, job.params, job.time_limit
+            return Messages()  # a duplicate message, a finished or a cancelled job
+        kind, params, time_limit, owner = job.kind, job.params, job.time_limit, job.owner_id
 
     try:
-        return _run_claimed_job(db, settings, job_id, worker, kind, params, time_limit)
+        followups = _run_claimed_job(db, settings, job_id, worker, kind, params, time_limit)
     except DBAPIError:
         raise  # the database is away: Celery retries, the lease keeps the job ours meanwhile
     except Exception as exc:  # a bug after the claim: fail now, with the error, rather than time out
         log.exception("job %s failed outside the solver", job_id)
         with db.session() as session:
             jobs.finish(session, job_id, worker, state=JobState.FAILED, error=_error(exc))
-        return Messages()
+        followups = Messages()
+    followups.owners.add(owner)
+    return followups
 
 
 def _error(exc: Exception) -> dict[str, Any]:
@@ -197,6 +199,7 @@ def execute_shard(db: Database, settings: Settings, shard_id: int, worker: str) 
         shard = shards.claim_shard(session, shard_id, worker, settings.lease_seconds, settings.max_attempts)
     if shard is None:
         return followups
+    followups.owners.add(shard.owner_id)  # its client's next held shard may go once this one ends
     spec = get_kind(shard.kind)
     puzzle = spec.puzzle()
 

@@ -5,7 +5,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import func, update
 
-from store import jobs, keys
+from store import dispatch, jobs, keys
 from store.db import Database
 from store.models import Job
 
@@ -134,25 +134,26 @@ def test_sweep_requeues_expired_leases_then_fails_after_max_attempts(
     assert final.state == "failed" and "3 attempts" in final.error["message"]
 
 
-def test_sweep_enqueues_never_enqueued_and_stale_queued_jobs_only(isolated_db: Database, owner: int) -> None:
-    fresh = new_job(isolated_db, owner)
+def test_sweep_resends_lost_jobs_only_and_leaves_never_sent_ones_to_dispatch(
+    isolated_db: Database, owner: int
+) -> None:
+    sent = new_job(isolated_db, owner)
     lost = new_job(isolated_db, owner)
     never = new_job(isolated_db, owner)
     with isolated_db.session() as session:
-        jobs.mark_unsent(session, job_ids=[never.id])
+        session.execute(update(Job).where(Job.id == sent.id).values(enqueued_at=func.now()))
         session.execute(
             update(Job).where(Job.id == lost.id).values(enqueued_at=func.now() - timedelta(seconds=120))
         )
     with isolated_db.session() as session:
-        # the broker still holds messages: only the never-sent job is sent
-        assert jobs.sweep(session, max_attempts=3, requeue_after=None).to_enqueue == [never.id]
-        session.execute(update(Job).where(Job.id == never.id).values(enqueued_at=None))
+        # the broker still holds messages: nothing counts as lost
+        assert jobs.sweep(session, max_attempts=3, requeue_after=None).to_enqueue == []
     with isolated_db.session() as session:
-        report = jobs.sweep(session, max_attempts=3, requeue_after=60)
-    assert set(report.to_enqueue) == {lost.id, never.id}
-    assert fresh.id not in report.to_enqueue
+        assert jobs.sweep(session, max_attempts=3, requeue_after=60).to_enqueue == [lost.id]
     with isolated_db.session() as session:
         assert jobs.sweep(session, max_attempts=3, requeue_after=60).to_enqueue == []
+        # a job never sent (or refused by the broker) goes when its client's turn comes
+        assert dispatch.release(session, window=10).jobs == [never.id]
 
 
 def test_sweep_finishes_abandoned_cancellation(isolated_db: Database, owner: int) -> None:

@@ -5,7 +5,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import func, select, update
 
-from store import jobs, keys, shards
+from store import dispatch, jobs, keys, shards
 from store.db import Database
 from store.models import Board, Job, Shard
 
@@ -70,25 +70,22 @@ def test_expired_shard_lease_is_requeued_then_failed_after_max_attempts(planned)
     assert report.to_enqueue == []
 
 
-def test_sweep_resends_only_unsent_shards_while_the_broker_has_a_backlog(planned) -> None:
+def test_sweep_resends_only_lost_shards_and_dispatch_releases_never_sent_ones(planned) -> None:
     db, job, ids = planned
     with db.session() as session:
-        session.execute(update(Shard).where(Shard.id == ids[0]).values(enqueued_at=None))
+        session.execute(update(Shard).where(Shard.id == ids[2]).values(enqueued_at=func.now()))
         session.execute(
             update(Shard).where(Shard.id == ids[1]).values(enqueued_at=func.now() - timedelta(hours=1))
         )
     with db.session() as session:
-        assert shards.sweep_shards(
-            session, max_attempts=3, requeue_after=None, stale_after=60
-        ).to_enqueue == [ids[0]]
-    with db.session() as session:
-        session.execute(
-            update(Shard).where(Shard.id == ids[1]).values(enqueued_at=func.now() - timedelta(hours=1))
-        )
+        sweep = shards.sweep_shards(session, max_attempts=3, requeue_after=None, stale_after=60)
+        assert sweep.to_enqueue == [], "the broker has a backlog: nothing counts as lost"
     with db.session() as session:
         assert shards.sweep_shards(session, max_attempts=3, requeue_after=60, stale_after=60).to_enqueue == [
             ids[1]
         ]
+    with db.session() as session:
+        assert dispatch.release(session, window=10).shards == [ids[0]]
 
 
 def test_cancel_cancels_queued_shards_and_settles_when_running_ones_stop(planned) -> None:

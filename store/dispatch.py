@@ -1,0 +1,140 @@
+"""Fair release of queued work to the broker.
+
+Queued jobs and shards wait in PostgreSQL ("held": `enqueued_at` NULL) and go to the broker a window at a
+time per client (API key): a client has at most `window` jobs, and `window` shards, sent or running at
+once. The broker's queue therefore interleaves clients (a client with 1,000 queued items holds at most a
+window of places ahead of a newcomer), and each finished job or shard lets its client's next one go.
+
+The window is the number of live worker processes plus one (at least MIN_WINDOW), so that one client alone
+still keeps every process busy. Releases are serialised by a transaction-level advisory lock: concurrent
+releasers never send more than the window."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from datetime import timedelta
+
+from sqlalchemy import ColumnElement, Select, and_, func, or_, select, update
+from sqlalchemy.orm import Session
+
+from core.states import JobState, ShardState
+from store.models import Job, Shard, Worker
+
+MIN_WINDOW = 2
+#: pg_advisory_xact_lock key: "zolve release"
+RELEASE_LOCK = 0x7A6F_6C72_656C
+BATCH = 1000
+
+
+@dataclass
+class Released:
+    jobs: list[uuid.UUID] = field(default_factory=list)
+    shards: list[int] = field(default_factory=list)
+
+
+def window(session: Session, alive_within: float) -> int:
+    """Work one client may have sent or running at once, of each class (jobs, shards)."""
+    alive = session.scalar(
+        select(func.count()).where(Worker.heartbeat_at > func.now() - timedelta(seconds=alive_within))
+    )
+    return max(MIN_WINDOW, (alive or 0) + 1)
+
+
+def _owners(column: ColumnElement, owners: Collection[int] | None) -> list[ColumnElement[bool]]:
+    return [] if owners is None else [column.in_(list(owners))]
+
+
+def _jobs_to_release(window: int, owners: Collection[int] | None) -> Select:
+    # a sharded job runs through its shards with no lease of its own: it holds no place in the window
+    in_flight = (
+        select(Job.owner_id, func.count().label("n"))
+        .where(
+            or_(
+                and_(Job.state == JobState.QUEUED, Job.enqueued_at.isnot(None)),
+                and_(Job.state.in_((JobState.RUNNING, JobState.CANCELLING)), Job.lease_owner.isnot(None)),
+            ),
+            *_owners(Job.owner_id, owners),
+        )
+        .group_by(Job.owner_id)
+        .subquery()
+    )
+    held = (
+        select(
+            Job.id,
+            Job.owner_id,
+            func.row_number()
+            .over(partition_by=Job.owner_id, order_by=(Job.created_at, Job.id))
+            .label("place"),
+        )
+        .where(Job.state == JobState.QUEUED, Job.enqueued_at.is_(None), *_owners(Job.owner_id, owners))
+        .subquery()
+    )
+    return (
+        select(held.c.id)
+        .outerjoin(in_flight, in_flight.c.owner_id == held.c.owner_id)
+        .where(held.c.place <= window - func.coalesce(in_flight.c.n, 0))
+        .limit(BATCH)
+    )
+
+
+def _shards_to_release(window: int, owners: Collection[int] | None) -> Select:
+    in_flight = (
+        select(Job.owner_id, func.count().label("n"))
+        .join(Shard, Shard.job_id == Job.id)
+        .where(
+            or_(
+                and_(Shard.state == ShardState.QUEUED, Shard.enqueued_at.isnot(None)),
+                Shard.state == ShardState.RUNNING,
+            ),
+            *_owners(Job.owner_id, owners),
+        )
+        .group_by(Job.owner_id)
+        .subquery()
+    )
+    held = (
+        select(
+            Shard.id,
+            Job.owner_id,
+            func.row_number()
+            .over(partition_by=Job.owner_id, order_by=(Job.created_at, Shard.id))
+            .label("place"),
+        )
+        .join(Job, Job.id == Shard.job_id)
+        .where(
+            Shard.state == ShardState.QUEUED,
+            Shard.enqueued_at.is_(None),
+            Job.state == JobState.RUNNING,
+            Job.cancel_requested.is_(False),
+            *_owners(Job.owner_id, owners),
+        )
+        .subquery()
+    )
+    return (
+        select(held.c.id)
+        .outerjoin(in_flight, in_flight.c.owner_id == held.c.owner_id)
+        .where(held.c.place <= window - func.coalesce(in_flight.c.n, 0))
+        .limit(BATCH)
+    )
+
+
+def release(session: Session, window: int, owners: Collection[int] | None = None) -> Released:
+    """Mark sent, and return, the held work that fits each client's window (`owners`: only theirs).
+    The caller publishes it once this transaction commits."""
+    session.execute(select(func.pg_advisory_xact_lock(RELEASE_LOCK)))
+    jobs = session.scalars(
+        update(Job)
+        .where(Job.id.in_(_jobs_to_release(window, owners)), Job.enqueued_at.is_(None))
+        .values(enqueued_at=func.now())
+        .returning(Job.id)
+    )
+    released = Released(jobs=list(jobs))
+    shards = session.scalars(
+        update(Shard)
+        .where(Shard.id.in_(_shards_to_release(window, owners)), Shard.enqueued_at.is_(None))
+        .values(enqueued_at=func.now())
+        .returning(Shard.id)
+    )
+    released.shards = list(shards)
+    return released

@@ -1,0 +1,93 @@
+"""Fair release (store.dispatch) on a database no worker looks at: each client has at most a window of
+jobs and of shards sent or running, so a newcomer never queues behind another client's backlog."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+from sqlalchemy import insert, select, update
+
+from store import dispatch, heartbeats, jobs, keys, shards
+from store.db import Database
+from store.models import Job
+
+
+@pytest.fixture
+def owners(isolated_db: Database) -> tuple[int, int]:
+    with isolated_db.session() as session:
+        return keys.create_key(session, name="a").id, keys.create_key(session, name="b").id
+
+
+def submit(db: Database, owner: int, count: int = 1, kind: str = "dice") -> list[uuid.UUID]:
+    with db.session() as session:
+        rows = [
+            {**_columns(jobs.job_row(owner, kind, {"n": n}, jobs.params_hash(kind, {"n": n}), 60))}
+            for n in range(count)
+        ]
+        return list(session.scalars(insert(Job).returning(Job.id, sort_by_parameter_order=True), rows))
+
+
+def _columns(job: Job) -> dict:
+    return {c.key: getattr(job, c.key) for c in Job.__table__.columns if getattr(job, c.key) is not None}
+
+
+def release(db: Database, window: int) -> dispatch.Released:
+    with db.session() as session:
+        return dispatch.release(session, window)
+
+
+def test_a_client_has_at_most_a_window_of_jobs_sent_or_running(isolated_db: Database, owners) -> None:
+    a, _ = owners
+    ids = submit(isolated_db, a, 5)
+    assert release(isolated_db, 2).jobs == ids[:2], "oldest first"
+    assert release(isolated_db, 2).jobs == []
+    with isolated_db.session() as session:
+        jobs.claim(session, ids[0], "w", 30)
+    assert release(isolated_db, 2).jobs == [], "a running job still holds its place"
+    with isolated_db.session() as session:
+        jobs.finish(session, ids[0], "w", state="succeeded", result={})
+    assert release(isolated_db, 2).jobs == [ids[2]]
+
+
+def test_a_newcomer_is_not_queued_behind_another_clients_backlog(isolated_db: Database, owners) -> None:
+    a, b = owners
+    backlog = submit(isolated_db, a, 1000)
+    assert len(release(isolated_db, 3).jobs) == 3
+    newcomer = submit(isolated_db, b)
+    assert release(isolated_db, 3).jobs == newcomer, "sent at once: only 3 of the 1,000 are ahead of it"
+    with isolated_db.session() as session:
+        sent = session.scalar(select(Job.enqueued_at).where(Job.id == backlog[3]))
+    assert sent is None
+
+
+def test_a_sharded_job_between_its_shards_holds_no_job_place(isolated_db: Database, owners) -> None:
+    a, _ = owners
+    bulk, interactive = submit(isolated_db, a, 1, kind="planetx.enumerate") + submit(isolated_db, a)
+    assert release(isolated_db, 1).jobs == [bulk]
+    with isolated_db.session() as session:
+        jobs.claim(session, bulk, "planner", 30)
+        planned = shards.create_shards(session, bulk, "planner", ["A", "B", "C"])
+    released = release(isolated_db, 1)
+    assert released.jobs == [interactive] and released.shards == planned[:1]
+
+
+def test_each_client_gets_a_window_of_shards(isolated_db: Database, owners) -> None:
+    planned = {}
+    for owner in owners:
+        (job,) = submit(isolated_db, owner, kind="planetx.enumerate")
+        with isolated_db.session() as session:
+            session.execute(update(Job).where(Job.id == job).values(enqueued_at=None))
+            jobs.claim(session, job, "planner", 30)
+            planned[owner] = shards.create_shards(session, job, "planner", ["A", "B", "C", "D"])
+    released = release(isolated_db, 2).shards
+    assert sorted(released) == sorted(planned[owners[0]][:2] + planned[owners[1]][:2])
+    assert release(isolated_db, 2).shards == []
+
+
+def test_the_window_is_the_live_worker_processes_plus_one(isolated_db: Database) -> None:
+    with isolated_db.session() as session:
+        assert dispatch.window(session, alive_within=15) == dispatch.MIN_WINDOW
+        heartbeats.beat(session, "host", [1, 2, 3, 4])
+    with isolated_db.session() as session:
+        assert dispatch.window(session, alive_within=15) == 5
