@@ -62,7 +62,8 @@ def create_app(settings: Settings | None = None) -> Flask:
         api.spec.components.schema(kind.result_schema.__name__, schema=kind.result_schema)
     api.register_blueprint(meta.blp)
     api.register_blueprint(jobs.blp)
-    api.register_blueprint(rows.blp)
+    for blueprint in rows.blueprints():  # one per kind's rows hook, e.g. Planet X's "boards"
+        api.register_blueprint(blueprint)
     api.register_blueprint(batches.blp)
     api.register_blueprint(metrics.blp)
     errors.register_error_handlers(app)

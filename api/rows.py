@@ -1,5 +1,9 @@
 """A job's stored rows (kinds that store them, e.g. Planet X boards at /jobs/{id}/boards): keyset pages
-with the kind's filters, and NDJSON / CSV streamed in constant memory."""
+with the kind's filters, and NDJSON / CSV streamed in constant memory.
+
+One blueprint per rows hook, named after it (Planet X's is "boards", endpoints boards_page, boards_csv,
+boards_ndjson). Its views take the hook's query schemas, so the spec documents the kind's filters and a
+bad query is a 422 naming the field before any job is looked up."""
 
 from __future__ import annotations
 
@@ -8,35 +12,27 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from flask import Response, request, stream_with_context
+from flask import Response, stream_with_context
 from flask_smorest import Blueprint, abort
-from marshmallow import EXCLUDE, RAISE, Schema
+from marshmallow import RAISE, Schema
 
 from api.auth import auth
 from api.deps import caller, context, database
 from kinds import KINDS, Rows
-from schemas.rows import RowPage, RowPageQuery
 from services import jobs as job_service
 from store import rows as row_store
 from store.models import Job
 
-blp = Blueprint("rows", __name__, url_prefix="/jobs", description="A job's stored rows (Planet X boards)")
-
-#: the path segment of each kind's rows, e.g. /jobs/{id}/boards
-ROW_NAMES = sorted({kind.rows.name for kind in KINDS.values() if kind.rows})
+#: rows name -> (its hook, its blueprint), built once per process
+_BLUEPRINTS: dict[str, tuple[Rows, Blueprint]] = {}
 
 
-def _job_with_rows(job_id: uuid.UUID, rows_name: str) -> tuple[Job, Rows]:
+def _job_with_rows(job_id: uuid.UUID, rows: Rows) -> Job:
     job = job_service.get(context(), caller(), job_id)
     kind = KINDS.get(job.kind)
-    if kind is None or kind.rows is None or kind.rows.name != rows_name:
-        abort(404, message=f"jobs of kind {job.kind} have no {rows_name}")
-    return job, kind.rows
-
-
-def _query(schema: type[Schema]) -> dict[str, Any]:
-    """The kind's query arguments, validated like every other endpoint's (422 naming the field)."""
-    return blp.ARGUMENTS_PARSER.parse(schema(), request, location="query", unknown=RAISE)
+    if kind is None or kind.rows is None or kind.rows.name != rows.name:
+        abort(404, message=f"jobs of kind {job.kind} have no {rows.name}")
+    return job
 
 
 def _renderer(job: Job, rows: Rows) -> Callable[[int], dict[str, Any]]:
@@ -46,22 +42,6 @@ def _renderer(job: Job, rows: Rows) -> Callable[[int], dict[str, Any]]:
 
 def _rows_of(job: Job) -> uuid.UUID:
     return job.rows_job_id or job.id
-
-
-@auth.login_required
-@blp.arguments(RowPageQuery, location="query", unknown=EXCLUDE)
-@blp.response(200, RowPage)
-@blp.alt_response(404, description="No such job, or not yours, or a kind without these rows")
-def rows_page(_: dict[str, Any], job_id: uuid.UUID, rows_name: str) -> Any:
-    """Rows in code order, a page at a time, filtered by the kind's query parameters (Planet X boards:
-    e.g. `?x=7`, Planet X in sector 7; likewise e, g, d, a, c, repeatable)."""
-    job, rows = _job_with_rows(job_id, rows_name)
-    args = _query(rows.page_query)
-    codes, next_cursor = row_store.page(
-        database(), _rows_of(job), rows.filters(args), args["limit"], args.get("cursor")
-    )
-    render = _renderer(job, rows)
-    return {"items": [render(code) for code in codes], "next_cursor": next_cursor}
 
 
 def export(job: Job, rows: Rows, args: dict[str, Any], fmt: str) -> Response:
@@ -86,28 +66,70 @@ def export(job: Job, rows: Rows, args: dict[str, Any], fmt: str) -> Response:
     return response
 
 
-@auth.login_required
-@blp.response(200, description="CSV (code and the row's readable form) or NDJSON (one object per line)")
-@blp.alt_response(404, description="No such job, or not yours, or a kind without these rows")
-def rows_export(job_id: uuid.UUID, rows_name: str, fmt: str) -> Response:
-    """Every row, streamed, filtered by the kind's query parameters as for pages."""
-    job, rows = _job_with_rows(job_id, rows_name)
-    return export(job, rows, _query(rows.export_query), fmt)
+def _blueprint(rows: Rows) -> Blueprint:
+    """The pages and exports of one rows hook, documented with its query and page schemas."""
+    blp = Blueprint(rows.name, __name__, url_prefix="/jobs", description=rows.description or rows.name)
+    _add_page(blp, rows)
+    _add_export(blp, rows, "csv", f"code,{rows.item} rows", "text/csv")
+    ndjson = f"one JSON object per line: {{code, {rows.item}}}"
+    _add_export(blp, rows, "ndjson", ndjson, "application/x-ndjson")
+    return blp
+
+
+def _missing(rows: Rows) -> str:
+    return f"No such job, or not yours, or a kind without {rows.name}"
+
+
+def _doc(summary: str, query: type[Schema]) -> dict[str, str]:
+    """An operation's summary, and as its description what the kind's query schema says of its filters
+    (the schema's own docstring, never one inherited from marshmallow)."""
+    doc = query.__dict__.get("__doc__")
+    return {"summary": summary, "description": " ".join(doc.split())} if doc else {"summary": summary}
+
+
+def _add_page(blp: Blueprint, rows: Rows) -> None:
+    @blp.route(f"/<uuid:job_id>/{rows.name}", endpoint=f"{rows.name}_page")
+    @auth.login_required
+    @blp.arguments(rows.page_query, location="query", unknown=RAISE)
+    @blp.response(200, rows.page_schema)
+    @blp.alt_response(404, description=_missing(rows))
+    @blp.doc(**_doc(f"{rows.name.capitalize()} in code order, a page at a time.", rows.page_query))
+    def page(args: dict[str, Any], job_id: uuid.UUID) -> Any:
+        job = _job_with_rows(job_id, rows)
+        codes, next_cursor = row_store.page(
+            database(), _rows_of(job), rows.filters(args), args["limit"], args.get("cursor")
+        )
+        render = _renderer(job, rows)
+        return {"items": [render(code) for code in codes], "next_cursor": next_cursor}
+
+
+def _add_export(blp: Blueprint, rows: Rows, fmt: str, body: str, content_type: str) -> None:
+    @blp.route(f"/<uuid:job_id>/{rows.name}.{fmt}", endpoint=f"{rows.name}_{fmt}")
+    @auth.login_required
+    @blp.arguments(rows.export_query, location="query", unknown=RAISE)
+    @blp.response(200, description=body, content_type=content_type)
+    @blp.alt_response(404, description=_missing(rows))
+    @blp.doc(**_doc(f"Every {rows.item} as {fmt.upper()}, streamed.", rows.export_query))
+    def export_view(args: dict[str, Any], job_id: uuid.UUID) -> Response:
+        return export(_job_with_rows(job_id, rows), rows, args, fmt)
+
+
+def blueprints() -> list[Blueprint]:
+    """A blueprint for each distinct rows hook of the registered kinds (plugins' included)."""
+    for kind in KINDS.values():
+        if kind.rows is None:
+            continue
+        known = _BLUEPRINTS.get(kind.rows.name)
+        if known is None:
+            _BLUEPRINTS[kind.rows.name] = (kind.rows, _blueprint(kind.rows))
+        elif known[0] != kind.rows:
+            raise ValueError(f"two different rows hooks are named {kind.rows.name!r} (kind {kind.name})")
+    return [blp for _, blp in _BLUEPRINTS.values()]
 
 
 def page_endpoint(rows_name: str) -> str:
-    return f"rows.{rows_name}_page"
+    return f"{rows_name}.{rows_name}_page"
 
 
 def export_endpoint(rows_name: str, fmt: str) -> str:
-    return f"rows.{rows_name}_{fmt}"
-
-
-for _name in ROW_NAMES:
-    blp.route(f"/<uuid:job_id>/{_name}", endpoint=f"{_name}_page", defaults={"rows_name": _name})(rows_page)
-    for _fmt in ("csv", "ndjson"):
-        blp.route(
-            f"/<uuid:job_id>/{_name}.{_fmt}",
-            endpoint=f"{_name}_{_fmt}",
-            defaults={"rows_name": _name, "fmt": _fmt},
-        )(rows_export)
+    return f"{rows_name}.{rows_name}_{fmt}"

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from marshmallow import Schema, ValidationError
 
 from schemas.fields import UNSTORABLE, at_path, storable, unstorable
+from schemas.rows import RowPage
 from store.db import Database
 from store.rows import CodeField
 
@@ -41,6 +42,10 @@ class Rows:
     export_query: type[Schema]
     #: validated query arguments -> bit fields every returned row must match
     filters: Callable[[dict[str, Any]], list[CodeField]] = lambda args: []
+    #: a page as the API documents it: `items` of {code, <item>} and `next_cursor`
+    page_schema: type[Schema] = RowPage
+    #: what the rows are, for the API documentation (the description of their tag)
+    description: str = ""
 
 
 @dataclass(frozen=True)
@@ -62,10 +67,6 @@ class Kind:
     pinned: Callable[[Database], Iterable[uuid.UUID]] | None = None
     #: a click group of in-process commands for this kind's family ("module:attribute"), added to `zolve`
     cli: str | None = None
-
-    @property
-    def has_rows(self) -> bool:
-        return self.rows is not None
 
     @property
     def rows_name(self) -> str:

@@ -13,6 +13,7 @@ from kinds.base import Kind, Resources, Rows
 from puzzles.planetx.board import BITS, BOARDS_RESOURCE, MODES, render_board  # pure Python, no Z3
 from schemas.planetx import (
     BoardExportQuery,
+    BoardPage,
     BoardQuery,
     DeduceParams,
     DeduceResult,
@@ -66,6 +67,8 @@ BOARDS = Rows(
     page_query=BoardQuery,
     export_query=BoardExportQuery,
     filters=board_filters,
+    page_schema=BoardPage,
+    description="Enumerated Planet X boards",
 )
 
 KINDS = [

@@ -78,8 +78,7 @@ class EnumerateResult(Schema):
 
 
 class BoardFilters(Schema):
-    """`?x=7` keeps boards with Planet X in sector 7 (repeatable, and likewise e, g, d, a, c for empty,
-    gas cloud, dwarf planet, asteroid, comet)."""
+    """The board filters of pages and exports: one parameter per object, its values sectors."""
 
     e = fields.List(Integer(validate=validate.Range(1, MAX_SECTORS)))
     x = fields.List(Integer(validate=validate.Range(1, MAX_SECTORS)))
@@ -89,12 +88,24 @@ class BoardFilters(Schema):
     c = fields.List(Integer(validate=validate.Range(1, MAX_SECTORS)))
 
 
-class BoardQuery(RowPageQuery, BoardFilters):
-    """Keyset pages of a job's boards, filtered by the objects of sectors."""
+class BoardQuery(BoardFilters, RowPageQuery):
+    """Keyset pages of a job's boards; `?x=7` keeps boards with Planet X in sector 7 (repeatable, and
+    likewise e, g, d, a, c for empty, gas cloud, dwarf planet, asteroid, comet)."""
 
 
 class BoardExportQuery(BoardFilters):
-    """Every board of a job, filtered by the objects of sectors."""
+    """Every board of a job; `?x=7` keeps boards with Planet X in sector 7 (repeatable, and likewise e,
+    g, d, a, c for empty, gas cloud, dwarf planet, asteroid, comet)."""
+
+
+class BoardRow(Schema):
+    code = fields.Integer(metadata={"description": "3 bits per sector, sector 1 lowest (E0 X1 G2 D3 A4 C5)"})
+    board = fields.String(metadata={"description": "one letter per sector, sector 1 first"})
+
+
+class BoardPage(Schema):
+    items = fields.List(fields.Nested(BoardRow))
+    next_cursor = fields.Integer(allow_none=True)
 
 
 # -- deduction ----------------------------------------------------------------------------------

@@ -20,9 +20,8 @@ class RowPage(Schema):
     items = fields.List(
         fields.Dict(),
         metadata={
-            "description": "each row's `code` and its readable form, named by the kind: Planet X boards"
-            " carry `board`, one letter per sector, sector 1 first (code: 3 bits per sector, sector 1"
-            " lowest, E0 X1 G2 D3 A4 C5)"
+            "description": "each row's `code` and its readable form, under the key the kind names (its"
+            " rows' item, e.g. a Planet X board's `board`)"
         },
     )
     next_cursor = fields.Integer(allow_none=True)

@@ -241,6 +241,19 @@ def test_unknown_job_and_bad_ids_are_404(client, auth) -> None:
     assert response.status_code == 404 and response.get_json()["code"] == 404
 
 
+@pytest.mark.parametrize(
+    ("path", "field"),
+    [("boards?x=19", "x"), ("boards?limit=0", "limit"), ("boards?z=1", "z"), ("boards.csv?c=0", "c")],
+)
+def test_a_bad_rows_query_is_a_422_before_the_job_is_looked_up(client, auth, path, field) -> None:
+    """As before the services refactor: the query is validated first, so even a missing job's bad query
+    is a 422 naming the field (an unknown parameter too), not a 404."""
+    response = client.get(f"/jobs/{uuid.uuid4()}/{path}", headers=auth)
+    assert response.status_code == 422, response.get_json()
+    assert field in response.get_json()["errors"]
+    assert client.get(f"/jobs/{uuid.uuid4()}/boards?x=7", headers=auth).status_code == 404
+
+
 def test_cancel_of_a_finished_job_is_409(client, auth, worker, wait_job) -> None:
     job = client.post("/jobs", json=DICE, headers=auth).get_json()
     wait_job(auth, job["id"])
@@ -267,7 +280,7 @@ def test_every_job_scoped_endpoint_hides_other_clients_jobs(app, client, make_ke
     rules = [
         r for r in app.url_map.iter_rules() if "job_id" in r.arguments and not r.rule.startswith("/admin/")
     ]
-    assert {r.endpoint for r in rules} >= {"jobs.JobItem", "jobs.cancel_job", "rows.boards_page"}
+    assert {r.endpoint for r in rules} >= {"jobs.JobItem", "jobs.cancel_job", "boards.boards_page"}
     for rule in rules:
         method = "POST" if "POST" in rule.methods else "GET"
         theirs = client.open(rule.rule.replace("<uuid:job_id>", job_id), method=method, headers=stranger)
