@@ -8,6 +8,9 @@ COPY workers ./workers
 COPY schemas ./schemas
 COPY puzzles ./puzzles
 COPY store ./store
+COPY core ./core
+COPY kinds ./kinds
+COPY services ./services
 COPY migrations ./migrations
 COPY zolve ./zolve
 RUN pip install --no-cache-dir . && useradd --create-home zolve

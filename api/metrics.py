@@ -11,7 +11,8 @@ from flask_smorest import Blueprint, abort
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 
-from api.auth import auth, current_principal
+from api.auth import auth
+from api.deps import caller
 from store import metrics
 from store.db import Database
 from workers.app import queue_depth
@@ -71,6 +72,6 @@ def _registry() -> CollectorRegistry:
 @blp.alt_response(403, description="Not an admin key")
 def metrics_page() -> Response:
     """Prometheus metrics (admin keys: scrape with `Authorization: Bearer <key>`)."""
-    if not current_principal().is_admin:
+    if not caller().is_admin:
         abort(403, message="metrics are for admin keys")
     return Response(generate_latest(_registry()), mimetype=CONTENT_TYPE_LATEST)

@@ -14,10 +14,6 @@ class JobState(StrEnum):
     CANCELLING = "cancelling"
     CANCELLED = "cancelled"
 
-    @property
-    def is_final(self) -> bool:
-        return self in FINAL_STATES
-
 
 class ShardState(StrEnum):
     QUEUED = "queued"
@@ -32,5 +28,3 @@ class ShardState(StrEnum):
 JOB_STATES: tuple[JobState, ...] = tuple(JobState)
 SHARD_STATES: tuple[ShardState, ...] = tuple(ShardState)
 FINAL_STATES: frozenset[JobState] = frozenset({JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED})
-#: jobs the sweeper watches
-UNFINISHED_STATES: tuple[JobState, ...] = (JobState.QUEUED, JobState.RUNNING, JobState.CANCELLING)

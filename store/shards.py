@@ -20,8 +20,6 @@ from core.states import JobState, ShardState
 from store import events
 from store.models import Job, Shard
 
-ACTIVE = (ShardState.QUEUED, ShardState.RUNNING)
-
 
 def _lease_until(seconds: float) -> Any:
     return func.now() + timedelta(seconds=seconds)

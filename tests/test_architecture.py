@@ -39,18 +39,29 @@ def _modules() -> dict[str, Path]:
 MODULES = _modules()
 
 
-def _type_checking_only(node: ast.AST) -> bool:
-    return isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+def _is_type_checking(test: ast.expr) -> bool:
+    """`TYPE_CHECKING` or `typing.TYPE_CHECKING`, as an `if` test (not `not TYPE_CHECKING`, nor any other
+    expression that mentions it)."""
+    if isinstance(test, ast.Attribute):
+        return test.attr == "TYPE_CHECKING" and ast.unparse(test.value) == "typing"
+    return isinstance(test, ast.Name) and test.id == "TYPE_CHECKING"
+
+
+def _scanned_children(node: ast.AST) -> list[ast.AST]:
+    """A node's children, less the body of `if TYPE_CHECKING:` (never run); its `else` does run."""
+    if isinstance(node, ast.If) and _is_type_checking(node.test):
+        return [node.test, *node.orelse]
+    return list(ast.iter_child_nodes(node))
 
 
 def _import_nodes(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
-    """Every import, including those inside functions, except under `if TYPE_CHECKING:`."""
+    """Every import, including those inside functions, except in the body of `if TYPE_CHECKING:`."""
     stack = [tree]
     while stack:
         node = stack.pop()
         if isinstance(node, ast.Import | ast.ImportFrom):
             yield node
-        stack.extend(child for child in ast.iter_child_nodes(node) if not _type_checking_only(child))
+        stack.extend(_scanned_children(node))
 
 
 def _imported(module: str, path: Path) -> set[str]:
@@ -137,6 +148,31 @@ def _strongly_connected(edges: dict[str, set[str]]) -> list[list[str]]:
                         break
                 components.append(sorted(component))
     return components
+
+
+def test_only_the_body_of_if_type_checking_is_skipped() -> None:
+    source = """
+import typing
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from api import skipped_1
+else:
+    from api import seen_in_else
+if typing.TYPE_CHECKING:
+    import api.skipped_2
+if not TYPE_CHECKING:
+    from api import seen_under_not
+if TYPE_CHECKING or True:
+    from api import seen_under_or
+def later():
+    if TYPE_CHECKING:
+        from api import skipped_3
+    from api import seen_in_function
+"""
+    imported = {alias.name for node in _import_nodes(ast.parse(source)) for alias in node.names}
+    imported -= {"typing", "TYPE_CHECKING"}
+    assert imported == {"seen_in_else", "seen_under_not", "seen_under_or", "seen_in_function"}
 
 
 def test_the_cycle_finder_finds_a_cycle() -> None:

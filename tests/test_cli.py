@@ -88,6 +88,25 @@ def test_solve_reports_bad_params_and_unknown_kinds() -> None:
     assert unknown.returncode == 1 and "unknown kind" in unknown.stderr
 
 
+def test_a_bad_plugin_costs_only_the_kinds_commands() -> None:
+    """The kinds' command groups load only when asked for: a ZOLVE_PLUGINS module that cannot be
+    imported leaves the built-in commands working, with one warning line where the groups are listed."""
+    bad = {**os.environ, "ZOLVE_PLUGINS": "no.such.module"}
+    listing = zolve("--help", env=bad)
+    assert listing.returncode == 0, listing.stderr
+    assert "status" in listing.stdout and "planetx" not in listing.stdout
+    warnings = [line for line in listing.stderr.splitlines() if line.strip()]
+    assert len(warnings) == 1 and "warning" in warnings[0] and "no" in warnings[0], listing.stderr
+    status = zolve("status", "--help", env=bad)
+    assert status.returncode == 0 and status.stderr == "", status.stderr  # the kinds were never loaded
+    assert "JOB_ID" in status.stdout
+    good = {k: v for k, v in os.environ.items() if k != "ZOLVE_PLUGINS"}
+    planetx = zolve("planetx", "--help", env=good)
+    assert planetx.returncode == 0, planetx.stderr
+    assert "deduce" in planetx.stdout and "simulate" in planetx.stdout
+    assert "planetx" in zolve("--help", env=good).stdout
+
+
 def _processes_mentioning(text: str) -> list[int]:
     found = []
     for proc in Path("/proc").iterdir():

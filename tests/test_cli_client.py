@@ -15,14 +15,16 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
+import click
 import pytest
 import requests
 from werkzeug.serving import make_server
 
 from tests.support import ROOT
 from tests.test_cli import zolve
-from zolve.client import ProgressReporter, describe_progress
+from zolve.client import Client, ProgressReporter, describe_progress
 
 #: a standard enumeration that leaves few boards: Planet X in sector 1, a comet in sector 2
 FEW_BOARDS = {
@@ -215,3 +217,51 @@ def test_plain_progress_lines_come_on_a_change_of_state_and_otherwise_at_most_ev
         "job 01234567 running · solving",
         "job 01234567 succeeded",
     ]
+
+
+class _Answer:
+    def __init__(self, body: Any = None, lines: tuple[str, ...] = (), headers: dict[str, str] | None = None):
+        self.status_code, self.body, self.lines = 200, body, list(lines)
+        self.headers, self.text, self.encoding = headers or {}, "", None
+
+    def json(self) -> Any:
+        return self.body
+
+    def iter_lines(self, chunk_size: int, decode_unicode: bool) -> Iterator[str]:
+        return iter(self.lines)
+
+
+class _Server:
+    """requests.Session's two calls the client makes, answering from a table of URLs."""
+
+    def __init__(self, answers: dict[str, _Answer]):
+        self.answers, self.headers, self.asked = answers, {}, []
+
+    def request(self, method: str, url: str, **kwargs: Any) -> _Answer:
+        self.asked.append(url)
+        return self.answers[url]
+
+    def get(self, url: str, **kwargs: Any) -> _Answer:
+        return self.request("GET", url, **kwargs)
+
+
+def test_export_follows_the_jobs_own_link_and_refuses_a_job_without_rows() -> None:
+    links = {"self": "/base/jobs/e", "csv": "/base/jobs/e/stars.csv", "ndjson": "/base/jobs/e/stars.ndjson"}
+    server = _Server(
+        {
+            "http://h/base/jobs/e": _Answer({"id": "e", "kind": "sky.map", "links": links}),
+            "http://h/base/jobs/e/stars.csv": _Answer(
+                lines=("code,star", "5,Vega"), headers={"X-Total-Count": "1"}
+            ),
+            "http://h/base/jobs/d": _Answer({"id": "d", "kind": "dice", "links": {"self": "/base/jobs/d"}}),
+        }
+    )
+    client = Client("http://h/base/", "key")
+    client.session = server
+    output = io.StringIO()
+    assert client.export("e", "csv", output) == 1
+    assert output.getvalue() == "code,star\n5,Vega\n"
+    assert server.asked == ["http://h/base/jobs/e", "http://h/base/jobs/e/stars.csv"]
+    with pytest.raises(click.ClickException, match="stores no rows"):
+        client.export("d", "ndjson", io.StringIO())
+    assert server.asked[-1] == "http://h/base/jobs/d"  # nothing but the job was asked for

@@ -25,7 +25,42 @@ from zolve.commands.common import (
 )
 
 
-@click.group()
+class ZolveGroup(click.Group):
+    """The `zolve` group: its own commands at once, and the command groups the puzzle kinds name (one per
+    family, e.g. `zolve planetx`) only when asked for. Loading them imports every kind (and any
+    ZOLVE_PLUGINS module), which a built-in command never needs: `zolve status` stays fast, and a broken
+    plugin costs only the kinds' groups, with a warning."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._kind_commands: dict[str, click.Command] | None = None
+
+    def _load_kind_commands(self) -> dict[str, click.Command]:
+        """The kinds' groups by name; {} (after one warning line on stderr) if the kinds cannot load."""
+        if self._kind_commands is None:
+            try:
+                from kinds import KINDS, load_attribute
+
+                references = sorted({kind.cli for kind in KINDS.values() if kind.cli})
+                commands = [load_attribute(reference) for reference in references]
+                self._kind_commands = {command.name: command for command in commands}
+            except Exception as exc:  # a bad plugin, say: the built-in commands still work
+                self._kind_commands = {}
+                reason = " ".join(f"{type(exc).__name__}: {exc}".split())  # one line
+                click.echo(f"zolve: warning: the puzzle kinds' commands are unavailable ({reason})", err=True)
+        return self._kind_commands
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self._load_kind_commands()})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None:
+            return command
+        return self._load_kind_commands().get(cmd_name)
+
+
+@click.group(cls=ZolveGroup)
 @click.version_option(package_name="zolve")
 def main() -> None:
     """zolve: board-game puzzles solved with Z3, as a job service."""
@@ -303,7 +338,8 @@ def wait(url: str, key: str, job_id: str, timeout: float | None, progress_every:
 @click.option("--format", "fmt", type=click.Choice(["csv", "ndjson"]), default="csv", show_default=True)
 @click.option("--output", "-o", type=click.File("w"), default="-", help="file (default: standard output)")
 def export(url: str, key: str, job_id: str, fmt: str, output: Any) -> None:
-    """Stream every stored board of a job (Planet X enumeration) as CSV or NDJSON, with a progress bar."""
+    """Stream every stored row of a job (a Planet X enumeration's boards) as CSV or NDJSON, with a progress
+    bar: the export the job links to."""
     make_client(url, key).export(job_id, fmt, output)
 
 
@@ -331,16 +367,6 @@ def jobs(url: str, key: str, state: tuple[str, ...], kind: str | None, limit: in
         table.add_row(job["id"], job["kind"], job["state"], job["created_at"], str(job["attempts"]))
     Console().print(table)
 
-
-def _add_kind_commands() -> None:
-    """The in-process command groups the kinds name (one per family, e.g. `zolve planetx`)."""
-    from kinds import KINDS, load_attribute
-
-    for reference in sorted({kind.cli for kind in KINDS.values() if kind.cli}):
-        main.add_command(load_attribute(reference))
-
-
-_add_kind_commands()
 
 if __name__ == "__main__":
     main()

@@ -6,11 +6,12 @@ import sys
 import time
 from collections.abc import Iterator
 from typing import Any, TextIO
+from urllib.parse import urljoin
 
 import click
 import requests
 
-FINAL_STATES = {"succeeded", "failed", "cancelled"}
+from core.states import FINAL_STATES  # StrEnums, equal to the plain words the API sends; stdlib only
 
 #: progress counters a job may report, as (done, total) keys: sharded jobs, then game-playing shards
 _COUNTERS = (("shards_done", "shards_total"), ("games_done", "games_total"), ("games_done", "games"))
@@ -157,14 +158,18 @@ class Client:
             params["cursor"] = page["next_cursor"]
 
     def export(self, job_id: str, fmt: str, output: Any) -> int:
-        """Stream a job's boards into `output`; returns how many were written."""
+        """Stream a job's rows (Planet X: its boards) into `output`, from the export the job links to;
+        returns how many were written."""
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
+        job = self.get(job_id)
+        path = (job.get("links") or {}).get(fmt)
+        if path is None:
+            raise click.ClickException(f"job {job_id} ({job.get('kind')}) stores no rows to export")
+        noun = path.rpartition("/")[2].rpartition(".")[0] or "rows"  # /jobs/{id}/boards.csv: boards
         try:
-            response = self.session.get(
-                f"{self.url}/jobs/{job_id}/boards.{fmt}", stream=True, timeout=self.timeout
-            )
+            response = self.session.get(urljoin(self.url + "/", path), stream=True, timeout=self.timeout)
         except requests.ConnectionError as exc:
             raise click.ClickException(f"cannot reach {self.url}: is the service running?") from exc
         if response.status_code >= 400:
@@ -176,7 +181,7 @@ class Client:
         written = 0
         columns = [BarColumn(), MofNCompleteColumn(), TimeRemainingColumn()]
         with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
-            task = bar.add_task("boards", total=total)
+            task = bar.add_task(noun, total=total)
             for chunk in response.iter_lines(chunk_size=1 << 16, decode_unicode=True):
                 output.write(chunk + "\n")
                 if not (fmt == "csv" and chunk.startswith("code,")):
