@@ -57,6 +57,9 @@ class Settings:
     submit_rate_limit: str = "300 per minute"
     #: an API process answers polls of an unfinished job from memory for this long (finished: always)
     status_cache_seconds: float = 1.0
+    #: a shard that has run this long hands the rest of its work to a new shard (kinds whose shards are
+    #: ranges of games), so that no client's bulk job holds a worker for long; 0 = never
+    shard_slice_seconds: float = 3.0
     #: finished jobs (results, shards, events, rows) are deleted this many days after they finish; 0 = never
     retention_days: float = 30.0
     #: how often each worker purges what expired (one at a time: they take turns through a lock)
@@ -82,6 +85,7 @@ class Settings:
             max_wait_seconds=_env_float("ZOLVE_MAX_WAIT_SECONDS", defaults.max_wait_seconds),
             z3_max_memory_mb=_env_int("ZOLVE_Z3_MAX_MEMORY_MB", defaults.z3_max_memory_mb),
             max_tasks_per_child=_env_int("ZOLVE_MAX_TASKS_PER_CHILD", defaults.max_tasks_per_child),
+            shard_slice_seconds=_env_float("ZOLVE_SHARD_SLICE_SECONDS", defaults.shard_slice_seconds),
             retention_days=_env_float("ZOLVE_RETENTION_DAYS", defaults.retention_days),
             purge_interval=_env_float("ZOLVE_PURGE_INTERVAL", defaults.purge_interval),
             rate_limit=os.environ.get("ZOLVE_RATE_LIMIT", defaults.rate_limit),

@@ -57,6 +57,9 @@ class Kind:
     solver: str  # "module:function", imported on first use
     #: the module also implements puzzles.sharding.ShardedPuzzle: the service runs it in shards
     sharded: bool = False
+    #: the solve time a job gets when it asks for none, if not ZOLVE_DEFAULT_TIME_LIMIT;
+    #: a sharded job's time counts all its shards together
+    default_time_limit: float | None = None
     #: a succeeded job with the same params is served again instead of solved again (unless `fresh`)
     cacheable: bool = False
     #: the job stores rows (e.g. boards) that clients page through and export

@@ -80,6 +80,7 @@ KINDS = [
         solver="puzzles.planetx.enumerate:solve",
         sharded=True,
         cacheable=True,
+        default_time_limit=3600.0,  # an expert enumeration takes about 480 s of shard time
         rows=BOARDS,
         pinned=enumerations_read,
         cli=CLI,
@@ -100,6 +101,7 @@ KINDS = [
         result_schema=SimulateResult,
         solver="puzzles.planetx.simulate:solve",
         sharded=True,
+        default_time_limit=3600.0,
         resources=stored_boards,
         cli=CLI,
     ),

@@ -47,8 +47,12 @@ class Run:
         on_progress: ProgressCallback | None = None,
         on_rows: RowsCallback | None = None,
         resources: Mapping[str, Callable[..., Any]] | None = None,
+        slice_seconds: float | None = None,
     ):
         self.time_limit = time_limit
+        #: a shard that has run this long hands the rest of its work to a new shard (see
+        #: puzzles.sharding.over_range), so that a shared queue turns over; None: run to the end
+        self.slice_seconds = slice_seconds
         self._resources = dict(resources or {})
         self._on_rows = on_rows
         self.deadline = time.monotonic() + time_limit if time_limit else None

@@ -4,25 +4,55 @@
     run_shard(params, key, run) -> ShardResult        one shard: rows (e.g. boards) and a summary
     combine(params, [summary, ...]) -> result         the job's result from every shard's summary
 
-A shard that turns out too large returns `split` (the keys to run instead) and no rows.
+A shard that turns out too large returns `split` (the keys to run instead) and no rows. A shard that has
+run for the host's `run.slice_seconds` returns what it did and `rest`: keys for what is left (see
+`over_range`), so that on a shared service no shard holds a worker for long.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from puzzles.runtime import Run
+
+T = TypeVar("T")
 
 
 @dataclass
 class ShardResult:
     rows: list[int] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
+    #: instead of this shard: run these (rows and summary are then empty)
     split: list[str] | None = None
+    #: besides this shard's rows and summary: what is left of its work, to run as new shards
+    rest: list[str] | None = None
+
+
+def range_key(start: int, stop: int) -> str:
+    return f"{start}:{stop}"
+
+
+def parse_range(key: str) -> range:
+    start, stop = (int(part) for part in key.split(":"))
+    return range(start, stop)
+
+
+def over_range(key: str, run: Run, work: Callable[[int], T]) -> tuple[list[T], list[str] | None]:
+    """Do `work(index)` for each index of a "start:stop" key, in order, until the range ends or the run's
+    slice is used up; returns the results and, if stopped early, the key of the rest."""
+    indices = parse_range(key)
+    began, done = time.monotonic(), []
+    for index in indices:
+        done.append(work(index))
+        sliced = run.slice_seconds is not None and time.monotonic() - began >= run.slice_seconds
+        if sliced and index + 1 < indices.stop:
+            return done, [range_key(index + 1, indices.stop)]
+    return done, None
 
 
 class ShardedPuzzle(Protocol):
@@ -62,11 +92,10 @@ def solve_in_process(
             for future in finished:
                 result = future.result()
                 done += 1
+                more = result.split or result.rest or []
+                total += len(more)
+                futures |= {pool.submit(_run_one, module, params, key, run.remaining()) for key in more}
                 if result.split:
-                    total += len(result.split)
-                    futures |= {
-                        pool.submit(_run_one, module, params, key, run.remaining()) for key in result.split
-                    }
                     continue
                 summaries.append(result.summary)
                 if on_rows is not None:

@@ -40,7 +40,7 @@ def submit_batch(
     """Store the batch and its distinct jobs, then wake the workers. Returns what `present` makes of the
     batch in the same transaction, before any worker could change it."""
     items = _items(kind_name, raw_items)
-    limit = checked_time_limit(ctx, time_limit)
+    limit = checked_time_limit(ctx, time_limit, kind_named(kind_name))
     with ctx.db.session() as session:
         batch, job_ids = batch_store.create_batch(
             session, owner_id=caller.key_id, kind=kind_name, items=items, time_limit=limit

@@ -43,9 +43,14 @@ def validated_params(kind: Kind, raw: Any) -> dict[str, Any]:
         raise Invalid({"params": err.messages}) from None
 
 
-def checked_time_limit(ctx: Context, requested: float | None) -> float:
+def checked_time_limit(ctx: Context, requested: float | None, kind: Kind | None = None) -> float:
+    """The job's solve time (a sharded job's: all its shards' together): as asked, at most the maximum;
+    by default the kind's own default or the service's."""
     if requested is None:
-        return ctx.settings.default_time_limit
+        default = (
+            kind.default_time_limit if kind and kind.default_time_limit else ctx.settings.default_time_limit
+        )
+        return min(default, ctx.settings.max_time_limit)
     if requested > ctx.settings.max_time_limit:
         raise Invalid({"time_limit": [f"must be at most {ctx.settings.max_time_limit:g} seconds"]})
     return requested
@@ -70,7 +75,7 @@ def submit(
     """Validate and store a job, then wake a worker (or leave it to the sweeper if the broker is down)."""
     kind = kind_named(kind_name)
     params = validated_params(kind, raw_params)
-    limit = checked_time_limit(ctx, time_limit)
+    limit = checked_time_limit(ctx, time_limit, kind)
     key = _checked_idempotency_key(idempotency_key)
     owner = {"owner_id": caller.key_id, "kind": kind.name, "params": params, "time_limit": limit}
     with ctx.db.session() as session:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -94,6 +95,7 @@ class ClaimedShard:
     key: str
     kind: str
     params: dict[str, Any]
+    #: what is left of the job's solve time: its time_limit counts every shard's time, not each one's
     time_limit: float
     attempts: int
     owner_id: int
@@ -133,8 +135,13 @@ def claim_shard(
     if shard is None:
         return None
     job = session.get(Job, shard.job_id)
+    used = session.scalar(
+        select(func.coalesce(func.sum(Shard.solve_seconds), 0.0)).where(
+            Shard.job_id == job.id, Shard.state.in_((ShardState.SUCCEEDED, ShardState.SPLIT))
+        )
+    )
     return ClaimedShard(
-        shard.id, job.id, shard.key, job.kind, job.params, job.time_limit, shard.attempts, job.owner_id
+        shard.id, job.id, shard.key, job.kind, job.params, job.time_limit - used, shard.attempts, job.owner_id
     )
 
 
@@ -176,7 +183,10 @@ def complete_shard(
     rows: list[int],
     summary: dict[str, Any],
     solve_seconds: float,
+    rest: Sequence[str] = (),
 ) -> Completion:
+    """Store a shard's rows and summary; `rest` (the part of its work it handed on) becomes new shards,
+    held for store.dispatch."""
     shard = _end_shard(
         session,
         shard_id,
@@ -189,14 +199,18 @@ def complete_shard(
     if shard is None:
         return Completion(stored=False, last=False)
     copy_rows(session, shard.job_id, rows)
+    _insert_shards(session, shard.job_id, list(rest))
     done, total = session.execute(
         update(Job)
         .where(Job.id == shard.job_id)
         .values(
             shards_done=Job.shards_done + 1,
+            shards_total=Job.shards_total + len(rest),
             rows_done=Job.rows_done + len(rows),
             # the last shard's worker publishes the finalize message once this commits
-            finalize_enqueued_at=case((Job.shards_done + 1 == Job.shards_total, func.now()), else_=None),
+            finalize_enqueued_at=case(
+                (Job.shards_done + 1 == Job.shards_total + len(rest), func.now()), else_=None
+            ),
         )
         .returning(Job.shards_done, Job.shards_total)
     ).one()
@@ -213,9 +227,13 @@ def copy_rows(session: Session, job_id: uuid.UUID, rows: list[int]) -> None:
         copy.write("".join(f"{prefix}{code}\n" for code in rows))
 
 
-def split_shard(session: Session, shard_id: int, worker: str, keys: list[str]) -> list[int]:
+def split_shard(
+    session: Session, shard_id: int, worker: str, keys: list[str], solve_seconds: float | None = None
+) -> list[int]:
     """The shard was too large: replace it by finer shards. Returns the new shards' ids."""
-    shard = _end_shard(session, shard_id, worker, state=ShardState.SPLIT, row_count=0)
+    shard = _end_shard(
+        session, shard_id, worker, state=ShardState.SPLIT, row_count=0, solve_seconds=solve_seconds
+    )
     if shard is None:
         return []
     ids = _insert_shards(session, shard.job_id, keys)

@@ -35,12 +35,24 @@ Heartbeat = Callable[[Session, "dict[str, Any] | None"], "bool | None"]
 
 
 class Watcher(threading.Thread):
-    def __init__(self, db: Database, settings: Settings, beat: Heartbeat, kind: Kind, time_limit: float):
+    def __init__(
+        self,
+        db: Database,
+        settings: Settings,
+        beat: Heartbeat,
+        kind: Kind,
+        time_limit: float,
+        slice_seconds: float | None = None,
+    ):
         super().__init__(name="zolve-watcher", daemon=True)
         self.db, self.settings, self.beat = db, settings, beat
         self.latest_progress: dict[str, Any] | None = None
-        resources = kind.resources_for(db)
-        self.solve_run = Run(time_limit=time_limit, on_progress=self.report, resources=resources)
+        self.solve_run = Run(
+            time_limit=time_limit,
+            on_progress=self.report,
+            resources=kind.resources_for(db),
+            slice_seconds=slice_seconds,
+        )
         self._stopped = threading.Event()
 
     def report(self, progress: dict[str, Any]) -> None:
@@ -83,10 +95,17 @@ class Watched:
 
 
 def run_watched(
-    db: Database, settings: Settings, beat: Heartbeat, kind: Kind, time_limit: float, work: Callable[[Run], T]
+    db: Database,
+    settings: Settings,
+    beat: Heartbeat,
+    kind: Kind,
+    time_limit: float,
+    work: Callable[[Run], T],
+    slice_seconds: float | None = None,
 ) -> Watched:
-    """Run `work` for a job or shard of `kind`, with the resources the kind's runs are offered."""
-    watcher = Watcher(db, settings, beat, kind, time_limit)
+    """Run `work` for a job or shard of `kind`, with the resources the kind's runs are offered (and, for
+    a shard, the slice after which it hands the rest of its work on)."""
+    watcher = Watcher(db, settings, beat, kind, time_limit, slice_seconds)
     run = watcher.solve_run
     started = time.monotonic()
     watcher.start()
@@ -159,8 +178,8 @@ def _run_claimed_job(
                 with db.session() as session:
                     return shards.create_shards(session, job_id, worker, outcome.value)
 
-            try:
-                followups.shards = retry_on_db_error(store_plan, settings.lease_seconds)
+            try:  # the shards are held: they go in their client's turn (execute names the client)
+                retry_on_db_error(store_plan, settings.lease_seconds)
             except shards.LeaseLost:
                 log.warning("job %s: lease lost before its plan could be stored", job_id)
                 return followups
@@ -206,8 +225,22 @@ def execute_shard(db: Database, settings: Settings, shard_id: int, worker: str) 
     def beat(session: Session, progress: dict[str, Any] | None) -> bool | None:
         return shards.heartbeat_shard(session, shard_id, worker, settings.lease_seconds)
 
+    if shard.time_limit <= 0:
+        error = {
+            "type": "TimeLimitExceeded",
+            "message": "the job's shards have used its whole time_limit of solve time",
+        }
+        with db.session() as session:
+            shards.fail_shard(session, shard_id, worker, error)
+        return followups
     outcome = run_watched(
-        db, settings, beat, spec, shard.time_limit, lambda run: puzzle.run_shard(shard.params, shard.key, run)
+        db,
+        settings,
+        beat,
+        spec,
+        shard.time_limit,
+        lambda run: puzzle.run_shard(shard.params, shard.key, run),
+        slice_seconds=settings.shard_slice_seconds or None,
     )
 
     def store() -> None:
@@ -216,11 +249,12 @@ def execute_shard(db: Database, settings: Settings, shard_id: int, worker: str) 
                 shards.stop_shard(session, shard_id, worker)
             elif outcome.status == "failed":
                 shards.fail_shard(session, shard_id, worker, outcome.error)
-            elif outcome.value.split:
-                followups.shards = shards.split_shard(session, shard_id, worker, outcome.value.split)
+            elif outcome.value.split:  # the new shards are held: they go in their client's turn
+                shards.split_shard(session, shard_id, worker, outcome.value.split, outcome.seconds)
             else:
+                result = outcome.value
                 done = shards.complete_shard(
-                    session, shard_id, worker, outcome.value.rows, outcome.value.summary, outcome.seconds
+                    session, shard_id, worker, result.rows, result.summary, outcome.seconds, result.rest or ()
                 )
                 if done.last:
                     followups.finalize = [shard.job_id]

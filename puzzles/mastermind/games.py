@@ -17,7 +17,7 @@ from puzzles.mastermind.codes import Code, History, all_codes, code_at, score
 from puzzles.mastermind.model import _Session
 from puzzles.mastermind.strategies import DEFAULT_SAMPLES, MINIMAX_LIMIT, decide
 from puzzles.runtime import Run
-from puzzles.sharding import ShardResult, solve_in_process
+from puzzles.sharding import ShardResult, over_range, parse_range, solve_in_process
 
 #: `secrets: "all"` plays every code, so only this many
 ALL_LIMIT = 5_000
@@ -121,14 +121,18 @@ def plan(params: dict[str, Any], run: Run) -> list[str]:
 
 
 def run_shard(params: dict[str, Any], key: str, run: Run) -> ShardResult:
-    start, stop = (int(part) for part in key.split(":"))
-    player = _Player(params, run)
-    games = []
+    """Play the games of a "start:stop" range (handing the rest on when the host's slice is used up)."""
+    indices = parse_range(key)
+    player, secrets = _Player(params, run), secrets_of(params)
+
+    def play_one(index: int) -> dict[str, Any]:
+        game = player.play(index, secrets[index])
+        run.progress(games_done=index - indices.start + 1, games_total=len(indices))
+        return game
+
     with run.interruptible():
-        for index, secret in enumerate(secrets_of(params)[start:stop], start):
-            games.append(player.play(index, secret))
-            run.progress(games_done=len(games), games_total=stop - start)
-    return ShardResult(summary={"games": games})
+        games, rest = over_range(key, run, play_one)
+    return ShardResult(summary={"games": games}, rest=rest)
 
 
 def combine(params: dict[str, Any], summaries: list[dict[str, Any]]) -> dict[str, Any]:

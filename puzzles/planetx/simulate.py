@@ -36,7 +36,7 @@ from puzzles.planetx.board import MODES, Mode
 from puzzles.planetx.boardset import BoardSet, all_boards, triple_parts
 from puzzles.planetx.observations import WrongLocate
 from puzzles.runtime import Run
-from puzzles.sharding import ShardResult, solve_in_process
+from puzzles.sharding import ShardResult, over_range, parse_range, solve_in_process
 
 POLICIES = ("survey-only", "entropy", "goal")
 DEFAULT_POLICY = "goal"
@@ -144,24 +144,25 @@ def secret_of(params: dict[str, Any], game_index: int, boards: int) -> int:
 
 
 def run_shard(params: dict[str, Any], key: str, run: Run) -> ShardResult:
-    start, end = (int(part) for part in key.split(":"))
+    """Play the games of a "start:stop" range (handing the rest on when the host's slice is used up)."""
+    indices = parse_range(key)
     everything = all_boards(_mode(params), run)
     policy = params.get("policy", DEFAULT_POLICY)
-    games = []
-    for index in range(start, end):
+
+    def play_one(index: int) -> dict[str, Any]:
         began = time.perf_counter()
         secret = secret_of(params, index, len(everything))
         game = play(everything, secret, policy, run, params.get("max_days", 300))
-        games.append(
-            {
-                "game": index,
-                "board": int(everything.codes[secret]),
-                **game,
-                "seconds": time.perf_counter() - began,
-            }
-        )
-        run.progress(games_done=index - start + 1, games=end - start)
-    return ShardResult(summary={"games": games})
+        run.progress(games_done=index - indices.start + 1, games=len(indices))
+        return {
+            "game": index,
+            "board": int(everything.codes[secret]),
+            **game,
+            "seconds": time.perf_counter() - began,
+        }
+
+    games, rest = over_range(key, run, play_one)
+    return ShardResult(summary={"games": games}, rest=rest)
 
 
 def combine(params: dict[str, Any], summaries: list[dict[str, Any]]) -> dict[str, Any]:

@@ -4,6 +4,7 @@ jobs and of shards sent or running, so a newcomer never queues behind another cl
 from __future__ import annotations
 
 import uuid
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import insert, select, update
@@ -21,8 +22,12 @@ def owners(isolated_db: Database) -> tuple[int, int]:
 
 def submit(db: Database, owner: int, count: int = 1, kind: str = "dice") -> list[uuid.UUID]:
     with db.session() as session:
+        now = datetime.now(UTC)  # distinct creation times: "oldest first" is then one order
         rows = [
-            {**_columns(jobs.job_row(owner, kind, {"n": n}, jobs.params_hash(kind, {"n": n}), 60))}
+            {
+                **_columns(jobs.job_row(owner, kind, {"n": n}, jobs.params_hash(kind, {"n": n}), 60)),
+                "created_at": now + timedelta(microseconds=n),
+            }
             for n in range(count)
         ]
         return list(session.scalars(insert(Job).returning(Job.id, sort_by_parameter_order=True), rows))

@@ -102,3 +102,27 @@ def test_cancel_cancels_queued_shards_and_settles_when_running_ones_stop(planned
         assert {s.state for s in session.scalars(select(Shard).where(Shard.job_id == job.id))} == {
             "cancelled"
         }
+
+
+def test_a_shard_that_hands_on_the_rest_of_its_work_stores_its_part_and_adds_held_shards(planned) -> None:
+    db, job, ids = planned
+    for shard_id in ids:
+        with db.session() as session:
+            shards.claim_shard(session, shard_id, "w", 30)
+        with db.session() as session:
+            rest = ("CE+1", "CE+2") if shard_id == ids[-1] else ()
+            done = shards.complete_shard(session, shard_id, "w", [shard_id], {"part": 1}, 0.5, rest)
+        assert not done.last, "the handed-on work is still to do"
+    with db.session() as session:
+        progress = session.get(Job, job.id)
+        assert (progress.shards_done, progress.shards_total) == (3, 5)
+        handed_on = list(session.scalars(select(Shard).where(Shard.job_id == job.id, Shard.key.like("CE+%"))))
+        assert [(s.state, s.enqueued_at) for s in handed_on] == [("queued", None)] * 2
+        assert dispatch.release(session, window=10).shards == [s.id for s in handed_on]
+    for shard, left in zip(handed_on, (58.5, 58.0), strict=True):
+        with db.session() as session:
+            claimed = shards.claim_shard(session, shard.id, "w", 30)
+            assert claimed.time_limit == left, "a job's time_limit counts every shard's solve time"
+        with db.session() as session:
+            done = shards.complete_shard(session, shard.id, "w", [], {"part": 2}, 0.5)
+    assert done.last

@@ -102,3 +102,20 @@ def test_a_poison_job_fails_after_max_attempts_and_the_worker_lives_on(
     assert final["error"]["type"] == "WorkerLost" and "giving up" in final["error"]["message"]
     after = wait_job(auth, client.post("/jobs", json=DICE_QUICK, headers=auth).get_json()["id"])
     assert after["state"] == "succeeded"  # the pool replaced its dead processes and serves on
+
+
+def test_a_sharded_jobs_time_limit_counts_the_solve_time_of_all_its_shards(
+    client, auth, worker, wait_job
+) -> None:
+    """Four one-second shards: within a 10 s time_limit the job succeeds; with 2.5 s it fails once its
+    shards have used the 2.5 s between them (each shard alone would fit)."""
+    params = {"keys": ["a", "b", "c", "d"], "shard_seconds": 1.0}
+    ids = {
+        limit: client.post(
+            "/jobs", json={"kind": "test.sharded", "params": params, "time_limit": limit}, headers=auth
+        ).get_json()["id"]
+        for limit in (10, 2.5)
+    }
+    assert wait_job(auth, ids[10], 60)["state"] == "succeeded"
+    over = wait_job(auth, ids[2.5], 60)
+    assert over["state"] == "failed" and over["error"]["type"] == "TimeLimitExceeded", over

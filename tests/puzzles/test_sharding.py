@@ -1,0 +1,48 @@
+"""Slices: a shard over a range of games hands the rest on after the host's slice, and the pieces add up
+to exactly the unsliced shard."""
+
+from __future__ import annotations
+
+import time
+
+from kinds import KINDS
+from puzzles.mastermind import games
+from puzzles.runtime import Run
+from puzzles.sharding import over_range
+
+
+def test_without_a_slice_a_range_runs_to_its_end() -> None:
+    with Run() as run:
+        assert over_range("3:7", run, lambda i: i * i) == ([9, 16, 25, 36], None)
+
+
+def test_a_used_up_slice_hands_on_the_rest_and_the_pieces_cover_the_range_once() -> None:
+    def slow_square(index: int) -> int:
+        time.sleep(0.02)
+        return index * index
+
+    done, keys = [], ["0:10"]
+    with Run(slice_seconds=0.05) as run:
+        while keys:
+            (key,) = keys
+            piece, rest = over_range(key, run, slow_square)
+            assert piece, "each piece does at least one index"
+            done += piece
+            keys = rest or []
+    assert done == [i * i for i in range(10)]
+
+
+def test_mastermind_games_played_in_slices_are_the_games_played_at_once() -> None:
+    params = KINDS["mastermind.play"].load_params({"n": 3, "k": 4, "secrets": {"sample": 6, "seed": 1}})
+    with Run() as run:
+        whole = games.run_shard(params, "0:6", run)
+    assert whole.rest is None
+    pieces, key = [], "0:6"
+    with Run(slice_seconds=0) as run:  # every game its own slice
+        while key:
+            result = games.run_shard(params, key, run)
+            pieces += result.summary["games"]
+            key = (result.rest or [None])[0]
+    strip = [{k: v for k, v in game.items() if k != "seconds"} for game in pieces]
+    assert strip == [{k: v for k, v in game.items() if k != "seconds"} for game in whole.summary["games"]]
+    assert len(pieces) == 6
