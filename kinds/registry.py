@@ -31,4 +31,3 @@ def load_plugins() -> None:
     """Import the modules ZOLVE_PLUGINS names; each registers its kinds (kinds/__init__ calls this once)."""
     for module in filter(None, (name.strip() for name in os.environ.get("ZOLVE_PLUGINS", "").split(","))):
         importlib.import_module(module)
-
