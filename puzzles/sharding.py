@@ -44,14 +44,17 @@ def parse_range(key: str) -> range:
 
 def over_range(key: str, run: Run, work: Callable[[int], T]) -> tuple[list[T], list[str] | None]:
     """Do `work(index)` for each index of a "start:stop" key, in order, until the range ends or the run's
-    slice is used up; returns the results and, if stopped early, the key of the rest."""
+    slice is used up; returns the results and, if stopped early, the keys of the rest: ranges as long as
+    the part done (a slice's worth at the pace just measured), which can run side by side."""
     indices = parse_range(key)
     began, done = time.monotonic(), []
     for index in indices:
         done.append(work(index))
         sliced = run.slice_seconds is not None and time.monotonic() - began >= run.slice_seconds
         if sliced and index + 1 < indices.stop:
-            return done, [range_key(index + 1, indices.stop)]
+            step = len(done)
+            rest = range(index + 1, indices.stop, step)
+            return done, [range_key(start, min(start + step, indices.stop)) for start in rest]
     return done, None
 
 

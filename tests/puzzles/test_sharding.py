@@ -21,15 +21,21 @@ def test_a_used_up_slice_hands_on_the_rest_and_the_pieces_cover_the_range_once()
         time.sleep(0.02)
         return index * index
 
-    done, keys = [], ["0:10"]
+    done, keys = {}, ["0:10"]
     with Run(slice_seconds=0.05) as run:
         while keys:
-            (key,) = keys
+            key = keys.pop(0)
             piece, rest = over_range(key, run, slow_square)
             assert piece, "each piece does at least one index"
-            done += piece
-            keys = rest or []
-    assert done == [i * i for i in range(10)]
+            start = int(key.split(":")[0])
+            done.update(zip(range(start, start + len(piece)), piece, strict=True))
+            keys += rest or []
+    assert sorted(done.items()) == [(i, i * i) for i in range(10)], "every index once"
+
+
+def test_the_rest_is_cut_into_pieces_of_a_slices_worth_that_can_run_side_by_side() -> None:
+    with Run(slice_seconds=0) as run:  # a slice is used up after one index
+        assert over_range("2:6", run, lambda i: i) == ([2], ["3:4", "4:5", "5:6"])
 
 
 def test_mastermind_games_played_in_slices_are_the_games_played_at_once() -> None:
@@ -37,12 +43,12 @@ def test_mastermind_games_played_in_slices_are_the_games_played_at_once() -> Non
     with Run() as run:
         whole = games.run_shard(params, "0:6", run)
     assert whole.rest is None
-    pieces, key = [], "0:6"
+    pieces, keys = [], ["0:6"]
     with Run(slice_seconds=0) as run:  # every game its own slice
-        while key:
-            result = games.run_shard(params, key, run)
+        while keys:
+            result = games.run_shard(params, keys.pop(0), run)
             pieces += result.summary["games"]
-            key = (result.rest or [None])[0]
+            keys += result.rest or []
     strip = [{k: v for k, v in game.items() if k != "seconds"} for game in pieces]
     assert strip == [{k: v for k, v in game.items() if k != "seconds"} for game in whole.summary["games"]]
     assert len(pieces) == 6
