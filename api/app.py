@@ -11,6 +11,7 @@ from flask_smorest import Api
 from api import batches, errors, jobs, meta, metrics, rows
 from api.admin.setup import init_admin
 from api.limits import init_limits
+from api.slots import Slots
 from core.config import Settings
 from kinds import KINDS
 from schemas.jobs import Error as ErrorSchema
@@ -50,7 +51,11 @@ def create_app(settings: Settings | None = None) -> Flask:
     app.extensions["zolve.settings"] = settings
     # no pre-ping: a request that meets a connection dropped by a database restart answers 503 and
     # resets the pool; every other request saves a round trip
-    app.extensions["zolve.db"] = Database(database_url, pool_size=10, pre_ping=False)
+    app.extensions["zolve.db"] = Database(
+        database_url, pool_size=10, pre_ping=False, statement_timeout=settings.api_statement_timeout
+    )
+    app.extensions["zolve.waiting"] = Slots(settings.max_waiting, settings.max_waiting_per_key)
+    app.extensions["zolve.exports"] = Slots(settings.max_exports_per_key * 1000, settings.max_exports_per_key)
     app.extensions["zolve.celery"] = make_celery(settings)
     app.extensions["zolve.context"] = Context(
         app.extensions["zolve.db"], settings, app.extensions["zolve.celery"]

@@ -6,7 +6,7 @@ import time
 import uuid
 from typing import Any
 
-from flask import request, url_for
+from flask import current_app, request, url_for
 from flask.views import MethodView
 from flask_smorest import Blueprint, abort
 from marshmallow import RAISE
@@ -17,7 +17,9 @@ from api.deps import caller, context, database, settings
 from api.resources import job_resource
 from schemas import jobs as job_schemas
 from services import jobs as job_service
+from services.context import Caller
 from store import jobs as job_store
+from store.models import Job
 
 blp = Blueprint("jobs", __name__, url_prefix="/jobs", description="Puzzle jobs")
 
@@ -86,18 +88,30 @@ class JobItem(MethodView):
     def get(self, args: dict[str, Any], job_id: uuid.UUID) -> Any:
         """A job's state, progress, timings and result. `?wait=N` blocks until it finishes (capped)."""
         who = caller()
-        deadline = time.monotonic() + min(args["wait"], settings().max_wait_seconds)
-        pause = 0.02  # back off from 20 ms to 250 ms: quick jobs answer fast, slow ones cost few queries
-        while True:
-            job = job_cache.visible_job(job_id, who, fresh=args["wait"] > 0)
-            if job is None:
-                abort(404, message="no such job")
-            if job.is_final or time.monotonic() >= deadline:
-                break
-            time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
-            pause = min(pause * 1.5, 0.25)
+        places = current_app.extensions["zolve.waiting"]
+        # no free place to wait (too many long-polls in this process, or of this key): answer at once
+        waiting = args["wait"] > 0 and places.take(who.key_id)
+        try:
+            job = _wait_for(job_id, who, args["wait"] if waiting else 0)
+        finally:
+            if waiting:
+                places.give_back(who.key_id)
         headers = {} if job.is_final else {"Retry-After": "1"}
         return job_resource(job, is_admin=who.is_admin), 200, headers
+
+
+def _wait_for(job_id: uuid.UUID, who: Caller, wait: float) -> Job:
+    """The job once final, or after `wait` seconds (capped), whichever comes first."""
+    deadline = time.monotonic() + min(wait, settings().max_wait_seconds)
+    pause = 0.02  # back off from 20 ms to 250 ms: quick jobs answer fast, slow ones cost few queries
+    while True:
+        job = job_cache.visible_job(job_id, who, fresh=wait > 0)
+        if job is None:
+            abort(404, message="no such job")
+        if job.is_final or time.monotonic() >= deadline:
+            return job
+        time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
+        pause = min(pause * 1.5, 0.25)
 
 
 @blp.route("/<uuid:job_id>/cancel", methods=["POST"], endpoint="cancel_job")

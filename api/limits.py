@@ -1,18 +1,20 @@
 """Per-client rate limits (Flask-Limiter), counted in Redis so that every API process shares them.
 
-A client is its API key (by hash: no secret ends up in Redis) or, without one, its address. Over the
-limit: `429` with `Retry-After`. If Redis is away, counting falls back to each process's memory rather
-than failing requests: a broker outage must not stop `POST /jobs` from answering `202`.
+A client is its API key (by id: no secret ends up in Redis) or, without a valid one, its address: a
+flood of random tokens shares its address's budget instead of opening a bucket per token. Submits have a
+tighter budget that `POST /batches` draws on item by item (accepted submits only). Over the limit: `429`
+with `Retry-After`. If Redis is away, counting falls back to each process's memory rather than failing
+requests: a broker outage must not stop `POST /jobs` from answering `202`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import time
 
 from flask import Flask, current_app, request, session
 from flask_limiter import Limiter
 
+from api.keycache import caller_for
 from core.config import Settings
 
 #: never limited: probes, the spec and its UI
@@ -32,10 +34,13 @@ def exempt() -> bool:
 
 
 def client_key() -> str:
-    header = request.headers.get("Authorization", "")
-    scheme, _, token = header.partition(" ")
-    if scheme.lower() == "bearer" and token:
-        return "key:" + hashlib.sha256(token.encode()).hexdigest()[:32]
+    """A key this process has verified recently counts as itself; anything else (no key, or a token not
+    yet verified, e.g. one of a flood of random `zk_...` tokens) counts against its address, so that
+    unknown tokens cannot each open a fresh bucket."""
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    caller = caller_for(token) if scheme.lower() == "bearer" else None
+    if caller is not None:
+        return f"key:{caller.key_id}"
     return "ip:" + (request.remote_addr or "unknown")
 
 
@@ -63,10 +68,28 @@ def init_limits(app: Flask, settings: Settings) -> Limiter:
     )
     if settings.submit_rate_limit:
         submit = app.view_functions["jobs.JobCollection"]
-        app.view_functions["jobs.JobCollection"] = limiter.limit(
-            settings.submit_rate_limit, methods=["POST"]
+        # a batch counts as many submits as it has items, in the same budget as POST /jobs
+        batch = app.view_functions["batches.BatchCollection"]
+        # only accepted submits count (a refused or invalid one costs nothing)
+        accepted = {
+            "scope": "submit",
+            "methods": ["POST"],
+            "deduct_when": lambda response: response.status_code < 400,
+        }
+        app.view_functions["batches.BatchCollection"] = limiter.shared_limit(
+            settings.submit_rate_limit, cost=batch_items, **accepted
+        )(batch)
+        app.view_functions["jobs.JobCollection"] = limiter.shared_limit(
+            settings.submit_rate_limit, **accepted
         )(submit)
     return limiter
+
+
+def batch_items() -> int:
+    """How many items a POST /batches holds (at least 1; the schema refuses bad bodies after this)."""
+    body = request.get_json(silent=True)
+    items = body.get("items") if isinstance(body, dict) else None
+    return max(1, len(items)) if isinstance(items, list) else 1
 
 
 def seconds_until_reset() -> int:

@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from flask import Response, stream_with_context
+from flask import Response, current_app, stream_with_context
 from flask_smorest import Blueprint, abort
 from marshmallow import RAISE, Schema
 
@@ -109,9 +109,16 @@ def _add_export(blp: Blueprint, rows: Rows, fmt: str, body: str, content_type: s
     @blp.arguments(rows.export_query, location="query", unknown=RAISE)
     @blp.response(200, description=body, content_type=content_type)
     @blp.alt_response(404, description=_missing(rows))
+    @blp.alt_response(429, description="This key already streams as many exports as it may at once")
     @blp.doc(**_doc(f"Every {rows.item} as {fmt.upper()}, streamed.", rows.export_query))
     def export_view(args: dict[str, Any], job_id: uuid.UUID) -> Response:
-        return export(_job_with_rows(job_id, rows), rows, args, fmt)
+        job, who = _job_with_rows(job_id, rows), caller()
+        places = current_app.extensions["zolve.exports"]
+        if not places.take(who.key_id):
+            abort(429, message=f"at most {places.per_key} exports of one key at a time; retry when one ends")
+        response = export(job, rows, args, fmt)
+        response.call_on_close(lambda: places.give_back(who.key_id))
+        return response
 
 
 def blueprints() -> list[Blueprint]:

@@ -47,6 +47,14 @@ class Settings:
     max_body_bytes: int = 256 * 1024
     #: longest `?wait=` long-poll, in seconds
     max_wait_seconds: float = 30.0
+    #: per API process: long-polls waiting at once (keep it under the process's threads, which serve
+    #: everything else, probes included), and per key; a poll beyond either answers at once
+    max_waiting: int = 6
+    max_waiting_per_key: int = 3
+    #: per API process and key: streamed exports at once (beyond: 429)
+    max_exports_per_key: int = 2
+    #: per API database statement, in seconds: a pathological filter cannot hold PostgreSQL for long
+    api_statement_timeout: float = 15.0
     #: Z3's memory ceiling per worker process, in MB (0 = unlimited)
     z3_max_memory_mb: int = 4096
     #: recycle a worker pool process after this many jobs (Z3 leaks a little after interrupts)
@@ -83,6 +91,10 @@ class Settings:
             max_time_limit=_env_float("ZOLVE_MAX_TIME_LIMIT", defaults.max_time_limit),
             max_body_bytes=_env_int("ZOLVE_MAX_BODY_BYTES", defaults.max_body_bytes),
             max_wait_seconds=_env_float("ZOLVE_MAX_WAIT_SECONDS", defaults.max_wait_seconds),
+            max_waiting=_env_int("ZOLVE_MAX_WAITING", defaults.max_waiting),
+            max_waiting_per_key=_env_int("ZOLVE_MAX_WAITING_PER_KEY", defaults.max_waiting_per_key),
+            max_exports_per_key=_env_int("ZOLVE_MAX_EXPORTS_PER_KEY", defaults.max_exports_per_key),
+            api_statement_timeout=_env_float("ZOLVE_API_STATEMENT_TIMEOUT", defaults.api_statement_timeout),
             z3_max_memory_mb=_env_int("ZOLVE_Z3_MAX_MEMORY_MB", defaults.z3_max_memory_mb),
             max_tasks_per_child=_env_int("ZOLVE_MAX_TASKS_PER_CHILD", defaults.max_tasks_per_child),
             shard_slice_seconds=_env_float("ZOLVE_SHARD_SLICE_SECONDS", defaults.shard_slice_seconds),

@@ -19,9 +19,13 @@ def normalize_url(url: str) -> str:
 
 
 class Database:
-    def __init__(self, url: str, pool_size: int = 5, pre_ping: bool = True):
+    def __init__(
+        self, url: str, pool_size: int = 5, pre_ping: bool = True, statement_timeout: float | None = None
+    ):
         self.url = normalize_url(url)
         self.pool_size = pool_size
+        #: seconds PostgreSQL lets one statement run on these connections before cancelling it
+        self.statement_timeout = statement_timeout
         #: test each pooled connection before use (one round trip); without it, the first use of a
         #: connection the server dropped fails, and SQLAlchemy then invalidates the whole pool
         self.pre_ping = pre_ping
@@ -42,11 +46,17 @@ class Database:
                 max_overflow=self.pool_size,
                 pool_pre_ping=self.pre_ping,
                 pool_recycle=1800,
-                connect_args={"connect_timeout": 5},
+                connect_args=self._connect_args(),
             )
             self._sessions = sessionmaker(self._engine, expire_on_commit=False)
             self._pid = os.getpid()
         return self._engine
+
+    def _connect_args(self) -> dict[str, object]:
+        args: dict[str, object] = {"connect_timeout": 5}
+        if self.statement_timeout:
+            args["options"] = f"-c statement_timeout={int(self.statement_timeout * 1000)}"
+        return args
 
     @contextmanager
     def session(self) -> Iterator[Session]:

@@ -1,5 +1,6 @@
 """Rate limits per API key: 429 with Retry-After and a JSON body, counted in Redis across processes."""
 
+import uuid
 from dataclasses import replace
 
 import pytest
@@ -48,3 +49,32 @@ def test_the_limit_is_shared_by_every_api_process(settings, make_key) -> None:
 def test_unix_socket_urls_are_spelled_for_the_limits_library() -> None:
     assert storage_uri("redis+socket:///tmp/r.sock") == "redis+unix:///tmp/r.sock"
     assert storage_uri("redis://127.0.0.1:6379/0") == "redis://127.0.0.1:6379/0"
+
+
+def test_unknown_tokens_share_their_address_budget_instead_of_a_bucket_each(limited_app) -> None:
+    client = limited_app.test_client()
+    address = {"REMOTE_ADDR": "192.0.2.7"}
+    statuses = [
+        client.get(
+            "/jobs", headers={"Authorization": f"Bearer zk_{uuid.uuid4().hex}"}, environ_base=address
+        ).status_code
+        for _ in range(10)
+    ]
+    assert statuses == [401] * 8 + [429] * 2
+    other = client.get("/jobs", environ_base={"REMOTE_ADDR": "192.0.2.8"})
+    assert other.status_code == 401, "another address has its own budget"
+
+
+def test_a_batch_draws_on_the_submit_budget_item_by_item(limited_app, make_key) -> None:
+    client, erin = limited_app.test_client(), make_key()
+    items = [{"client_id": str(n), "params": DICE["params"]} for n in range(2)]
+    assert client.post("/batches", json={"kind": "dice", "items": items}, headers=erin).status_code == 202
+    assert client.post("/jobs", json=DICE, headers=erin).status_code == 202
+    refused = client.post("/jobs", json=DICE, headers=erin)
+    assert refused.status_code == 429 and int(refused.headers["Retry-After"]) > 0
+
+    frank = make_key()
+    many = [{"client_id": str(n), "params": DICE["params"]} for n in range(4)]
+    too_big = client.post("/batches", json={"kind": "dice", "items": many}, headers=frank)
+    assert too_big.status_code == 429, "4 items are more than the 3 submits a minute allowed"
+    assert client.post("/jobs", json=DICE, headers=frank).status_code == 202, "a refused batch costs nothing"

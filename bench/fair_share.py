@@ -1,0 +1,185 @@
+"""Fair share on a shared service: a client's short jobs beside another client's bulk job, and two bulk
+clients side by side, on the whole stack (API under gunicorn, Redis, Celery worker, PostgreSQL).
+
+Baselines measured in the same run: the short jobs' latency on an idle service, and the bulk job's
+duration when it runs alone.
+
+    .venv/bin/python bench/fair_share.py [--short 20] [--secrets 600] [--concurrency 2]
+
+Phases: (1) client B submits --short `dice` jobs one after another on the idle service (submit →
+succeeded, measured by the client); (2) client A's `mastermind.play` bulk job alone; (3) the same bulk job
+again while B submits its short jobs; (4) clients A and C submit the same bulk job at once: each one's
+share of the worker time while both run (from the shards' start and finish times).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import threading
+import time
+from datetime import datetime
+from pathlib import Path
+
+import requests
+from sqlalchemy import select
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.stack import Stack  # noqa: E402
+from store import keys  # noqa: E402
+from store.models import Shard  # noqa: E402
+
+SHORT = {"kind": "dice", "params": {"dice": 3, "faces": 4}}
+
+
+def bulk(secrets: int, seed: int) -> dict:
+    return {
+        "kind": "mastermind.play",
+        "params": {"n": 5, "k": 6, "secrets": {"sample": secrets, "seed": seed}},
+        "time_limit": 3600,
+    }
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+class Client:
+    def __init__(self, stack: Stack, name: str):
+        with stack.db.session() as session:
+            key = keys.create_key(session, name=name).key
+        self.url, self.http = stack.url, requests.Session()
+        self.http.headers["Authorization"] = f"Bearer {key}"
+
+    def submit(self, body: dict) -> str:
+        response = self.http.post(self.url + "/jobs", json=body)
+        response.raise_for_status()
+        return response.json()["id"]
+
+    def wait(self, job_id: str) -> dict:
+        while True:
+            job = self.http.get(f"{self.url}/jobs/{job_id}", params={"wait": 30}).json()
+            if job["state"] in ("succeeded", "failed", "cancelled"):
+                if job["state"] != "succeeded":
+                    raise RuntimeError(f"job {job_id} {job['state']}: {job.get('error')}")
+                return job
+
+    def latency(self, body: dict) -> float:
+        started = time.perf_counter()
+        self.wait(self.submit(body))
+        return time.perf_counter() - started
+
+    def run(self, body: dict) -> tuple[str, float]:
+        started = time.perf_counter()
+        job_id = self.submit(body)
+        self.wait(job_id)
+        return job_id, time.perf_counter() - started
+
+
+def short_latencies(client: Client, count: int, pause: float = 0.5) -> list[float]:
+    latencies = []
+    for _ in range(count):
+        latencies.append(client.latency(SHORT))
+        time.sleep(pause)
+    return latencies
+
+
+def shares(stack: Stack, jobs: dict[str, str]) -> dict[str, float]:
+    """Each client's share of the shard time spent while both bulk jobs ran."""
+    with stack.db.session() as session:
+        spans = {
+            name: [
+                (started, finished)
+                for started, finished in session.execute(
+                    select(Shard.started_at, Shard.finished_at).where(
+                        Shard.job_id == job_id, Shard.finished_at.isnot(None), Shard.started_at.isnot(None)
+                    )
+                )
+            ]
+            for name, job_id in jobs.items()
+        }
+    begin = max(min(start for start, _ in runs) for runs in spans.values())
+    end = min(max(finish for _, finish in runs) for runs in spans.values())
+
+    def busy(runs: list[tuple[datetime, datetime]]) -> float:
+        return sum(max(0.0, (min(f, end) - max(s, begin)).total_seconds()) for s, f in runs)
+
+    seconds = {name: busy(runs) for name, runs in spans.items()}
+    total = sum(seconds.values()) or 1.0
+    return {name: value / total for name, value in seconds.items()}
+
+
+def describe(name: str, values: list[float]) -> str:
+    return (
+        f"{name}: p50 {percentile(values, 0.5):.2f} s, p95 {percentile(values, 0.95):.2f} s, "
+        f"max {max(values):.2f} s (n={len(values)})"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--short", type=int, default=20, help="short jobs per phase")
+    parser.add_argument("--secrets", type=int, default=600, help="games in each bulk job")
+    parser.add_argument("--concurrency", type=int, default=2, help="worker processes")
+    args = parser.parse_args()
+
+    with Stack(api_workers=2) as stack:
+        stack.start_worker(concurrency=args.concurrency)
+        a, b, c = Client(stack, "bulk A"), Client(stack, "short B"), Client(stack, "bulk C")
+        b.latency(SHORT)  # warm up
+        idle = short_latencies(b, args.short)
+        print(describe("short jobs, idle service", idle), flush=True)
+
+        _, alone = a.run(bulk(args.secrets, 1))
+        print(f"bulk job alone: {alone:.1f} s", flush=True)
+
+        beside: list[float] = []
+        bulk_done = threading.Event()
+        bulk_seconds: list[float] = []
+
+        def run_bulk() -> None:
+            bulk_seconds.append(a.run(bulk(args.secrets, 2))[1])
+            bulk_done.set()
+
+        thread = threading.Thread(target=run_bulk)
+        thread.start()
+        time.sleep(3)  # the bulk job is planned and fills every worker
+        while len(beside) < args.short and not bulk_done.is_set():
+            beside.append(b.latency(SHORT))
+            time.sleep(0.5)
+        thread.join()
+        print(describe("short jobs beside the bulk job", beside), flush=True)
+        print(f"bulk job beside the short jobs: {bulk_seconds[0]:.1f} s", flush=True)
+
+        ids: dict[str, str] = {}
+        runs = [
+            threading.Thread(target=lambda n=n, cl=cl: ids.__setitem__(n, cl.run(bulk(args.secrets, 3))[0]))
+            for n, cl in (("A", a), ("C", c))
+        ]
+        for run in runs:
+            run.start()
+        for run in runs:
+            run.join()
+        share = shares(stack, ids)
+
+        print()
+        print("| measure | value | ratio to its baseline |")
+        print("|---|---|---|")
+        for name, values in (("idle", idle), ("beside bulk", beside)):
+            for q, label in ((0.5, "p50"), (0.95, "p95")):
+                value = percentile(values, q)
+                base = percentile(idle, q)
+                print(f"| short job {label}, {name} | {value:.2f} s | {value / base:.2f}× |")
+        print(f"| short job max, beside bulk | {max(beside):.2f} s | {max(beside) / max(idle):.2f}× |")
+        print(f"| bulk job alone | {alone:.1f} s | 1.00× |")
+        print(f"| bulk job beside short jobs | {bulk_seconds[0]:.1f} s | {bulk_seconds[0] / alone:.2f}× |")
+        for name, value in sorted(share.items()):
+            print(f"| bulk client {name}'s share of worker time while both run | {value:.0%} | |")
+        print(f"\nmean short latency idle {statistics.mean(idle):.2f} s; workers {args.concurrency}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,110 @@
+"""What one client cannot take from the others in an API process: its long-polls and exports are capped,
+the probes always answer, and PostgreSQL stops a pathological statement."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+import requests
+from sqlalchemy import text
+
+from tests.support import ROOT, TEST_ENV, free_port, wait_until
+
+SLOW = {"kind": "test.sharded", "params": {"plan_seconds": 2, "keys": ["a"], "shard_seconds": 4}}
+
+
+@pytest.fixture
+def gunicorn_api(settings, tmp_path: Path):
+    """The API under gunicorn, one process with 8 threads, as `zolve api` serves it."""
+    port = free_port()
+    env = {
+        **os.environ,
+        **TEST_ENV,
+        "DATABASE_URL": settings.database_url,
+        "REDIS_URL": settings.redis_url,
+        "ZOLVE_RATE_LIMIT": "",
+        "ZOLVE_SUBMIT_RATE_LIMIT": "",
+    }
+    log = (tmp_path / "api.log").open("wb")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "zolve", "api", "--port", str(port), "--workers", "1", "--threads", "8"],
+        env=env,
+        cwd=ROOT,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until(lambda: _answers(url + "/health"), 60, what="the API")
+        yield url
+    finally:
+        process.terminate()
+        process.wait(20)
+        log.close()
+
+
+def _answers(url: str) -> bool:
+    try:
+        return requests.get(url, timeout=1).ok
+    except requests.RequestException:
+        return False
+
+
+def test_33_long_polls_leave_the_probes_answering(gunicorn_api, make_key, worker) -> None:
+    headers = make_key()
+    job_id = requests.post(gunicorn_api + "/jobs", json=SLOW, headers=headers, timeout=10).json()["id"]
+
+    def long_poll(_: int) -> float:
+        started = time.monotonic()
+        job = requests.get(f"{gunicorn_api}/jobs/{job_id}?wait=3", headers=headers, timeout=30).json()
+        assert job["id"] == job_id
+        return time.monotonic() - started
+
+    with ThreadPoolExecutor(33) as pool:
+        polls = pool.map(long_poll, range(33))
+        time.sleep(0.5)  # every poll has arrived: the waiting ones hold their threads
+        started = time.monotonic()
+        assert requests.get(gunicorn_api + "/health", timeout=5).ok
+        assert requests.get(gunicorn_api + "/ready", timeout=5).status_code in (200, 503)
+        probe_seconds = time.monotonic() - started
+        durations = sorted(polls)
+    assert probe_seconds < 2, f"the probes took {probe_seconds:.1f} s beside 33 long-polls"
+    waited = [d for d in durations if d >= 2.5]
+    assert 1 <= len(waited) <= 3, "one key waits in at most ZOLVE_MAX_WAITING_PER_KEY (3) places"
+    assert durations[0] < 2.5, "the polls beyond the cap answered at once"
+
+
+def test_a_key_streams_only_its_share_of_exports_at_once(
+    settings, client, make_key, worker, wait_job
+) -> None:
+    from api.app import create_app
+
+    headers, admin = make_key(), make_key(admin=True)
+    body = {"kind": "planetx.enumerate", "params": {"mode": "standard"}}
+    job = wait_job(headers, client.post("/jobs", json=body, headers=headers).get_json()["id"])
+    one_each = create_app(replace(settings, max_exports_per_key=1)).test_client()
+    url = job["links"]["csv"]
+
+    streaming = one_each.get(url, headers=headers, buffered=False)  # open until closed
+    assert streaming.status_code == 200
+    refused = one_each.get(url, headers=headers)
+    assert refused.status_code == 429 and "at most 1 exports" in refused.get_json()["message"]
+    assert "Retry-After" in refused.headers
+    other = one_each.get(url, headers=admin)
+    assert other.status_code == 200 and other.get_data(), "another key has its own share"
+    other.close()
+    streaming.close()
+    again = one_each.get(url, headers=headers)
+    assert again.status_code == 200 and again.get_data(as_text=True).startswith("code,board\n")
+
+
+def test_the_api_has_a_statement_timeout(app) -> None:
+    with app.extensions["zolve.db"].session() as session:
+        assert session.scalar(text("SHOW statement_timeout")) == "15s"

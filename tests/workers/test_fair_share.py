@@ -1,0 +1,50 @@
+"""Clients sharing the workers (real worker processes): a short job does not wait for another client's
+bulk job, and two bulk jobs progress side by side instead of one after the other."""
+
+from __future__ import annotations
+
+import time
+
+from sqlalchemy import func, select
+
+from store.models import Job, Shard
+
+DICE = {"kind": "dice", "params": {"dice": 3, "faces": 4}}
+
+
+def bulk(shards: int, seconds: float) -> dict:
+    keys = [f"k{n:02}" for n in range(shards)]
+    return {"kind": "test.sharded", "params": {"keys": keys, "shard_seconds": seconds}}
+
+
+def test_a_short_job_runs_beside_another_clients_bulk_job(client, make_key, worker, wait_job, db) -> None:
+    a, b = make_key(), make_key()
+    bulk_id = client.post("/jobs", json=bulk(12, 1.5), headers=a).get_json()["id"]
+    time.sleep(2.5)  # planned: its shards fill both worker processes, and one more waits in the queue
+    started = time.monotonic()
+    short = wait_job(b, client.post("/jobs", json=DICE, headers=b).get_json()["id"], 30)
+    latency = time.monotonic() - started
+    assert short["state"] == "succeeded"
+    with db.session() as session:
+        assert session.get(Job, bulk_id).state == "running", "the bulk job was still running beside it"
+    # the bulk job has 18 s of shards on two processes; the short one waited for at most one shard
+    assert latency < 6, f"the short job took {latency:.1f} s"
+    assert wait_job(a, bulk_id, 60)["state"] == "succeeded"
+
+
+def test_two_bulk_clients_progress_side_by_side(client, make_key, worker, wait_job, db) -> None:
+    first, second = make_key(), make_key()
+    ids = [
+        client.post("/jobs", json=bulk(8, 1.0), headers=headers).get_json()["id"]
+        for headers in (first, second)
+    ]
+    done = [wait_job(headers, job_id, 90) for headers, job_id in zip((first, second), ids, strict=True)]
+    assert [job["state"] for job in done] == ["succeeded", "succeeded"]
+    with db.session() as session:
+        first_finished = session.get(Job, ids[0]).finished_at
+        second_began = session.scalar(select(func.min(Shard.started_at)).where(Shard.job_id == ids[1]))
+        second_shards_before = session.scalar(
+            select(func.count()).where(Shard.job_id == ids[1], Shard.finished_at < first_finished)
+        )
+    assert second_began < first_finished, "the second client did not wait for the first one's whole job"
+    assert second_shards_before >= 2, "the second client's shards ran while the first one's did"
