@@ -66,7 +66,9 @@ def handle_http_exception(error: HTTPException) -> Response:
 
 
 def handle_service_error(error: ServiceError) -> Response:
-    return error_response(error.status, error.message, error.errors)
+    retry_after = getattr(error, "retry_after", None)
+    headers = {"Retry-After": str(retry_after)} if retry_after else None
+    return error_response(error.status, error.message, error.errors, headers)
 
 
 def handle_database_error(error: DBAPIError) -> Response:

@@ -47,6 +47,11 @@ class Settings:
     max_body_bytes: int = 256 * 1024
     #: longest `?wait=` long-poll, in seconds
     max_wait_seconds: float = 30.0
+    #: per API key: jobs not yet finished (queued or running); a submit past it is refused (429)
+    max_unfinished_per_key: int = 10_000
+    #: per API key: jobs, and shards, sent to the broker or running at once (the rest wait their turn);
+    #: 0 = the live worker processes + 1
+    max_in_flight_per_key: int = 0
     #: per API process: long-polls waiting at once (keep it under the process's threads, which serve
     #: everything else, probes included), and per key; a poll beyond either answers at once
     max_waiting: int = 6
@@ -91,6 +96,8 @@ class Settings:
             max_time_limit=_env_float("ZOLVE_MAX_TIME_LIMIT", defaults.max_time_limit),
             max_body_bytes=_env_int("ZOLVE_MAX_BODY_BYTES", defaults.max_body_bytes),
             max_wait_seconds=_env_float("ZOLVE_MAX_WAIT_SECONDS", defaults.max_wait_seconds),
+            max_unfinished_per_key=_env_int("ZOLVE_MAX_UNFINISHED_PER_KEY", defaults.max_unfinished_per_key),
+            max_in_flight_per_key=_env_int("ZOLVE_MAX_IN_FLIGHT_PER_KEY", defaults.max_in_flight_per_key),
             max_waiting=_env_int("ZOLVE_MAX_WAITING", defaults.max_waiting),
             max_waiting_per_key=_env_int("ZOLVE_MAX_WAITING_PER_KEY", defaults.max_waiting_per_key),
             max_exports_per_key=_env_int("ZOLVE_MAX_EXPORTS_PER_KEY", defaults.max_exports_per_key),

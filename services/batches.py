@@ -10,9 +10,10 @@ from sqlalchemy.orm import Session
 
 from services.context import Caller, Context
 from services.errors import Invalid
-from services.jobs import checked_time_limit, kind_named, validated_params
+from services.jobs import check_unfinished_quota, checked_time_limit, kind_named, validated_params
 from services.messages import Messages, send
 from store import batches as batch_store
+from store import jobs
 from store.models import Batch
 
 T = TypeVar("T")
@@ -42,6 +43,10 @@ def submit_batch(
     items = _items(kind_name, raw_items)
     limit = checked_time_limit(ctx, time_limit, kind_named(kind_name))
     with ctx.db.session() as session:
+        distinct = len(
+            {jobs.params_hash(kind_name, item.params) for item in items if item.params is not None}
+        )
+        check_unfinished_quota(ctx, session, caller, distinct)
         batch, job_ids = batch_store.create_batch(
             session, owner_id=caller.key_id, kind=kind_name, items=items, time_limit=limit
         )

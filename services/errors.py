@@ -29,6 +29,13 @@ class Conflict(ServiceError):
     status = 409
 
 
+class TooMany(ServiceError):
+    """A quota of the caller's is used up: retry once some of its work has finished."""
+
+    status = 429
+    retry_after = 10
+
+
 class Invalid(ServiceError):
     """The request is well-formed but a field's value is refused."""
 

@@ -7,11 +7,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from marshmallow import ValidationError
+from sqlalchemy.orm import Session
 
 from core.states import JobState
 from kinds import KINDS, Kind
 from services.context import Caller, Context
-from services.errors import Conflict, Invalid, NotFound
+from services.errors import Conflict, Invalid, NotFound, TooMany
 from services.messages import Messages, publish, send
 from store import dashboard
 from store import jobs as job_store
@@ -79,6 +80,7 @@ def submit(
     key = _checked_idempotency_key(idempotency_key)
     owner = {"owner_id": caller.key_id, "kind": kind.name, "params": params, "time_limit": limit}
     with ctx.db.session() as session:
+        check_unfinished_quota(ctx, session, caller, 1)
         if kind.cacheable and not fresh and key is None:
             cached = job_store.create_cached_job(session, **owner)
             if cached is not None:
@@ -90,6 +92,16 @@ def submit(
     if created:
         send(ctx, Messages(owners={caller.key_id}))  # it goes now, or when the caller's turn comes
     return Submission(job, created=created)
+
+
+def check_unfinished_quota(ctx: Context, session: Session, caller: Caller, adding: int) -> None:
+    """A key may have at most ZOLVE_MAX_UNFINISHED_PER_KEY jobs not yet finished."""
+    limit = ctx.settings.max_unfinished_per_key
+    if limit and job_store.unfinished_count(session, caller.key_id) + adding > limit:
+        raise TooMany(
+            f"this key has too many unfinished jobs to add {adding} (at most {limit}): "
+            "retry once some have finished"
+        )
 
 
 def get(ctx: Context, caller: Caller, job_id: uuid.UUID) -> Job:

@@ -62,9 +62,10 @@ def send(ctx: Context, messages: Messages) -> None:
 def release(ctx: Context, owners: Collection[int] | None = None) -> Released:
     """Release held work in turn (every client's when `owners` is None) and publish it."""
     with ctx.db.session() as session:
-        released = dispatch.release(
-            session, dispatch.window(session, ctx.settings.worker_alive_within), owners
+        window = ctx.settings.max_in_flight_per_key or dispatch.window(
+            session, ctx.settings.worker_alive_within
         )
+        released = dispatch.release(session, window, owners)
     publish(ctx.broker, ctx.db, Messages(jobs=released.jobs, shards=released.shards))
     return released
 

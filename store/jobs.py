@@ -177,6 +177,14 @@ def forget_published(session: Session) -> None:
     session.execute(update(Job).where(shards.awaiting_finalize()).values(finalize_enqueued_at=None))
 
 
+def unfinished_count(session: Session, owner_id: int) -> int:
+    """The client's jobs not yet finished (queued, running or cancelling)."""
+    unfinished = (JobState.QUEUED, JobState.RUNNING, JobState.CANCELLING)
+    return (
+        session.scalar(select(func.count()).where(Job.owner_id == owner_id, Job.state.in_(unfinished))) or 0
+    )
+
+
 def get_job(session: Session, job_id: uuid.UUID, owner_id: int | None) -> Job | None:
     """The job, if `owner_id` may see it (None = admin, sees every job)."""
     query = select(Job).where(Job.id == job_id)

@@ -75,6 +75,13 @@ class Job(Base):
         # keyset pagination: a client's jobs, newest first
         Index("ix_jobs_owner_created", "owner_id", "created_at", "id"),
         Index("ix_jobs_created", "created_at", "id"),
+        # the per-key quota and fair release count a client's unfinished jobs
+        Index(
+            "ix_jobs_owner_unfinished",
+            "owner_id",
+            "state",
+            postgresql_where=text("state IN ('queued', 'running', 'cancelling')"),
+        ),
         # the sweeper scans only unfinished jobs
         Index(
             "ix_jobs_unfinished",

@@ -78,3 +78,18 @@ def test_a_batch_draws_on_the_submit_budget_item_by_item(limited_app, make_key) 
     too_big = client.post("/batches", json={"kind": "dice", "items": many}, headers=frank)
     assert too_big.status_code == 429, "4 items are more than the 3 submits a minute allowed"
     assert client.post("/jobs", json=DICE, headers=frank).status_code == 202, "a refused batch costs nothing"
+
+
+def test_a_key_has_at_most_its_quota_of_unfinished_jobs(settings, make_key) -> None:
+    import tests.plugins  # noqa: F401 - test.sharded
+    from api.app import create_app
+
+    client, grace = create_app(replace(settings, max_unfinished_per_key=2)).test_client(), make_key()
+    slow = {"kind": "test.sharded", "params": {"plan_seconds": 5}}
+    assert [client.post("/jobs", json=slow, headers=grace).status_code for _ in range(2)] == [202, 202]
+    refused = client.post("/jobs", json=DICE, headers=grace)
+    assert refused.status_code == 429 and refused.headers["Retry-After"] == "10"
+    assert "too many unfinished jobs" in refused.get_json()["message"]
+    batch = {"kind": "dice", "items": [{"client_id": "x", "params": DICE["params"]}]}
+    assert client.post("/batches", json=batch, headers=grace).status_code == 429
+    assert client.post("/jobs", json=DICE, headers=make_key()).status_code == 202, "another key's own quota"
