@@ -49,6 +49,24 @@ class Rows:
 
 
 @dataclass(frozen=True)
+class ResultTable:
+    """A table the dashboard shows of a job's result (beside the result's JSON)."""
+
+    title: str
+    columns: list[str]
+    rows: list[list[Any]]
+
+
+def cell(value: Any) -> Any:
+    """A result value as one table cell."""
+    if isinstance(value, dict):
+        return ", ".join(f"{k} × {v}" for k, v in value.items())
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    return value
+
+
+@dataclass(frozen=True)
 class Kind:
     name: str
     summary: str
@@ -68,6 +86,8 @@ class Kind:
     resources: Callable[[Database], Resources] | None = None
     #: jobs whose rows must outlive retention, e.g. because `resources` offers them to other runs
     pinned: Callable[[Database], Iterable[uuid.UUID]] | None = None
+    #: the dashboard's tables of a result (a dict); none: the result's JSON alone
+    result_tables: Callable[[dict[str, Any]], list[ResultTable]] | None = None
     #: a click group of in-process commands for this kind's family ("module:attribute"), added to `zolve`
     cli: str | None = None
 

@@ -1,7 +1,20 @@
 """Intransitive dice."""
 
-from kinds.base import Kind
+from typing import Any
+
+from kinds.base import Kind, ResultTable
 from schemas.dice import DiceParams, DiceResult
+
+
+def dice_table(result: dict[str, Any]) -> list[ResultTable]:
+    """The dashboard's table: one row per die."""
+    dice = result.get("dice")
+    if not isinstance(dice, list):
+        return []
+    faces = max((len(d) for d in dice if isinstance(d, list)), default=0)
+    rows = [[f"die {i + 1}", *(d if isinstance(d, list) else [d])] for i, d in enumerate(dice)]
+    return [ResultTable("Dice", ["", *[f"face {j + 1}" for j in range(faces)]], rows)]
+
 
 KINDS = [
     Kind(
@@ -10,5 +23,6 @@ KINDS = [
         params_schema=DiceParams,
         result_schema=DiceResult,
         solver="puzzles.dice:solve",
+        result_tables=dice_table,
     ),
 ]

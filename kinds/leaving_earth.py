@@ -1,7 +1,32 @@
 """Leaving Earth mission plans (batches of them go through /batches)."""
 
-from kinds.base import Kind
+from typing import Any
+
+from kinds.base import Kind, ResultTable, cell
 from schemas.leaving_earth import PlanParams, PlanResult
+
+_PLAN_SUMMARY = ("components", "payload", "mass", "cost", "time")
+_PLAN_COLUMNS = ("origin", "destination", "difficulty", "components", "time", "aerobraking", "slingshot")
+
+
+def plan_tables(result: dict[str, Any]) -> list[ResultTable]:
+    """The dashboard's tables of a mission plan: the totals, then one row per manoeuvre."""
+    if not isinstance(result.get("plan"), list):
+        return []
+    steps = [s for s in result["plan"] if isinstance(s, dict)]
+    columns = [c for c in _PLAN_COLUMNS if any(c in s for s in steps)]
+    columns += sorted({k for s in steps for k in s} - set(columns))
+    summary = [[k, cell(result[k])] for k in _PLAN_SUMMARY if k in result]
+    tables = [ResultTable("Mission", ["", "value"], summary)] if summary else []
+    tables.append(
+        ResultTable(
+            "Plan",
+            ["step", *columns],
+            [[i + 1, *[cell(s.get(c)) for c in columns]] for i, s in enumerate(steps)],
+        )
+    )
+    return tables
+
 
 KINDS = [
     Kind(
@@ -10,6 +35,7 @@ KINDS = [
         params_schema=PlanParams,
         result_schema=PlanResult,
         solver="puzzles.leaving_earth.planner:plan",
+        result_tables=plan_tables,
         cli="zolve.commands.les:les",
     ),
 ]

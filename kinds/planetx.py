@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from kinds.base import Kind, Resources, Rows
+from kinds.base import Kind, Resources, ResultTable, Rows
 from puzzles.planetx.board import BITS, BOARDS_RESOURCE, MODES, render_board  # pure Python, no Z3
 from schemas.planetx import (
     BoardExportQuery,
@@ -60,6 +60,27 @@ def enumerations_read(db: Database) -> set[uuid.UUID]:
     return {source for mode in MODES if (source := complete_enumeration(db, mode)) is not None}
 
 
+def sector_tables(result: dict[str, Any]) -> list[ResultTable]:
+    """The dashboard's tables: each sector's counts (or odds) by object, and where Planet X may be."""
+    if not isinstance(result.get("sectors"), list):
+        return []
+    sectors = [s for s in result["sectors"] if isinstance(s, dict)]
+    values = "counts" if any("counts" in s for s in sectors) else "probabilities"
+    objects = sorted({name for s in sectors for name in (s.get(values) or {})})
+    rows = [[s.get("sector"), *[(s.get(values) or {}).get(o) for o in objects]] for s in sectors]
+    columns = ["sector", *objects]
+    if values == "counts":
+        columns.append("Planet X probability")
+        for row, sector in zip(rows, sectors, strict=True):
+            row.append(sector.get("planet_x_probability"))
+    tables = [ResultTable(f"Sectors ({values})", columns, rows)]
+    candidates = result.get("planet_x")
+    if isinstance(candidates, list) and candidates:
+        rows = [[c.get("sector"), c.get("probability")] for c in candidates if isinstance(c, dict)]
+        tables.append(ResultTable("Planet X", ["sector", "probability"], rows))
+    return tables
+
+
 BOARDS = Rows(
     name="boards",
     item="board",
@@ -78,6 +99,7 @@ KINDS = [
         params_schema=EnumerateParams,
         result_schema=EnumerateResult,
         solver="puzzles.planetx.enumerate:solve",
+        result_tables=sector_tables,
         sharded=True,
         cacheable=True,
         default_time_limit=3600.0,  # an expert enumeration takes about 480 s of shard time
@@ -91,6 +113,7 @@ KINDS = [
         params_schema=DeduceParams,
         result_schema=DeduceResult,
         solver="puzzles.planetx.deduce:solve",
+        result_tables=sector_tables,
         resources=stored_boards,
         cli=CLI,
     ),
@@ -100,6 +123,7 @@ KINDS = [
         params_schema=SimulateParams,
         result_schema=SimulateResult,
         solver="puzzles.planetx.simulate:solve",
+        result_tables=sector_tables,
         sharded=True,
         default_time_limit=3600.0,
         resources=stored_boards,

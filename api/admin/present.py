@@ -9,6 +9,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from core.states import JobState
+from kinds import KINDS
+from kinds.base import ResultTable
 from store.dashboard import Minute
 from store.models import Job, JobEvent
 
@@ -41,77 +43,12 @@ def progress_label(job: Job) -> str:
 
 
 # -- result previews ------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Table:
-    title: str
-    columns: list[str]
-    rows: list[list[Any]]
-
-
-def result_tables(kind: str, result: dict[str, Any] | None) -> list[Table]:
-    """Tables for the kinds that have a natural one; [] means the pretty JSON alone."""
-    if not isinstance(result, dict):
+def result_tables(kind_name: str, result: dict[str, Any] | None) -> list[ResultTable]:
+    """The tables the job's kind makes of its result; [] means the pretty JSON alone."""
+    kind = KINDS.get(kind_name)
+    if kind is None or kind.result_tables is None or not isinstance(result, dict):
         return []
-    if kind.startswith("planetx.") and isinstance(result.get("sectors"), list):
-        return _planetx_tables(result)
-    if isinstance(result.get("dice"), list):
-        return [_dice_table(result["dice"])]
-    if isinstance(result.get("plan"), list):
-        return _plan_tables(result)
-    return []
-
-
-def _planetx_tables(result: dict[str, Any]) -> list[Table]:
-    sectors = [s for s in result["sectors"] if isinstance(s, dict)]
-    values = "counts" if any("counts" in s for s in sectors) else "probabilities"
-    objects = sorted({name for s in sectors for name in (s.get(values) or {})})
-    rows = [[s.get("sector"), *[(s.get(values) or {}).get(o) for o in objects]] for s in sectors]
-    columns = ["sector", *objects]
-    if values == "counts":
-        columns.append("Planet X probability")
-        for row, sector in zip(rows, sectors, strict=True):
-            row.append(sector.get("planet_x_probability"))
-    tables = [Table(f"Sectors ({values})", columns, rows)]
-    candidates = result.get("planet_x")
-    if isinstance(candidates, list) and candidates:
-        rows = [[c.get("sector"), c.get("probability")] for c in candidates if isinstance(c, dict)]
-        tables.append(Table("Planet X", ["sector", "probability"], rows))
-    return tables
-
-
-def _dice_table(dice: list[Any]) -> Table:
-    faces = max((len(d) for d in dice if isinstance(d, list)), default=0)
-    rows = [[f"die {i + 1}", *(d if isinstance(d, list) else [d])] for i, d in enumerate(dice)]
-    return Table("Dice", ["", *[f"face {j + 1}" for j in range(faces)]], rows)
-
-
-_PLAN_SUMMARY = ("components", "payload", "mass", "cost", "time")
-_PLAN_COLUMNS = ("origin", "destination", "difficulty", "components", "time", "aerobraking", "slingshot")
-
-
-def _plan_tables(result: dict[str, Any]) -> list[Table]:
-    """A mission plan (Leaving Earth): the totals, then one row per manoeuvre."""
-    steps = [s for s in result["plan"] if isinstance(s, dict)]
-    columns = [c for c in _PLAN_COLUMNS if any(c in s for s in steps)]
-    columns += sorted({k for s in steps for k in s} - set(columns))
-    summary = [[k, _cell(result[k])] for k in _PLAN_SUMMARY if k in result]
-    tables = [Table("Mission", ["", "value"], summary)] if summary else []
-    tables.append(
-        Table(
-            "Plan",
-            ["step", *columns],
-            [[i + 1, *[_cell(s.get(c)) for c in columns]] for i, s in enumerate(steps)],
-        )
-    )
-    return tables
-
-
-def _cell(value: Any) -> Any:
-    if isinstance(value, dict):
-        return ", ".join(f"{k} × {v}" for k, v in value.items())
-    if isinstance(value, list):
-        return ", ".join(str(v) for v in value)
-    return value
+    return kind.result_tables(result)
 
 
 # -- chart ----------------------------------------------------------------------------------------
