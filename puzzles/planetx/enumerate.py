@@ -7,6 +7,7 @@ fresh context (see `solver.enumerate_shard`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import z3
@@ -23,19 +24,30 @@ DEFAULT_SHARD_DEPTH = {"standard": 2, "expert": 5}
 SHARD_CAP = 12_000
 
 
-def mode_of(params: dict[str, Any]) -> Mode:
-    return MODES[params["mode"]]
+@dataclass(frozen=True)
+class Request:
+    """A job's params (as schemas.planetx.EnumerateParams loads them), typed."""
 
+    mode: Mode
+    facts: list[Fact]
+    #: the sectors whose objects name a shard
+    shard_depth: int
+    #: a shard that finds more boards than this splits by one more sector
+    shard_cap: int
 
-def facts_of(params: dict[str, Any]) -> list[Fact]:
-    return [(c["sector"], OBJECTS[c["object"]], c["present"]) for c in params.get("constraints") or []]
+    @classmethod
+    def of(cls, params: dict[str, Any]) -> Request:
+        mode = MODES[params["mode"]]
+        facts = [(c["sector"], OBJECTS[c["object"]], c["present"]) for c in params.get("constraints") or []]
+        depth = min(params.get("shard_depth") or DEFAULT_SHARD_DEPTH[mode.name], mode.sectors)
+        return cls(mode, facts, depth, params.get("max_shard_boards") or SHARD_CAP)
 
 
 def plan(params: dict[str, Any], run: Run) -> list[str]:
     """Shard keys (prefix letter strings) of every prefix that at least one board starts with."""
-    mode = mode_of(params)
-    depth = min(params.get("shard_depth") or DEFAULT_SHARD_DEPTH[mode.name], mode.sectors)
-    model = BoardModel(mode, run.context(), facts_of(params))
+    request = Request.of(params)
+    depth = request.shard_depth
+    model = BoardModel(request.mode, run.context(), request.facts)
     frontier: list[list[int]] = [[]]
     for index in range(depth):
         frontier = [
@@ -49,10 +61,9 @@ def plan(params: dict[str, Any], run: Run) -> list[str]:
 
 
 def run_shard(params: dict[str, Any], key: str, run: Run) -> ShardResult:
-    mode = mode_of(params)
-    prefix = [LETTERS.index(letter) for letter in key]
-    cap = params.get("max_shard_boards") or SHARD_CAP
-    outcome = enumerate_shard(mode, prefix, run, facts_of(params), cap=cap)
+    request = Request.of(params)
+    mode, prefix = request.mode, [LETTERS.index(letter) for letter in key]
+    outcome = enumerate_shard(mode, prefix, run, request.facts, cap=request.shard_cap)
     if not outcome.complete and len(prefix) < mode.sectors:
         return ShardResult(split=[key + letter for letter in LETTERS])
     return ShardResult(
@@ -70,7 +81,7 @@ def histogram(mode: Mode, codes: list[int]) -> list[list[int]]:
 
 
 def combine(params: dict[str, Any], summaries: list[dict[str, Any]]) -> dict[str, Any]:
-    mode = mode_of(params)
+    mode = Request.of(params).mode
     count = sum(s["count"] for s in summaries)
     table = [[0] * 6 for _ in range(mode.sectors)]
     for summary in summaries:

@@ -283,7 +283,7 @@ def test_planetx_facts_the_schema_accepts_fit_the_board(mode: str, sectors: list
     schema, then failed with an IndexError in the worker."""
     import z3
 
-    from puzzles.planetx.enumerate import facts_of, mode_of
+    from puzzles.planetx.enumerate import Request
     from puzzles.planetx.solver import BoardModel
 
     facts = [{"sector": sector, "object": "comet", "present": present} for sector in sectors]
@@ -292,7 +292,8 @@ def test_planetx_facts_the_schema_accepts_fit_the_board(mode: str, sectors: list
     except ValidationError as error:
         assert mode == "standard" and max(sectors) > 12, error.messages
         return
-    BoardModel(mode_of(params), z3.Context(), facts_of(params))
+    request = Request.of(params)
+    BoardModel(request.mode, z3.Context(), request.facts)
 
 
 def _hostile_request() -> st.SearchStrategy[tuple[str, Any, bool]]:
