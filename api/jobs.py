@@ -19,6 +19,7 @@ from schemas import jobs as job_schemas
 from services import jobs as job_service
 from services.context import Caller
 from store import jobs as job_store
+from store import results
 from store.models import Job
 
 blp = Blueprint("jobs", __name__, url_prefix="/jobs", description="Puzzle jobs")
@@ -125,3 +126,19 @@ def cancel_job(job_id: uuid.UUID) -> Any:
     job = job_service.cancel(context(), who, job_id)
     job_cache.forget(job_id)
     return job_resource(job, is_admin=who.is_admin)
+
+
+@blp.route("/<uuid:job_id>/result/items", endpoint="result_items")
+@auth.login_required
+@blp.arguments(job_schemas.ResultItemsArgs, location="query", unknown=RAISE)
+@blp.response(200, job_schemas.ResultItemsPage)
+@blp.alt_response(404, description="No such job, or not yours, or a result returned whole")
+def result_items(args: dict[str, Any], job_id: uuid.UUID) -> Any:
+    """The items of a result too large to return whole (e.g. every game of a big `mastermind.play`):
+    the result says `paged: {field, count}`; follow `next_cursor`."""
+    job = job_service.get(context(), caller(), job_id)
+    if not (job.result or {}).get("paged"):
+        abort(404, message="this job's result is returned whole, not paged")
+    with database().session() as session:
+        items, next_cursor = results.page(session, job.id, args.get("cursor", -1), args["limit"])
+    return {"items": items, "next_cursor": next_cursor}

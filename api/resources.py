@@ -45,6 +45,8 @@ def job_links(job: Job) -> dict[str, str]:
         "self": url_for("jobs.JobItem", job_id=job.id),
         "cancel": url_for("jobs.cancel_job", job_id=job.id),
     }
+    if isinstance(job.result, dict) and job.result.get("paged"):
+        links["result_items"] = url_for("jobs.result_items", job_id=job.id)
     kind = KINDS.get(job.kind)
     if kind and kind.rows:
         name = kind.rows.name

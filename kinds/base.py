@@ -86,6 +86,9 @@ class Kind:
     resources: Callable[[Database], Resources] | None = None
     #: jobs whose rows must outlive retention, e.g. because `resources` offers them to other runs
     pinned: Callable[[Database], Iterable[uuid.UUID]] | None = None
+    #: the result's list that grows with the work (e.g. every game): past ZOLVE_MAX_RESULT_BYTES it is
+    #: stored as rows and paged (GET /jobs/{id}/result/items) instead of returned whole
+    result_items: str | None = None
     #: the dashboard's tables of a result (a dict); none: the result's JSON alone
     result_tables: Callable[[dict[str, Any]], list[ResultTable]] | None = None
     #: a click group of in-process commands for this kind's family ("module:attribute"), added to `zolve`

@@ -18,5 +18,6 @@ KINDS = [
         result_schema=PlayResult,
         solver="puzzles.mastermind:play",
         sharded=True,
+        result_items="games",
     ),
 ]

@@ -45,6 +45,9 @@ class JobLinks(Schema):
     )
     ndjson = fields.String()
     csv = fields.String()
+    result_items = fields.String(
+        metadata={"description": "the items of a result too large to return whole (see result.paged)"}
+    )
 
 
 class Job(Schema):
@@ -102,3 +105,15 @@ class Error(Schema):
     status = fields.String(metadata={"description": "HTTP reason phrase"})
     message = fields.String(required=True)
     errors = fields.Dict(metadata={"description": "field-level messages, keyed like the request"})
+
+
+class ResultItemsArgs(Schema):
+    limit = Integer(load_default=100, validate=validate.Range(1, 1000))
+    cursor = Integer(
+        validate=validate.Range(0, 2**31 - 1), metadata={"description": "next_cursor of the previous page"}
+    )
+
+
+class ResultItemsPage(Schema):
+    items = fields.List(fields.Raw(), metadata={"description": "the result's items, in order"})
+    next_cursor = fields.Integer(allow_none=True)

@@ -252,3 +252,13 @@ class BatchItem(Base):
     job_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"), index=True)
     #: field errors of a rejected item (its params did not validate): no job
     error: Mapped[dict[str, Any] | None] = mapped_column(JSONB)
+
+
+class ResultItem(Base):
+    """One item of a result too large to store whole (see store.results): the result keeps a count."""
+
+    __tablename__ = "result_items"
+
+    job_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"), primary_key=True)
+    position: Mapped[int] = mapped_column(Integer, primary_key=True)
+    item: Mapped[dict[str, Any]] = mapped_column(JSONB)

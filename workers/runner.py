@@ -24,7 +24,7 @@ from core.states import JobState
 from kinds import Kind, get_kind
 from puzzles.runtime import Cancelled, Run, TimeLimitExceeded
 from services.messages import Messages
-from store import jobs, shards
+from store import jobs, results, shards
 from store.db import Database
 
 log = logging.getLogger("zolve.worker")
@@ -193,19 +193,26 @@ def _run_claimed_job(
     if outcome.status == "lost":
         return followups
     state = OUTCOME_STATES[outcome.status]
-    result = spec.dump_result(outcome.value) if outcome.status == "ok" else None
+    stored = results.split(
+        spec.dump_result(outcome.value) if outcome.status == "ok" else None,
+        spec.result_items,
+        settings.max_result_bytes,
+    )
 
     def store_outcome() -> bool:
         with db.session() as session:
-            return jobs.finish(
+            finished = jobs.finish(
                 session,
                 job_id,
                 worker,
                 state=state,
-                result=result,
+                result=stored.result,
                 error=outcome.error,
                 progress=outcome.progress,
             )
+            if finished:
+                results.store_items(session, job_id, stored.items)
+            return finished
 
     if not retry_on_db_error(store_outcome, settings.lease_seconds):
         log.warning("job %s: lease lost before its outcome could be stored", job_id)
@@ -288,7 +295,9 @@ def finalize(db: Database, settings: Settings, job_id: uuid.UUID) -> None:
                 return
             spec = get_kind(job.kind)
             result = spec.dump_result(spec.puzzle().combine(job.params, shards.summaries(session, job_id)))
-            shards.finish_sharded_job(session, job_id, result)
+            stored = results.split(result, spec.result_items, settings.max_result_bytes)
+            if shards.finish_sharded_job(session, job_id, stored.result):
+                results.store_items(session, job_id, stored.items)
     except DBAPIError as exc:
         if _transient(exc):
             raise  # the database is away: Celery retries; start_finalize counts each attempt

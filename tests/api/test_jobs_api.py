@@ -312,3 +312,11 @@ def test_keys_never_appear_in_responses_or_logs(client, make_key, worker, wait_j
         assert secret not in text and wrong not in text
     assert secret not in caplog.text and wrong not in caplog.text
     assert secret not in worker.log_path.read_text(errors="replace")
+
+
+def test_a_result_returned_whole_has_no_items_to_page(client, auth, worker, wait_job) -> None:
+    job = wait_job(auth, client.post("/jobs", json=DICE, headers=auth).get_json()["id"])
+    assert "result_items" not in job["links"]
+    response = client.get(f"/jobs/{job['id']}/result/items", headers=auth)
+    assert response.status_code == 404 and "returned whole" in response.get_json()["message"]
+    assert client.get(f"/jobs/{uuid.uuid4()}/result/items", headers=auth).status_code == 404

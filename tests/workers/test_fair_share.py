@@ -48,3 +48,27 @@ def test_two_bulk_clients_progress_side_by_side(client, make_key, worker, wait_j
         )
     assert second_began < first_finished, "the second client did not wait for the first one's whole job"
     assert second_shards_before >= 2, "the second client's shards ran while the first one's did"
+
+
+def test_a_large_result_is_paged_instead_of_returned_whole(settings, tmp_path) -> None:
+    from tests.support import poll_job, private_stack
+
+    body = {"kind": "mastermind.play", "params": {"n": 3, "k": 4, "secrets": {"sample": 40, "seed": 3}}}
+    with private_stack(settings, tmp_path / "stack", env={"ZOLVE_MAX_RESULT_BYTES": "2000"}) as stack:
+        stack.worker.start()
+        job_id = stack.client.post("/jobs", json=body, headers=stack.headers).get_json()["id"]
+        job = poll_job(stack.client, stack.headers, job_id, 120)
+        assert job["state"] == "succeeded", job
+        assert job["result"]["games"] is None and job["result"]["paged"] == {"field": "games", "count": 40}
+        assert job["result"]["games_count"] == 40, "the rest of the result is whole"
+        games, url = [], job["links"]["result_items"] + "?limit=15"
+        while url:
+            page = stack.client.get(url, headers=stack.headers).get_json()
+            games += page["items"]
+            url = (
+                page["next_cursor"] is not None
+                and f"{job['links']['result_items']}?limit=15&cursor={page['next_cursor']}"
+            )
+        assert [game["index"] for game in games] == list(range(40))
+        small = stack.client.get(f"/jobs/{job_id}", headers=stack.headers)
+        assert len(small.get_data()) < 4000, "the job itself stays small"
