@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 from core.states import JobState, ShardState
 from store import events
 from store.jobs import Page, decode_cursor, encode_cursor
-from store.models import ApiKey, Board, Job, JobEvent, Shard, Worker
+from store.models import ApiKey, Board, Job, JobEvent, ResultItem, Shard, Worker
 
 CHART_MINUTES = 60
 #: shards drawn in a job's grid (an expert enumeration has a few thousand)
@@ -293,6 +293,7 @@ def retry_job(session: Session, job_id: uuid.UUID, actor_key_id: int) -> Job:
     detail = {"previous_attempts": job.attempts, "error": events.error_detail(job.error)}
     session.execute(delete(Shard).where(Shard.job_id == job_id))
     session.execute(delete(Board).where(Board.job_id == job_id))
+    session.execute(delete(ResultItem).where(ResultItem.job_id == job_id))
     session.execute(
         update(Job)
         .where(Job.id == job_id)
@@ -312,6 +313,8 @@ def retry_job(session: Session, job_id: uuid.UUID, actor_key_id: int) -> Job:
             shards_total=0,
             shards_done=0,
             rows_done=0,
+            finalize_attempts=0,
+            finalize_enqueued_at=None,
         )
     )
     events.record(session, job_id, "retried", actor_key_id=actor_key_id, detail=detail)

@@ -229,3 +229,17 @@ def test_a_recycled_pool_process_leaves_the_list(isolated_db: Database) -> None:
         heartbeats.beat(session, "host", [101, 103], "celery@host")
         names = [w.name for w in dashboard.workers_alive(session, within=60)]
     assert names == ["host:101", "host:103", "host:201"]
+
+
+def test_retry_gives_a_job_its_finalize_attempts_back(isolated_db: Database, planned, owner: int) -> None:
+    """A job failed by finalizes that kept dying would otherwise give up at once on its next finalize."""
+    job, _ = planned
+    with isolated_db.session() as session:
+        session.execute(
+            update(Job)
+            .where(Job.id == job.id)
+            .values(state="failed", finalize_attempts=3, finished_at=func.now())
+        )
+    with isolated_db.session() as session:
+        retried = dashboard.retry_job(session, job.id, owner)
+    assert (retried.finalize_attempts, retried.finalize_enqueued_at) == (0, None)
