@@ -1,18 +1,22 @@
 """API keys verified once and remembered for a few seconds per app, for the auth check and the rate
-limiter alike: a poll costs no key lookup, and a revoked key stops working within CACHE_SECONDS."""
+limiter alike: a poll costs no key lookup, and a revoked key stops working within CACHE_SECONDS. The
+cache is a bounded TTL cache (least recently used out first), so a flood of unknown tokens cannot evict
+the keys in use wholesale."""
 
 from __future__ import annotations
 
-import time
+import threading
 
+from cachetools import TTLCache
 from flask import current_app
 
 from services.context import Caller
 from store import keys
 
 CACHE_SECONDS = 10.0
-_CACHE_SIZE = 10_000
+CACHE_SIZE = 10_000
 MAX_TOKEN = 200
+_MISSING = object()
 
 
 def caller_for(token: str) -> Caller | None:
@@ -20,14 +24,21 @@ def caller_for(token: str) -> Caller | None:
     if not token or len(token) > MAX_TOKEN:
         return None
     digest = keys.hash_key(token)
-    recent = current_app.extensions.setdefault("zolve.auth_cache", {})
-    cached = recent.get(digest)
-    if cached is not None and cached[1] > time.monotonic():
-        return cached[0]
+    cache, lock = _cache()
+    with lock:
+        cached = cache.get(digest, _MISSING)
+    if cached is not _MISSING:
+        return cached
     with current_app.extensions["zolve.db"].session() as session:
         row = keys.authenticate(session, token)
         caller = Caller(row.id, row.is_admin) if row else None
-    if len(recent) >= _CACHE_SIZE:
-        recent.clear()
-    recent[digest] = (caller, time.monotonic() + CACHE_SECONDS)
+    with lock:
+        cache[digest] = caller
     return caller
+
+
+def _cache() -> tuple[TTLCache, threading.Lock]:
+    extensions = current_app.extensions
+    if "zolve.auth_cache" not in extensions:
+        extensions.setdefault("zolve.auth_cache", (TTLCache(CACHE_SIZE, CACHE_SECONDS), threading.Lock()))
+    return extensions["zolve.auth_cache"]

@@ -13,6 +13,7 @@ import time
 
 from flask import Flask, current_app, request, session
 from flask_limiter import Limiter
+from limits import parse_many
 
 from api.keycache import caller_for
 from core.config import Settings
@@ -76,8 +77,14 @@ def init_limits(app: Flask, settings: Settings) -> Limiter:
             "methods": ["POST"],
             "deduct_when": lambda response: response.status_code < 400,
         }
+        # a batch larger than the whole budget costs the whole budget (else it could never pass)
+        budget = min(item.amount for item in parse_many(settings.submit_rate_limit))
+
+        def batch_cost() -> int:
+            return min(batch_items(), budget)
+
         app.view_functions["batches.BatchCollection"] = limiter.shared_limit(
-            settings.submit_rate_limit, cost=batch_items, **accepted
+            settings.submit_rate_limit, cost=batch_cost, **accepted
         )(batch)
         app.view_functions["jobs.JobCollection"] = limiter.shared_limit(
             settings.submit_rate_limit, **accepted

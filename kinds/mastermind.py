@@ -18,6 +18,7 @@ KINDS = [
         result_schema=PlayResult,
         solver="puzzles.mastermind:play",
         sharded=True,
+        default_time_limit=3600.0,  # all its games' shards together
         result_items="games",
     ),
 ]

@@ -23,7 +23,10 @@ class JobCreate(Schema):
     time_limit = Float(
         load_default=None,
         validate=validate.Range(min=0.1, min_inclusive=True),
-        metadata={"description": "solve time limit in seconds (per shard for sharded kinds)"},
+        metadata={
+            "description": "solve seconds; a sharded job's shards share them (default: the kind's, else "
+            "the service's)"
+        },
     )
     fresh = fields.Boolean(
         load_default=False,

@@ -121,7 +121,9 @@ def cancel(ctx: Context, caller: Caller, job_id: uuid.UUID) -> Job:
             raise NotFound("no such job")
         if job.state in (JobState.SUCCEEDED, JobState.FAILED):
             raise Conflict(f"the job already {job.state}")
-        return job_store.request_cancel(session, job, actor_key_id=caller.key_id)
+        job = job_store.request_cancel(session, job, actor_key_id=caller.key_id)
+    send(ctx, Messages(owners={job.owner_id}))  # a cancelled queued job frees its client's turn now
+    return job
 
 
 def retry(ctx: Context, caller: Caller, job_id: uuid.UUID) -> Job:

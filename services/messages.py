@@ -21,6 +21,7 @@ RUN_JOB = "zolve.run_job"
 RUN_SHARD = "zolve.run_shard"
 FINALIZE = "zolve.finalize"
 SWEEP = "zolve.sweep"
+PURGE = "zolve.purge"
 QUEUE = "zolve"
 
 
@@ -33,7 +34,7 @@ BULK_PRIORITY = 6
 def enqueue(broker: Broker, target: str, task: str = RUN_JOB) -> None:
     """Publish one wake-up message (a job id, or a shard id for RUN_SHARD). Raises when the broker is
     unreachable."""
-    priority = BULK_PRIORITY if task == RUN_SHARD else INTERACTIVE_PRIORITY
+    priority = BULK_PRIORITY if task in (RUN_SHARD, PURGE) else INTERACTIVE_PRIORITY
     broker.send_task(task, args=[target], queue=QUEUE, priority=priority)
 
 
@@ -56,7 +57,10 @@ def send(ctx: Context, messages: Messages) -> None:
     their windows (once the transaction that changed their work has committed: the caller's)."""
     publish(ctx.broker, ctx.db, messages)
     if messages.owners:
-        release(ctx, messages.owners)
+        try:
+            release(ctx, messages.owners)
+        except Exception:  # what was committed stands: the sweeper releases it within a sweep
+            log.warning("could not release held work of %s; the sweeper will", messages.owners, exc_info=True)
 
 
 def release(ctx: Context, owners: Collection[int] | None = None) -> Released:

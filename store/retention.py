@@ -11,7 +11,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, fields
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, and_, delete, exists, func, not_, select
+from sqlalchemy import ColumnElement, Select, and_, delete, exists, func, not_, select
 from sqlalchemy.orm import Session, aliased
 
 from core.states import FINAL_STATES
@@ -54,12 +54,17 @@ def _expired(before: datetime, pinned: Collection[uuid.UUID]) -> ColumnElement[b
     return and_(*conditions)
 
 
-def _counts(session: Session, ids: list[uuid.UUID]) -> PurgeReport:
+def _counts(session: Session, ids: list[uuid.UUID] | Select) -> PurgeReport:
+    """What deleting these jobs (a list, or a query of their ids) deletes."""
+
     def count(column: ColumnElement) -> int:
         return session.scalar(select(func.count()).where(column.in_(ids))) or 0
 
     return PurgeReport(
-        jobs=len(ids), shards=count(Shard.job_id), events=count(JobEvent.job_id), rows=count(Board.job_id)
+        jobs=count(Job.id),
+        shards=count(Shard.job_id),
+        events=count(JobEvent.job_id),
+        rows=count(Board.job_id),
     )
 
 
@@ -85,7 +90,7 @@ def purge(
             session.scalar(select(func.count()).select_from(expired_ids.subquery())) or 0
         )
         if dry_run:
-            report.add(_counts(session, list(session.scalars(expired_ids))))
+            report.add(_counts(session, expired_ids))  # a subquery: any number of jobs
             report.batches = session.scalar(select(func.count()).where(_expired_batches(before, pinned))) or 0
             return report
     while True:

@@ -18,7 +18,18 @@ from core.config import Settings
 from kinds import KINDS
 from services import retention
 from services.context import Context
-from services.messages import FINALIZE, RUN_JOB, RUN_SHARD, SWEEP, Messages, publish, release, send
+from services.messages import (
+    FINALIZE,
+    PURGE,
+    RUN_JOB,
+    RUN_SHARD,
+    SWEEP,
+    Messages,
+    enqueue,
+    publish,
+    release,
+    send,
+)
 from store import heartbeats, jobs, shards
 from store.db import Database
 from workers import broker_fixes
@@ -179,6 +190,10 @@ def create_worker_app(settings: Settings) -> Celery:
         with _database_errors_retryable():
             finalize(db, settings, uuid.UUID(job_id))
 
+    @celery.task(name=PURGE)
+    def purge(_: str = "") -> None:
+        purge_expired(db, settings)
+
     @celery.task(name=SWEEP)
     def sweep() -> None:
         sweep_once(celery, db, settings)
@@ -187,7 +202,9 @@ def create_worker_app(settings: Settings) -> Celery:
     steps.add(timer_step("sweeper", settings.sweep_interval, lambda _: sweep_once(celery, db, settings)))
     pool = ("celery.worker.components:Pool",)
     steps.add(timer_step("heartbeat", settings.sweep_interval, lambda worker: beat(db, worker), pool))
-    steps.add(timer_step("purge", settings.purge_interval, lambda _: purge_expired(db, settings)))
+    # the timer only asks: the purge itself runs as a task in a pool process, so a long one never holds
+    # up this process's loop (its sweeps, heartbeats and the tasks it hands out)
+    steps.add(timer_step("purge", settings.purge_interval, lambda _: enqueue(celery, "", PURGE)))
     # import Z3 and every solver in the parent, so recycled pool children start warm
     for kind in KINDS.values():
         kind.solve_function()

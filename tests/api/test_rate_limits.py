@@ -74,10 +74,16 @@ def test_a_batch_draws_on_the_submit_budget_item_by_item(limited_app, make_key) 
     assert refused.status_code == 429 and int(refused.headers["Retry-After"]) > 0
 
     frank = make_key()
+    assert client.post("/jobs", json=DICE, headers=frank).status_code == 202
     many = [{"client_id": str(n), "params": DICE["params"]} for n in range(4)]
-    too_big = client.post("/batches", json={"kind": "dice", "items": many}, headers=frank)
-    assert too_big.status_code == 429, "4 items are more than the 3 submits a minute allowed"
+    refused = client.post("/batches", json={"kind": "dice", "items": many}, headers=frank)
+    assert refused.status_code == 429, "a batch larger than the budget needs all of it unspent"
     assert client.post("/jobs", json=DICE, headers=frank).status_code == 202, "a refused batch costs nothing"
+
+    # a batch larger than the whole budget (500 items under 300 a minute) is not refused for ever
+    george = make_key()
+    assert client.post("/batches", json={"kind": "dice", "items": many}, headers=george).status_code == 202
+    assert client.post("/jobs", json=DICE, headers=george).status_code == 429, "it spent the whole budget"
 
 
 def test_a_key_has_at_most_its_quota_of_unfinished_jobs(settings, make_key) -> None:
