@@ -18,6 +18,7 @@ from datetime import timedelta
 
 from sqlalchemy import ColumnElement, Select, and_, func, or_, select, update
 from sqlalchemy.orm import Session
+from sqlalchemy.sql.selectable import Subquery
 
 from core.states import JobState, ShardState
 from store.models import Job, Shard, Worker
@@ -71,12 +72,7 @@ def _jobs_to_release(window: int, owners: Collection[int] | None) -> Select:
         .where(Job.state == JobState.QUEUED, Job.enqueued_at.is_(None), *_owners(Job.owner_id, owners))
         .subquery()
     )
-    return (
-        select(held.c.id)
-        .outerjoin(in_flight, in_flight.c.owner_id == held.c.owner_id)
-        .where(held.c.place <= window - func.coalesce(in_flight.c.n, 0))
-        .limit(BATCH)
-    )
+    return _within_window(held, in_flight, window)
 
 
 def _shards_to_release(window: int, owners: Collection[int] | None) -> Select:
@@ -111,6 +107,11 @@ def _shards_to_release(window: int, owners: Collection[int] | None) -> Select:
         )
         .subquery()
     )
+    return _within_window(held, in_flight, window)
+
+
+def _within_window(held: Subquery, in_flight: Subquery, window: int) -> Select:
+    """The held rows whose place in their client's line fits what its window has left."""
     return (
         select(held.c.id)
         .outerjoin(in_flight, in_flight.c.owner_id == held.c.owner_id)
