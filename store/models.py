@@ -203,7 +203,8 @@ class JobEvent(Base):
 
 class Worker(Base):
     """A worker process that runs tasks (a pool process of a Celery worker), upserted by its parent's
-    heartbeat: alive while `heartbeat_at` is recent; its name is the `lease_owner` of what it runs."""
+    heartbeat: alive while `heartbeat_at` is recent and `stopped_at` unset; its name
+    (`host:pid:boot_id`) is the `lease_owner` of what it runs."""
 
     __tablename__ = "workers"
 
@@ -212,6 +213,10 @@ class Worker(Base):
     pid: Mapped[int] = mapped_column(Integer)
     #: the Celery worker (node) the process belongs to
     node: Mapped[str | None] = mapped_column(Text)
+    #: the start of that Celery worker (random per start): its heartbeat touches only rows of its boot
+    boot_id: Mapped[str | None] = mapped_column(Text, index=True)
+    #: when the parent saw the process leave its pool (recycled or killed): its leases are orphans
+    stopped_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     heartbeat_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), server_default=func.now(), index=True
