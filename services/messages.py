@@ -26,15 +26,18 @@ QUEUE = "zolve"
 
 
 #: Redis priorities (0 first): a worker process that frees up takes any job or finalize before the next
-#: shard of a bulk job, so interactive work waits at most for one shard (a few seconds) to end
+#: shard of a bulk job, so interactive work waits at most for one shard (a few seconds) to end; a shard
+#: whose worker died goes before fresh shards, since its job waits on it
 INTERACTIVE_PRIORITY = 0
+RETRIED_SHARD_PRIORITY = 3
 BULK_PRIORITY = 6
 
 
-def enqueue(broker: Broker, target: str, task: str = RUN_JOB) -> None:
+def enqueue(broker: Broker, target: str, task: str = RUN_JOB, priority: int | None = None) -> None:
     """Publish one wake-up message (a job id, or a shard id for RUN_SHARD). Raises when the broker is
     unreachable."""
-    priority = BULK_PRIORITY if task in (RUN_SHARD, PURGE) else INTERACTIVE_PRIORITY
+    if priority is None:
+        priority = BULK_PRIORITY if task in (RUN_SHARD, PURGE) else INTERACTIVE_PRIORITY
     broker.send_task(task, args=[target], queue=QUEUE, priority=priority)
 
 
@@ -47,9 +50,11 @@ class Messages:
     shards: list[int] = field(default_factory=list)
     finalize: list[uuid.UUID] = field(default_factory=list)
     owners: set[int] = field(default_factory=set)
+    #: shards to run again after their worker died: ahead of fresh shards
+    retried_shards: list[int] = field(default_factory=list)
 
     def __bool__(self) -> bool:
-        return bool(self.jobs or self.shards or self.finalize or self.owners)
+        return bool(self.jobs or self.shards or self.finalize or self.owners or self.retried_shards)
 
 
 def send(ctx: Context, messages: Messages) -> None:
@@ -70,33 +75,53 @@ def release(ctx: Context, owners: Collection[int] | None = None) -> Released:
             session, ctx.settings.worker_alive_within
         )
         released = dispatch.release(session, window, owners)
-    publish(ctx.broker, ctx.db, Messages(jobs=released.jobs, shards=released.shards))
+    publish(
+        ctx.broker,
+        ctx.db,
+        Messages(jobs=released.jobs, shards=released.shards, retried_shards=released.retried_shards),
+    )
+    return released
+
+
+def recover_lost_messages(ctx: Context) -> Released:
+    """The broker lost every message it held (e.g. Redis restarted without persistence): mark what waits
+    for one unsent and release it again at once, in each client's turn. Duplicates of messages that did
+    survive are harmless: every claim is a compare-and-set."""
+    with ctx.db.session() as session:
+        jobs.forget_published(session)
+    released = release(ctx)
+    log.warning(
+        "the broker lost its messages: re-sent %d jobs and %d shards",
+        len(released.jobs),
+        len(released.shards) + len(released.retried_shards),
+    )
     return released
 
 
 def publish(broker: Broker, db: Database, messages: Messages) -> bool:
     """Send every message; False when the broker refused one (it and the rest are then marked unsent)."""
-    pending = [(RUN_JOB, target) for target in messages.jobs]
-    pending += [(RUN_SHARD, target) for target in messages.shards]
-    pending += [(FINALIZE, target) for target in messages.finalize]
-    for index, (task, target) in enumerate(pending):
+    pending = [(RUN_JOB, target, None) for target in messages.jobs]
+    pending += [(RUN_SHARD, target, RETRIED_SHARD_PRIORITY) for target in messages.retried_shards]
+    pending += [(RUN_SHARD, target, None) for target in messages.shards]
+    pending += [(FINALIZE, target, None) for target in messages.finalize]
+    for index, (task, target, priority) in enumerate(pending):
         try:
-            enqueue(broker, str(target), task)
+            enqueue(broker, str(target), task, priority)
         except Exception:
             _mark_unsent(db, pending[index:])
             return False
     return True
 
 
-def _mark_unsent(db: Database, unsent: list[tuple[str, uuid.UUID | int]]) -> None:
+def _mark_unsent(db: Database, unsent: list[tuple[str, uuid.UUID | int, int | None]]) -> None:
     log.warning("broker unavailable; %d messages left to the sweeper", len(unsent))
     try:
         with db.session() as session:
             jobs.mark_unsent(
                 session,
-                job_ids=[target for task, target in unsent if task == RUN_JOB],
-                shard_ids=[target for task, target in unsent if task == RUN_SHARD],
-                finalize_ids=[target for task, target in unsent if task == FINALIZE],
+                job_ids=[target for task, target, _ in unsent if task == RUN_JOB],
+                shard_ids=[target for task, target, _ in unsent if task == RUN_SHARD],
+                finalize_ids=[target for task, target, _ in unsent if task == FINALIZE],
             )
     except Exception:
         # both servers away: the rows still look sent, and count as lost after requeue_after

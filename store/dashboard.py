@@ -13,7 +13,7 @@ from sqlalchemy import String, and_, cast, delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from core.states import JobState, ShardState
-from store import events
+from store import events, heartbeats
 from store.jobs import Page, decode_cursor, encode_cursor
 from store.models import ApiKey, Board, Job, JobEvent, ResultItem, Shard, Worker
 
@@ -121,7 +121,7 @@ def workers_alive(session: Session, within: float) -> list[WorkerStatus]:
     """Processes that heartbeat in the last `within` seconds, each with the jobs and shards it leases."""
     rows = session.scalars(
         select(Worker)
-        .where(Worker.heartbeat_at >= func.now() - timedelta(seconds=within))
+        .where(heartbeats.alive(within))
         .order_by(Worker.hostname, Worker.node, Worker.pid)
     ).all()
     names = [row.name for row in rows]

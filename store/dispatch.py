@@ -14,14 +14,14 @@ from __future__ import annotations
 import uuid
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from datetime import timedelta
 
 from sqlalchemy import ColumnElement, Select, and_, func, or_, select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.selectable import Subquery
 
 from core.states import JobState, ShardState
-from store.models import Job, Shard, Worker
+from store import heartbeats
+from store.models import Job, Shard
 
 MIN_WINDOW = 2
 #: pg_advisory_xact_lock key: "zolve release"
@@ -33,13 +33,13 @@ BATCH = 1000
 class Released:
     jobs: list[uuid.UUID] = field(default_factory=list)
     shards: list[int] = field(default_factory=list)
+    #: shards run before, whose worker died (not in `shards`): they go to the front of the broker's queue
+    retried_shards: list[int] = field(default_factory=list)
 
 
 def window(session: Session, alive_within: float) -> int:
     """Work one client may have sent or running at once, of each class (jobs, shards)."""
-    alive = session.scalar(
-        select(func.count()).where(Worker.heartbeat_at > func.now() - timedelta(seconds=alive_within))
-    )
+    alive = session.scalar(select(func.count()).where(heartbeats.alive(alive_within)))
     return max(MIN_WINDOW, (alive or 0) + 1)
 
 
@@ -94,7 +94,8 @@ def _shards_to_release(window: int, owners: Collection[int] | None) -> Select:
             Shard.id,
             Job.owner_id,
             func.row_number()
-            .over(partition_by=Job.owner_id, order_by=(Job.created_at, Shard.id))
+            # a shard interrupted by a dead worker goes first: the job waits on it
+            .over(partition_by=Job.owner_id, order_by=(Shard.attempts == 0, Job.created_at, Shard.id))
             .label("place"),
         )
         .join(Job, Job.id == Shard.job_id)
@@ -131,11 +132,12 @@ def release(session: Session, window: int, owners: Collection[int] | None = None
         .returning(Job.id)
     )
     released = Released(jobs=list(jobs))
-    shards = session.scalars(
+    shards = session.execute(
         update(Shard)
         .where(Shard.id.in_(_shards_to_release(window, owners)), Shard.enqueued_at.is_(None))
         .values(enqueued_at=func.now())
-        .returning(Shard.id)
-    )
-    released.shards = list(shards)
+        .returning(Shard.id, Shard.attempts)
+    ).all()
+    released.shards = [shard_id for shard_id, attempts in shards if not attempts]
+    released.retried_shards = [shard_id for shard_id, attempts in shards if attempts]
     return released

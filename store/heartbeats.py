@@ -1,40 +1,103 @@
-"""Worker processes announce themselves in the `workers` table: the dashboard's "workers alive"."""
+"""Worker processes announce themselves in the `workers` table: the dashboard's "workers alive", the
+fair-share window, and how the sweeper tells a dead process's leases from a live one's.
+
+A process is named `host:pid:boot_id`, `boot_id` being random per start of its Celery worker: two workers
+on one host, or a worker restarted with a recycled pid, never share a name. Each parent's heartbeat touches
+only the rows of its own boot, in a fixed order, so concurrent heartbeats never deadlock."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
-from sqlalchemy import delete, func, select
+from sqlalchemy import ColumnElement, and_, delete, func, or_, select, update
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
-from store.models import Worker
+from core.states import JobState, ShardState
+from store.models import Job, Shard, Worker
 
 #: rows of processes silent this long are deleted (pool processes are recycled often)
 FORGET_AFTER = timedelta(days=1)
 
 
-def beat(session: Session, hostname: str, pids: list[int], node: str | None = None) -> None:
-    """Upsert one row per process (named `hostname:pid`, as its leases are), drop the node's processes
-    that left its pool (recycled), and forget long-dead ones."""
-    names = [f"{hostname}:{pid}" for pid in pids]
-    if node is not None:
-        session.execute(
-            delete(Worker).where(Worker.hostname == hostname, Worker.node == node, Worker.name.not_in(names))
+def process_name(hostname: str, pid: int, boot_id: str) -> str:
+    """The name a worker process leases under (and its `workers` row's key)."""
+    return f"{hostname}:{pid}:{boot_id}"
+
+
+def alive(within: float) -> ColumnElement[bool]:
+    """Workers rows of processes that heartbeat in the last `within` seconds and did not stop."""
+    return and_(Worker.heartbeat_at > func.now() - timedelta(seconds=within), Worker.stopped_at.is_(None))
+
+
+def _upsert(session: Session, hostname: str, pids: list[int], boot_id: str, node: str | None) -> list[str]:
+    rows = [
+        {"name": process_name(hostname, pid, boot_id), "hostname": hostname, "pid": pid, "node": node}
+        for pid in sorted(pids)
+    ]
+    for row in rows:
+        row["boot_id"] = boot_id
+    statement = insert(Worker).values(rows)
+    session.execute(
+        statement.on_conflict_do_update(
+            index_elements=[Worker.name],
+            set_={
+                "heartbeat_at": func.now(),
+                "stopped_at": None,
+                "node": func.coalesce(statement.excluded.node, Worker.node),
+            },
         )
-    if pids:
-        rows = [
-            {"name": name, "hostname": hostname, "pid": pid, "node": node}
-            for name, pid in zip(names, pids, strict=True)
-        ]
-        statement = insert(Worker).values(rows)
-        session.execute(
-            statement.on_conflict_do_update(
-                index_elements=[Worker.name],
-                set_={"heartbeat_at": func.now(), "node": statement.excluded.node},
-            )
+    )
+    return [row["name"] for row in rows]
+
+
+def register(session: Session, hostname: str, pid: int, boot_id: str) -> None:
+    """A new pool process announces itself before it takes any work."""
+    _upsert(session, hostname, [pid], boot_id, None)
+
+
+def beat(session: Session, hostname: str, pids: list[int], boot_id: str, node: str | None = None) -> None:
+    """The parent's heartbeat: upsert a row per process in its pool, mark stopped the processes of its
+    boot that left the pool (recycled or killed), and forget long-dead ones."""
+    names = _upsert(session, hostname, pids, boot_id, node) if pids else []
+    session.execute(
+        update(Worker)
+        .where(Worker.boot_id == boot_id, Worker.stopped_at.is_(None), Worker.name.not_in(names))
+        .values(stopped_at=func.now())
+    )
+    long_dead = (
+        select(Worker.name)
+        .where(Worker.heartbeat_at < func.now() - FORGET_AFTER)
+        .with_for_update(skip_locked=True)
+    )
+    session.execute(delete(Worker).where(Worker.name.in_(long_dead)))
+
+
+def expire_orphaned_leases(session: Session, alive_within: float) -> int:
+    """End the leases of processes known dead, so the sweep hands their work on at once instead of when
+    the lease runs out: processes their parent saw leave its pool, and processes of a worker gone silent
+    whose lease has not been renewed in `alive_within` either (a parent busy reconnecting to the broker
+    stops beating, while its processes keep renewing their leases). A lease owner with no row at all is
+    left to its lease: it may be a process that has not announced itself yet."""
+    silent = func.now() - timedelta(seconds=alive_within)
+    stopped = select(Worker.name).where(Worker.stopped_at.isnot(None))
+    gone_quiet = select(Worker.name).where(Worker.heartbeat_at <= silent)
+    expired = 0
+    for model, running in (
+        (Job, Job.state.in_((JobState.RUNNING, JobState.CANCELLING))),
+        (Shard, Shard.state == ShardState.RUNNING),
+    ):
+        orphaned = or_(
+            model.lease_owner.in_(stopped),
+            and_(model.lease_owner.in_(gone_quiet), func.coalesce(model.heartbeat_at, silent) <= silent),
         )
-    session.execute(delete(Worker).where(Worker.heartbeat_at < func.now() - FORGET_AFTER))
+        result = session.execute(
+            update(model)
+            .where(running, orphaned, model.lease_expires_at > func.now())
+            .values(lease_expires_at=func.now() - timedelta(seconds=1))
+        )
+        expired += result.rowcount
+    return expired
 
 
 def newest_heartbeat_age(session: Session) -> float | None:

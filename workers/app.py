@@ -47,8 +47,31 @@ def make_celery(settings: Settings) -> Celery:
         worker_send_task_events=False,
         task_send_sent_event=False,
         worker_cancel_long_running_tasks_on_connection_loss=False,
+        # reconnect to a broker that came back within a second or two, not kombu's back-off up to 30 s
+        worker_consumer="workers.broker_fixes:PromptReconnectConsumer",
     )
     return app
+
+
+#: a key zolve keeps in the broker's Redis database: when it is gone, so is every message the broker held
+BROKER_MARK = "zolve:broker-mark"
+
+
+def broker_was_emptied(celery: Celery) -> bool:
+    """True (once per loss) when the broker lost its data since a worker last looked, e.g. Redis
+    restarted without persistence: the caller re-sends what PostgreSQL says waits for a message. False
+    when the broker cannot be asked."""
+    try:
+        with celery.connection_for_write() as connection:
+            return bool(connection.default_channel.client.set(BROKER_MARK, "1", nx=True))
+    except Exception:
+        return False
+
+
+def forget_broker_mark(celery: Celery) -> None:
+    """Undo broker_was_emptied (its recovery failed): the next look tries again."""
+    with celery.connection_for_write() as connection:
+        connection.default_channel.client.delete(BROKER_MARK)
 
 
 def queue_depth(celery: Celery) -> int | None:

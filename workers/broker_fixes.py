@@ -16,6 +16,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from celery.worker.consumer import Consumer
 from kombu.transport import redis as kombu_redis
 from kombu.transport import virtual
 
@@ -57,3 +58,14 @@ def install() -> None:
         qos.restore_unacked = _restore_unless_detached(qos.restore_unacked)
         qos.ack = _ack_unless_detached(qos.ack)
         qos._zolve_patched = True
+
+
+class PromptReconnectConsumer(Consumer):
+    """Celery's consumer, retrying a lost broker connection every second (kombu backs off to 30 s, so a
+    worker could sit idle for half a minute after Redis is back)."""
+
+    def ensure_connected(self, conn: Any) -> Any:
+        conn.ensure_connection = functools.partial(
+            conn.ensure_connection, interval_start=0.5, interval_step=0.5, interval_max=1.0
+        )
+        return super().ensure_connected(conn)

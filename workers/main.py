@@ -12,6 +12,7 @@ from datetime import timedelta
 from typing import Any
 
 from celery import Celery, bootsteps
+from celery.signals import worker_process_init
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
 from core.config import Settings
@@ -27,20 +28,26 @@ from services.messages import (
     Messages,
     enqueue,
     publish,
+    recover_lost_messages,
     release,
     send,
 )
 from store import heartbeats, jobs, shards
 from store.db import Database
 from workers import broker_fixes
-from workers.app import make_celery, queue_depth
+from workers.app import broker_was_emptied, forget_broker_mark, make_celery, queue_depth
 from workers.runner import execute, execute_shard, finalize
 
 log = logging.getLogger("zolve.worker")
 
 
+#: this start of the worker (its pool processes inherit it): with host and pid, a process's identity
+BOOT_ID = uuid.uuid4().hex[:8]
+
+
 def worker_id() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
+    """The name this process leases work under (see store.heartbeats)."""
+    return heartbeats.process_name(socket.gethostname(), os.getpid(), BOOT_ID)
 
 
 def limit_z3_memory(settings: Settings) -> None:
@@ -51,12 +58,30 @@ def limit_z3_memory(settings: Settings) -> None:
         z3.set_param("memory_max_size", settings.z3_max_memory_mb)
 
 
-def sweep_once(celery: Celery, db: Database, settings: Settings) -> jobs.SweepReport:
-    """Fail, cancel or requeue what expired leases left behind, and (re)publish wake-up messages.
+def recover_emptied_broker(celery: Celery, ctx: Context) -> bool:
+    """Re-send at once what waits for a message, if the broker lost its messages (see
+    workers.app.broker_was_emptied). Called on every broker (re)connection and sweep."""
+    if not broker_was_emptied(celery):
+        return False
+    try:
+        recover_lost_messages(ctx)
+    except Exception:
+        forget_broker_mark(celery)
+        raise
+    return True
 
-    Old queued rows count as lost messages only while the broker's queue is empty: a long backlog is
-    legitimately waiting, and re-publishing it would flood the queue with duplicates."""
+
+def sweep_once(celery: Celery, db: Database, settings: Settings) -> jobs.SweepReport:
+    """Fail, cancel or requeue what dead workers and expired leases left behind, and (re)publish wake-up
+    messages.
+
+    A broker that lost its data has every waiting row re-sent at once. Otherwise old queued rows count as
+    lost messages only while the broker's queue is empty: a long backlog is legitimately waiting, and
+    re-publishing it would flood the queue with duplicates."""
+    recover_emptied_broker(celery, Context(db, settings, celery))
     requeue_after = settings.requeue_after if queue_depth(celery) == 0 else None
+    with db.session() as session:
+        heartbeats.expire_orphaned_leases(session, settings.worker_alive_within)
     with db.session() as session:
         report = jobs.sweep(session, max_attempts=settings.max_attempts, requeue_after=requeue_after)
     with db.session() as session:
@@ -130,7 +155,34 @@ def beat(db: Database, worker: Any) -> None:
     """Record this worker's task processes in the `workers` table (the dashboard's "workers alive",
     /ready's worker check)."""
     with db.session() as session:
-        heartbeats.beat(session, socket.gethostname(), pool_pids(worker), worker.hostname)
+        heartbeats.beat(session, socket.gethostname(), pool_pids(worker), BOOT_ID, worker.hostname)
+
+
+def announce(db: Database) -> None:
+    """A new pool process registers itself before it takes work (its parent beats for it after)."""
+    try:
+        with db.session() as session:
+            heartbeats.register(session, socket.gethostname(), os.getpid(), BOOT_ID)
+    except Exception:
+        log.warning("could not register this process; its parent's next heartbeat will", exc_info=True)
+
+
+def broker_connection_step(celery: Celery, ctx: Context) -> type[bootsteps.StartStopStep]:
+    """A consumer bootstep: each time the worker (re)connects to the broker, re-send what a broker that
+    lost its data lost, without waiting for the next sweep."""
+
+    def start(self: Any, consumer: Any) -> None:
+        try:
+            recover_emptied_broker(celery, ctx)
+        except Exception:
+            log.warning("could not re-send lost messages; the next sweep will", exc_info=True)
+
+    attributes = {
+        "name": "zolve.broker_connection",
+        "requires": {"celery.worker.consumer.connection:Connection"},
+        "start": start,
+    }
+    return type("BrokerConnection", (bootsteps.StartStopStep,), attributes)
 
 
 def purge_expired(db: Database, settings: Settings) -> None:
@@ -198,6 +250,8 @@ def create_worker_app(settings: Settings) -> Celery:
     def sweep() -> None:
         sweep_once(celery, db, settings)
 
+    worker_process_init.connect(lambda **_: announce(db), weak=False)
+    celery.steps["consumer"].add(broker_connection_step(celery, ctx))
     steps = celery.steps["worker"]
     steps.add(timer_step("sweeper", settings.sweep_interval, lambda _: sweep_once(celery, db, settings)))
     pool = ("celery.worker.components:Pool",)

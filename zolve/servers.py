@@ -40,7 +40,7 @@ def serve_api(settings: Settings, *, host: str, port: int, workers: int, threads
 
 def serve_worker(settings: Settings, *, concurrency: int, pool: str, loglevel: str) -> None:
     from services.messages import QUEUE
-    from workers.main import create_worker_app
+    from workers.main import BOOT_ID, create_worker_app
 
     logging.basicConfig(level=loglevel, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     celery = create_worker_app(settings)
@@ -51,7 +51,8 @@ def serve_worker(settings: Settings, *, concurrency: int, pool: str, loglevel: s
             f"--concurrency={concurrency}",
             f"--pool={pool}",
             f"--queues={QUEUE}",
-            "--hostname=zolve@%h",
+            # unique per start: Celery tells workers apart by node name, and so does the dashboard
+            f"--hostname=zolve-{BOOT_ID}@%h",
             "--without-gossip",
             "--without-mingle",
         ]

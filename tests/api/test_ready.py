@@ -38,12 +38,12 @@ def test_not_ready_when_no_worker_has_heartbeated_within_a_lease(settings, isola
     }
 
     with isolated_db.session() as session:
-        heartbeats.beat(session, "gone-host", [1])
+        heartbeats.beat(session, "gone-host", [1], "boot1")
         long_ago = func.now() - timedelta(seconds=settings.lease_seconds + 5)
         session.execute(update(Worker).values(heartbeat_at=long_ago))
     stale = app.test_client().get("/ready")
     assert stale.status_code == 503 and "heartbeated in the last" in stale.get_json()["reasons"]["workers"]
 
     with isolated_db.session() as session:
-        heartbeats.beat(session, "live-host", [2])
+        heartbeats.beat(session, "live-host", [2], "boot2")
     assert app.test_client().get("/ready").status_code == 200

@@ -174,18 +174,21 @@ def test_retry_starts_a_failed_sharded_job_over(isolated_db: Database, planned, 
 def test_heartbeats_list_live_processes_with_what_they_run(isolated_db: Database, owner: int) -> None:
     job = new_job(isolated_db, owner)
     with isolated_db.session() as session:
-        heartbeats.beat(session, "host", [101, 102], "celery@host")
-        heartbeats.beat(session, "gone", [9], "celery@gone")
+        heartbeats.beat(session, "host", [101, 102], "boot1", "celery@host")
+        heartbeats.beat(session, "gone", [9], "boot2", "celery@gone")
         session.execute(
             update(Worker)
             .where(Worker.hostname == "gone")
             .values(heartbeat_at=func.now() - timedelta(minutes=5))
         )
-        jobs.claim(session, job.id, "host:102", 30)
+        jobs.claim(session, job.id, "host:102:boot1", 30)
     with isolated_db.session() as session:
-        heartbeats.beat(session, "host", [101, 102], "celery@host")
+        heartbeats.beat(session, "host", [101, 102], "boot1", "celery@host")
         alive = dashboard.workers_alive(session, within=60)
-    assert [(w.name, w.node) for w in alive] == [("host:101", "celery@host"), ("host:102", "celery@host")]
+    assert [(w.name, w.node) for w in alive] == [
+        ("host:101:boot1", "celery@host"),
+        ("host:102:boot1", "celery@host"),
+    ]
     assert alive[0].running == [] and alive[1].running == [dashboard.Lease(job.id, "dice", None)]
     assert alive[1].heartbeat_at > alive[1].started_at, "a beat keeps the start time"
 
@@ -223,12 +226,12 @@ def test_events_go_with_their_job(isolated_db: Database, owner: int) -> None:
 
 def test_a_recycled_pool_process_leaves_the_list(isolated_db: Database) -> None:
     with isolated_db.session() as session:
-        heartbeats.beat(session, "host", [101, 102], "celery@host")
-        heartbeats.beat(session, "host", [201], "other@host")
+        heartbeats.beat(session, "host", [101, 102], "a", "zolve-a@host")
+        heartbeats.beat(session, "host", [201], "b", "zolve-b@host")
     with isolated_db.session() as session:
-        heartbeats.beat(session, "host", [101, 103], "celery@host")
+        heartbeats.beat(session, "host", [101, 103], "a", "zolve-a@host")
         names = [w.name for w in dashboard.workers_alive(session, within=60)]
-    assert names == ["host:101", "host:103", "host:201"]
+    assert names == ["host:101:a", "host:103:a", "host:201:b"]
 
 
 def test_retry_gives_a_job_its_finalize_attempts_back(isolated_db: Database, planned, owner: int) -> None:

@@ -11,7 +11,7 @@ from sqlalchemy import insert, select, update
 
 from store import dispatch, heartbeats, jobs, keys, shards
 from store.db import Database
-from store.models import Job
+from store.models import Job, Shard
 
 
 @pytest.fixture
@@ -93,6 +93,27 @@ def test_each_client_gets_a_window_of_shards(isolated_db: Database, owners) -> N
 def test_the_window_is_the_live_worker_processes_plus_one(isolated_db: Database) -> None:
     with isolated_db.session() as session:
         assert dispatch.window(session, alive_within=15) == dispatch.MIN_WINDOW
-        heartbeats.beat(session, "host", [1, 2, 3, 4])
+        heartbeats.beat(session, "host", [1, 2, 3, 4], "boot1")
     with isolated_db.session() as session:
         assert dispatch.window(session, alive_within=15) == 5
+
+
+def test_a_shard_whose_worker_died_goes_first_and_is_marked_retried(isolated_db: Database, owners) -> None:
+    a, _ = owners
+    (job,) = submit(isolated_db, a, kind="planetx.enumerate")
+    with isolated_db.session() as session:
+        jobs.claim(session, job, "planner", 30)
+        planned = shards.create_shards(session, job, "planner", ["A", "B", "C", "D"])
+    first = release(isolated_db, 1)
+    assert first.shards == planned[:1] and first.retried_shards == []
+    with isolated_db.session() as session:
+        shards.claim_shard(session, planned[0], "dead", 30)
+        session.execute(
+            update(Shard)
+            .where(Shard.id == planned[0])
+            .values(lease_expires_at=datetime.now(UTC) - timedelta(seconds=1))
+        )
+    with isolated_db.session() as session:
+        shards.sweep_shards(session, max_attempts=3, requeue_after=None, stale_after=60)
+    again = release(isolated_db, 1)
+    assert again.retried_shards == planned[:1] and again.shards == [], "before B, C and D"
