@@ -30,15 +30,18 @@ def free_port() -> int:
 
 
 class Stack:
-    def __init__(self, api_workers: int = 2):
+    def __init__(self, api_workers: int = 2, private: bool = False, env: dict[str, str] | None = None):
         self.api_workers = api_workers
+        #: embedded servers of its own even when $DATABASE_URL/$REDIS_URL are set (a bench that kills them)
+        self.private = private
+        self.extra_env = env or {}
         self.tmp = tempfile.TemporaryDirectory(prefix="zolve-bench-")
         self.services: EmbeddedServices | None = None
         self.children: dict[str, subprocess.Popen] = {}
 
     def __enter__(self) -> Stack:
         settings = Settings.from_env()
-        if settings.database_url and settings.redis_url:
+        if settings.database_url and settings.redis_url and not self.private:
             self.database_url, self.redis_url = settings.database_url, settings.redis_url
         else:
             self.services = EmbeddedServices(Path(self.tmp.name))
@@ -48,7 +51,12 @@ class Stack:
         self.db = Database(self.database_url)
         with self.db.session() as session:
             self.key = keys.create_key(session, name="bench", is_admin=True).key
-        self.env = {**os.environ, "DATABASE_URL": self.database_url, "REDIS_URL": self.redis_url}
+        self.env = {
+            **os.environ,
+            **self.extra_env,
+            "DATABASE_URL": self.database_url,
+            "REDIS_URL": self.redis_url,
+        }
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self._spawn("api", ["api", "--port", str(self.port), "--workers", str(self.api_workers)])
@@ -80,15 +88,22 @@ class Stack:
                 raise RuntimeError(f"{what} did not start")
             time.sleep(0.1)
 
-    def start_worker(self, concurrency: int) -> None:
-        self.stop_worker()
-        self._spawn("worker", ["worker", "--concurrency", str(concurrency)])
-        log = Path(self.tmp.name) / "worker.log"
-        self._wait(lambda: b" ready." in log.read_bytes()[-5000:], "the worker")
+    def start_worker(self, concurrency: int, name: str = "worker") -> None:
+        self.stop_worker(name)
+        self._spawn(name, ["worker", "--concurrency", str(concurrency)])
+        log = Path(self.tmp.name) / f"{name}.log"
+        self._wait(lambda: b" ready." in log.read_bytes()[-5000:], f"the {name}")
 
-    def stop_worker(self) -> None:
-        self._stop("worker")
-        (Path(self.tmp.name) / "worker.log").write_bytes(b"")
+    def stop_worker(self, name: str = "worker") -> None:
+        self._stop(name)
+        (Path(self.tmp.name) / f"{name}.log").write_bytes(b"")
+
+    def kill(self, name: str) -> None:
+        """kill -9 a child and its process group (a worker with its pool), as a crash would."""
+        child = self.children.pop(name, None)
+        if child and child.poll() is None:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
 
     def _stop(self, name: str) -> None:
         child = self.children.pop(name, None)

@@ -1,4 +1,6 @@
-"""A workaround for a kombu bug (5.7) that otherwise wedges a worker whenever Redis goes away while it runs
+"""Two fixes to how a worker meets a broker that went away.
+
+A workaround for a kombu bug (5.7) that otherwise wedges a worker whenever Redis goes away while it runs
 tasks: the consumer closes its connection, and the Redis QoS then tries to restore (or acknowledge) the
 unacknowledged messages through a channel whose transport has already been detached from its connection
 (`'NoneType' object has no attribute 'hostname'`). Celery reports an "Unrecoverable error", and the
@@ -7,6 +9,9 @@ worker hangs instead of reconnecting.
 Skipping those calls loses nothing zolve relies on: a broker that went away took its messages with it
 (or restores them after the visibility timeout), and PostgreSQL's rows say what still needs a message,
 which the sweeper sends.
+
+And a consumer that retries the lost connection every second instead of kombu's back-off (2, 4, 6 … up
+to 30 s between attempts), so a worker takes work again within a second or two of Redis coming back.
 """
 
 from __future__ import annotations
