@@ -1,5 +1,6 @@
 """Prometheus metrics at /metrics (admin keys only): jobs by kind and state, shards by state, rows
-written, job run times and the broker's queue depth, read from PostgreSQL and Redis at scrape time."""
+written, job run times (from the counters PostgreSQL keeps per transition) and the broker's queue depth,
+read from PostgreSQL and Redis at scrape time."""
 
 from __future__ import annotations
 
@@ -26,10 +27,9 @@ class ZolveCollector:
 
     def collect(self) -> Iterator[Metric]:
         with self.db.session() as session:
-            jobs = metrics.jobs_by_kind_and_state(session)
-            shards = metrics.shards_by_state(session)
-            rows = metrics.rows_written(session)
-            buckets, count, total = metrics.run_seconds_histogram(session)
+            figures = metrics.figures(session)
+        jobs, shards, rows = figures.jobs, figures.shards, figures.rows_written
+        buckets, count, total = figures.run_seconds
         family = GaugeMetricFamily("zolve_jobs", "Jobs by kind and state", labels=["kind", "state"])
         for kind, state, n in jobs:
             family.add_metric([kind, state], n)

@@ -16,6 +16,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    SmallInteger,
     String,
     Text,
     UniqueConstraint,
@@ -72,9 +73,17 @@ class Job(Base):
     __tablename__ = "jobs"
     __table_args__ = (
         CheckConstraint(f"state IN {_words(JOB_STATES)!r}", name="jobs_state_valid"),
-        # keyset pagination: a client's jobs, newest first
+        # keyset pagination: a client's jobs, newest first; with the list filters (owner first for
+        # clients), one branch per state (store.listing)
         Index("ix_jobs_owner_created", "owner_id", "created_at", "id"),
         Index("ix_jobs_created", "created_at", "id"),
+        Index("ix_jobs_owner_state_created", "owner_id", "state", "created_at", "id"),
+        Index("ix_jobs_owner_kind_state_created", "owner_id", "kind", "state", "created_at", "id"),
+        Index("ix_jobs_state_created", "state", "created_at", "id"),
+        Index("ix_jobs_kind_state_created", "kind", "state", "created_at", "id"),
+        # the cache looks up only jobs whose stored rows it can serve; retention asks who reads whose rows
+        Index("ix_jobs_params_hash", "params_hash", postgresql_where=text("rows_job_id IS NOT NULL")),
+        Index("ix_jobs_rows_job", "rows_job_id", postgresql_where=text("rows_job_id IS NOT NULL")),
         # the per-key quota and fair release count a client's unfinished jobs
         Index(
             "ix_jobs_owner_unfinished",
@@ -102,7 +111,7 @@ class Job(Base):
     owner_id: Mapped[int] = mapped_column(ForeignKey("api_keys.id"))
     kind: Mapped[str] = mapped_column(String(64))
     params: Mapped[dict[str, Any]] = mapped_column(JSONB)
-    params_hash: Mapped[str] = mapped_column(String(64), index=True)
+    params_hash: Mapped[str] = mapped_column(String(64))
     idempotency_key: Mapped[str | None] = mapped_column(String(255))
     time_limit: Mapped[float] = mapped_column(Float)
     state: Mapped[JobState] = mapped_column(StateColumn(JobState), server_default=text("'queued'"))
@@ -267,3 +276,49 @@ class ResultItem(Base):
     job_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"), primary_key=True)
     position: Mapped[int] = mapped_column(Integer, primary_key=True)
     item: Mapped[dict[str, Any]] = mapped_column(JSONB)
+
+
+# -- counters kept per transition by triggers (migration 0009; read through store.tallies) ----------------
+class JobTally(Base):
+    """Jobs per kind, state and run-time bucket (-1: no run time; else an index into
+    store.metrics.RUN_SECONDS_BUCKETS, its length for +Inf), with their run seconds: the compacted part."""
+
+    __tablename__ = "job_tallies"
+
+    kind: Mapped[str] = mapped_column(String(64), primary_key=True)
+    state: Mapped[str] = mapped_column(String(16), primary_key=True)
+    run_bucket: Mapped[int] = mapped_column(SmallInteger, primary_key=True)
+    jobs: Mapped[int] = mapped_column(BigInteger)
+    run_seconds: Mapped[float] = mapped_column(Float)
+
+
+class JobTallyDelta(Base):
+    """What each statement on `jobs` changed in the tallies, appended by its trigger until compacted."""
+
+    __tablename__ = "job_tally_deltas"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(64))
+    state: Mapped[str] = mapped_column(String(16))
+    run_bucket: Mapped[int] = mapped_column(SmallInteger)
+    jobs: Mapped[int] = mapped_column(BigInteger)
+    run_seconds: Mapped[float] = mapped_column(Float)
+
+
+class ShardTally(Base):
+    """Shards per state, and the rows (boards) their succeeded ones stored: the compacted part."""
+
+    __tablename__ = "shard_tallies"
+
+    state: Mapped[str] = mapped_column(String(16), primary_key=True)
+    shards: Mapped[int] = mapped_column(BigInteger)
+    rows: Mapped[int] = mapped_column(BigInteger)
+
+
+class ShardTallyDelta(Base):
+    __tablename__ = "shard_tally_deltas"
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    state: Mapped[str] = mapped_column(String(16))
+    shards: Mapped[int] = mapped_column(BigInteger)
+    rows: Mapped[int] = mapped_column(BigInteger)

@@ -1,0 +1,234 @@
+"""a million jobs: counters kept per transition (job and shard tallies, maintained by triggers), indexes for
+every list filter, and a partial params-hash index
+
+Revision ID: 0009
+Revises: 0008
+Create Date: 2026-11-24 01:00:00.000000
+
+The triggers are statement-level with transition tables: one statement (a claim, a finish, a purge chunk of
+500 jobs, a bulk load) appends at most one delta row per (kind, state, run-time bucket) it changed to
+`job_tally_deltas` (and per state to `shard_tally_deltas`), and never updates a shared counter row, so
+concurrent transitions neither wait for each other nor deadlock. `store.tallies` reads the counters as the
+compacted table plus the deltas, and folds the deltas into the compacted table from time to time.
+
+The indexes are built in the migration's transaction (not CONCURRENTLY): at a million jobs each takes
+a few seconds, during which writes to `jobs` wait.
+"""
+
+from collections.abc import Sequence
+
+import sqlalchemy as sa
+from alembic import op
+
+revision: str = "0009"
+down_revision: str | None = "0008"
+branch_labels: str | Sequence[str] | None = None
+depends_on: str | Sequence[str] | None = None
+
+#: upper bounds (seconds) of the run-time histogram's buckets: store.metrics.RUN_SECONDS_BUCKETS
+RUN_SECONDS_BUCKETS = (0.1, 0.5, 1, 5, 15, 60, 300, 1800, 3600)
+
+# -1: no run time (not finished, or never started); else how many bounds lie below: the first bucket whose
+# bound is >= the run time (Prometheus' `le`), len(bounds) for +Inf
+RUN_BUCKET = f"""
+CREATE FUNCTION zolve_run_bucket(seconds numeric) RETURNS smallint LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT CASE WHEN seconds IS NULL THEN -1
+                ELSE (SELECT count(*) FROM unnest(ARRAY{list(RUN_SECONDS_BUCKETS)}::numeric[]) AS b
+                      WHERE b < seconds) END::smallint
+$$
+"""
+
+# each row's contribution: +1 for the rows a statement wrote, -1 for the rows it replaced or deleted
+JOB_CONTRIBUTIONS = """
+    SELECT kind, state, zolve_run_bucket(EXTRACT(epoch FROM finished_at - started_at)) AS run_bucket,
+           {sign} AS jobs, {sign} * coalesce(EXTRACT(epoch FROM finished_at - started_at), 0) AS run_seconds
+    FROM {table}
+"""
+TALLY_JOBS = f"""
+CREATE FUNCTION zolve_tally_jobs() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        INSERT INTO job_tally_deltas (kind, state, run_bucket, jobs, run_seconds)
+        SELECT kind, state, run_bucket, sum(jobs), sum(run_seconds)
+        FROM ({JOB_CONTRIBUTIONS.format(sign=1, table="new_rows")}) AS d
+        GROUP BY kind, state, run_bucket;
+    ELSIF TG_OP = 'DELETE' THEN
+        INSERT INTO job_tally_deltas (kind, state, run_bucket, jobs, run_seconds)
+        SELECT kind, state, run_bucket, sum(jobs), sum(run_seconds)
+        FROM ({JOB_CONTRIBUTIONS.format(sign=-1, table="old_rows")}) AS d
+        GROUP BY kind, state, run_bucket;
+    ELSE
+        INSERT INTO job_tally_deltas (kind, state, run_bucket, jobs, run_seconds)
+        SELECT kind, state, run_bucket, sum(jobs), sum(run_seconds)
+        FROM ({JOB_CONTRIBUTIONS.format(sign=1, table="new_rows")}
+              UNION ALL
+              {JOB_CONTRIBUTIONS.format(sign=-1, table="old_rows")}) AS d
+        GROUP BY kind, state, run_bucket
+        HAVING sum(jobs) <> 0 OR sum(run_seconds) <> 0;
+    END IF;
+    RETURN NULL;
+END
+$$
+"""
+
+SHARD_CONTRIBUTIONS = """
+    SELECT state, {sign} AS shards,
+           {sign} * CASE WHEN state = 'succeeded' THEN coalesce(row_count, 0) ELSE 0 END AS rows
+    FROM {table}
+"""
+TALLY_SHARDS = f"""
+CREATE FUNCTION zolve_tally_shards() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        INSERT INTO shard_tally_deltas (state, shards, rows)
+        SELECT state, sum(shards), sum(rows)
+        FROM ({SHARD_CONTRIBUTIONS.format(sign=1, table="new_rows")}) AS d GROUP BY state;
+    ELSIF TG_OP = 'DELETE' THEN
+        INSERT INTO shard_tally_deltas (state, shards, rows)
+        SELECT state, sum(shards), sum(rows)
+        FROM ({SHARD_CONTRIBUTIONS.format(sign=-1, table="old_rows")}) AS d GROUP BY state;
+    ELSE
+        INSERT INTO shard_tally_deltas (state, shards, rows)
+        SELECT state, sum(shards), sum(rows)
+        FROM ({SHARD_CONTRIBUTIONS.format(sign=1, table="new_rows")}
+              UNION ALL
+              {SHARD_CONTRIBUTIONS.format(sign=-1, table="old_rows")}) AS d
+        GROUP BY state
+        HAVING sum(shards) <> 0 OR sum(rows) <> 0;
+    END IF;
+    RETURN NULL;
+END
+$$
+"""
+
+# TRUNCATE fires no row change: the tallies start again from nothing
+FORGET = """
+CREATE FUNCTION zolve_forget_{name}() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM {name}_tallies;
+    DELETE FROM {name}_tally_deltas;
+    RETURN NULL;
+END
+$$
+"""
+
+
+def _tally_triggers(table: str, name: str, function: str) -> None:
+    op.execute(function)
+    op.execute(FORGET.format(name=name))
+    for event, tables in (
+        ("INSERT", "NEW TABLE AS new_rows"),
+        ("UPDATE", "OLD TABLE AS old_rows NEW TABLE AS new_rows"),
+        ("DELETE", "OLD TABLE AS old_rows"),
+    ):
+        op.execute(
+            f"CREATE TRIGGER tally_{table}_{event.lower()} AFTER {event} ON {table} "
+            f"REFERENCING {tables} FOR EACH STATEMENT EXECUTE FUNCTION zolve_tally_{table}()"
+        )
+    op.execute(
+        f"CREATE TRIGGER tally_{table}_truncate AFTER TRUNCATE ON {table} "
+        f"FOR EACH STATEMENT EXECUTE FUNCTION zolve_forget_{name}()"
+    )
+
+
+def _drop_tally_triggers(table: str, name: str) -> None:
+    for event in ("insert", "update", "delete", "truncate"):
+        op.execute(f"DROP TRIGGER tally_{table}_{event} ON {table}")
+    op.execute(f"DROP FUNCTION zolve_tally_{table}()")
+    op.execute(f"DROP FUNCTION zolve_forget_{name}()")
+
+
+JOB_INDEXES = {
+    # a client's list filters (owner first); one branch per state (store.listing), newest first
+    "ix_jobs_owner_state_created": ["owner_id", "state", "created_at", "id"],
+    "ix_jobs_owner_kind_state_created": ["owner_id", "kind", "state", "created_at", "id"],
+    # an admin's (every owner's) filters
+    "ix_jobs_state_created": ["state", "created_at", "id"],
+    "ix_jobs_kind_state_created": ["kind", "state", "created_at", "id"],
+}
+
+
+def upgrade() -> None:
+    op.create_table(
+        "job_tallies",
+        sa.Column("kind", sa.String(length=64), nullable=False),
+        sa.Column("state", sa.String(length=16), nullable=False),
+        sa.Column("run_bucket", sa.SmallInteger(), nullable=False),
+        sa.Column("jobs", sa.BigInteger(), nullable=False),
+        sa.Column("run_seconds", sa.Float(), nullable=False),
+        sa.PrimaryKeyConstraint("kind", "state", "run_bucket"),
+    )
+    op.create_table(
+        "job_tally_deltas",
+        sa.Column("id", sa.BigInteger(), nullable=False),
+        sa.Column("kind", sa.String(length=64), nullable=False),
+        sa.Column("state", sa.String(length=16), nullable=False),
+        sa.Column("run_bucket", sa.SmallInteger(), nullable=False),
+        sa.Column("jobs", sa.BigInteger(), nullable=False),
+        sa.Column("run_seconds", sa.Float(), nullable=False),
+        sa.PrimaryKeyConstraint("id"),
+    )
+    op.create_table(
+        "shard_tallies",
+        sa.Column("state", sa.String(length=16), nullable=False),
+        sa.Column("shards", sa.BigInteger(), nullable=False),
+        sa.Column("rows", sa.BigInteger(), nullable=False),
+        sa.PrimaryKeyConstraint("state"),
+    )
+    op.create_table(
+        "shard_tally_deltas",
+        sa.Column("id", sa.BigInteger(), nullable=False),
+        sa.Column("state", sa.String(length=16), nullable=False),
+        sa.Column("shards", sa.BigInteger(), nullable=False),
+        sa.Column("rows", sa.BigInteger(), nullable=False),
+        sa.PrimaryKeyConstraint("id"),
+    )
+    op.execute(RUN_BUCKET)
+    # the triggers first: CREATE TRIGGER holds off writes to the table until this transaction commits, so
+    # the counts taken next miss no transition
+    _tally_triggers("jobs", "job", TALLY_JOBS)
+    _tally_triggers("shards", "shard", TALLY_SHARDS)
+    op.execute(
+        f"INSERT INTO job_tallies (kind, state, run_bucket, jobs, run_seconds) "
+        f"SELECT kind, state, run_bucket, sum(jobs), sum(run_seconds) "
+        f"FROM ({JOB_CONTRIBUTIONS.format(sign=1, table='jobs')}) AS d GROUP BY kind, state, run_bucket"
+    )
+    op.execute(
+        f"INSERT INTO shard_tallies (state, shards, rows) SELECT state, sum(shards), sum(rows) "
+        f"FROM ({SHARD_CONTRIBUTIONS.format(sign=1, table='shards')}) AS d GROUP BY state"
+    )
+
+    for name, columns in JOB_INDEXES.items():
+        op.create_index(name, "jobs", columns, unique=False)
+    # the cache looks up only jobs whose rows it can serve (rows_job_id set: a cacheable kind's stored
+    # enumeration), and retention asks which jobs read another's rows: both partial, a few rows
+    op.drop_index("ix_jobs_params_hash", table_name="jobs")
+    op.create_index(
+        "ix_jobs_params_hash",
+        "jobs",
+        ["params_hash"],
+        unique=False,
+        postgresql_where=sa.text("rows_job_id IS NOT NULL"),
+    )
+    op.create_index(
+        "ix_jobs_rows_job",
+        "jobs",
+        ["rows_job_id"],
+        unique=False,
+        postgresql_where=sa.text("rows_job_id IS NOT NULL"),
+    )
+
+
+def downgrade() -> None:
+    op.drop_index("ix_jobs_rows_job", table_name="jobs")
+    op.drop_index("ix_jobs_params_hash", table_name="jobs")
+    op.create_index("ix_jobs_params_hash", "jobs", ["params_hash"], unique=False)
+    for name in JOB_INDEXES:
+        op.drop_index(name, table_name="jobs")
+    _drop_tally_triggers("shards", "shard")
+    _drop_tally_triggers("jobs", "job")
+    op.execute("DROP FUNCTION zolve_run_bucket(numeric)")
+    op.drop_table("shard_tally_deltas")
+    op.drop_table("shard_tallies")
+    op.drop_table("job_tally_deltas")
+    op.drop_table("job_tallies")
