@@ -3,19 +3,19 @@ aggregates, the jobs table, a job's page, and the operators' actions (retry, req
 
 from __future__ import annotations
 
-import re
 import uuid
+from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import String, and_, cast, delete, func, or_, select, update
+from sqlalchemy import and_, delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from core.states import JobState, ShardState
 from store import events, heartbeats
-from store.jobs import Page, decode_cursor, encode_cursor
 from store.models import ApiKey, Board, Job, JobEvent, ResultItem, Shard, Worker
+from store.tallies import JobCount, compact, job_counts
 
 CHART_MINUTES = 60
 #: shards drawn in a job's grid (an expert enumeration has a few thousand)
@@ -73,7 +73,13 @@ class Overview:
 
 
 def overview(session: Session, *, alive_within: float) -> Overview:
-    states = _pairs(session.execute(select(Job.state, func.count()).group_by(Job.state)))
+    """The counts come from the counters kept per transition (store.tallies), the same as /metrics; the
+    last hour's figures from the jobs and shards that finished in it (an index on finished_at)."""
+    compact(session)
+    counts = job_counts(session)
+    states: dict[str, int] = defaultdict(int)
+    for count in counts:
+        states[count.state] += count.jobs
     hour = _pairs(
         session.execute(
             select(Job.state, func.count())
@@ -82,8 +88,8 @@ def overview(session: Session, *, alive_within: float) -> Overview:
         )
     )
     return Overview(
-        states=states,
-        queues=queue_depths(session),
+        states=dict(states),
+        queues=queue_depths(session, counts),
         workers=workers_alive(session, alive_within),
         minutes=per_minute(session),
         failure_rate_hour=_failure_rate(hour),
@@ -101,11 +107,13 @@ def _failure_rate(states: dict[str, int]) -> float | None:
     return failed / (failed + succeeded) if failed + succeeded else None
 
 
-def queue_depths(session: Session) -> list[QueueDepth]:
-    """Per kind: queued jobs, and queued shards of running jobs (the work waiting for a worker)."""
-    jobs = _pairs(
-        session.execute(select(Job.kind, func.count()).where(Job.state == JobState.QUEUED).group_by(Job.kind))
-    )
+def queue_depths(session: Session, counts: list[JobCount]) -> list[QueueDepth]:
+    """Per kind: queued jobs (from the counters), and queued shards of running jobs (the work waiting for a
+    worker)."""
+    jobs: dict[str, int] = defaultdict(int)
+    for count in counts:
+        if count.state == JobState.QUEUED and count.jobs:
+            jobs[count.kind] += count.jobs
     shards = _pairs(
         session.execute(
             select(Job.kind, func.count())
@@ -164,51 +172,7 @@ def per_minute(session: Session) -> list[Minute]:
     return [Minute(start, jobs.get(start, 0), int(boards.get(start) or 0)) for start in starts]
 
 
-# -- jobs table -----------------------------------------------------------------------------------
-_ID_PREFIX = re.compile(r"^[0-9a-f-]{1,36}$")
-
-
-@dataclass(frozen=True)
-class JobFilter:
-    states: list[str] = field(default_factory=list)
-    kind: str | None = None
-    owner_id: int | None = None
-    #: a whole job id, or its first characters
-    id_query: str | None = None
-
-
-def find_jobs(session: Session, where: JobFilter, *, limit: int = 25, cursor: str | None = None) -> Page:
-    """Newest first, keyset-paginated on (created_at, id) like store.jobs.list_jobs. Raises ValueError
-    for a cursor this service did not make or an id query that cannot be part of an id."""
-    query = select(Job).order_by(Job.created_at.desc(), Job.id.desc()).limit(limit + 1)
-    for condition in _conditions(where):
-        query = query.where(condition)
-    if cursor:
-        created, job_id = decode_cursor(cursor)
-        query = query.where(or_(Job.created_at < created, and_(Job.created_at == created, Job.id < job_id)))
-    rows = list(session.scalars(query))
-    items = rows[:limit]
-    return Page(items, encode_cursor(items[-1]) if len(rows) > limit and items else None)
-
-
-def _conditions(where: JobFilter) -> list[Any]:
-    conditions: list[Any] = []
-    if where.states:
-        conditions.append(Job.state.in_(where.states))
-    if where.kind:
-        conditions.append(Job.kind == where.kind)
-    if where.owner_id is not None:
-        conditions.append(Job.owner_id == where.owner_id)
-    if where.id_query:
-        text = where.id_query.strip().lower()
-        if not _ID_PREFIX.match(text):
-            raise ValueError("not a job id")
-        conditions.append(
-            Job.id == uuid.UUID(text) if len(text) == 36 else cast(Job.id, String).like(f"{text}%")
-        )
-    return conditions
-
-
+# -- jobs table (the query: store.listing) -------------------------------------------------------
 def key_names(session: Session, ids: set[int]) -> dict[int, str]:
     """Each key's name and visible prefix, e.g. `ci (zk_Ab12Cd3)`."""
     if not ids:

@@ -53,7 +53,10 @@ class Database:
         return self._engine
 
     def _connect_args(self) -> dict[str, object]:
-        args: dict[str, object] = {"connect_timeout": 5}
+        # never prepare statements on the server: psycopg would after 5 executions, and PostgreSQL may then
+        # reuse one generic plan for every filter value (an id range of 1 or of 16^8 ids, a kind with ten
+        # jobs or a million); unprepared, each execution is planned for its own values
+        args: dict[str, object] = {"connect_timeout": 5, "prepare_threshold": None}
         if self.statement_timeout:
             args["options"] = f"-c statement_timeout={int(self.statement_timeout * 1000)}"
         return args

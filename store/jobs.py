@@ -7,13 +7,12 @@
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import and_, func, or_, select, true, update
@@ -21,7 +20,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from core.states import JobState, ShardState
-from store import events, shards
+from store import events, listing, shards
+from store.listing import Page
 from store.models import Job, Shard
 
 
@@ -193,24 +193,6 @@ def get_job(session: Session, job_id: uuid.UUID, owner_id: int | None) -> Job | 
     return session.scalar(query)
 
 
-@dataclass(frozen=True)
-class Page:
-    items: list[Job]
-    next_cursor: str | None
-
-
-def encode_cursor(job: Job) -> str:
-    raw = f"{job.created_at.isoformat()}|{job.id}"
-    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
-
-
-def decode_cursor(cursor: str) -> tuple[datetime, uuid.UUID]:
-    """Raises ValueError for a cursor this service did not make."""
-    padded = cursor + "=" * (-len(cursor) % 4)
-    created, _, job_id = base64.urlsafe_b64decode(padded.encode()).decode().partition("|")
-    return datetime.fromisoformat(created), uuid.UUID(job_id)
-
-
 def list_jobs(
     session: Session,
     *,
@@ -220,21 +202,9 @@ def list_jobs(
     limit: int = 20,
     cursor: str | None = None,
 ) -> Page:
-    """Newest first, keyset-paginated on (created_at, id)."""
-    query = select(Job).order_by(Job.created_at.desc(), Job.id.desc()).limit(limit + 1)
-    if owner_id is not None:
-        query = query.where(Job.owner_id == owner_id)
-    if states:
-        query = query.where(Job.state.in_(states))
-    if kind:
-        query = query.where(Job.kind == kind)
-    if cursor:
-        created, job_id = decode_cursor(cursor)
-        query = query.where(or_(Job.created_at < created, and_(Job.created_at == created, Job.id < job_id)))
-    rows = list(session.scalars(query))
-    more = len(rows) > limit
-    items = rows[:limit]
-    return Page(items, encode_cursor(items[-1]) if more and items else None)
+    """Newest first, keyset-paginated on (created_at, id) (see store.listing)."""
+    where = listing.JobFilter(states=states or (), kind=kind, owner_id=owner_id)
+    return listing.find_jobs(session, where, limit=limit, cursor=cursor)
 
 
 def request_cancel(session: Session, job: Job, *, actor_key_id: int | None = None) -> Job:

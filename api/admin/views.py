@@ -31,7 +31,7 @@ from kinds import KINDS
 from services import jobs as job_service
 from services.context import Caller
 from services.errors import ServiceError
-from store import dashboard, keys
+from store import dashboard, keys, listing
 from store import jobs as job_store
 from store.models import ApiKey
 
@@ -153,9 +153,9 @@ def overview_panel() -> str:
 
 
 # -- jobs table -----------------------------------------------------------------------------------
-def _job_filter() -> dashboard.JobFilter:
+def _job_filter() -> listing.JobFilter:
     owner = request.args.get("owner", "").strip()
-    return dashboard.JobFilter(
+    return listing.JobFilter(
         states=[s for s in request.args.getlist("state") if s in JOB_STATES],
         kind=request.args.get("kind") or None,
         owner_id=int(owner) if owner.isascii() and owner.isdigit() and len(owner) < 19 else None,
@@ -174,10 +174,10 @@ def _page_size() -> int:
 
 def _jobs_context() -> dict[str, Any]:
     where, cursor = _job_filter(), request.args.get("cursor") or None
-    error, page = None, job_store.Page([], None)
+    error, page = None, listing.Page([], None)
     with database().session() as db_session:
         try:
-            page = dashboard.find_jobs(db_session, where, limit=_page_size(), cursor=cursor)
+            page = listing.find_jobs(db_session, where, limit=_page_size(), cursor=cursor)
         except ValueError:
             error = "no job matches: search by a job id or its first characters; cursors come from this page"
         owners = dashboard.key_names(db_session, {job.owner_id for job in page.items})
