@@ -2,7 +2,12 @@
 
 A job stays while rows it stored are read by a job that stays (a cached copy shares its source's rows), or
 while it is pinned (e.g. the newest complete enumeration, which other kinds read). Deletes run a chunk of
-jobs per transaction, under an advisory lock, so that two purgers never work at once."""
+jobs per transaction, under an advisory lock, so that two purgers never work at once; a job's rows (a
+million boards for an expert enumeration) go after it, ROWS_CHUNK at a time, each chunk its own short
+transaction: a purge of any size never holds many locks for long, and polls (plain reads) never wait.
+
+A job's rows have no foreign key to it (see store.models.Board): rows whose job is gone are deleted by the
+next chunk, so a purge interrupted between a job and its rows leaves nothing behind for good."""
 
 from __future__ import annotations
 
@@ -11,14 +16,16 @@ from collections.abc import Collection
 from dataclasses import dataclass, fields
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, Select, and_, delete, exists, func, not_, select
+from sqlalchemy import ColumnElement, Select, and_, delete, exists, func, not_, select, text
 from sqlalchemy.orm import Session, aliased
 
 from core.states import FINAL_STATES
+from store import tallies
 from store.db import Database
 from store.models import Batch, BatchItem, Board, Job, JobEvent, Shard
 
 CHUNK = 500
+ROWS_CHUNK = 20_000
 #: pg_try_advisory_xact_lock key: "zolve purge"
 PURGE_LOCK = 0x7A6F_6C76_6570
 
@@ -79,9 +86,16 @@ def _expired_batches(before: datetime, pinned: Collection[uuid.UUID]) -> ColumnE
 
 
 def purge(
-    db: Database, before: datetime, pinned: Collection[uuid.UUID], dry_run: bool = False
+    db: Database,
+    before: datetime,
+    pinned: Collection[uuid.UUID],
+    dry_run: bool = False,
+    *,
+    chunk: int = CHUNK,
+    rows_chunk: int = ROWS_CHUNK,
 ) -> PurgeReport:
-    """Delete (or, dry, count) what expired before `before`. Returns what went, or would go."""
+    """Delete (or, dry, count) what expired before `before`, `chunk` jobs (or batches) and `rows_chunk`
+    rows per transaction. Returns what went, or would go."""
     report = PurgeReport()
     with db.session() as session:
         expired_ids = select(Job.id).where(_expired(before, pinned))
@@ -93,18 +107,72 @@ def purge(
             report.add(_counts(session, expired_ids))  # a subquery: any number of jobs
             report.batches = session.scalar(select(func.count()).where(_expired_batches(before, pinned))) or 0
             return report
+    report.rows += _delete_orphan_rows(db, rows_chunk)  # left by a purge that was interrupted
     while True:
         with db.session() as session:
-            if not session.scalar(select(func.pg_try_advisory_xact_lock(PURGE_LOCK))):
+            if not _locked(session):
                 return report  # another purger is at work
-            ids = list(session.scalars(select(Job.id).where(_expired(before, pinned)).limit(CHUNK)))
+            ids = list(session.scalars(select(Job.id).where(_expired(before, pinned)).limit(chunk)))
             if not ids:
                 break
-            chunk = _counts(session, ids)
-            session.execute(delete(Board).where(Board.job_id.in_(ids)))
-            # shards, events and batch items go with their job (ON DELETE CASCADE)
+            gone = _counts(session, ids)
+            # shards, events, batch items and result items go with their job (ON DELETE CASCADE)
             session.execute(delete(Job).where(Job.id.in_(ids)))
-            report.add(chunk)
+        gone.rows = _delete_orphan_rows(db, rows_chunk)
+        report.add(gone)
+    while True:
+        with db.session() as session:
+            if not _locked(session):
+                return report
+            ids = list(session.scalars(select(Batch.id).where(_expired_batches(before, pinned)).limit(chunk)))
+            if not ids:
+                break
+            report.batches += session.execute(delete(Batch).where(Batch.id.in_(ids))).rowcount
     with db.session() as session:
-        report.batches = session.execute(delete(Batch).where(_expired_batches(before, pinned))).rowcount
+        tallies.compact(session)  # the purge's deltas, folded now: the next scrape finds few
     return report
+
+
+def _locked(session: Session) -> bool:
+    return bool(session.scalar(select(func.pg_try_advisory_xact_lock(PURGE_LOCK))))
+
+
+# the jobs that have rows, one index probe each (a loose index scan of the boards' primary key), whose
+# job row is gone
+_ORPHAN_OWNERS = text(
+    """
+    WITH RECURSIVE owners(job_id) AS (
+        (SELECT job_id FROM boards ORDER BY job_id LIMIT 1)
+        UNION ALL
+        SELECT (SELECT b.job_id FROM boards b WHERE b.job_id > owners.job_id ORDER BY b.job_id LIMIT 1)
+        FROM owners WHERE owners.job_id IS NOT NULL
+    )
+    SELECT job_id FROM owners
+    WHERE job_id IS NOT NULL AND NOT EXISTS (SELECT FROM jobs WHERE jobs.id = owners.job_id)
+    """
+)
+
+_DELETE_ROWS = text(
+    """
+    DELETE FROM boards WHERE job_id = :job_id AND code IN (
+        SELECT code FROM boards WHERE job_id = :job_id ORDER BY code LIMIT :limit
+    )
+    """
+)
+
+
+def _delete_orphan_rows(db: Database, rows_chunk: int) -> int:
+    """Delete the rows of jobs that are gone, `rows_chunk` rows per transaction. Returns how many."""
+    with db.session() as session:
+        orphans = list(session.scalars(_ORPHAN_OWNERS))
+    deleted = 0
+    for job_id in orphans:
+        while True:
+            with db.session() as session:
+                if not _locked(session):
+                    return deleted
+                done = session.execute(_DELETE_ROWS, {"job_id": job_id, "limit": rows_chunk}).rowcount
+            deleted += done
+            if done < rows_chunk:
+                break
+    return deleted
