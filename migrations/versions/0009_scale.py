@@ -138,6 +138,20 @@ def _drop_tally_triggers(table: str, name: str) -> None:
     op.execute(f"DROP FUNCTION zolve_forget_{name}()")
 
 
+# a board's code: 3 bits per sector (store.models.Board), up to 18 sectors; a page of boards filters on
+# these fields in code order, and without statistics PostgreSQL guesses each field matches 1 row in 200,
+# so that a page of a million boards with two filters looks like a handful: a full scan and a sort
+# (100 ms) instead of the primary key in order (0.3 ms)
+BOARD_SECTORS = 18
+
+
+def _board_statistics() -> None:
+    for sector in range(BOARD_SECTORS):
+        op.execute(
+            f"CREATE STATISTICS boards_sector_{sector + 1} ON ((code >> {3 * sector}) & 7) FROM boards"
+        )
+
+
 JOB_INDEXES = {
     # a client's list filters (owner first); one branch per state (store.listing), newest first
     "ix_jobs_owner_state_created": ["owner_id", "state", "created_at", "id"],
@@ -217,9 +231,12 @@ def upgrade() -> None:
         unique=False,
         postgresql_where=sa.text("rows_job_id IS NOT NULL"),
     )
+    _board_statistics()
 
 
 def downgrade() -> None:
+    for sector in range(BOARD_SECTORS):
+        op.execute(f"DROP STATISTICS boards_sector_{sector + 1}")
     op.drop_index("ix_jobs_rows_job", table_name="jobs")
     op.drop_index("ix_jobs_params_hash", table_name="jobs")
     op.create_index("ix_jobs_params_hash", "jobs", ["params_hash"], unique=False)

@@ -1,0 +1,60 @@
+"""A page of stored rows with filters on their code's bit fields (store.rows): PostgreSQL knows how many
+rows each field matches (statistics on the fields, migration 0009), so a page reads the primary key in
+order instead of sorting every row of the job."""
+
+from __future__ import annotations
+
+import json
+
+from sqlalchemy import text
+from sqlalchemy.dialects import postgresql
+
+from store import keys, rows
+from store.db import Database
+from store.models import Board
+from tests.store.test_tallies import new_job
+
+SECTORS = 18
+
+
+def code(n: int) -> int:
+    """A board: sector s holds (n // 6**s) % 6."""
+    return sum(((n // 6**s) % 6) << (3 * s) for s in range(SECTORS))
+
+
+def test_a_filtered_page_walks_the_key_in_order(isolated_db: Database) -> None:
+    with isolated_db.session() as session:
+        owner = keys.create_key(session, name="o").id
+    job = new_job(isolated_db, owner, "planetx.enumerate")
+    with isolated_db.session() as session:
+        session.execute(
+            text(
+                "INSERT INTO boards (job_id, code) SELECT :job, "
+                + " + ".join(f"(((i / {6**s}) % 6) << {3 * s})" for s in range(SECTORS))
+                + " FROM generate_series(0::bigint, 59999) AS i"
+            ),
+            {"job": job},
+        )
+    with isolated_db.engine.connect() as conn:
+        conn.execution_options(isolation_level="AUTOCOMMIT").execute(text("ANALYZE boards"))
+
+    fields = [rows.CodeField(shift=3 * 2, mask=7, value=1), rows.CodeField(shift=3 * 0, mask=7, value=4)]
+    codes, _ = rows.page(isolated_db, job, fields, 50, None)
+    expected = sorted(c for c in map(code, range(60000)) if (c >> 6) & 7 == 1 and c & 7 == 4)[:50]
+    assert codes == expected
+
+    query = (
+        Board.__table__.select()
+        .with_only_columns(Board.code)
+        .where(Board.job_id == job, *(f.condition() for f in fields))
+        .order_by(Board.code)
+        .limit(51)
+    )
+    sql = str(query.compile(dialect=postgresql.dialect(), compile_kwargs={"literal_binds": True}))
+    with isolated_db.session() as session:
+        plan = session.scalar(text("EXPLAIN (FORMAT JSON) " + sql))
+    plan = plan if isinstance(plan, list) else json.loads(plan)
+    scan = plan[0]["Plan"]["Plans"][0]
+    assert scan["Node Type"] in ("Index Scan", "Index Only Scan"), scan
+    assert scan["Index Name"] == "boards_pkey"
+    assert scan["Plan Rows"] > 60000 / 36 / 3, "each field matches about one row in six"
