@@ -5,10 +5,10 @@ Revision ID: 0009
 Revises: 0008
 Create Date: 2026-11-24 01:00:00.000000
 
-The triggers are statement-level with transition tables: one statement (a claim, a finish, a purge chunk of
-500 jobs, a bulk load) appends at most one delta row per (kind, state, run-time bucket) it changed to
-`job_tally_deltas` (and per state to `shard_tally_deltas`), and never updates a shared counter row, so
-concurrent transitions neither wait for each other nor deadlock. `store.tallies` reads the counters as the
+The triggers only append to `job_tally_deltas` (and `shard_tally_deltas`): never updating a shared counter
+row, concurrent transitions neither wait for each other nor deadlock. Inserts and deletes are counted per
+statement (a purge chunk of 500 jobs, a bulk load: one delta row per kind, state and run-time bucket);
+updates per row, only those that change a counted column. `store.tallies` reads the counters as the
 compacted table plus the deltas, and folds the deltas into the compacted table from time to time.
 
 The indexes are built in the migration's transaction (not CONCURRENTLY): at a million jobs each takes
@@ -28,43 +28,47 @@ depends_on: str | Sequence[str] | None = None
 #: upper bounds (seconds) of the run-time histogram's buckets: store.metrics.RUN_SECONDS_BUCKETS
 RUN_SECONDS_BUCKETS = (0.1, 0.5, 1, 5, 15, 60, 300, 1800, 3600)
 
-# -1: no run time (not finished, or never started); else how many bounds lie below: the first bucket whose
-# bound is >= the run time (Prometheus' `le`), len(bounds) for +Inf
+# -1: no run time (not finished, or never started); else the first bucket whose bound is >= the run time
+# (Prometheus' `le`), len(bounds) for +Inf. Plain CASE expressions: PostgreSQL inlines both functions.
+RUN_SECONDS = """
+CREATE FUNCTION zolve_run_seconds(started timestamptz, finished timestamptz) RETURNS numeric
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT EXTRACT(epoch FROM finished - started) $$
+"""
+BUCKET_CASES = " ".join(f"WHEN seconds <= {bound} THEN {i}" for i, bound in enumerate(RUN_SECONDS_BUCKETS))
 RUN_BUCKET = f"""
 CREATE FUNCTION zolve_run_bucket(seconds numeric) RETURNS smallint LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-    SELECT CASE WHEN seconds IS NULL THEN -1
-                ELSE (SELECT count(*) FROM unnest(ARRAY{list(RUN_SECONDS_BUCKETS)}::numeric[]) AS b
-                      WHERE b < seconds) END::smallint
+    SELECT (CASE WHEN seconds IS NULL THEN -1 {BUCKET_CASES} ELSE {len(RUN_SECONDS_BUCKETS)} END)::smallint
 $$
 """
 
-# each row's contribution: +1 for the rows a statement wrote, -1 for the rows it replaced or deleted
+# A statement that inserts or deletes jobs (a batch of 500, a purge chunk, a bulk load) appends one delta
+# row per (kind, state, bucket) it touched: statement triggers over its transition table. An update is
+# counted row by row, and only when it changes what is counted: the trigger's column list and WHEN clause
+# leave heartbeats and progress updates (most updates) without any function call.
 JOB_CONTRIBUTIONS = """
-    SELECT kind, state, zolve_run_bucket(EXTRACT(epoch FROM finished_at - started_at)) AS run_bucket,
-           {sign} AS jobs, {sign} * coalesce(EXTRACT(epoch FROM finished_at - started_at), 0) AS run_seconds
+    SELECT kind, state, zolve_run_bucket(zolve_run_seconds(started_at, finished_at)) AS run_bucket,
+           {sign} AS jobs, {sign} * coalesce(zolve_run_seconds(started_at, finished_at), 0) AS run_seconds
     FROM {table}
 """
+JOB_ROW = """
+    ({row}.kind, {row}.state, zolve_run_bucket(zolve_run_seconds({row}.started_at, {row}.finished_at)),
+     {sign}, {sign} * coalesce(zolve_run_seconds({row}.started_at, {row}.finished_at), 0))
+"""
+JOB_COUNTED = ("kind", "state", "started_at", "finished_at")
 TALLY_JOBS = f"""
 CREATE FUNCTION zolve_tally_jobs() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    IF TG_OP = 'INSERT' THEN
+    IF TG_OP = 'UPDATE' THEN
+        INSERT INTO job_tally_deltas (kind, state, run_bucket, jobs, run_seconds)
+        VALUES {JOB_ROW.format(row="OLD", sign=-1)}, {JOB_ROW.format(row="NEW", sign=1)};
+    ELSIF TG_OP = 'INSERT' THEN
         INSERT INTO job_tally_deltas (kind, state, run_bucket, jobs, run_seconds)
         SELECT kind, state, run_bucket, sum(jobs), sum(run_seconds)
-        FROM ({JOB_CONTRIBUTIONS.format(sign=1, table="new_rows")}) AS d
-        GROUP BY kind, state, run_bucket;
-    ELSIF TG_OP = 'DELETE' THEN
-        INSERT INTO job_tally_deltas (kind, state, run_bucket, jobs, run_seconds)
-        SELECT kind, state, run_bucket, sum(jobs), sum(run_seconds)
-        FROM ({JOB_CONTRIBUTIONS.format(sign=-1, table="old_rows")}) AS d
-        GROUP BY kind, state, run_bucket;
+        FROM ({JOB_CONTRIBUTIONS.format(sign=1, table="new_rows")}) AS d GROUP BY kind, state, run_bucket;
     ELSE
         INSERT INTO job_tally_deltas (kind, state, run_bucket, jobs, run_seconds)
         SELECT kind, state, run_bucket, sum(jobs), sum(run_seconds)
-        FROM ({JOB_CONTRIBUTIONS.format(sign=1, table="new_rows")}
-              UNION ALL
-              {JOB_CONTRIBUTIONS.format(sign=-1, table="old_rows")}) AS d
-        GROUP BY kind, state, run_bucket
-        HAVING sum(jobs) <> 0 OR sum(run_seconds) <> 0;
+        FROM ({JOB_CONTRIBUTIONS.format(sign=-1, table="old_rows")}) AS d GROUP BY kind, state, run_bucket;
     END IF;
     RETURN NULL;
 END
@@ -76,25 +80,25 @@ SHARD_CONTRIBUTIONS = """
            {sign} * CASE WHEN state = 'succeeded' THEN coalesce(row_count, 0) ELSE 0 END AS rows
     FROM {table}
 """
+SHARD_ROW = """
+    ({row}.state, {sign},
+     {sign} * CASE WHEN {row}.state = 'succeeded' THEN coalesce({row}.row_count, 0) ELSE 0 END)
+"""
+SHARD_COUNTED = ("state", "row_count")
 TALLY_SHARDS = f"""
 CREATE FUNCTION zolve_tally_shards() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    IF TG_OP = 'INSERT' THEN
+    IF TG_OP = 'UPDATE' THEN
+        INSERT INTO shard_tally_deltas (state, shards, rows)
+        VALUES {SHARD_ROW.format(row="OLD", sign=-1)}, {SHARD_ROW.format(row="NEW", sign=1)};
+    ELSIF TG_OP = 'INSERT' THEN
         INSERT INTO shard_tally_deltas (state, shards, rows)
         SELECT state, sum(shards), sum(rows)
         FROM ({SHARD_CONTRIBUTIONS.format(sign=1, table="new_rows")}) AS d GROUP BY state;
-    ELSIF TG_OP = 'DELETE' THEN
-        INSERT INTO shard_tally_deltas (state, shards, rows)
-        SELECT state, sum(shards), sum(rows)
-        FROM ({SHARD_CONTRIBUTIONS.format(sign=-1, table="old_rows")}) AS d GROUP BY state;
     ELSE
         INSERT INTO shard_tally_deltas (state, shards, rows)
         SELECT state, sum(shards), sum(rows)
-        FROM ({SHARD_CONTRIBUTIONS.format(sign=1, table="new_rows")}
-              UNION ALL
-              {SHARD_CONTRIBUTIONS.format(sign=-1, table="old_rows")}) AS d
-        GROUP BY state
-        HAVING sum(shards) <> 0 OR sum(rows) <> 0;
+        FROM ({SHARD_CONTRIBUTIONS.format(sign=-1, table="old_rows")}) AS d GROUP BY state;
     END IF;
     RETURN NULL;
 END
@@ -113,18 +117,20 @@ $$
 """
 
 
-def _tally_triggers(table: str, name: str, function: str) -> None:
+def _tally_triggers(table: str, name: str, function: str, counted: tuple[str, ...]) -> None:
     op.execute(function)
     op.execute(FORGET.format(name=name))
-    for event, tables in (
-        ("INSERT", "NEW TABLE AS new_rows"),
-        ("UPDATE", "OLD TABLE AS old_rows NEW TABLE AS new_rows"),
-        ("DELETE", "OLD TABLE AS old_rows"),
-    ):
+    run = f"EXECUTE FUNCTION zolve_tally_{table}()"
+    for event, rows in (("INSERT", "NEW TABLE AS new_rows"), ("DELETE", "OLD TABLE AS old_rows")):
         op.execute(
             f"CREATE TRIGGER tally_{table}_{event.lower()} AFTER {event} ON {table} "
-            f"REFERENCING {tables} FOR EACH STATEMENT EXECUTE FUNCTION zolve_tally_{table}()"
+            f"REFERENCING {rows} FOR EACH STATEMENT {run}"
         )
+    changed = " OR ".join(f"OLD.{column} IS DISTINCT FROM NEW.{column}" for column in counted)
+    op.execute(
+        f"CREATE TRIGGER tally_{table}_update AFTER UPDATE OF {', '.join(counted)} ON {table} "
+        f"FOR EACH ROW WHEN ({changed}) {run}"
+    )
     op.execute(
         f"CREATE TRIGGER tally_{table}_truncate AFTER TRUNCATE ON {table} "
         f"FOR EACH STATEMENT EXECUTE FUNCTION zolve_forget_{name}()"
@@ -197,11 +203,12 @@ def upgrade() -> None:
         sa.Column("rows", sa.BigInteger(), nullable=False),
         sa.PrimaryKeyConstraint("id"),
     )
+    op.execute(RUN_SECONDS)
     op.execute(RUN_BUCKET)
     # the triggers first: CREATE TRIGGER holds off writes to the table until this transaction commits, so
     # the counts taken next miss no transition
-    _tally_triggers("jobs", "job", TALLY_JOBS)
-    _tally_triggers("shards", "shard", TALLY_SHARDS)
+    _tally_triggers("jobs", "job", TALLY_JOBS, JOB_COUNTED)
+    _tally_triggers("shards", "shard", TALLY_SHARDS, SHARD_COUNTED)
     op.execute(
         f"INSERT INTO job_tallies (kind, state, run_bucket, jobs, run_seconds) "
         f"SELECT kind, state, run_bucket, sum(jobs), sum(run_seconds) "
@@ -245,6 +252,7 @@ def downgrade() -> None:
     _drop_tally_triggers("shards", "shard")
     _drop_tally_triggers("jobs", "job")
     op.execute("DROP FUNCTION zolve_run_bucket(numeric)")
+    op.execute("DROP FUNCTION zolve_run_seconds(timestamptz, timestamptz)")
     op.drop_table("shard_tally_deltas")
     op.drop_table("shard_tallies")
     op.drop_table("job_tally_deltas")
