@@ -11,6 +11,7 @@ from flask_smorest import Api
 from api import batches, errors, jobs, meta, metrics, rows
 from api.admin.setup import init_admin
 from api.limits import init_limits
+from api.security import init_security
 from api.slots import Slots
 from core.config import Settings
 from kinds import KINDS
@@ -73,6 +74,7 @@ def create_app(settings: Settings | None = None) -> Flask:
     api.register_blueprint(metrics.blp)
     errors.register_error_handlers(app)
     init_admin(app, settings)
+    init_security(app, settings)
     app.extensions["zolve.limiter"] = init_limits(app, settings)
 
     @app.route("/docs/assets/<path:filename>")

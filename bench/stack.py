@@ -4,6 +4,7 @@ gunicorn and a Celery worker, each a real process, as `zolve up` runs them."""
 from __future__ import annotations
 
 import os
+import secrets
 import signal
 import socket
 import subprocess
@@ -56,6 +57,10 @@ class Stack:
             **self.extra_env,
             "DATABASE_URL": self.database_url,
             "REDIS_URL": self.redis_url,
+            # an API of several processes refuses to start without it (core.config.unshared_secret_key)
+            "ZOLVE_SECRET_KEY": self.extra_env.get("ZOLVE_SECRET_KEY")
+            or os.environ.get("ZOLVE_SECRET_KEY")
+            or secrets.token_urlsafe(32),
         }
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"

@@ -81,6 +81,11 @@ class Settings:
     purge_interval: float = 3600.0
     #: signs the admin dashboard's session cookies; unset: see `secret_key_for`
     secret_key: str | None = None
+    #: proxies in front of the API whose X-Forwarded-For/-Proto/-Host/-Port/-Prefix headers are believed
+    #: (werkzeug's ProxyFix, that many hops); 0 = none: such headers are ignored, whoever sends them
+    trusted_proxies: int = 0
+    #: Strict-Transport-Security max-age on responses served over HTTPS; 0 = no HSTS header
+    hsts_seconds: int = 31_536_000
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -114,6 +119,8 @@ class Settings:
             submit_rate_limit=os.environ.get("ZOLVE_SUBMIT_RATE_LIMIT", defaults.submit_rate_limit),
             status_cache_seconds=_env_float("ZOLVE_STATUS_CACHE_SECONDS", defaults.status_cache_seconds),
             secret_key=os.environ.get("ZOLVE_SECRET_KEY") or None,
+            trusted_proxies=_env_int("ZOLVE_TRUSTED_PROXIES", defaults.trusted_proxies),
+            hsts_seconds=_env_int("ZOLVE_HSTS_SECONDS", defaults.hsts_seconds),
         )
 
     @property
@@ -155,6 +162,24 @@ def secret_key_for(settings: Settings) -> str:
         "process (set ZOLVE_SECRET_KEY when several API processes serve the dashboard)"
     )
     return secrets.token_urlsafe(32)
+
+
+def unshared_secret_key(settings: Settings, processes: int) -> str | None:
+    """Why an API server of `processes` gunicorn processes must not start with these settings, or None.
+
+    Several processes is how the API is deployed for real (compose, Kubernetes: and then usually on several
+    hosts too). Without ZOLVE_SECRET_KEY and without a data directory to keep a key in, its key would be
+    random: admin sessions would end at every restart and fail on every other API host. `zolve up` keeps
+    its key in its data directory (or hands the one it made to its API), so it passes."""
+    if processes <= 1 or settings.secret_key or settings.data_dir.is_dir():
+        return None
+    return (
+        f"ZOLVE_SECRET_KEY is not set: with {processes} API processes, the dashboard's session key would be "
+        "made up at start, so admin sessions would end at every restart and be refused by any other API "
+        "process or host. Set ZOLVE_SECRET_KEY to one random value shared by every API process (e.g. "
+        "`python -c 'import secrets; print(secrets.token_urlsafe(32))'`), or run a single process "
+        "(--workers 1)."
+    )
 
 
 def _create_exclusively(path: Path, content: str) -> None:

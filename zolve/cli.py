@@ -103,10 +103,13 @@ def up(host: str, port: int, workers: int, api_workers: int, data_dir: Path | No
 @click.option("--threads", default=8, show_default=True, type=int, help="threads per process")
 def api(host: str, port: int, workers: int, threads: int) -> None:
     """Serve the REST API under gunicorn (needs DATABASE_URL and REDIS_URL)."""
-    from zolve.servers import serve_api
+    from zolve.servers import ConfigurationError, serve_api
 
     settings, _ = server_settings(start_embedded=False)
-    serve_api(settings, host=host, port=port, workers=workers, threads=threads)
+    try:
+        serve_api(settings, host=host, port=port, workers=workers, threads=threads)
+    except ConfigurationError as exc:
+        raise click.ClickException(str(exc)) from exc
 
 
 @main.command()

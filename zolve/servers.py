@@ -6,7 +6,29 @@ import logging
 from dataclasses import replace
 from typing import Any
 
-from core.config import Settings, secret_key_for
+from core.config import Settings, secret_key_for, unshared_secret_key
+
+
+class ConfigurationError(RuntimeError):
+    """The settings would make a server that misbehaves: it is not started."""
+
+
+def gunicorn_options(
+    settings: Settings, *, host: str, port: int, workers: int, threads: int
+) -> dict[str, Any]:
+    return {
+        "bind": f"{host}:{port}",
+        "workers": workers,
+        "worker_class": "gthread",
+        "threads": threads,
+        # long-polls (`?wait=`) hold a thread for up to max_wait_seconds
+        "timeout": int(settings.max_wait_seconds) + 30,
+        "graceful_timeout": 10,
+        "accesslog": "-",
+        # gunicorn would believe X-Forwarded-Proto from 127.0.0.1 by itself: the app's ProxyFix decides
+        # alone, from ZOLVE_TRUSTED_PROXIES (api.security)
+        "forwarded_allow_ips": "",
+    }
 
 
 def serve_api(settings: Settings, *, host: str, port: int, workers: int, threads: int) -> None:
@@ -14,21 +36,15 @@ def serve_api(settings: Settings, *, host: str, port: int, workers: int, threads
 
     from api.app import create_app
 
+    problem = unshared_secret_key(settings, workers)
+    if problem:
+        raise ConfigurationError(problem)
     # resolved once, before gunicorn forks: every process signs the dashboard's sessions alike
     settings = replace(settings, secret_key=secret_key_for(settings))
+    options = gunicorn_options(settings, host=host, port=port, workers=workers, threads=threads)
 
     class _Gunicorn(BaseApplication):
         def load_config(self) -> None:
-            options: dict[str, Any] = {
-                "bind": f"{host}:{port}",
-                "workers": workers,
-                "worker_class": "gthread",
-                "threads": threads,
-                # long-polls (`?wait=`) hold a thread for up to max_wait_seconds
-                "timeout": int(settings.max_wait_seconds) + 30,
-                "graceful_timeout": 10,
-                "accesslog": "-",
-            }
             for name, value in options.items():
                 self.cfg.set(name, value)
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import click
 
-from core.config import Settings
+from core.config import Settings, secret_key_for
 
 log = logging.getLogger("zolve.supervisor")
 
@@ -194,7 +194,13 @@ def run_stack(
     try:
         upgrade(settings.database_url)
         admin_key = _first_admin_key(settings.database_url)
-        env = {**os.environ, "DATABASE_URL": settings.database_url, "REDIS_URL": settings.redis_url}
+        env = {
+            **os.environ,
+            "DATABASE_URL": settings.database_url,
+            "REDIS_URL": settings.redis_url,
+            # the key in the data directory, or one made now: an API process restarted here keeps sessions
+            "ZOLVE_SECRET_KEY": secret_key_for(settings),
+        }
         processes = [
             ProcessChild("worker", ["worker", "--concurrency", str(workers)], env),
             ProcessChild(
