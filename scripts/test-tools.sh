@@ -4,6 +4,12 @@
 set -u
 need=()
 command -v docker-compose >/dev/null 2>&1 || need+=(docker-compose)
+# the multi-host tests (tests/multihost): network namespaces, and PostgreSQL and Redis servers of their own
+command -v ip >/dev/null 2>&1 || need+=(iproute2)
+command -v setpriv >/dev/null 2>&1 && command -v unshare >/dev/null 2>&1 || need+=(util-linux)
+command -v hostname >/dev/null 2>&1 || need+=(hostname)
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
+command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
 # the admin dashboard's browser tests (pytest-playwright drives it; Playwright's own browser download
 # is never used)
 [ -x /usr/bin/chromium ] || need+=(chromium)

@@ -42,7 +42,7 @@ class ShardedParams(Schema):
     keys = fields.List(fields.String(), load_default=lambda: ["a"], validate=validate.Length(max=20))
     #: shard key -> the keys it splits into
     split = fields.Dict(fields.String(), fields.List(fields.String()), load_default=dict)
-    shard_seconds = fields.Float(load_default=0.0, validate=validate.Range(0, 5))
+    shard_seconds = fields.Float(load_default=0.0, validate=validate.Range(0, 30))
     #: "ok", "unstorable" (a result PostgreSQL refuses) or "crash" (kills the process)
     finalize = fields.String(load_default="ok")
 

@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,14 +54,29 @@ def free_port() -> int:
 class WorkerProcess:
     """A real `zolve worker` (Celery) subprocess in its own process group, so kill -9 takes it all."""
 
-    def __init__(self, env: dict[str, str], log_path: Path, concurrency: int = 2, pool: str = "prefork"):
+    def __init__(
+        self,
+        env: dict[str, str],
+        log_path: Path,
+        concurrency: int = 2,
+        pool: str = "prefork",
+        prefix: Sequence[str] = (),
+    ):
         self.env, self.log_path, self.concurrency, self.pool = env, log_path, concurrency, pool
+        #: a command that runs the worker, e.g. in a network namespace (it must exec the worker in the end)
+        self.prefix = list(prefix)
         self.process: subprocess.Popen | None = None
 
     def start(self) -> WorkerProcess:
+        self.launch()
+        return self.wait_ready()
+
+    def launch(self) -> WorkerProcess:
+        """Start the process without waiting for it to be ready (see wait_ready)."""
         log = open(self.log_path, "ab")  # noqa: SIM115 - owned by the child process
         self.process = subprocess.Popen(
             [
+                *self.prefix,
                 sys.executable,
                 "-m",
                 "zolve",
@@ -77,7 +92,10 @@ class WorkerProcess:
             start_new_session=True,
             cwd=ROOT,
         )
-        wait_until(self._ready, 60, 0.2, "the worker to be ready")
+        return self
+
+    def wait_ready(self, timeout: float = 60) -> WorkerProcess:
+        wait_until(self._ready, timeout, 0.2, "the worker to be ready")
         return self
 
     def _ready(self) -> bool:
