@@ -47,7 +47,7 @@ def _owners(column: ColumnElement, owners: Collection[int] | None) -> list[Colum
     return [] if owners is None else [column.in_(list(owners))]
 
 
-def _jobs_to_release(window: int, owners: Collection[int] | None) -> Select:
+def _jobs_to_release(owners: Collection[int] | None) -> tuple[Select, Subquery]:
     # a sharded job runs through its shards with no lease of its own: it holds no place in the window
     in_flight = (
         select(Job.owner_id, func.count().label("n"))
@@ -59,7 +59,6 @@ def _jobs_to_release(window: int, owners: Collection[int] | None) -> Select:
             *_owners(Job.owner_id, owners),
         )
         .group_by(Job.owner_id)
-        .subquery()
     )
     held = (
         select(
@@ -72,10 +71,10 @@ def _jobs_to_release(window: int, owners: Collection[int] | None) -> Select:
         .where(Job.state == JobState.QUEUED, Job.enqueued_at.is_(None), *_owners(Job.owner_id, owners))
         .subquery()
     )
-    return _within_window(held, in_flight, window)
+    return in_flight, held
 
 
-def _shards_to_release(window: int, owners: Collection[int] | None) -> Select:
+def _shards_to_release(owners: Collection[int] | None) -> tuple[Select, Subquery]:
     in_flight = (
         select(Job.owner_id, func.count().label("n"))
         .join(Shard, Shard.job_id == Job.id)
@@ -87,7 +86,6 @@ def _shards_to_release(window: int, owners: Collection[int] | None) -> Select:
             *_owners(Job.owner_id, owners),
         )
         .group_by(Job.owner_id)
-        .subquery()
     )
     held = (
         select(
@@ -108,17 +106,18 @@ def _shards_to_release(window: int, owners: Collection[int] | None) -> Select:
         )
         .subquery()
     )
-    return _within_window(held, in_flight, window)
+    return in_flight, held
 
 
-def _within_window(held: Subquery, in_flight: Subquery, window: int) -> Select:
-    """The held rows whose place in their client's line fits what its window has left."""
-    return (
-        select(held.c.id)
-        .outerjoin(in_flight, in_flight.c.owner_id == held.c.owner_id)
-        .where(held.c.place <= window - func.coalesce(in_flight.c.n, 0))
-        .limit(BATCH)
-    )
+def _pick(session: Session, in_flight: Select, held: Subquery, window: int) -> list:
+    """The held rows whose place in their client's line fits what its window has left.
+
+    Two plain statements, each planned on its own: inside one UPDATE, a planner without fresh statistics
+    (a new deployment's first bulk job) put the window query on the inner side of a nested loop and ran
+    it once per held row."""
+    room = {owner: window - n for owner, n in session.execute(in_flight)}
+    fitting = session.execute(select(held.c.id, held.c.owner_id, held.c.place).where(held.c.place <= window))
+    return [row_id for row_id, owner, place in fitting if place <= room.get(owner, window)][:BATCH]
 
 
 def release(session: Session, window: int, owners: Collection[int] | None = None) -> Released:
@@ -127,14 +126,14 @@ def release(session: Session, window: int, owners: Collection[int] | None = None
     session.execute(select(func.pg_advisory_xact_lock(RELEASE_LOCK)))
     jobs = session.scalars(
         update(Job)
-        .where(Job.id.in_(_jobs_to_release(window, owners)), Job.enqueued_at.is_(None))
+        .where(Job.id.in_(_pick(session, *_jobs_to_release(owners), window)), Job.enqueued_at.is_(None))
         .values(enqueued_at=func.now())
         .returning(Job.id)
     )
     released = Released(jobs=list(jobs))
     shards = session.execute(
         update(Shard)
-        .where(Shard.id.in_(_shards_to_release(window, owners)), Shard.enqueued_at.is_(None))
+        .where(Shard.id.in_(_pick(session, *_shards_to_release(owners), window)), Shard.enqueued_at.is_(None))
         .values(enqueued_at=func.now())
         .returning(Shard.id, Shard.attempts)
     ).all()
