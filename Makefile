@@ -6,11 +6,15 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: up test test-fast test-integration lint bench clean
+.PHONY: up test test-fast test-integration lint bench lock clean
 
-$(STAMP): pyproject.toml
+# The runtime dependencies come from requirements.lock (pinned, with hashes: what the image installs), so
+# the tests run on what deploys; then the project itself and its dev tools.
+# After changing the dependencies in pyproject.toml: `make lock`.
+$(STAMP): pyproject.toml requirements.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet --require-hashes -r requirements.lock
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
@@ -41,6 +45,12 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/dice_latency.py
 	$(BIN)/python bench/pipeline_throughput.py
+
+# re-pin the runtime dependencies (newest versions that satisfy pyproject.toml) with their hashes
+lock: $(STAMP)
+	$(BIN)/python -m pip install --quiet pip-tools
+	$(BIN)/pip-compile --quiet --allow-unsafe --generate-hashes --strip-extras --no-header --no-annotate \
+		--no-emit-index-url --no-emit-find-links --upgrade -o requirements.lock pyproject.toml
 
 clean:
 	rm -rf $(VENV) zolve-data .pytest_cache

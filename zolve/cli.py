@@ -125,6 +125,36 @@ def worker(concurrency: int, pool: str, loglevel: str) -> None:
 
 
 @main.command()
+@click.argument("role", type=click.Choice(["worker"]))
+def healthcheck(role: str) -> None:
+    """Exit 0 when this host's worker processes heartbeat in PostgreSQL (a container healthcheck or
+    liveness probe; needs DATABASE_URL and REDIS_URL)."""
+    import socket
+
+    from sqlalchemy import func, select
+
+    from store.db import Database
+    from store.heartbeats import alive
+    from store.models import Worker
+
+    settings, _ = server_settings(start_embedded=False)
+    host, within = socket.gethostname(), settings.worker_alive_within
+    db = Database(settings.database_url, pool_size=1)
+    try:
+        with db.session() as session:
+            count = session.scalar(
+                select(func.count()).select_from(Worker).where(Worker.hostname == host, alive(within))
+            )
+    except Exception as exc:
+        raise click.ClickException(f"cannot read the workers' heartbeats: {exc}") from exc
+    finally:
+        db.dispose()
+    if not count:
+        raise click.ClickException(f"no worker process on {host} heartbeated in the last {within:g} s")
+    click.echo(f"{count} worker processes on {host} heartbeat")
+
+
+@main.command()
 def migrate() -> None:
     """Create or upgrade the database schema (Alembic)."""
     from store.migrate import upgrade
