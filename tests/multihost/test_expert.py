@@ -20,7 +20,7 @@ EXPERT_BOARDS = 1_138_272
 
 
 @pytest.mark.heavy
-@pytest.mark.timeout(1800)
+@pytest.mark.timeout(1500)
 def test_expert_enumeration_across_three_worker_hosts(cluster: Cluster) -> None:
     started = time.monotonic()
     job_id = cluster.submit({"kind": "planetx.enumerate", "params": {"mode": "expert"}, "fresh": True})
@@ -35,7 +35,7 @@ def test_expert_enumeration_across_three_worker_hosts(cluster: Cluster) -> None:
         job = cluster.job(job_id)
         return job.state in FINAL and job
 
-    final = wait_until(finished, 1500, 1.0, "the expert enumeration")
+    final = wait_until(finished, 1200, 1.0, "the expert enumeration")
     seconds = round(time.monotonic() - started)
     assert final.state == "succeeded", final.error
     assert final.result["count"] == EXPERT_BOARDS
