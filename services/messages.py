@@ -90,10 +90,11 @@ def recover_lost_messages(ctx: Context) -> Released:
     with ctx.db.session() as session:
         jobs.forget_published(session)
     released = release(ctx)
-    log.warning(
-        "the broker lost its messages: re-sent %d jobs and %d shards",
-        len(released.jobs),
-        len(released.shards) + len(released.retried_shards),
+    resent = len(released.jobs) + len(released.shards) + len(released.retried_shards)
+    log.log(
+        logging.WARNING if resent else logging.INFO,
+        "the broker lost its messages (or is new): re-sent %d jobs and shards",
+        resent,
     )
     return released
 

@@ -128,9 +128,7 @@ def queue_depths(session: Session, counts: list[JobCount]) -> list[QueueDepth]:
 def workers_alive(session: Session, within: float) -> list[WorkerStatus]:
     """Processes that heartbeat in the last `within` seconds, each with the jobs and shards it leases."""
     rows = session.scalars(
-        select(Worker)
-        .where(heartbeats.alive(within))
-        .order_by(Worker.hostname, Worker.node, Worker.pid)
+        select(Worker).where(heartbeats.alive(within)).order_by(Worker.hostname, Worker.node, Worker.pid)
     ).all()
     names = [row.name for row in rows]
     leases: dict[str, list[Lease]] = {name: [] for name in names}

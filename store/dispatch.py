@@ -116,7 +116,9 @@ def _pick(session: Session, in_flight: Select, held: Subquery, window: int) -> l
     (a new deployment's first bulk job) put the window query on the inner side of a nested loop and ran
     it once per held row."""
     room = {owner: window - n for owner, n in session.execute(in_flight)}
-    fitting = session.execute(select(held.c.id, held.c.owner_id, held.c.place).where(held.c.place <= window))
+    fitting = session.execute(
+        select(held.c.id, held.c.owner_id, held.c.place).where(held.c.place <= window).order_by(held.c.place)
+    )
     return [row_id for row_id, owner, place in fitting if place <= room.get(owner, window)][:BATCH]
 
 

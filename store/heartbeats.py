@@ -73,12 +73,13 @@ def beat(session: Session, hostname: str, pids: list[int], boot_id: str, node: s
     session.execute(delete(Worker).where(Worker.name.in_(long_dead)))
 
 
-def expire_orphaned_leases(session: Session, alive_within: float) -> int:
+def expire_orphaned_leases(session: Session, alive_within: float, judge_silence: bool = True) -> int:
     """End the leases of processes known dead, so the sweep hands their work on at once instead of when
     the lease runs out: processes their parent saw leave its pool, and processes of a worker gone silent
     whose lease has not been renewed in `alive_within` either (a parent busy reconnecting to the broker
     stops beating, while its processes keep renewing their leases). A lease owner with no row at all is
-    left to its lease: it may be a process that has not announced itself yet."""
+    left to its lease: it may be a process that has not announced itself yet. Without `judge_silence`
+    (the caller just got the database back), silent workers are left to their leases too."""
     silent = func.now() - timedelta(seconds=alive_within)
     stopped = select(Worker.name).where(Worker.stopped_at.isnot(None))
     gone_quiet = select(Worker.name).where(Worker.heartbeat_at <= silent)
@@ -87,10 +88,10 @@ def expire_orphaned_leases(session: Session, alive_within: float) -> int:
         (Job, Job.state.in_((JobState.RUNNING, JobState.CANCELLING))),
         (Shard, Shard.state == ShardState.RUNNING),
     ):
-        orphaned = or_(
-            model.lease_owner.in_(stopped),
-            and_(model.lease_owner.in_(gone_quiet), func.coalesce(model.heartbeat_at, silent) <= silent),
-        )
+        orphaned = model.lease_owner.in_(stopped)
+        if judge_silence:
+            quiet_lease = func.coalesce(model.heartbeat_at, silent) <= silent
+            orphaned = or_(orphaned, and_(model.lease_owner.in_(gone_quiet), quiet_lease))
         result = session.execute(
             update(model)
             .where(running, orphaned, model.lease_expires_at > func.now())

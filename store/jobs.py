@@ -165,16 +165,23 @@ def forget_published(session: Session) -> None:
     """The broker lost every message (e.g. Redis restarted without persistence): whatever waits for
     one is marked unsent, so the next sweep sends it again at once. Duplicates are harmless: every claim
     is a compare-and-set."""
-    session.execute(update(Job).where(Job.state == JobState.QUEUED).values(enqueued_at=None))
+    session.execute(
+        update(Job).where(Job.state == JobState.QUEUED, Job.enqueued_at.isnot(None)).values(enqueued_at=None)
+    )
     session.execute(
         update(Shard)
         .where(
             Shard.state == ShardState.QUEUED,
+            Shard.enqueued_at.isnot(None),
             Shard.job_id.in_(select(Job.id).where(Job.state == JobState.RUNNING)),
         )
         .values(enqueued_at=None)
     )
-    session.execute(update(Job).where(shards.awaiting_finalize()).values(finalize_enqueued_at=None))
+    session.execute(
+        update(Job)
+        .where(shards.awaiting_finalize(), Job.finalize_enqueued_at.isnot(None))
+        .values(finalize_enqueued_at=None)
+    )
 
 
 def unfinished_count(session: Session, owner_id: int) -> int:

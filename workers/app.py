@@ -58,20 +58,20 @@ BROKER_MARK = "zolve:broker-mark"
 
 
 def broker_was_emptied(celery: Celery) -> bool:
-    """True (once per loss) when the broker lost its data since a worker last looked, e.g. Redis
-    restarted without persistence: the caller re-sends what PostgreSQL says waits for a message. False
-    when the broker cannot be asked."""
+    """True when the broker has lost its data since the mark was last set (e.g. Redis restarted without
+    persistence, or a new broker): the caller re-sends what PostgreSQL says waits for a message, then
+    calls mark_broker. False when the broker cannot be asked."""
     try:
         with celery.connection_for_write() as connection:
-            return bool(connection.default_channel.client.set(BROKER_MARK, "1", nx=True))
+            return not connection.default_channel.client.exists(BROKER_MARK)
     except Exception:
         return False
 
 
-def forget_broker_mark(celery: Celery) -> None:
-    """Undo broker_was_emptied (its recovery failed): the next look tries again."""
+def mark_broker(celery: Celery) -> None:
+    """Set the mark once what the broker lost was re-sent (a recovery that died half-way is redone)."""
     with celery.connection_for_write() as connection:
-        connection.default_channel.client.delete(BROKER_MARK)
+        connection.default_channel.client.set(BROKER_MARK, "1")
 
 
 def queue_depth(celery: Celery) -> int | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -32,10 +33,10 @@ from services.messages import (
     release,
     send,
 )
-from store import heartbeats, jobs, shards
+from store import heartbeats, jobs, shards, tallies
 from store.db import Database
 from workers import broker_fixes
-from workers.app import broker_was_emptied, forget_broker_mark, make_celery, queue_depth
+from workers.app import broker_was_emptied, make_celery, mark_broker, queue_depth
 from workers.runner import execute, execute_shard, finalize
 
 log = logging.getLogger("zolve.worker")
@@ -60,18 +61,52 @@ def limit_z3_memory(settings: Settings) -> None:
 
 def recover_emptied_broker(celery: Celery, ctx: Context) -> bool:
     """Re-send at once what waits for a message, if the broker lost its messages (see
-    workers.app.broker_was_emptied). Called on every broker (re)connection and sweep."""
+    workers.app.broker_was_emptied). Called on every broker (re)connection and sweep. Two workers may
+    both do it after one loss: the second only sends duplicates, which are harmless."""
     if not broker_was_emptied(celery):
         return False
-    try:
-        recover_lost_messages(ctx)
-    except Exception:
-        forget_broker_mark(celery)
-        raise
+    recover_lost_messages(ctx)
+    mark_broker(celery)
     return True
 
 
-def sweep_once(celery: Celery, db: Database, settings: Settings) -> jobs.SweepReport:
+class DatabaseHealth:
+    """Since when this process has reached the database without a failure. A worker whose heartbeats
+    stopped counts as dead only once the sweeper itself has had the database for a while: after an
+    outage every process was silent, and live ones renew their leases within a watch interval of its
+    end."""
+
+    def __init__(self) -> None:
+        self.ok_since: float | None = None
+
+    def failed(self) -> None:
+        self.ok_since = None
+
+    def ok(self) -> None:
+        if self.ok_since is None:
+            self.ok_since = time.monotonic()
+
+    def steady_for(self, seconds: float) -> bool:
+        return self.ok_since is not None and time.monotonic() - self.ok_since >= seconds
+
+
+#: this process's sweeper's view of the database
+SWEEPER_HEALTH = DatabaseHealth()
+
+
+def sweep_once(
+    celery: Celery, db: Database, settings: Settings, health: DatabaseHealth = SWEEPER_HEALTH
+) -> jobs.SweepReport:
+    try:
+        report = _sweep(celery, db, settings, health.steady_for(settings.worker_alive_within))
+    except Exception:
+        health.failed()
+        raise
+    health.ok()
+    return report
+
+
+def _sweep(celery: Celery, db: Database, settings: Settings, judge_silence: bool) -> jobs.SweepReport:
     """Fail, cancel or requeue what dead workers and expired leases left behind, and (re)publish wake-up
     messages.
 
@@ -81,7 +116,8 @@ def sweep_once(celery: Celery, db: Database, settings: Settings) -> jobs.SweepRe
     recover_emptied_broker(celery, Context(db, settings, celery))
     requeue_after = settings.requeue_after if queue_depth(celery) == 0 else None
     with db.session() as session:
-        heartbeats.expire_orphaned_leases(session, settings.worker_alive_within)
+        heartbeats.expire_orphaned_leases(session, settings.worker_alive_within, judge_silence)
+        tallies.compact(session)  # the counters' deltas stay few, whoever reads them
     with db.session() as session:
         report = jobs.sweep(session, max_attempts=settings.max_attempts, requeue_after=requeue_after)
     with db.session() as session:

@@ -104,16 +104,17 @@ def test_a_shard_whose_worker_died_goes_first_and_is_marked_retried(isolated_db:
     with isolated_db.session() as session:
         jobs.claim(session, job, "planner", 30)
         planned = shards.create_shards(session, job, "planner", ["A", "B", "C", "D"])
-    first = release(isolated_db, 1)
-    assert first.shards == planned[:1] and first.retried_shards == []
-    with isolated_db.session() as session:
-        shards.claim_shard(session, planned[0], "dead", 30)
+        shards.claim_shard(session, planned[2], "dead", 30)  # C ran first, by a duplicate message
         session.execute(
             update(Shard)
-            .where(Shard.id == planned[0])
+            .where(Shard.id == planned[2])
             .values(lease_expires_at=datetime.now(UTC) - timedelta(seconds=1))
         )
     with isolated_db.session() as session:
         shards.sweep_shards(session, max_attempts=3, requeue_after=None, stale_after=60)
-    again = release(isolated_db, 1)
-    assert again.retried_shards == planned[:1] and again.shards == [], "before B, C and D"
+    first = release(isolated_db, 1)
+    assert first.retried_shards == [planned[2]] and first.shards == [], "C before A, B and D"
+    with isolated_db.session() as session:
+        shards.claim_shard(session, planned[2], "w", 30)
+        shards.complete_shard(session, planned[2], "w", [], {"count": 0}, 0.1)
+    assert release(isolated_db, 1).shards == planned[:1], "then the line in order"

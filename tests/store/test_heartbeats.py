@@ -85,6 +85,21 @@ def test_a_silent_worker_loses_only_leases_it_stopped_renewing(isolated_db: Data
     assert not lease_expires_soon(isolated_db, Job, unknown.id), "no row: left to its lease"
 
 
+def test_right_after_a_database_outage_silence_proves_nothing(isolated_db: Database, owner) -> None:
+    job = new_job(isolated_db, owner)
+    with isolated_db.session() as session:
+        heartbeats.beat(session, "host", [11], "boot-a")
+        jobs.claim(session, job.id, "host:11:boot-a", 30)
+        long_ago = func.now() - timedelta(minutes=1)
+        session.execute(update(Worker).values(heartbeat_at=long_ago))
+        session.execute(update(Job).where(Job.id == job.id).values(heartbeat_at=long_ago))
+    with isolated_db.session() as session:
+        assert heartbeats.expire_orphaned_leases(session, alive_within=15, judge_silence=False) == 0
+    assert not lease_expires_soon(isolated_db, Job, job.id), "left to its lease"
+    with isolated_db.session() as session:
+        assert heartbeats.expire_orphaned_leases(session, alive_within=15) == 1
+
+
 def test_a_dead_process_loses_its_shard_leases_too(isolated_db: Database, owner) -> None:
     job = new_job(isolated_db, owner, "planetx.enumerate", {"mode": "standard"})
     with isolated_db.session() as session:

@@ -47,21 +47,39 @@ def test_redis_restarted_under_a_backlog_every_queued_job_and_shard_runs_again_w
         for n in range(6)
     ]
     wait_until(lambda: (stack.job(sharded).shards_done or 0) >= 2, 60, what="a few shards to finish")
+    logged_before = len(stack.worker.log_path.read_bytes())
     stack.restart_redis()  # every message the broker held is gone; the worker stays up
     back = time.monotonic()
     for job_id in [sharded, *small]:
         final = poll_job(stack.client, stack.headers, job_id, 60)
         assert final["state"] == "succeeded", final
     assert time.monotonic() - back < 60, "well before the 600 s requeue_after"
-    assert b"the broker lost its messages" in stack.worker.log_path.read_bytes()
+    assert b"the broker lost its messages" in stack.worker.log_path.read_bytes()[logged_before:]
 
 
-def test_a_shard_whose_process_was_killed_reruns_before_the_rest_of_the_backlog(stack: PrivateStack) -> None:
+@pytest.fixture
+def roomy_stack(settings: Settings, tmp_path: Path) -> Iterator[PrivateStack]:
+    """One pool process, and a window of 3 shards: two fresh shards wait in the broker beside the one
+    running."""
+    env = {**SLOW_PATHS_OFF, "ZOLVE_MAX_IN_FLIGHT_PER_KEY": "3"}
+    with private_stack(settings, tmp_path / "data", env=env) as own:
+        yield own
+
+
+def test_a_shard_whose_process_was_killed_reruns_before_the_rest_of_the_backlog(
+    roomy_stack: PrivateStack,
+) -> None:
+    stack = roomy_stack
     stack.worker.start()
-    job_id = submit_sharded(stack, shards=10, seconds=1.5)
-    running = wait_until(
-        lambda: next((s for s in stack.shards(job_id) if s.state == "running"), None), 60, what="a shard"
-    )
+    job_id = submit_sharded(stack, shards=10, seconds=3)
+
+    def running_with_two_waiting():
+        now = stack.shards(job_id)
+        running = [s for s in now if s.state == "running"]
+        waiting = [s for s in now if s.state == "queued" and s.enqueued_at is not None]
+        return (running[0], waiting) if len(running) == 1 and len(waiting) == 2 else None
+
+    running, waiting = wait_until(running_with_two_waiting, 60, what="a shard running, two waiting")
     never_sent = {s.id for s in stack.shards(job_id) if s.state == "queued" and s.enqueued_at is None}
     killed_at = time.monotonic()
     os.kill(int(running.lease_owner.split(":")[1]), signal.SIGKILL)
@@ -77,6 +95,10 @@ def test_a_shard_whose_process_was_killed_reruns_before_the_rest_of_the_backlog(
     starts = {s.id: s.started_at for s in stack.shards(job_id)}
     assert never_sent, "a backlog was held when the process died"
     assert all(rerun.started_at < starts[shard_id] for shard_id in never_sent), "it went first"
+    # the new pool process took one of the waiting shards at once; the retry (priority 3) then went
+    # ahead of the other one (priority 6), which had been waiting in the broker longer
+    waited_longer = sorted(starts[s.id] for s in waiting)[-1]
+    assert rerun.started_at < waited_longer, "the retry outranked a fresh shard sent before it"
 
 
 def test_two_workers_on_one_host_are_both_listed_and_both_beat_while_they_run_shards(
