@@ -149,6 +149,8 @@ _ORPHAN_OWNERS = text(
     )
     SELECT job_id FROM owners
     WHERE job_id IS NOT NULL AND NOT EXISTS (SELECT FROM jobs WHERE jobs.id = owners.job_id)
+        -- a cache hit made between the chunks that deleted a source and its copies still serves them
+        AND NOT EXISTS (SELECT FROM jobs WHERE jobs.rows_job_id = owners.job_id)
     """
 )
 

@@ -109,6 +109,8 @@ $$
 FORGET = """
 CREATE FUNCTION zolve_forget_{name}() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+    -- store.tallies.COMPACT_LOCK: a compaction running now would otherwise write its sums back after us
+    PERFORM pg_advisory_xact_lock(134618979524972);
     DELETE FROM {name}_tallies;
     DELETE FROM {name}_tally_deltas;
     RETURN NULL;
