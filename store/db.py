@@ -18,6 +18,18 @@ def normalize_url(url: str) -> str:
     return url
 
 
+#: a connection to a server that a network partition cut off fails within about 20 s, instead of hanging
+#: until the kernel gives up (15 minutes and more), which would freeze a worker's sweeper and heartbeat
+#: (libpq's TCP settings; ignored on unix sockets)
+TCP_LIVENESS = {
+    "keepalives": 1,
+    "keepalives_idle": 10,
+    "keepalives_interval": 5,
+    "keepalives_count": 2,
+    "tcp_user_timeout": 20_000,  # ms: unacknowledged data (a query sent into the partition)
+}
+
+
 class Database:
     def __init__(
         self, url: str, pool_size: int = 5, pre_ping: bool = True, statement_timeout: float | None = None
@@ -56,7 +68,7 @@ class Database:
         # never prepare statements on the server: psycopg would after 5 executions, and PostgreSQL may then
         # reuse one generic plan for every filter value (an id range of 1 or of 16^8 ids, a kind with ten
         # jobs or a million); unprepared, each execution is planned for its own values
-        args: dict[str, object] = {"connect_timeout": 5, "prepare_threshold": None}
+        args: dict[str, object] = {"connect_timeout": 5, "prepare_threshold": None, **TCP_LIVENESS}
         if self.statement_timeout:
             args["options"] = f"-c statement_timeout={int(self.statement_timeout * 1000)}"
         return args
