@@ -30,6 +30,16 @@ TCP_LIVENESS = {
 }
 
 
+#: the same on the server's side: the backend of a client whose host vanished (powered off mid-transaction)
+#: is ended within about 20 s, and the row locks it held with it
+SERVER_TCP_LIVENESS = (
+    "-c tcp_keepalives_idle=10",
+    "-c tcp_keepalives_interval=5",
+    "-c tcp_keepalives_count=2",
+    "-c tcp_user_timeout=20000",
+)
+
+
 class Database:
     def __init__(
         self, url: str, pool_size: int = 5, pre_ping: bool = True, statement_timeout: float | None = None
@@ -69,8 +79,10 @@ class Database:
         # reuse one generic plan for every filter value (an id range of 1 or of 16^8 ids, a kind with ten
         # jobs or a million); unprepared, each execution is planned for its own values
         args: dict[str, object] = {"connect_timeout": 5, "prepare_threshold": None, **TCP_LIVENESS}
+        options = list(SERVER_TCP_LIVENESS)
         if self.statement_timeout:
-            args["options"] = f"-c statement_timeout={int(self.statement_timeout * 1000)}"
+            options.append(f"-c statement_timeout={int(self.statement_timeout * 1000)}")
+        args["options"] = " ".join(options)
         return args
 
     @contextmanager

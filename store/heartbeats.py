@@ -92,9 +92,16 @@ def expire_orphaned_leases(session: Session, alive_within: float, judge_silence:
         if judge_silence:
             quiet_lease = func.coalesce(model.heartbeat_at, silent) <= silent
             orphaned = or_(orphaned, and_(model.lease_owner.in_(gone_quiet), quiet_lease))
+        # SKIP LOCKED: a row locked by a dead host's open transaction must never stall the sweep (the
+        # server reaps that session within its TCP keepalive, see store.db)
+        targets = (
+            select(model.id)
+            .where(running, orphaned, model.lease_expires_at > func.now())
+            .with_for_update(skip_locked=True)
+        )
         result = session.execute(
             update(model)
-            .where(running, orphaned, model.lease_expires_at > func.now())
+            .where(model.id.in_(targets))
             .values(lease_expires_at=func.now() - timedelta(seconds=1))
         )
         expired += result.rowcount

@@ -15,3 +15,14 @@ def test_connections_carry_tcp_liveness_so_a_partition_fails_them_in_seconds(set
         db.dispose()
     assert params["keepalives"] == "1" and params["keepalives_idle"] == "10"
     assert params["tcp_user_timeout"] == "20000"
+
+
+def test_the_server_ends_the_session_of_a_client_whose_host_vanished(settings: Settings) -> None:
+    db = Database(settings.database_url, statement_timeout=15)
+    try:
+        with db.engine.connect() as connection:
+            options = connection.connection.dbapi_connection.info.get_parameters()["options"]
+    finally:
+        db.dispose()
+    assert "-c tcp_keepalives_idle=10" in options and "-c tcp_user_timeout=20000" in options
+    assert "-c statement_timeout=15000" in options
