@@ -142,6 +142,33 @@ def drop_database(database_url: str) -> None:
     admin.dispose()
 
 
+def job_row(db, job_id: str) -> Any:
+    """A job's row, read fresh."""
+    from store.models import Job
+
+    with db.session() as session:
+        return session.get(Job, uuid.UUID(job_id))
+
+
+def shard_rows(db, job_id: str) -> list[Any]:
+    """A sharded job's shard rows, read fresh."""
+    from store.models import Shard
+
+    with db.session() as session:
+        return list(session.scalars(select(Shard).where(Shard.job_id == uuid.UUID(job_id))))
+
+
+def new_job(db, owner: int, kind: str = "dice", params: dict | None = None) -> Any:
+    """A queued job of `owner`, inserted by the store (no API, no broker)."""
+    from store import jobs
+
+    with db.session() as session:
+        job, _ = jobs.create_job(
+            session, owner_id=owner, kind=kind, params=params or {"dice": 3}, time_limit=60
+        )
+    return job
+
+
 def shard_states(db, job_id: str) -> dict[str, int]:
     """How many of a job's shards are in each state."""
     from store.models import Shard
@@ -176,16 +203,10 @@ class PrivateStack:
     headers: dict[str, str]
 
     def job(self, job_id: str) -> Any:
-        from store.models import Job
-
-        with self.db.session() as session:
-            return session.get(Job, uuid.UUID(job_id))
+        return job_row(self.db, job_id)
 
     def shards(self, job_id: str) -> list[Any]:
-        from store.models import Shard
-
-        with self.db.session() as session:
-            return list(session.scalars(select(Shard).where(Shard.job_id == uuid.UUID(job_id))))
+        return shard_rows(self.db, job_id)
 
     def restart_redis(self) -> None:
         self.services.stop_redis()

@@ -41,7 +41,7 @@ from tests.multihost.netns import (
     remove_stale_namespaces,
     require_namespaces,
 )
-from tests.support import ROOT, TEST_ENV, WorkerProcess, wait_until
+from tests.support import ROOT, TEST_ENV, WorkerProcess, job_row, shard_rows, wait_until
 
 PG_PORT = 5432
 REDIS_PORT = 6379
@@ -363,16 +363,10 @@ class Cluster:
         return reply.json()["id"]
 
     def job(self, job_id: str) -> Any:
-        from store.models import Job
-
-        with self.db.session() as session:
-            return session.get(Job, uuid.UUID(job_id))
+        return job_row(self.db, job_id)
 
     def shards(self, job_id: str) -> list[Any]:
-        from store.models import Shard
-
-        with self.db.session() as session:
-            return list(session.scalars(select(Shard).where(Shard.job_id == uuid.UUID(job_id))))
+        return shard_rows(self.db, job_id)
 
     def wait_job(self, job_id: str, timeout: float) -> Any:
         return wait_until(

@@ -9,6 +9,7 @@ from sqlalchemy import func, select, update
 from store import dashboard, events, heartbeats, jobs, keys, shards
 from store.db import Database
 from store.models import Board, Job, JobEvent, Shard, Worker
+from tests.support import new_job
 
 
 def history(db: Database, job_id) -> list[tuple]:
@@ -27,14 +28,6 @@ def expire_job_lease(db: Database, job_id) -> None:
 def owner(isolated_db: Database) -> int:
     with isolated_db.session() as session:
         return keys.create_key(session, name="owner").id
-
-
-def new_job(db: Database, owner: int, kind: str = "dice", params: dict | None = None) -> Job:
-    with db.session() as session:
-        job, _ = jobs.create_job(
-            session, owner_id=owner, kind=kind, params=params or {"dice": 3}, time_limit=60
-        )
-    return job
 
 
 def test_a_job_records_each_transition_once(isolated_db: Database, owner: int) -> None:

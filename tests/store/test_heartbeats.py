@@ -12,18 +12,13 @@ from sqlalchemy import func, select, update
 from store import heartbeats, jobs, keys, shards
 from store.db import Database
 from store.models import Job, Shard, Worker
+from tests.support import new_job
 
 
 @pytest.fixture
 def owner(isolated_db: Database) -> int:
     with isolated_db.session() as session:
         return keys.create_key(session, name="heartbeats").id
-
-
-def new_job(db: Database, owner: int, kind: str = "dice", params: dict | None = None) -> Job:
-    with db.session() as session:
-        job, _ = jobs.create_job(session, owner_id=owner, kind=kind, params=params or {}, time_limit=60)
-    return job
 
 
 def rows(db: Database) -> dict[str, tuple[str | None, bool]]:
