@@ -6,22 +6,28 @@ Two measures of an action's worth:
 - `goal_bits`: the mutual information between its outcome and what a player must name to locate Planet X
   (its sector and both neighbours), i.e. information that actually brings the end of the game closer.
 Outcomes are counted with numpy over classes of boards that no action in question can tell apart.
+
+A research action's outcome is the statement the game draws for its topic (see `clues`): each board shares
+itself equally among the topic's statements that hold on it, so its outcome counts are expected boards.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Union
 
 import numpy as np
 
 from puzzles.planetx.board import EMPTY, OBJECT_NAMES, PLANET_X, Mode
 from puzzles.planetx.boardset import BoardSet
+from puzzles.planetx.clues import Statement, Topic
 from puzzles.planetx.observations import any_of, arc, seen
 
 SURVEY_OBJECTS = ("asteroid", "comet", "dwarf_planet", "gas_cloud", "empty")
 TARGET_DAYS = 4
 LOCATE_DAYS = 5
+RESEARCH_DAYS = 1
 MAX_TARGETS = 2
 OUTCOME_VALUES = 10  # a survey counts 0..9 sectors; a target shows an object code 0..5
 
@@ -63,8 +69,42 @@ class Action:
         return f"survey {self.object} {self.sectors[0]}-{self.sectors[-1]}"
 
 
-def outcome_name(action: Action, outcome: int) -> str | int:
-    """A target's outcome is the object seen; a survey's, the count."""
+@dataclass(frozen=True, eq=False)
+class Research:
+    """Research a topic (1 day): the game shows one statement about the topic's pair of objects."""
+
+    letter: str
+    topic: Topic
+    type: str = "research"
+    days: int = RESEARCH_DAYS
+
+    def describe(self) -> dict[str, Any]:
+        return {"type": "research", "topic": self.letter}
+
+    def observation(self, outcome: int) -> Statement:
+        return {**self.topic.statements[outcome], "topic": self.letter}
+
+    def label(self) -> str:
+        return f"research {self.letter}: {self.topic.label()}"
+
+
+AnyAction = Union[Action, Research]  # noqa: UP007 (a runtime alias)
+
+
+def research_actions(
+    topics: dict[str, Topic], researched: set[str], last_was_research: bool
+) -> list[Research]:
+    """Every topic not yet researched, unless the last action was research (never twice in a row)."""
+    if last_was_research:
+        return []
+    return [Research(letter, topic) for letter, topic in sorted(topics.items()) if letter not in researched]
+
+
+def outcome_name(action: AnyAction, outcome: int) -> str | int | Statement | None:
+    """A target's outcome is the object seen; a survey's, the count; research, the statement shown."""
+    if isinstance(action, Research):
+        statements = action.topic.statements
+        return statements[outcome] if outcome < len(statements) else None
     return OBJECT_NAMES[outcome] if action.type == "target" else outcome
 
 
@@ -113,9 +153,11 @@ def outcomes(boards: BoardSet, actions: list[Action]) -> np.ndarray:
 
 @dataclass
 class Scores:
-    """Per action: outcome counts (actions × outcome values), outcome entropy and goal information."""
+    """Per action: outcome counts (boards per outcome value; expected boards for research), the information
+    its outcome gives about the board (`bits`: for surveys and targets the outcome's entropy) and about
+    Planet X's triple (`goal_bits`)."""
 
-    counts: np.ndarray
+    counts: list[np.ndarray]
     bits: np.ndarray
     goal_bits: np.ndarray
 
@@ -128,7 +170,7 @@ def entropy_bits(counts: np.ndarray, axis: int = -1) -> np.ndarray:
     return -(p * logs).sum(axis=axis)
 
 
-def score(boards: BoardSet, actions: list[Action]) -> Scores:
+def score(boards: BoardSet, actions: Sequence[AnyAction]) -> Scores:
     """Outcome counts, entropy and mutual information with Planet X's triple for every action.
 
     Counts are taken over (what the action can see, triple) classes rather than over boards: a survey
@@ -138,6 +180,11 @@ def score(boards: BoardSet, actions: list[Action]) -> Scores:
     triples, goal = np.unique(boards.planet_x_triples(), return_inverse=True)
     width = len(triples)
     joint = np.zeros((len(actions), OUTCOME_VALUES, width), dtype=np.int64)
+    research = {
+        j: _research_joint(boards, action.topic, goal, width)
+        for j, action in enumerate(actions)
+        if isinstance(action, Research)
+    }
     for obj in SURVEY_OBJECTS:
         picks = [(j, a) for j, a in enumerate(actions) if a.type == "survey" and a.object == obj]
         if picks:
@@ -147,11 +194,37 @@ def score(boards: BoardSet, actions: list[Action]) -> Scores:
             column = boards.grid[:, action.sectors[0] - 1]
             shown = np.where(column == PLANET_X, EMPTY, column).astype(np.int64)
             joint[j] = np.bincount(shown * width + goal, minlength=OUTCOME_VALUES * width).reshape(-1, width)
-    counts = joint.sum(axis=2)
-    bits = entropy_bits(counts, axis=1)
+    counts = list(joint.sum(axis=2))
+    bits = entropy_bits(joint.sum(axis=2), axis=1)
     joint_bits = entropy_bits(joint.reshape(len(actions), -1), axis=1)
+    for j, (table, draw_bits) in research.items():
+        counts[j] = table.sum(axis=1)
+        bits[j] = entropy_bits(counts[j]) - draw_bits
+        joint_bits[j] = entropy_bits(table.reshape(-1)) - draw_bits
     goal_bits = bits + entropy_bits(np.bincount(goal, minlength=width)) - joint_bits
     return Scores(counts, bits, np.maximum(goal_bits, 0.0))
+
+
+def _research_joint(
+    boards: BoardSet, topic: Topic, goal: np.ndarray, width: int
+) -> tuple[np.ndarray, float]:
+    """statements (+1: "nothing the topic may say holds") × triples: expected boards, each board split
+    equally among the statements true on it; and the bits of that split (the draw's own randomness, to
+    take off the outcome's entropy: what a research tells about the board is H(shown) - H(shown | board))."""
+    size = len(topic.statements)
+    truth = topic.truth[boards.rows].astype(np.int64)  # at most 40 statements: fits with the triple
+    classes, weights = np.unique(truth * width + goal, return_counts=True)
+    words, triples = classes // width, classes % width
+    true = (words[:, None] >> np.arange(size)) & 1
+    shown = true.sum(axis=1)
+    nothing = shown == 0
+    share = weights / np.maximum(shown, 1)
+    table = np.zeros((size + 1, width))
+    for k in range(size):
+        table[k] = np.bincount(triples, weights=true[:, k] * share, minlength=width)
+    table[size] = np.bincount(triples[nothing], weights=weights[nothing], minlength=width)
+    draw_bits = float((weights * np.log2(np.maximum(shown, 1))).sum() / weights.sum())
+    return table, draw_bits
 
 
 def _survey_joint(

@@ -9,7 +9,7 @@ standard, 20 s expert). Either way they are kept for the life of the process.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -27,6 +27,18 @@ class BoardSet:
     codes: np.ndarray  # int64, one per board
     grid: np.ndarray  # uint8, boards × sectors, object codes as in board.LETTERS
     source: str = "enumerated"
+    #: each board's row in the set this one was cut from (`whole`), so what is known per board of the whole
+    #: set (research clues' truth) applies to any subset
+    rows: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
+    origin: BoardSet | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.rows is None:
+            object.__setattr__(self, "rows", np.arange(len(self.codes)))
+
+    @property
+    def whole(self) -> BoardSet:
+        return self.origin or self
 
     @classmethod
     def from_codes(
@@ -42,7 +54,8 @@ class BoardSet:
 
     def subset(self, keep: np.ndarray) -> BoardSet:
         """The boards where `keep` (a boolean mask or an index array) selects them."""
-        return BoardSet(self.mode, self.codes[keep], self.grid[keep], self.source)
+        rows = self.rows[keep]
+        return BoardSet(self.mode, self.codes[keep], self.grid[keep], self.source, rows, self.whole)
 
     def planet_x_triples(self) -> np.ndarray:
         """Per board: Planet X's sector and its two neighbours' objects as one number (what a player

@@ -2,7 +2,9 @@
 
 Filters every board of the mode (the stored enumeration when there is one) by the observations, then
 reports per-sector probabilities, Planet X's candidates, whether its sector and neighbours are known, and
-the legal next actions ranked by expected information per day. With `verify_with_z3`, the remaining boards
+the legal next actions ranked by expected information per day: surveys and targets of the visible sky, and
+research of the game's topics (`topics`: letter → the pair of objects the game shows) not yet researched,
+unless the last action was research. With `verify_with_z3`, the remaining boards
 are also counted by Z3 with the observations as constraints.
 """
 
@@ -14,9 +16,19 @@ from typing import Any
 
 import numpy as np
 
-from puzzles.planetx.actions import MAX_TARGETS, Action, Scores, legal_actions, outcome_name, score
+from puzzles.planetx.actions import (
+    MAX_TARGETS,
+    AnyAction,
+    Research,
+    Scores,
+    legal_actions,
+    outcome_name,
+    research_actions,
+    score,
+)
 from puzzles.planetx.board import MODES, OBJECT_NAMES, PLANET_X, Mode
 from puzzles.planetx.boardset import BoardSet, all_boards, triple_parts
+from puzzles.planetx.clues import TOPIC_LETTERS, Topic, research_topic
 from puzzles.planetx.observations import Observation, parse_all
 from puzzles.planetx.solver import BoardModel, enumerate_models
 from puzzles.runtime import Run
@@ -77,22 +89,26 @@ def locate_guess(boards: BoardSet) -> dict[str, Any]:
 
 
 def ranked_actions(
-    boards: BoardSet, actions: list[Action], top: int, rank_by: str = "bits_per_day"
+    boards: BoardSet, actions: list[AnyAction], top: int, rank_by: str = "bits_per_day"
 ) -> list[dict[str, Any]]:
     scores = score(boards, actions)
     per_day = (scores.goal_bits if rank_by == "goal_bits_per_day" else scores.bits) / [
         a.days for a in actions
     ]
     order = sorted(range(len(actions)), key=lambda j: (-round(per_day[j], 12), j))[:top]
-    return [_action_report(actions[j], j, scores, len(boards)) for j in order]
+    return [_action_report(actions[j], j, scores, boards) for j in order]
 
 
-def _action_report(action: Action, j: int, scores: Scores, total: int) -> dict[str, Any]:
-    outcomes = [
-        {"outcome": outcome_name(action, o), "boards": int(n), "probability": float(n / total)}
-        for o, n in enumerate(scores.counts[j])
-        if n
-    ]
+def _action_report(action: AnyAction, j: int, scores: Scores, boards: BoardSet) -> dict[str, Any]:
+    total = len(boards)
+    if isinstance(action, Research):
+        outcomes = _research_outcomes(action, scores.counts[j], boards)
+    else:
+        outcomes = [
+            {"outcome": outcome_name(action, o), "boards": int(n), "probability": float(n / total)}
+            for o, n in enumerate(scores.counts[j])
+            if n
+        ]
     return {
         "action": action.describe(),
         "label": action.label(),
@@ -103,6 +119,37 @@ def _action_report(action: Action, j: int, scores: Scores, total: int) -> dict[s
         "goal_bits_per_day": float(scores.goal_bits[j] / action.days),
         "outcomes": outcomes,
     }
+
+
+def _research_outcomes(action: Research, counts: np.ndarray, boards: BoardSet) -> list[dict[str, Any]]:
+    """Each statement the topic may show: its expected share of the boards left (they sum to the boards
+    left), its probability, and how many boards are left if it is shown."""
+    holding = action.topic.true_on(boards.rows).sum(axis=0)
+    total = len(boards)
+    return [
+        {
+            "outcome": outcome_name(action, k),
+            "boards": float(n),
+            "probability": float(n / total),
+            "boards_left": int(holding[k]) if k < len(holding) else total,
+        }
+        for k, n in enumerate(counts)
+        if n > 1e-12
+    ]
+
+
+def game_topics(everything: BoardSet, params: dict[str, Any]) -> dict[str, Topic]:
+    """The research topics the game shows (letter → its pair of objects)."""
+    return {
+        letter: research_topic(everything, pair[0], pair[1])
+        for letter, pair in (params.get("topics") or {}).items()
+    }
+
+
+def researched_letters(params: dict[str, Any]) -> set[str]:
+    """Topics already researched: named in `researched`, or the `topic` of a recorded clue."""
+    recorded = {o.get("topic") for o in params.get("observations") or [] if o.get("type") == "clue"}
+    return set(params.get("researched") or ()) | (recorded & set(TOPIC_LETTERS))
 
 
 def solve(params: dict[str, Any], run: Run) -> dict[str, Any]:
@@ -128,7 +175,10 @@ def solve(params: dict[str, Any], run: Run) -> dict[str, Any]:
             "seconds": time.perf_counter() - started,
         }
     targets_left = MAX_TARGETS - params.get("targets_used", 0)
-    actions = legal_actions(mode, params.get("sky_start", 1), targets_left)
+    actions: list[AnyAction] = [*legal_actions(mode, params.get("sky_start", 1), targets_left)]
+    actions += research_actions(
+        game_topics(everything, params), researched_letters(params), params.get("last_action_research", False)
+    )
     guess = locate_guess(boards)
     candidates = planet_x_candidates(boards)
     return {

@@ -1,14 +1,20 @@
 """Kind `planetx.simulate`: play whole games on random boards and count the days a policy needs.
 
-A game draws a board uniformly, then repeats: if Planet X's sector and both neighbours are known, locate
-it (5 days) and stop; otherwise let the policy pick an action, learn its outcome on the hidden board, keep
-the boards that agree and advance the sky by the days spent. A wrong locate costs its 5 days and rules
-that guess out. Policies:
+A game draws a board uniformly and, from it, the game's clues (see `clues`): six research topics with the
+statement each would show, and the Planet X conference clues. Then it repeats: read any conference whose
+time has come (free); if Planet X's sector and both neighbours are known, locate it (5 days) and stop;
+otherwise let the policy pick an action, learn its outcome on the hidden board, keep the boards that agree
+and advance the sky by the days spent. A wrong locate costs its 5 days and rules that guess out. The rules
+hold throughout: research never twice in a row and each topic once, at most 2 targets, surveys and targets
+only in the visible sky. Policies:
 - `survey-only` (the seed's): surveys only, the most outcome entropy per day;
 - `entropy`: the same measure with targets allowed;
-- `goal` (default): the most information about Planet X's sector and neighbours per day, surveys and
-  targets, and an early locate when a guess is likely enough to beat finding out for sure (expected days
-  estimated from the remaining uncertainty and the current best information rate).
+- `goal`: the most information about Planet X's sector and neighbours per day, surveys and targets, and
+  an early locate when a guess is likely enough to beat finding out for sure (expected days estimated from
+  the remaining uncertainty and the current best information rate);
+- `research` (default): `goal` with research as well.
+`conferences` (default true) gives every policy the conference clues; false plays the game without them
+(as the figures before research were measured).
 Games are sharded by index; each game is seeded by (seed, index), so a rerun plays it the same way.
 """
 
@@ -25,36 +31,57 @@ import numpy as np
 from puzzles.planetx.actions import (
     LOCATE_DAYS,
     MAX_TARGETS,
-    Action,
+    AnyAction,
+    Research,
     entropy_bits,
     legal_actions,
     outcomes,
+    research_actions,
     score,
     sky_start_after,
 )
 from puzzles.planetx.board import MODES, Mode
 from puzzles.planetx.boardset import BoardSet, all_boards, triple_parts
-from puzzles.planetx.observations import WrongLocate
+from puzzles.planetx.clues import (
+    CONFERENCE_SPACES,
+    Statement,
+    Topic,
+    conference_days,
+    draw_conferences,
+    draw_statement,
+    draw_topics,
+)
+from puzzles.planetx.observations import WrongLocate, parse
 from puzzles.runtime import Run
 from puzzles.sharding import ShardResult, over_range, parse_range, solve_in_process
 
-POLICIES = ("survey-only", "entropy", "goal")
-DEFAULT_POLICY = "goal"
+POLICIES = ("survey-only", "entropy", "goal", "research")
+DEFAULT_POLICY = "research"
+RESEARCHING = {"research"}
 GAMES_PER_SHARD = {"standard": 250, "expert": 10}
 LOCATE = "locate"
 
-_decisions: dict[tuple[Any, ...], Action | str] = {}
+_decisions: dict[tuple[Any, ...], AnyAction | str] = {}
 _DECISION_CACHE = 200_000
 
 
 @dataclass
 class Game:
+    """One game's clock and what the rules track; `topics` and `clues`: the game's research topics and the
+    statement each shows; `conferences`: (day, statement) in order."""
+
+    topics: dict[str, Topic]
+    clues: dict[str, Statement]
+    conferences: list[tuple[int, Statement]]
     days: int = 0
     targets_used: int = 0
     wrong_locates: int = 0
+    last_was_research: bool = False
+    conferences_heard: int = 0
 
     def __post_init__(self) -> None:
         self.mix: Counter[str] = Counter()
+        self.researched: set[str] = set()
 
 
 def _locate_now(counts: np.ndarray, rate: float) -> bool:
@@ -69,27 +96,43 @@ def _locate_now(counts: np.ndarray, rate: float) -> bool:
     return (1 - p) * (rest / rate + LOCATE_DAYS) < float(entropy_bits(counts)) / rate
 
 
-def choose(policy: str, boards: BoardSet, actions: list[Action], triple_counts: np.ndarray) -> Action | str:
+def choose(
+    policy: str, boards: BoardSet, actions: list[AnyAction], triple_counts: np.ndarray
+) -> AnyAction | str:
     """The policy's next move: an action, or LOCATE (name the likeliest triple)."""
     scores = score(boards, actions)
     days = np.array([a.days for a in actions], dtype=float)
-    measure = scores.goal_bits if policy == "goal" else scores.bits
+    goal = policy in ("goal", *RESEARCHING)
+    measure = scores.goal_bits if goal else scores.bits
     per_day = measure / days
     best = int(np.argmax(np.round(per_day, 12)))  # first of equals: deterministic
     if measure[best] <= 1e-12:
-        return LOCATE  # nothing left to learn from the sky: guess
-    if policy == "goal" and _locate_now(triple_counts, float(per_day[best])):
+        return LOCATE  # nothing left to learn: guess
+    if goal and _locate_now(triple_counts, float(per_day[best])):
         return LOCATE
     return actions[best]
 
 
-def _decide(policy: str, game: Game, boards: BoardSet, triple_counts: np.ndarray) -> Action | str:
+def _decide(policy: str, game: Game, boards: BoardSet, triple_counts: np.ndarray) -> AnyAction | str:
     mode = boards.mode
     sky = sky_start_after(mode, game.days)
-    key = (policy, mode.name, sky, game.targets_used, hash(boards.codes.tobytes()), len(boards))
+    research = research_actions(game.topics, game.researched, game.last_was_research)
+    key = (
+        policy,
+        mode.name,
+        sky,
+        game.targets_used,
+        tuple((r.letter, id(r.topic)) for r in research),
+        hash(boards.codes.tobytes()),
+        len(boards),
+    )
     decision = _decisions.get(key)
     if decision is None:
-        actions = legal_actions(mode, sky, MAX_TARGETS - game.targets_used, targets=policy != "survey-only")
+        targets_left = MAX_TARGETS - game.targets_used
+        actions: list[AnyAction] = [
+            *legal_actions(mode, sky, targets_left, targets=policy != "survey-only"),
+            *research,
+        ]
         decision = choose(policy, boards, actions, triple_counts)
         if len(_decisions) >= _DECISION_CACHE:
             _decisions.clear()
@@ -97,35 +140,89 @@ def _decide(policy: str, game: Game, boards: BoardSet, triple_counts: np.ndarray
     return decision
 
 
-def play(everything: BoardSet, secret: int, policy: str, run: Run, max_days: int = 300) -> dict[str, Any]:
-    """One game on board `secret` (a row of `everything`); returns its days and action mix."""
+def new_game(everything: BoardSet, secret: int, policy: str, seeds: list[int], spaces: list[int]) -> Game:
+    """Draw the game's clues from its hidden board (row `secret`): research topics and their statements
+    (only for a policy that researches) and the conferences at the days of `spaces`, each from its own
+    random stream seeded by `seeds`, so every policy hears the same conferences in the same game."""
+    topics, clues = {}, {}
+    if policy in RESEARCHING:
+        rng = np.random.default_rng([*seeds, 1])
+        topics = draw_topics(rng, everything)
+        clues = {letter: draw_statement(rng, topic, secret) for letter, topic in topics.items()}
+    rng = np.random.default_rng([*seeds, 2])
+    heard = draw_conferences(rng, everything, secret, len(spaces)) if spaces else []
+    return Game(topics, clues, list(zip(conference_days(spaces), heard, strict=True)))
+
+
+def play(
+    everything: BoardSet,
+    secret: int,
+    policy: str,
+    run: Run,
+    max_days: int = 300,
+    seeds: list[int] | None = None,
+    spaces: list[int] | None = None,
+) -> dict[str, Any]:
+    """One game on board `secret` (a row of `everything`); returns its days and action mix. `spaces`: the
+    time-track spaces of the conferences (none: a game without them)."""
     mode = everything.mode
     truth = everything.subset(np.array([secret]))
     truth_triple = int(truth.planet_x_triples()[0])
-    boards, game = everything, Game()
+    game = new_game(everything, secret, policy, seeds or [secret], spaces or [])
+    boards = everything
     while game.days < max_days:
         run.raise_if_stopped()
+        boards = _hear_conferences(game, boards)
         triples, counts = boards.triple_counts()
         decision = LOCATE if len(triples) == 1 else _decide(policy, game, boards, counts)
         if decision == LOCATE:
             game.days += LOCATE_DAYS
             game.mix[LOCATE] += 1
+            game.last_was_research = False
             if int(triples[0]) == truth_triple:
                 return _summary(game, found=True)
             game.wrong_locates += 1
             boards = boards.subset(WrongLocate(*triple_parts(int(triples[0]))).mask(mode, boards.grid))
             continue
-        action = decision
-        seen = outcomes(truth, [action])[0, 0]
-        boards = boards.subset(outcomes(boards, [action])[:, 0] == seen)
-        game.days += action.days
-        game.targets_used += action.type == "target"
-        game.mix[action.type] += 1
+        boards = _act(game, boards, truth, decision)
     return _summary(game, found=False)
 
 
+def _hear_conferences(game: Game, boards: BoardSet) -> BoardSet:
+    """Apply every conference whose day has come (free: read to every player)."""
+    while game.conferences_heard < len(game.conferences):
+        day, statement = game.conferences[game.conferences_heard]
+        if game.days < day:
+            break
+        boards = boards.subset(parse(boards.mode, statement).mask(boards.mode, boards.grid))
+        game.conferences_heard += 1
+    return boards
+
+
+def _act(game: Game, boards: BoardSet, truth: BoardSet, action: AnyAction) -> BoardSet:
+    """Take `action`: learn its outcome on the hidden board and keep the boards that agree."""
+    if isinstance(action, Research):
+        clue = parse(boards.mode, game.clues[action.letter])
+        boards = boards.subset(clue.mask(boards.mode, boards.grid))
+        game.researched.add(action.letter)
+    else:
+        seen = outcomes(truth, [action])[0, 0]
+        boards = boards.subset(outcomes(boards, [action])[:, 0] == seen)
+    game.days += action.days
+    game.targets_used += action.type == "target"
+    game.last_was_research = isinstance(action, Research)
+    game.mix[action.type] += 1
+    return boards
+
+
 def _summary(game: Game, found: bool) -> dict[str, Any]:
-    return {"days": game.days, "found": found, "wrong_locates": game.wrong_locates, "mix": dict(game.mix)}
+    return {
+        "days": game.days,
+        "found": found,
+        "wrong_locates": game.wrong_locates,
+        "conferences": game.conferences_heard,
+        "mix": dict(game.mix),
+    }
 
 
 # -- the sharding protocol ----------------------------------------------------------------------
@@ -138,6 +235,13 @@ def plan(params: dict[str, Any], run: Run) -> list[str]:
     return [f"{start}:{min(start + size, params['games'])}" for start in range(0, params["games"], size)]
 
 
+def conference_spaces(params: dict[str, Any]) -> list[int]:
+    """The conferences' time-track spaces: none without `conferences`, else given or the mode's."""
+    if not params.get("conferences", True):
+        return []
+    return list(params.get("conference_spaces") or CONFERENCE_SPACES[params["mode"]])
+
+
 def secret_of(params: dict[str, Any], game_index: int, boards: int) -> int:
     """The board of game `game_index`: uniform, and the same every time for the same seed."""
     return int(np.random.default_rng([params.get("seed", 0), game_index]).integers(boards))
@@ -148,11 +252,13 @@ def run_shard(params: dict[str, Any], key: str, run: Run) -> ShardResult:
     indices = parse_range(key)
     everything = all_boards(_mode(params), run)
     policy = params.get("policy", DEFAULT_POLICY)
+    spaces = conference_spaces(params)
 
     def play_one(index: int) -> dict[str, Any]:
         began = time.perf_counter()
         secret = secret_of(params, index, len(everything))
-        game = play(everything, secret, policy, run, params.get("max_days", 300))
+        seeds = [params.get("seed", 0), index]
+        game = play(everything, secret, policy, run, params.get("max_days", 300), seeds, spaces)
         run.progress(games_done=index - indices.start + 1, games=len(indices))
         return {
             "game": index,

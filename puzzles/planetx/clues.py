@@ -1,0 +1,199 @@
+"""Research and Planet X conference clues: the statements a game can make, and how a game draws them.
+
+The game's own clue generator is hidden in its app; this is the model zolve assumes. Public
+re-implementations (EluvK/planetx_server among them) draw clues the same way: a random form about a random
+pair of objects, kept only when it is true on the board.
+
+- **Research topics.** A game shows six topics A–F, each a pair (subject, other): the subject is an
+  asteroid, comet, dwarf planet or gas cloud; the other is one of those or truly empty space, or the subject
+  itself (a clue about how that object lies). A simulated game draws six distinct pairs uniformly among the
+  pairs that have something to say on its mode.
+- **A topic's statements** are the clue forms of the rules about its pair (`pair_statements`), less those
+  the placement rules make true on every board or on none: they would tell nothing, or could never be
+  shown. Researching a topic reveals one statement, drawn **uniformly among the topic's statements that are
+  true on the hidden board**.
+- **Conferences.** X1 (expert: X1 and X2) reveal statements with Planet X as subject
+  (`conference_statements`), drawn the same way and redrawn (up to 100 times, as the public generator does)
+  until together they rule out Planet X sitting in any truly empty sector instead: the game makes sure
+  Planet X can be told apart from empty space.
+- **Conference timing.** The time track starts at space 1 and moves a space a day; a conference is read when
+  a player reaches its space: 10 in standard, 7 and 16 in expert (where EluvK/planetx_server puts them;
+  another fan tool says 12, and 10 and 22), so the spaces are a parameter of the simulation.
+
+A player uses a clue as a plain fact: the boards where it is false are ruled out, the rest stay equally
+likely. Only the worth of a research action before it is taken uses the draw model above.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+from weakref import WeakKeyDictionary
+
+import numpy as np
+
+from puzzles.planetx.board import EMPTY, PLANET_X, Mode
+from puzzles.planetx.boardset import BoardSet
+from puzzles.planetx.observations import parse
+from puzzles.planetx.rules import is_valid
+
+Statement = dict[str, Any]  # the JSON form of a `clue` observation
+
+RESEARCH_SUBJECTS = ("asteroid", "comet", "dwarf_planet", "gas_cloud")
+RESEARCH_OTHERS = (*RESEARCH_SUBJECTS, "empty")
+TOPIC_LETTERS = "ABCDEF"
+CONFERENCE_OTHERS = ("empty", "gas_cloud", "dwarf_planet", "asteroid", "comet")
+#: the time-track space of each Planet X conference (X1, X2, ...)
+CONFERENCE_SPACES = {"standard": (10,), "expert": (7, 16)}
+CONFERENCE_REDRAWS = 100
+WITHIN = (2, 3)
+CONFERENCE_WITHIN = (2, 3, 4)
+
+
+def _clue(relation: str, subject: str, **fields: Any) -> Statement:
+    return {"type": "clue", "relation": relation, "subject": subject, **fields}
+
+
+def pair_statements(mode: Mode, subject: str, other: str) -> list[Statement]:
+    """Every statement of the rules' clue forms about a research pair, true or not."""
+    near = [
+        *(_clue("adjacent", subject, object=other, quantifier=q) for q in ("all", "some", "none")),
+        *(_clue("opposite", subject, object=other, quantifier=q) for q in ("some", "none")),
+    ]
+    if subject != other:
+        return near + [
+            _clue("within", subject, object=other, quantifier=q, distance=d)
+            for d in WITHIN
+            for q in ("all", "none")
+        ]
+    bands = [_clue("band", subject, width=w, exact=True) for w in range(1, mode.sectors + 1)]
+    bands += [_clue("band", subject, width=w, exact=False) for w in (mode.sectors // 3, mode.sectors // 2)]
+    return near + bands
+
+
+def conference_statements(mode: Mode) -> list[Statement]:
+    """Every statement a Planet X conference can make, true or not (one Planet X: "all" is "some")."""
+    out = []
+    for other in CONFERENCE_OTHERS:
+        out += [_clue("adjacent", "planet_x", object=other, quantifier=q) for q in ("some", "none")]
+        out += [_clue("opposite", "planet_x", object=other, quantifier=q) for q in ("some", "none")]
+        out += [
+            _clue("within", "planet_x", object=other, quantifier=q, distance=d)
+            for d in CONFERENCE_WITHIN
+            for q in ("all", "none")
+        ]
+    return out
+
+
+@dataclass(frozen=True, eq=False)
+class Topic:
+    """A research pair (or the conference's Planet X) with the statements the game may draw for it and,
+    per board of the mode (a `BoardSet` row), which of them hold: bit k of `truth[row]` for statement k."""
+
+    subject: str
+    other: str
+    statements: tuple[Statement, ...]
+    truth: np.ndarray  # uint64 per board
+    informative: bool  # False: every statement left holds on every board (the topic tells nothing)
+
+    def true_on(self, rows: np.ndarray) -> np.ndarray:
+        """rows × statements, as booleans."""
+        bits = self.truth[rows][:, None] >> np.arange(len(self.statements), dtype=np.uint64)
+        return (bits & np.uint64(1)).astype(bool)
+
+    def true_statements(self, row: int) -> list[int]:
+        word = int(self.truth[row])
+        return [k for k in range(len(self.statements)) if word >> k & 1]
+
+    def label(self) -> str:
+        return self.subject if self.subject == self.other else f"{self.subject} & {self.other}"
+
+
+def _topic(everything: BoardSet, subject: str, other: str, candidates: list[Statement]) -> Topic:
+    mode, grid = everything.mode, everything.grid
+    masks = [parse(mode, statement).mask(mode, grid) for statement in candidates]
+    sums = [int(mask.sum()) for mask in masks]
+    keep = [k for k, total in enumerate(sums) if 0 < total < len(grid)]
+    informative = bool(keep)
+    if not keep:  # nothing to say: the draw is among what always holds, and tells nothing
+        keep = [k for k, total in enumerate(sums) if total == len(grid)]
+    assert len(keep) <= 64, "a topic's statements must fit a 64-bit word"
+    truth = np.zeros(len(grid), dtype=np.uint64)
+    for bit, k in enumerate(keep):
+        truth |= masks[k].astype(np.uint64) << np.uint64(bit)
+    return Topic(subject, other, tuple(candidates[k] for k in keep), truth, informative)
+
+
+#: per whole board set (kept as long as it is): topics by (subject, other)
+_topics: WeakKeyDictionary[BoardSet, dict[tuple[str, str], Topic]] = WeakKeyDictionary()
+
+
+def research_topic(boards: BoardSet, subject: str, other: str) -> Topic:
+    """A research pair's statements and their truth over every board of the set `boards` was cut from."""
+    whole = boards.whole
+    known = _topics.setdefault(whole, {})
+    if (subject, other) not in known:
+        candidates = pair_statements(whole.mode, subject, other)
+        known[subject, other] = _topic(whole, subject, other, candidates)
+    return known[subject, other]
+
+
+def conference_topic(boards: BoardSet) -> Topic:
+    whole = boards.whole
+    known = _topics.setdefault(whole, {})
+    if ("planet_x", "*") not in known:
+        known["planet_x", "*"] = _topic(whole, "planet_x", "*", conference_statements(whole.mode))
+    return known["planet_x", "*"]
+
+
+def conference_days(spaces: Sequence[int]) -> list[int]:
+    """Days after which each conference is read (space s is reached after s - 1 days)."""
+    return [space - 1 for space in spaces]
+
+
+# -- how a game draws its clues -------------------------------------------------------------------
+def draw_topics(rng: np.random.Generator, everything: BoardSet) -> dict[str, Topic]:
+    """Six distinct research pairs with something to say, lettered A–F."""
+    pairs = [(s, o) for s in RESEARCH_SUBJECTS for o in RESEARCH_OTHERS]
+    topics = [t for s, o in pairs if (t := research_topic(everything, s, o)).informative]
+    picks = rng.choice(len(topics), size=len(TOPIC_LETTERS), replace=False)
+    return {letter: topics[int(i)] for letter, i in zip(TOPIC_LETTERS, picks, strict=True)}
+
+
+def draw_statement(rng: np.random.Generator, topic: Topic, row: int) -> Statement:
+    """The clue a game shows for `topic` on the board at `row`: uniform among the true statements."""
+    true = topic.true_statements(row)
+    return topic.statements[true[int(rng.integers(len(true)))]]
+
+
+def draw_conferences(
+    rng: np.random.Generator, everything: BoardSet, row: int, count: int
+) -> list[Statement]:
+    """`count` conference clues of the board at `row`, in order (X1, X2): distinct true statements,
+    redrawn until together they rule out Planet X in any truly empty sector (or the redraws run out)."""
+    topic = conference_topic(everything)
+    true = topic.true_statements(row)
+    board = [int(obj) for obj in everything.grid[row]]
+    picks: list[Statement] = []
+    for _ in range(CONFERENCE_REDRAWS):
+        chosen = rng.choice(len(true), size=min(count, len(true)), replace=False)
+        picks = [topic.statements[true[int(i)]] for i in chosen]
+        if singles_out_planet_x(everything.mode, board, picks):
+            break
+    return picks
+
+
+def singles_out_planet_x(mode: Mode, board: Sequence[int], statements: Sequence[Statement]) -> bool:
+    """Does no valid board with Planet X moved into one of this board's truly empty sectors satisfy every
+    statement?"""
+    clues = [parse(mode, statement) for statement in statements]
+    home = board.index(PLANET_X)
+    for sector, obj in enumerate(board):
+        if obj != EMPTY:
+            continue
+        moved = list(board)
+        moved[home], moved[sector] = EMPTY, PLANET_X
+        if is_valid(mode, moved) and all(clue.holds(mode, moved) for clue in clues):
+            return False
+    return True
