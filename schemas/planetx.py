@@ -122,12 +122,23 @@ REQUIRED = {
     "locate": ("sector", "left", "right"),
 }
 SECTOR_FIELDS = ("sector", "first", "last")
+TOPIC_LETTERS = ("A", "B", "C", "D", "E", "F")
+CLUE_SOURCES = (*TOPIC_LETTERS, "X1", "X2")
+RESEARCH_SUBJECTS = ("asteroid", "comet", "dwarf_planet", "gas_cloud")
+RESEARCH_OTHERS = (*RESEARCH_SUBJECTS, "empty")
 MAX_OBSERVATIONS = 200
 OBSERVATION_EXAMPLES = [
     {"type": "survey", "object": "asteroid", "first": 1, "last": 6, "count": 2},
     {"type": "target", "sector": 4, "seen": "empty"},
     {"type": "sector", "sector": 3, "object": "comet", "present": False},
-    {"type": "clue", "relation": "adjacent", "quantifier": "none", "subject": "gas_cloud", "object": "comet"},
+    {
+        "type": "clue",
+        "relation": "adjacent",
+        "quantifier": "none",
+        "subject": "gas_cloud",
+        "object": "comet",
+        "topic": "B",
+    },
     {
         "type": "clue",
         "relation": "within",
@@ -170,6 +181,11 @@ class Observation(Schema):
     distance = Integer(validate=validate.Range(1, MAX_SECTORS // 2))
     width = Integer(validate=validate.Range(1, MAX_SECTORS))
     exact = fields.Boolean(metadata={"description": "band clues: exactly `width` wide (default: at most)"})
+    topic = _choice(
+        CLUE_SOURCES,
+        "clues: where it came from, research topic A-F or conference X1/X2 (a researched topic is not "
+        "offered again)",
+    )
     left = _choice(OBJECT_NAMES, "a failed locate's left neighbour")
     right = _choice(OBJECT_NAMES, "a failed locate's right neighbour")
 
@@ -234,6 +250,27 @@ class DeduceParams(Schema):
         load_default=False,
         metadata={"description": "also count the remaining boards with Z3 (up to 20,000)"},
     )
+    topics = fields.Dict(
+        keys=fields.String(validate=validate.OneOf(TOPIC_LETTERS)),
+        values=fields.List(fields.String(), validate=validate.Length(equal=2)),
+        load_default=dict,
+        metadata={
+            "description": "the game's research topics: letter -> [subject, other], the pair of objects the "
+            "game shows (subject: asteroid, comet, dwarf_planet or gas_cloud; other: one of those or empty; "
+            "the same twice for a topic about one object); each not yet researched is ranked as an action",
+            "example": {"A": ["comet", "asteroid"], "B": ["gas_cloud", "empty"], "C": ["dwarf_planet"] * 2},
+        },
+    )
+    researched = fields.List(
+        fields.String(validate=validate.OneOf(TOPIC_LETTERS)),
+        load_default=list,
+        validate=validate.Length(max=len(TOPIC_LETTERS)),
+        metadata={"description": "topics already researched (so are those of clues recorded with a topic)"},
+    )
+    last_action_research = fields.Boolean(
+        load_default=False,
+        metadata={"description": "the last action was research: none is offered (never twice in a row)"},
+    )
 
     @validates_schema
     def _sectors_exist(self, data: dict[str, Any], **kwargs: Any) -> None:
@@ -245,8 +282,23 @@ class DeduceParams(Schema):
             if bad := _check_sectors(observation, mode, SECTOR_FIELDS):
                 errors.setdefault("observations", {})[index] = bad
         errors.update(_check_sectors(data, mode, ("sky_start",)))
+        if bad := _bad_topics(data.get("topics") or {}):
+            errors["topics"] = bad
         if errors:
             raise ValidationError(errors)
+
+
+def _bad_topics(topics: dict[str, list[str]]) -> dict[str, list[str]]:
+    errors = {}
+    for letter, pair in topics.items():
+        if len(pair) != 2:
+            continue  # reported by the field
+        subject, other = pair
+        if subject not in RESEARCH_SUBJECTS:
+            errors[letter] = [f"a topic's subject is one of {', '.join(RESEARCH_SUBJECTS)}"]
+        elif other not in RESEARCH_OTHERS:
+            errors[letter] = [f"a topic's other object is one of {', '.join(RESEARCH_OTHERS)}"]
+    return errors
 
 
 class SectorProbabilities(Schema):
@@ -273,9 +325,21 @@ class LocateGuess(Schema):
 
 
 class Outcome(Schema):
-    outcome = fields.Raw(metadata={"description": "a survey's count, or the object a target shows"})
-    boards = fields.Integer()
+    outcome = fields.Raw(
+        metadata={
+            "description": "a survey's count, the object a target shows, or the clue (as an observation) "
+            "a research shows"
+        }
+    )
+    boards = fields.Raw(
+        metadata={
+            "type": "number",
+            "description": "boards giving this outcome; research: expected boards (each board shares itself "
+            "equally among the statements the topic may show on it), summing to the boards left",
+        }
+    )
     probability = fields.Float()
+    boards_left = fields.Integer(metadata={"description": "research: the boards left if this clue is shown"})
 
 
 class RankedAction(Schema):
@@ -306,7 +370,7 @@ class DeduceResult(Schema):
 
 
 # -- simulation ---------------------------------------------------------------------------------
-POLICIES = ("survey-only", "entropy", "goal")
+POLICIES = ("survey-only", "entropy", "goal", "research")
 
 
 class SimulateParams(Schema):
@@ -314,12 +378,25 @@ class SimulateParams(Schema):
     games = Integer(load_default=1000, validate=validate.Range(1, 20_000))
     seed = Integer(load_default=0, validate=validate.Range(0, 2**31 - 1))
     policy = fields.String(
-        load_default="goal",
+        load_default="research",
         validate=validate.OneOf(POLICIES),
         metadata={
             "description": "survey-only: the seed's (surveys, most entropy per day); entropy: the same with "
             "targets; goal: most information about Planet X's sector and neighbours per day, with an early "
-            "locate when a guess is likely enough"
+            "locate when a guess is likely enough; research (default): goal, researching the game's topics "
+            "whenever the rules allow"
+        },
+    )
+    conferences = fields.Boolean(
+        load_default=True,
+        metadata={"description": "Planet X conference clues at their time (false: a game without them)"},
+    )
+    conference_spaces = fields.List(
+        Integer(validate=validate.Range(2, MAX_SECTORS)),
+        load_default=None,
+        validate=validate.Length(min=1, max=2),
+        metadata={
+            "description": "time-track spaces of the conferences (default: 10 standard; 7 and 16 expert)"
         },
     )
     max_days = Integer(load_default=300, validate=validate.Range(10, 1000))
@@ -327,6 +404,19 @@ class SimulateParams(Schema):
     sample_games = Integer(
         load_default=5, validate=validate.Range(0, 100), metadata={"description": "games shown in full"}
     )
+
+    @validates_schema
+    def _spaces_exist(self, data: dict[str, Any], **kwargs: Any) -> None:
+        if data.get("mode") not in MODES or not data.get("conference_spaces"):
+            return
+        sectors = 12 if data["mode"] == "standard" else MAX_SECTORS
+        bad = {
+            i: [f"the {data['mode']} track has spaces 2 to {sectors}"]
+            for i, space in enumerate(data["conference_spaces"])
+            if space > sectors
+        }
+        if bad:
+            raise ValidationError({"conference_spaces": bad})
 
 
 class SimulateResult(Schema):
@@ -340,6 +430,7 @@ class SimulateResult(Schema):
     min_days = fields.Integer(allow_none=True)
     unfinished = fields.Integer(metadata={"description": "games that hit max_days"})
     wrong_locates = fields.Integer()
+    conference_spaces = fields.List(fields.Integer(), metadata={"description": "empty: no conferences"})
     action_mix = fields.Dict(
         keys=fields.String(), values=fields.Float(), metadata={"description": "actions per game by type"}
     )

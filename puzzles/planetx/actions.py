@@ -205,9 +205,7 @@ def score(boards: BoardSet, actions: Sequence[AnyAction]) -> Scores:
     return Scores(counts, bits, np.maximum(goal_bits, 0.0))
 
 
-def _research_joint(
-    boards: BoardSet, topic: Topic, goal: np.ndarray, width: int
-) -> tuple[np.ndarray, float]:
+def _research_joint(boards: BoardSet, topic: Topic, goal: np.ndarray, width: int) -> tuple[np.ndarray, float]:
     """statements (+1: "nothing the topic may say holds") × triples: expected boards, each board split
     equally among the statements true on it; and the bits of that split (the draw's own randomness, to
     take off the outcome's entropy: what a research tells about the board is H(shown) - H(shown | board))."""

@@ -13,9 +13,9 @@ pair of objects, kept only when it is true on the board.
   shown. Researching a topic reveals one statement, drawn **uniformly among the topic's statements that are
   true on the hidden board**.
 - **Conferences.** X1 (expert: X1 and X2) reveal statements with Planet X as subject
-  (`conference_statements`), drawn the same way and redrawn (up to 100 times, as the public generator does)
-  until together they rule out Planet X sitting in any truly empty sector instead: the game makes sure
-  Planet X can be told apart from empty space.
+  (`conference_statements`), drawn the same way and redrawn (as the public generator does) until together
+  they rule out Planet X sitting in any truly empty sector instead: the game makes sure Planet X can be told
+  apart from empty space. (When no set of true statements can, any set is drawn.)
 - **Conference timing.** The time track starts at space 1 and moves a space a day; a conference is read when
   a player reaches its space: 10 in standard, 7 and 16 in expert (where EluvK/planetx_server puts them;
   another fan tool says 12, and 10 and 22), so the spaces are a parameter of the simulation.
@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import combinations
 from typing import Any
 from weakref import WeakKeyDictionary
 
@@ -46,7 +47,6 @@ TOPIC_LETTERS = "ABCDEF"
 CONFERENCE_OTHERS = ("empty", "gas_cloud", "dwarf_planet", "asteroid", "comet")
 #: the time-track space of each Planet X conference (X1, X2, ...)
 CONFERENCE_SPACES = {"standard": (10,), "expert": (7, 16)}
-CONFERENCE_REDRAWS = 100
 WITHIN = (2, 3)
 CONFERENCE_WITHIN = (2, 3, 4)
 
@@ -167,21 +167,21 @@ def draw_statement(rng: np.random.Generator, topic: Topic, row: int) -> Statemen
     return topic.statements[true[int(rng.integers(len(true)))]]
 
 
-def draw_conferences(
-    rng: np.random.Generator, everything: BoardSet, row: int, count: int
-) -> list[Statement]:
-    """`count` conference clues of the board at `row`, in order (X1, X2): distinct true statements,
-    redrawn until together they rule out Planet X in any truly empty sector (or the redraws run out)."""
+def draw_conferences(rng: np.random.Generator, everything: BoardSet, row: int, count: int) -> list[Statement]:
+    """`count` conference clues of the board at `row`, in order (X1, X2): distinct true statements, uniform
+    among the sets that together rule out Planet X in any truly empty sector (what redrawing until they
+    do gives), or among all sets when none does."""
     topic = conference_topic(everything)
-    true = topic.true_statements(row)
+    true = [topic.statements[k] for k in topic.true_statements(row)]
     board = [int(obj) for obj in everything.grid[row]]
-    picks: list[Statement] = []
-    for _ in range(CONFERENCE_REDRAWS):
-        chosen = rng.choice(len(true), size=min(count, len(true)), replace=False)
-        picks = [topic.statements[true[int(i)]] for i in chosen]
-        if singles_out_planet_x(everything.mode, board, picks):
-            break
-    return picks
+    sets = list(combinations(range(len(true)), min(count, len(true))))
+    telling = [
+        chosen for chosen in sets if singles_out_planet_x(everything.mode, board, [true[k] for k in chosen])
+    ]
+    pool = telling or sets
+    chosen = list(pool[int(rng.integers(len(pool)))])
+    rng.shuffle(chosen)
+    return [true[k] for k in chosen]
 
 
 def singles_out_planet_x(mode: Mode, board: Sequence[int], statements: Sequence[Statement]) -> bool:

@@ -12,7 +12,10 @@ only in the visible sky. Policies:
 - `goal`: the most information about Planet X's sector and neighbours per day, surveys and targets, and
   an early locate when a guess is likely enough to beat finding out for sure (expected days estimated from
   the remaining uncertainty and the current best information rate);
-- `research` (default): `goal` with research as well.
+- `research` (default): `goal`, and research whenever the rules allow it (never twice in a row), the topic
+  with the most information about Planet X's triple first: a one-step measure undervalues research, whose
+  board information pays off over the later surveys (200 standard games: 20.6 days against 21.0 ranking
+  research with the rest by information per day).
 `conferences` (default true) gives every policy the conference clues; false plays the game without them
 (as the figures before research were measured).
 Games are sharded by index; each game is seeded by (seed, index), so a rerun plays it the same way.
@@ -82,6 +85,8 @@ class Game:
     def __post_init__(self) -> None:
         self.mix: Counter[str] = Counter()
         self.researched: set[str] = set()
+        #: what was done, in order: the day it began and the action (as in deduce's `action`)
+        self.moves: list[dict[str, Any]] = []
 
 
 def _locate_now(counts: np.ndarray, rate: float) -> bool:
@@ -110,6 +115,11 @@ def choose(
         return LOCATE  # nothing left to learn: guess
     if goal and _locate_now(triple_counts, float(per_day[best])):
         return LOCATE
+    research = [j for j, action in enumerate(actions) if isinstance(action, Research)]
+    if policy in RESEARCHING and research:
+        # research is the cheapest action and what it tells about the board pays off over later surveys,
+        # which a one-step measure does not see: take the most telling topic whenever the rules allow
+        return actions[max(research, key=lambda j: (round(float(scores.goal_bits[j]), 12), -j))]
     return actions[best]
 
 
@@ -176,13 +186,15 @@ def play(
         triples, counts = boards.triple_counts()
         decision = LOCATE if len(triples) == 1 else _decide(policy, game, boards, counts)
         if decision == LOCATE:
+            sector, left, right = triple_parts(int(triples[0]))
+            game.moves.append({"day": game.days, "type": LOCATE, "sector": sector})
             game.days += LOCATE_DAYS
             game.mix[LOCATE] += 1
             game.last_was_research = False
             if int(triples[0]) == truth_triple:
                 return _summary(game, found=True)
             game.wrong_locates += 1
-            boards = boards.subset(WrongLocate(*triple_parts(int(triples[0]))).mask(mode, boards.grid))
+            boards = boards.subset(WrongLocate(sector, left, right).mask(mode, boards.grid))
             continue
         boards = _act(game, boards, truth, decision)
     return _summary(game, found=False)
@@ -208,6 +220,7 @@ def _act(game: Game, boards: BoardSet, truth: BoardSet, action: AnyAction) -> Bo
     else:
         seen = outcomes(truth, [action])[0, 0]
         boards = boards.subset(outcomes(boards, [action])[:, 0] == seen)
+    game.moves.append({"day": game.days, **action.describe()})
     game.days += action.days
     game.targets_used += action.type == "target"
     game.last_was_research = isinstance(action, Research)
@@ -222,6 +235,7 @@ def _summary(game: Game, found: bool) -> dict[str, Any]:
         "wrong_locates": game.wrong_locates,
         "conferences": game.conferences_heard,
         "mix": dict(game.mix),
+        "moves": game.moves,
     }
 
 
@@ -289,6 +303,7 @@ def combine(params: dict[str, Any], summaries: list[dict[str, Any]]) -> dict[str
         "min_days": min(days, default=None),
         "unfinished": sum(not g["found"] for g in games),
         "wrong_locates": sum(g["wrong_locates"] for g in games),
+        "conference_spaces": conference_spaces(params),
         "action_mix": {k: mix[k] / len(games) for k in sorted(mix)} if games else {},
         "days_histogram": {str(d): histogram[d] for d in sorted(histogram)},
         "seconds_per_game": statistics.fmean(g["seconds"] for g in games) if games else None,

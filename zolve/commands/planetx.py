@@ -24,11 +24,30 @@ def planetx() -> None:
     default="bits_per_day",
     show_default=True,
 )
+@click.option(
+    "--topic",
+    "topics",
+    multiple=True,
+    metavar="LETTER=SUBJECT,OTHER",
+    help="a research topic the game shows, e.g. A=comet,asteroid (repeatable)",
+)
+@click.option("--researched", default="", help="topics already researched, e.g. AC")
+@click.option("--after-research", is_flag=True, help="the last action was research (none is offered)")
 @click.option("--json", "as_json", is_flag=True, help="print the result JSON instead of tables")
 def deduce(
-    mode: str, observations: str, sky_start: int, targets_used: int, top: int, rank_by: str, as_json: bool
+    mode: str,
+    observations: str,
+    sky_start: int,
+    targets_used: int,
+    top: int,
+    rank_by: str,
+    topics: tuple[str, ...],
+    researched: str,
+    after_research: bool,
+    as_json: bool,
 ) -> None:
-    """Rank the next actions by expected bits per day and show each sector's odds."""
+    """Rank the next actions (surveys, targets, research) by expected bits per day and show each sector's
+    odds."""
     from zolve.commands.common import print_json, read_json, solve_locally
 
     params = {
@@ -38,6 +57,9 @@ def deduce(
         "targets_used": targets_used,
         "top": top,
         "rank_by": rank_by,
+        "topics": dict(_topic(text) for text in topics),
+        "researched": list(researched.upper()),
+        "last_action_research": after_research,
     }
     result = solve_locally("planetx.deduce", params)
     if as_json:
@@ -46,6 +68,24 @@ def deduce(
         raise click.ClickException(result["message"])
     else:
         print_deduction(result)
+
+
+def _topic(text: str) -> tuple[str, list[str]]:
+    letter, _, pair = text.partition("=")
+    objects = [name.strip() for name in pair.split(",")]
+    if not letter or len(objects) != 2:
+        raise click.BadParameter(f"{text!r}: expected LETTER=SUBJECT,OTHER", param_hint="--topic")
+    return letter.strip().upper(), objects
+
+
+def _outcome(outcome: Any) -> str:
+    """A survey count or target object as is; a research clue in a few words."""
+    if not isinstance(outcome, dict):
+        return str(outcome)
+    words = [outcome.get("quantifier"), outcome["subject"], outcome["relation"], outcome.get("object")]
+    words += [f"{outcome['distance']}" if "distance" in outcome else None]
+    words += [f"{'=' if outcome['exact'] else '<='}{outcome['width']}" if "width" in outcome else None]
+    return " ".join(str(word) for word in words if word)
 
 
 def print_deduction(result: dict[str, Any]) -> None:
@@ -61,7 +101,7 @@ def print_deduction(result: dict[str, Any]) -> None:
     )
     actions = Table("action", "days", "bits", "bits/day", "goal bits/day", "outcomes", title="next actions")
     for ranked in result["actions"]:
-        outcomes = ", ".join(f"{o['outcome']}: {o['probability']:.0%}" for o in ranked["outcomes"])
+        outcomes = ", ".join(f"{_outcome(o['outcome'])}: {o['probability']:.0%}" for o in ranked["outcomes"])
         actions.add_row(
             ranked["label"],
             str(ranked["days"]),
@@ -87,11 +127,22 @@ def _percent(p: float) -> str:
 @click.option("--games", type=int, default=1000, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
 @click.option(
-    "--policy", type=click.Choice(["survey-only", "entropy", "goal"]), default="goal", show_default=True
+    "--policy",
+    type=click.Choice(["survey-only", "entropy", "goal", "research"]),
+    default="research",
+    show_default=True,
 )
-def simulate(mode: str, games: int, seed: int, policy: str) -> None:
+@click.option("--no-conferences", is_flag=True, help="play without the Planet X conference clues")
+def simulate(mode: str, games: int, seed: int, policy: str, no_conferences: bool) -> None:
     """Play games on random boards on every core and print the days they took (JSON)."""
     from zolve.commands.common import print_json, solve_locally
 
-    params = {"mode": mode, "games": games, "seed": seed, "policy": policy, "sample_games": 0}
+    params = {
+        "mode": mode,
+        "games": games,
+        "seed": seed,
+        "policy": policy,
+        "conferences": not no_conferences,
+        "sample_games": 0,
+    }
     print_json(solve_locally("planetx.simulate", params))

@@ -1,0 +1,246 @@
+"""Research and conference clues: the model draws only true statements (checked by a plain-Python evaluator
+written here, apart from the numpy masks), research is ranked as an action whose outcome distribution adds
+up to the boards left, and simulated games with research obey the game's rules."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from puzzles.planetx import clues, deduce, simulate
+from puzzles.planetx.actions import survey_days, visible_sectors
+from puzzles.planetx.board import LETTERS, MODES
+from puzzles.planetx.boardset import BoardSet
+from puzzles.planetx.observations import arc
+from puzzles.planetx.rules import enumerate_boards, is_valid
+from puzzles.runtime import Run
+
+STANDARD = MODES["standard"]
+NAMES = {"empty": "E", "planet_x": "X", "gas_cloud": "G", "dwarf_planet": "D", "asteroid": "A", "comet": "C"}
+
+
+def holds(statement: dict, letters: str) -> bool:
+    """A clue on a board given as letters, from the rules' wording alone."""
+    n = len(letters)
+    subject = NAMES[statement["subject"]]
+    where = [i for i, letter in enumerate(letters) if letter == subject]
+    if statement["relation"] == "band":
+        width = statement["width"]
+        fits = lambda w: any(all((i - start) % n < w for i in where) for start in range(n))  # noqa: E731
+        return fits(width) and not (statement["exact"] and fits(width - 1))
+    other = NAMES[statement["object"]]
+    if statement["relation"] == "opposite":
+        reach = {n // 2}
+    else:
+        steps = 1 if statement["relation"] == "adjacent" else statement["distance"]
+        reach = {d % n for d in range(-steps, steps + 1)} - {0}
+    near = [any(letters[(i + d) % n] == other for d in reach) for i in where]
+    quantifier = statement["quantifier"]
+    return all(near) if quantifier == "all" else any(near) if quantifier == "some" else not any(near)
+
+
+@pytest.fixture(scope="module")
+def standard() -> BoardSet:
+    return BoardSet.from_codes(STANDARD, enumerate_boards(STANDARD))
+
+
+def letters_of(boards: BoardSet, row: int) -> str:
+    return "".join(LETTERS[obj] for obj in boards.grid[row])
+
+
+def test_every_topics_truth_table_agrees_with_the_rules_wording(standard: BoardSet) -> None:
+    rows = np.random.default_rng(1).choice(len(standard), size=60, replace=False)
+    pairs = [(s, o) for s in clues.RESEARCH_SUBJECTS for o in clues.RESEARCH_OTHERS]
+    topics = [clues.research_topic(standard, s, o) for s, o in pairs] + [clues.conference_topic(standard)]
+    for topic in topics:
+        for row in rows:
+            expected = [k for k, st in enumerate(topic.statements) if holds(st, letters_of(standard, row))]
+            assert topic.true_statements(int(row)) == expected, (topic.label(), letters_of(standard, row))
+
+
+def test_statements_that_tell_nothing_are_never_drawn(standard: BoardSet) -> None:
+    gas_empty = clues.research_topic(standard, "gas_cloud", "empty")
+    every = [letters_of(standard, row) for row in range(len(standard))]
+    for statement in gas_empty.statements:  # "every gas cloud is next to empty space" is a placement rule
+        assert 0 < sum(holds(statement, board) for board in every) < len(every), statement
+    lone_dwarf = clues.research_topic(standard, "dwarf_planet", "dwarf_planet")  # one dwarf in standard
+    assert not lone_dwarf.informative
+    rng = np.random.default_rng(4)
+    assert all(t.informative for _ in range(20) for t in clues.draw_topics(rng, standard).values())
+
+
+def test_drawn_clues_are_true_on_their_board_and_conferences_single_out_planet_x(standard: BoardSet) -> None:
+    rng = np.random.default_rng(7)
+    singled = 0
+    for row in rng.choice(len(standard), size=150, replace=False):
+        board = letters_of(standard, int(row))
+        topics = clues.draw_topics(rng, standard)
+        assert list(topics) == list("ABCDEF")
+        assert len({(t.subject, t.other) for t in topics.values()}) == 6
+        for topic in topics.values():
+            statement = clues.draw_statement(rng, topic, int(row))
+            assert holds(statement, board) and statement["subject"] == topic.subject
+        heard = clues.draw_conferences(rng, standard, int(row), 1)
+        assert len(heard) == 1 and holds(heard[0], board) and heard[0]["subject"] == "planet_x"
+        true = [st for st in clues.conference_statements(STANDARD) if holds(st, board)]
+        if any(singles_out(board, [statement]) for statement in true):
+            assert singles_out(board, heard)
+            singled += 1
+    assert singled > 100
+
+
+def singles_out(board: str, statements: list[dict]) -> bool:
+    """Does every valid board with Planet X moved into an empty sector break one of the statements?"""
+    x = board.index("X")
+    for sector, letter in enumerate(board):
+        if letter == "E":
+            moved = list(board)
+            moved[x], moved[sector] = "E", "X"
+            valid = is_valid(STANDARD, [LETTERS.index(c) for c in moved])
+            if valid and all(holds(st, "".join(moved)) for st in statements):
+                return False
+    return True
+
+
+def test_a_research_actions_outcomes_add_up_to_the_boards_left(standard: BoardSet) -> None:
+    observations = [{"type": "survey", "object": "asteroid", "first": 1, "last": 6, "count": 2}]
+    params = {
+        "mode": "standard",
+        "observations": observations,
+        "topics": {"A": ["comet", "asteroid"], "B": ["gas_cloud", "gas_cloud"], "C": ["asteroid", "empty"]},
+        "researched": ["C"],
+        "top": 500,
+    }
+    with Run(60) as run:
+        result = deduce.solve(params, run)
+    left = [
+        letters_of(standard, row)
+        for row in range(len(standard))
+        if sum(letters_of(standard, row)[s] == "A" for s in range(6)) == 2
+    ]
+    assert result["boards"] == len(left)
+    research = {r["action"]["topic"]: r for r in result["actions"] if r["action"]["type"] == "research"}
+    assert set(research) == {"A", "B"} and research["A"]["days"] == 1
+    for letter, pair in (("A", ("comet", "asteroid")), ("B", ("gas_cloud", "gas_cloud"))):
+        ranked = research[letter]
+        assert ranked["label"].startswith(f"research {letter}")
+        assert sum(o["boards"] for o in ranked["outcomes"]) == pytest.approx(len(left))
+        assert sum(o["probability"] for o in ranked["outcomes"]) == pytest.approx(1)
+        statements = clues.research_topic(standard, *pair).statements
+        true_on = {board: [st for st in statements if holds(st, board)] for board in left}
+        share: Counter = Counter()
+        joint: Counter = Counter()
+        for board, true in true_on.items():
+            triple = (board.index("X"), board[board.index("X") - 1], board[(board.index("X") + 1) % 12])
+            for statement in true:
+                key = repr(sorted(statement.items()))
+                share[key] += 1 / len(true)
+                joint[key, triple] += 1 / len(true)
+        by_statement = {repr(sorted(o["outcome"].items())): o for o in ranked["outcomes"]}
+        assert {k: pytest.approx(v) for k, v in share.items()} == {
+            k: o["boards"] for k, o in by_statement.items()
+        }
+        for key, outcome in by_statement.items():
+            statement = dict(eval(key))  # noqa: S307 (our own repr of a dict of plain values)
+            assert outcome["boards_left"] == sum(holds(statement, board) for board in left)
+        draw = sum(math.log2(len(true)) for true in true_on.values()) / len(left)
+        assert ranked["bits"] == pytest.approx(entropy(share.values()) - draw, abs=1e-9)
+        triples = Counter((b.index("X"), b[b.index("X") - 1], b[(b.index("X") + 1) % 12]) for b in left)
+        mutual = entropy(share.values()) + entropy(triples.values()) - entropy(joint.values())
+        assert ranked["goal_bits"] == pytest.approx(mutual, abs=1e-9)
+
+
+def entropy(weights) -> float:
+    weights = list(weights)
+    total = sum(weights)
+    return -sum(w / total * math.log2(w / total) for w in weights if w > 0)
+
+
+def test_research_is_not_offered_twice_in_a_row_nor_again() -> None:
+    topics = {"A": ["comet", "asteroid"], "B": ["asteroid", "empty"]}
+    recorded = {"type": "clue", "relation": "opposite", "quantifier": "none", "subject": "comet"}
+    recorded |= {"object": "asteroid", "topic": "A"}
+
+    def offered(**extra) -> set[str]:
+        with Run(60) as run:
+            result = deduce.solve({"mode": "standard", "topics": topics, "top": 500, **extra}, run)
+        return {r["action"]["topic"] for r in result["actions"] if r["action"]["type"] == "research"}
+
+    assert offered() == {"A", "B"}
+    assert offered(last_action_research=True) == set()
+    assert offered(researched=["B"]) == {"A"}
+    assert offered(observations=[recorded]) == {"B"}
+
+
+def test_impossible_clues_are_a_contradiction_not_an_error() -> None:
+    observations = [
+        {
+            "type": "clue",
+            "relation": "adjacent",
+            "quantifier": "all",
+            "subject": "planet_x",
+            "object": "comet",
+        },
+        {
+            "type": "clue",
+            "relation": "adjacent",
+            "quantifier": "none",
+            "subject": "planet_x",
+            "object": "comet",
+        },
+    ]
+    with Run(60) as run:
+        result = deduce.solve(
+            {"mode": "standard", "observations": observations, "topics": {"A": ["comet"] * 2}}, run
+        )
+    assert result["status"] == "contradiction" and result["boards"] == 0 and "actions" not in result
+
+
+def cost(move: dict) -> int:
+    if move["type"] == "survey":
+        return survey_days(len(arc(STANDARD, move["first"], move["last"])))
+    return {"research": 1, "target": 4, "locate": 5}[move["type"]]
+
+
+def test_simulated_games_with_research_obey_the_rules() -> None:
+    params = {"mode": "standard", "games": 40, "seed": 12, "policy": "research", "sample_games": 40}
+    with Run(300) as run:
+        summaries = [simulate.run_shard(params, key, run).summary for key in simulate.plan(params, run)]
+    result = simulate.combine(params, summaries)
+    assert result["games"] == 40 and result["unfinished"] == 0 and result["conference_spaces"] == [10]
+    researched_games = 0
+    for game in result["sample"]:
+        moves = game["moves"]
+        kinds = [m["type"] for m in moves]
+        assert all(not (a == b == "research") for a, b in itertools.pairwise(kinds))
+        topics = [m["topic"] for m in moves if m["type"] == "research"]
+        assert len(topics) == len(set(topics)) <= 6 and set(topics) <= set("ABCDEF")
+        researched_games += bool(topics)
+        assert kinds.count("target") <= 2 and kinds[-1] == "locate"
+        for move in moves:
+            sky = set(visible_sectors(STANDARD, (move["day"] % 12) + 1))
+            if move["type"] == "target":
+                assert move["sector"] in sky
+            if move["type"] == "survey":
+                assert {move["first"], move["last"]} <= sky
+        for move, after in itertools.pairwise(moves):
+            assert after["day"] - move["day"] == cost(move)
+        assert game["days"] == moves[-1]["day"] + cost(moves[-1])
+        assert game["conferences"] == int(moves[-1]["day"] >= 9)  # read on reaching space 10 (day 9)
+    assert researched_games == 40
+
+
+@pytest.mark.slow
+def test_research_saves_days_over_the_goal_policy() -> None:
+    def average(policy: str, conferences: bool) -> float:
+        params = {"mode": "standard", "games": 150, "seed": 31, "policy": policy, "conferences": conferences}
+        with Run(600) as run:
+            summaries = [simulate.run_shard(params, key, run).summary for key in simulate.plan(params, run)]
+        return simulate.combine(params, summaries)["avg_days"]
+
+    without = average("goal", conferences=False)
+    assert average("research", conferences=True) < average("goal", conferences=True) < without
