@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -19,6 +20,7 @@ from store import jobs as job_store
 from store.models import Job
 
 IDEMPOTENCY_KEY_MAX = 255
+log = logging.getLogger("zolve.services")
 
 
 @dataclass(frozen=True)
@@ -110,6 +112,24 @@ def get(ctx: Context, caller: Caller, job_id: uuid.UUID) -> Job:
     if job is None:
         raise NotFound("no such job")
     return job
+
+
+def picture(ctx: Context, caller: Caller, job_id: uuid.UUID) -> str:
+    """The job's result drawn as SVG by its kind. NotFound: no such job (or not the caller's), no result
+    yet, or a kind (or a result) with nothing to draw."""
+    job = get(ctx, caller, job_id)
+    kind = KINDS.get(job.kind)
+    if job.result is None or kind is None:
+        raise NotFound("the job has no result to draw yet")
+    try:
+        drawn = kind.draw(job.params, job.result)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError):
+        # a stored result of an older shape: no picture rather than a server error
+        log.exception("cannot draw job %s (%s)", job.id, job.kind)
+        drawn = None
+    if drawn is None:
+        raise NotFound(f"jobs of kind {job.kind} have no picture of this result")
+    return drawn
 
 
 def cancel(ctx: Context, caller: Caller, job_id: uuid.UUID) -> Job:
