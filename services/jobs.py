@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 
 from core.states import JobState
 from kinds import KINDS, Kind
+from schemas.jobs import JobCreate
 from services.context import Caller, Context
 from services.errors import Conflict, Invalid, NotFound, TooMany
 from services.messages import Messages, publish, send
@@ -94,6 +95,24 @@ def submit(
     if created:
         send(ctx, Messages(owners={caller.key_id}))  # it goes now, or when the caller's turn comes
     return Submission(job, created=created)
+
+
+def submit_request(ctx: Context, caller: Caller, raw: Any, idempotency_key: str | None = None) -> Submission:
+    """`submit` from a request body as `POST /jobs` takes it ({kind, params, time_limit?, fresh?}), read
+    with the same schema: the dashboard's forms send what the API would."""
+    try:
+        body = JobCreate().load(raw)
+    except ValidationError as err:
+        raise Invalid(err.messages) from None
+    return submit(
+        ctx,
+        caller,
+        body["kind"],
+        body["params"],
+        time_limit=body["time_limit"],
+        fresh=body["fresh"],
+        idempotency_key=idempotency_key,
+    )
 
 
 def check_unfinished_quota(ctx: Context, session: Session, caller: Caller, adding: int) -> None:
