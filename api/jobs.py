@@ -150,7 +150,9 @@ PICTURE_HEADERS = {"Content-Security-Policy": "default-src 'none'; style-src 'un
 
 @blp.route("/<uuid:job_id>/picture.svg", endpoint="picture")
 @auth.login_required
-@blp.response(200, content_type="image/svg+xml", description="The result drawn as an SVG image")
+@blp.response(
+    200, {"type": "string"}, content_type="image/svg+xml", description="The result drawn as an SVG image"
+)
 @blp.alt_response(404, description="No such job, or not yours, or no result yet")
 def picture(job_id: uuid.UUID) -> Any:
     """The result as a picture (SVG): a Planet X board's odds per sector, a Taiji grid with its lit tiles,
