@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Locator, Page, expect
 
 from tests.api.test_admin_browser import (  # noqa: F401 - fixtures
     browser_type_launch_args,
@@ -16,6 +16,7 @@ from tests.api.test_admin_browser import (  # noqa: F401 - fixtures
     log_in,
     screenshot,
 )
+from tests.support import wait_until
 
 SOLV0 = "3:Kw202200Fw62Dw4"
 
@@ -32,6 +33,12 @@ def watched(page: Page) -> list[str]:
         "'Content Security Policy violation: ' + e.violatedDirective + ' ' + e.blockedURI))"
     )
     return violations
+
+
+def loaded(image: Locator) -> None:
+    """The image has loaded (checked in Playwright's world: the page's CSP forbids the eval of
+    wait_for_function)."""
+    wait_until(lambda: image.evaluate("i => i.complete && i.naturalWidth > 0"), 20, what="the picture")
 
 
 def test_a_client_submits_from_the_form_sees_the_picture_and_not_another_clients_job(
@@ -59,7 +66,7 @@ def test_a_client_submits_from_the_form_sees_the_picture_and_not_another_clients
     expect(page).to_have_url(re.compile(rf"{live_server}/admin/jobs/[0-9a-f-]{{36}}$"))
     picture = page.locator("#picture img")
     expect(picture).to_be_visible(timeout=30_000)  # the page reloads itself once the job is final
-    page.wait_for_function("document.querySelector('#picture img').naturalWidth > 0")
+    loaded(picture)
     expect(page.locator("#job-status .state")).to_have_text("succeeded")
     screenshot(page, "client-job-taiji.png")
 
@@ -96,6 +103,6 @@ def test_the_note_sheet_recommends_anew_after_an_observation(
     expect(recommendation).to_contain_text("Next:")
     expect(page.locator("#observations")).to_contain_text('"count": 0')
     expect(page.locator("#actions tbody tr").first).to_be_visible()
-    page.wait_for_function("document.querySelector('#sheet-live img').naturalWidth > 0")
+    loaded(page.locator("#sheet-live img"))
     screenshot(page, "client-notes.png")
     assert watched == []
