@@ -141,8 +141,9 @@ def notes_entry(job_id: uuid.UUID) -> Any:
 def _note_theory(job_id: uuid.UUID) -> Response:
     theory = {"object": request.form.get("object", ""), "sector": request.form.get("sector", "")}
     theories = list(session.get(THEORIES, []))
-    if request.form.get("forget", "").isdigit():
-        del theories[int(request.form["forget"]) : int(request.form["forget"]) + 1]
+    forget = request.form.get("forget", "")
+    if forget.isascii() and forget.isdigit():
+        del theories[int(forget) : int(forget) + 1]
     elif theory["object"] in OBJECT_NAMES and theory["sector"].isascii() and theory["sector"].isdigit():
         theories = [*theories, {"object": theory["object"], "sector": int(theory["sector"])}][-MAX_THEORIES:]
     session[THEORIES] = theories

@@ -202,6 +202,8 @@ def test_the_note_sheet_deduces_after_each_entry_and_shows_errors_inline(app, ma
     theory = {"entry": "theory", "object": "planet_x", "sector": "7", "csrf_token": token}
     assert web.post(after.headers["Location"], data=theory).status_code == 302
     assert "planet_x in sector 7" in web.get(after.headers["Location"]).get_data(as_text=True)
+    odd = {"entry": "theory", "forget": "²", "sector": "٣", "object": "comet", "csrf_token": token}
+    assert web.post(after.headers["Location"], data=odd).status_code == 302, "non-ASCII digits are no numbers"
     removed = web.post(after.headers["Location"], data={"entry": "remove", "index": "0", "csrf_token": token})
     assert "4,446 of 4,446 boards fit" in _sheet(web, removed.headers["Location"])
 
