@@ -22,7 +22,7 @@ from store.models import Batch, BatchItem, Job
 blp = Blueprint("batches", __name__, url_prefix="/batches", description="Batches of puzzle requests")
 
 
-def _item_resource(item: BatchItem, job: Job | None, *, is_admin: bool) -> dict[str, Any]:
+def item_resource(item: BatchItem, job: Job | None, *, is_admin: bool) -> dict[str, Any]:
     error = job_error(job, is_admin=is_admin) if job is not None else None
     return {
         "client_id": item.client_id,
@@ -50,7 +50,7 @@ def _batch_resource(session: Any, batch: Batch, args: dict[str, Any], *, is_admi
         "job_count": batch.job_count,
         "counts": counts,
         "done": all(state in (*FINAL_STATES, "rejected") for state in counts),
-        "items": [_item_resource(item, job, is_admin=is_admin) for item, job in rows],
+        "items": [item_resource(item, job, is_admin=is_admin) for item, job in rows],
         "next_cursor": next_cursor,
         "links": {"self": url_for("batches.BatchItemView", batch_id=batch.id)},
     }

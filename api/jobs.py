@@ -6,7 +6,7 @@ import time
 import uuid
 from typing import Any
 
-from flask import current_app, request, url_for
+from flask import Response, current_app, request, url_for
 from flask.views import MethodView
 from flask_smorest import Blueprint, abort
 from marshmallow import RAISE
@@ -142,3 +142,20 @@ def result_items(args: dict[str, Any], job_id: uuid.UUID) -> Any:
     with database().session() as session:
         items, next_cursor = results.page(session, job.id, args.get("cursor", -1), args["limit"])
     return {"items": items, "next_cursor": next_cursor}
+
+
+#: an SVG opened on its own is a document: it may load and run nothing (ours has no script; defence in depth)
+PICTURE_HEADERS = {"Content-Security-Policy": "default-src 'none'; style-src 'unsafe-inline'"}
+
+
+@blp.route("/<uuid:job_id>/picture.svg", endpoint="picture")
+@auth.login_required
+@blp.response(
+    200, {"type": "string"}, content_type="image/svg+xml", description="The result drawn as an SVG image"
+)
+@blp.alt_response(404, description="No such job, or not yours, or no result yet")
+def picture(job_id: uuid.UUID) -> Any:
+    """The result as a picture (SVG): a Planet X board's odds per sector, a Taiji grid with its lit tiles,
+    a Mastermind game's pegs, a Leaving Earth route with its rockets, dice with their win matrix."""
+    svg = job_service.picture(context(), caller(), job_id)
+    return Response(svg, mimetype="image/svg+xml", headers=PICTURE_HEADERS)

@@ -91,6 +91,10 @@ class Kind:
     result_items: str | None = None
     #: the dashboard's tables of a result (a dict); none: the result's JSON alone
     result_tables: Callable[[dict[str, Any]], list[ResultTable]] | None = None
+    #: the result drawn as SVG (params, result) -> an SVG document; see pictures/
+    picture: Callable[[dict[str, Any], dict[str, Any]], str] | None = None
+    #: params to start from on the dashboard's "new job" page; none: made from the params schema
+    example: dict[str, Any] | None = None
     #: a click group of in-process commands for this kind's family ("module:attribute"), added to `zolve`
     cli: str | None = None
 
@@ -122,6 +126,23 @@ class Kind:
     def render_row(self, params: dict[str, Any], code: int) -> str:
         """The human form of a stored row (kinds with rows)."""
         return self.rows.render(params, code) if self.rows else str(code)
+
+    def draw(self, params: dict[str, Any], result: dict[str, Any]) -> str | None:
+        """The result's picture (SVG), or None for a kind that draws none."""
+        return self.picture(params, result) if self.picture else None
+
+    def example_params(self) -> dict[str, Any]:
+        """The kind's example, or one made from its params schema: each field's documented example, else
+        the first choice of a required field."""
+        if self.example is not None:
+            return dict(self.example)
+        made: dict[str, Any] = {}
+        for name, field in self.params_schema().fields.items():
+            if "example" in field.metadata:
+                made[name] = field.metadata["example"]
+            elif field.required and (choices := getattr(field.validate, "choices", None)):
+                made[name] = list(choices)[0]
+        return made
 
     def resources_for(self, db: Database) -> Resources:
         return self.resources(db) if self.resources else {}

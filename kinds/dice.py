@@ -3,6 +3,7 @@
 from typing import Any
 
 from kinds.base import Kind, ResultTable
+from pictures import dice as dice_picture
 from schemas.dice import DiceParams, DiceResult
 
 
@@ -24,5 +25,7 @@ KINDS = [
         result_schema=DiceResult,
         solver="puzzles.dice:solve",
         result_tables=dice_table,
+        picture=lambda params, result: dice_picture.dice(result),
+        example={"dice": 3, "faces": 6},
     ),
 ]

@@ -3,6 +3,7 @@
 from typing import Any
 
 from kinds.base import Kind, ResultTable, cell
+from pictures import leaving_earth as plan_picture
 from schemas.leaving_earth import PlanParams, PlanResult
 
 _PLAN_SUMMARY = ("components", "payload", "mass", "cost", "time")
@@ -36,6 +37,8 @@ KINDS = [
         result_schema=PlanResult,
         solver="puzzles.leaving_earth.planner:plan",
         result_tables=plan_tables,
+        picture=lambda params, result: plan_picture.plan(result),
+        example={"origin": "E", "destination": "L", "payload": 1, "minimize": "cost"},
         cli="zolve.commands.les:les",
     ),
 ]

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from kinds.base import Kind, Resources, ResultTable, Rows
+from pictures import planetx as planetx_picture
 from puzzles.planetx.board import BITS, BOARDS_RESOURCE, MODES, render_board  # pure Python, no Z3
 from schemas.planetx import (
     BoardExportQuery,
@@ -104,6 +105,7 @@ KINDS = [
         cacheable=True,
         default_time_limit=3600.0,  # an expert enumeration takes about 480 s of shard time
         rows=BOARDS,
+        picture=lambda params, result: planetx_picture.board(result),
         pinned=enumerations_read,
         cli=CLI,
     ),
@@ -114,6 +116,7 @@ KINDS = [
         result_schema=DeduceResult,
         solver="puzzles.planetx.deduce:solve",
         result_tables=sector_tables,
+        picture=lambda params, result: planetx_picture.board(result),
         resources=stored_boards,
         cli=CLI,
     ),
@@ -124,6 +127,7 @@ KINDS = [
         result_schema=SimulateResult,
         solver="puzzles.planetx.simulate:solve",
         result_tables=sector_tables,
+        picture=lambda params, result: planetx_picture.days(result),
         sharded=True,
         default_time_limit=3600.0,
         resources=stored_boards,

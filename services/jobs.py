@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import uuid
 from dataclasses import dataclass
 from typing import Any
@@ -11,6 +12,7 @@ from sqlalchemy.orm import Session
 
 from core.states import JobState
 from kinds import KINDS, Kind
+from schemas.jobs import JobCreate
 from services.context import Caller, Context
 from services.errors import Conflict, Invalid, NotFound, TooMany
 from services.messages import Messages, publish, send
@@ -19,6 +21,7 @@ from store import jobs as job_store
 from store.models import Job
 
 IDEMPOTENCY_KEY_MAX = 255
+log = logging.getLogger("zolve.services")
 
 
 @dataclass(frozen=True)
@@ -94,6 +97,24 @@ def submit(
     return Submission(job, created=created)
 
 
+def submit_request(ctx: Context, caller: Caller, raw: Any, idempotency_key: str | None = None) -> Submission:
+    """`submit` from a request body as `POST /jobs` takes it ({kind, params, time_limit?, fresh?}), read
+    with the same schema: the dashboard's forms send what the API would."""
+    try:
+        body = JobCreate().load(raw)
+    except ValidationError as err:
+        raise Invalid(err.messages) from None
+    return submit(
+        ctx,
+        caller,
+        body["kind"],
+        body["params"],
+        time_limit=body["time_limit"],
+        fresh=body["fresh"],
+        idempotency_key=idempotency_key,
+    )
+
+
 def check_unfinished_quota(ctx: Context, session: Session, caller: Caller, adding: int) -> None:
     """A key may have at most ZOLVE_MAX_UNFINISHED_PER_KEY jobs not yet finished."""
     limit = ctx.settings.max_unfinished_per_key
@@ -110,6 +131,24 @@ def get(ctx: Context, caller: Caller, job_id: uuid.UUID) -> Job:
     if job is None:
         raise NotFound("no such job")
     return job
+
+
+def picture(ctx: Context, caller: Caller, job_id: uuid.UUID) -> str:
+    """The job's result drawn as SVG by its kind. NotFound: no such job (or not the caller's), no result
+    yet, or a kind (or a result) with nothing to draw."""
+    job = get(ctx, caller, job_id)
+    kind = KINDS.get(job.kind)
+    if job.result is None or kind is None:
+        raise NotFound("the job has no result to draw yet")
+    try:
+        drawn = kind.draw(job.params, job.result)
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError):
+        # a stored result of an older shape: no picture rather than a server error
+        log.exception("cannot draw job %s (%s)", job.id, job.kind)
+        drawn = None
+    if drawn is None:
+        raise NotFound(f"jobs of kind {job.kind} have no picture of this result")
+    return drawn
 
 
 def cancel(ctx: Context, caller: Caller, job_id: uuid.UUID) -> Job:

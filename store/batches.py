@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, String, func, select
+from sqlalchemy import ColumnElement, String, func, literal, select, tuple_
 from sqlalchemy.orm import Session
 
 from store import events
@@ -65,6 +66,24 @@ def get_batch(session: Session, batch_id: uuid.UUID, owner_id: int | None) -> Ba
     if batch is None or (owner_id is not None and batch.owner_id != owner_id):
         return None
     return batch
+
+
+def list_batches(
+    session: Session,
+    owner_id: int | None,
+    *,
+    limit: int = 25,
+    before: tuple[datetime, uuid.UUID] | None = None,
+) -> list[Batch]:
+    """Batches newest first (of one owner, or everyone's for None), after the (created_at, id) `before`;
+    an owner's read their index (owner_id, created_at)."""
+    query = select(Batch).order_by(Batch.created_at.desc(), Batch.id.desc()).limit(limit)
+    if owner_id is not None:
+        query = query.where(Batch.owner_id == owner_id)
+    if before is not None:
+        after = tuple_(literal(before[0], Batch.created_at.type), literal(before[1], Batch.id.type))
+        query = query.where(tuple_(Batch.created_at, Batch.id) < after)
+    return list(session.scalars(query))
 
 
 def _item_state() -> ColumnElement[str]:

@@ -4,6 +4,7 @@ imports itself back through others, and puzzles/ stays pure Z3."""
 from __future__ import annotations
 
 import ast
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,13 +16,14 @@ ROOT = Path(__file__).resolve().parents[1]
 LAYERS: dict[str, set[str]] = {
     "puzzles": set(),
     "core": set(),
+    "pictures": set(),
     "schemas": {"core", "puzzles"},
     "store": {"core", "migrations"},
-    "kinds": {"core", "puzzles", "schemas", "store"},
+    "kinds": {"core", "pictures", "puzzles", "schemas", "store"},
     "services": {"core", "kinds", "schemas", "store"},
     "workers": {"core", "kinds", "puzzles", "services", "store"},
     "api": {"core", "kinds", "schemas", "services", "store", "workers"},
-    "zolve": {"api", "core", "kinds", "puzzles", "schemas", "services", "store", "workers"},
+    "zolve": {"api", "core", "kinds", "pictures", "puzzles", "schemas", "services", "store", "workers"},
 }
 #: what a puzzle must never need: it runs in the worker, the CLI and benchmarks alike
 NOT_IN_PUZZLES = {"flask", "celery", "kombu", "redis", "sqlalchemy", "psycopg", "marshmallow"}
@@ -183,3 +185,10 @@ def test_the_cycle_finder_finds_a_cycle() -> None:
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("puzzles")))
 def test_puzzles_are_pure(module: str) -> None:
     assert {name.split(".")[0] for name in GRAPH[module]} & NOT_IN_PUZZLES == set()
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("pictures")))
+def test_pictures_need_only_the_standard_library(module: str) -> None:
+    """A picture is drawn from plain data: no web framework, database or solver behind it."""
+    outside = {name.split(".")[0] for name in GRAPH[module]} - {"pictures", "__future__"}
+    assert outside - set(sys.stdlib_module_names) == set()

@@ -51,6 +51,27 @@ def result_tables(kind_name: str, result: dict[str, Any] | None) -> list[ResultT
     return kind.result_tables(result)
 
 
+def field_errors(errors: Any, path: str = "") -> list[tuple[str, str]]:
+    """marshmallow's nested messages as (dotted field path, message) pairs, e.g.
+    {"params": {"observations": {"0": {"count": ["…"]}}}} → [("params.observations.0.count", "…")]."""
+    if isinstance(errors, dict):
+        return [
+            pair
+            for name, inner in errors.items()
+            for pair in field_errors(
+                inner, f"{path}.{name}" if path and name != "_schema" else path or str(name)
+            )
+        ]
+    if isinstance(errors, list):
+        return [pair for inner in errors for pair in field_errors(inner, path)]
+    return [(path, str(errors))]
+
+
+def has_picture(kind_name: str) -> bool:
+    kind = KINDS.get(kind_name)
+    return bool(kind and kind.picture)
+
+
 # -- chart ----------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Bar:

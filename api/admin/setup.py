@@ -7,7 +7,7 @@ from datetime import timedelta
 from flask import Flask
 from flask_wtf.csrf import CSRFProtect
 
-from api.admin import present
+from api.admin import batch_pages, notes, pages, present  # noqa: F401 - their routes join the blueprint
 from api.admin.views import bp
 from core.config import Settings, secret_key_for
 
@@ -36,5 +36,6 @@ def init_admin(app: Flask, settings: Settings) -> None:
         progress_label=present.progress_label,
         cell=present.cell_text,
         rate=present.rate,
+        has_picture=present.has_picture,
     )
     app.register_blueprint(bp)

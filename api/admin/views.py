@@ -1,4 +1,7 @@
-"""The dashboard's pages, fragments (polled by htmx) and actions. Reads go through store.dashboard."""
+"""The dashboard's pages, fragments (polled by htmx) and actions. Reads go through store.dashboard.
+
+Any API key logs in: a client key sees its own jobs and batches, an admin key everyone's, and only admins
+see the overview and take the operator actions (retry, requeue)."""
 
 from __future__ import annotations
 
@@ -39,6 +42,9 @@ log = logging.getLogger("zolve.admin")
 bp = Blueprint("admin", __name__, url_prefix="/admin", template_folder="templates", static_folder="static")
 
 PUBLIC = ("admin.login", "admin.static")
+#: the operators' pages and actions: a client key gets 403 (its landing page, the overview, sends it to
+#: its jobs instead)
+ADMIN_ONLY = ("admin.overview", "admin.overview_panel", "admin.retry_job", "admin.requeue_shard")
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 PAGE_SIZE = 25
 MAX_PAGE_SIZE = 200
@@ -67,7 +73,8 @@ def _key_from_request() -> tuple[ApiKey | None, str | None]:
 
 @bp.before_request
 def guard() -> Response | None:
-    """Admins only: no session → the login page; a non-admin key → 403; forms need the CSRF token."""
+    """Any key: no session → the login page; a client key on an operator's page → 403 (on the overview:
+    its jobs); forms need the CSRF token."""
     csrf = current_app.extensions["zolve.csrf"]
     if request.endpoint in PUBLIC:
         if request.method not in SAFE_METHODS:
@@ -78,9 +85,12 @@ def guard() -> Response | None:
         if via == "bearer":
             abort(401)
         return _to_login()
-    if not key.is_admin:
+    g.key = key
+    g.admin = key if key.is_admin else None
+    if not key.is_admin and request.endpoint in ADMIN_ONLY:
+        if request.endpoint == "admin.overview" and via == "session":
+            return redirect(url_for("admin.jobs"))
         abort(403, "this page is for admin keys")
-    g.admin = key
     if via == "session" and request.method not in SAFE_METHODS:
         csrf.protect()
     return None
@@ -108,8 +118,6 @@ def login() -> Any:
         key = keys.authenticate(db_session, token) if 0 < len(token) <= 200 else None
     if key is None:
         return render_template("admin/login.html", next=_safe_next(), error="not a valid API key"), 401
-    if not key.is_admin:
-        abort(403, "this key is not an admin key: the dashboard is for admin keys")
     session.clear()
     session["key_id"] = key.id
     session.permanent = True
@@ -153,12 +161,18 @@ def overview_panel() -> str:
 
 
 # -- jobs table -----------------------------------------------------------------------------------
+def caller_of_session() -> Caller:
+    """Who the signed-in key is, as the use cases take it."""
+    return Caller(g.key.id, is_admin=g.key.is_admin)
+
+
 def _job_filter() -> listing.JobFilter:
     owner = request.args.get("owner", "").strip()
+    owner_id = int(owner) if owner.isascii() and owner.isdigit() and len(owner) < 19 else None
     return listing.JobFilter(
         states=[s for s in request.args.getlist("state") if s in JOB_STATES],
         kind=request.args.get("kind") or None,
-        owner_id=int(owner) if owner.isascii() and owner.isdigit() and len(owner) < 19 else None,
+        owner_id=owner_id if g.key.is_admin else g.key.id,
         id_query=request.args.get("q", "").strip() or None,
     )
 
@@ -210,7 +224,7 @@ def job_rows() -> str:
 # -- a job ----------------------------------------------------------------------------------------
 def _job_or_404(job_id: uuid.UUID):
     with database().session() as db_session:
-        job = job_store.get_job(db_session, job_id, None)
+        job = job_store.get_job(db_session, job_id, caller_of_session().owner_filter)
     if job is None:
         abort(404, "no such job")
     return job
@@ -232,7 +246,7 @@ def job_progress(job_id: uuid.UUID) -> Response:
 def job_page(job_id: uuid.UUID) -> str:
     with database().session() as db_session:
         detail = dashboard.job_detail(db_session, job_id, stuck_after=settings().requeue_after)
-    if detail is None:
+    if detail is None or not (g.key.is_admin or detail.job.owner_id == g.key.id):
         abort(404, "no such job")
     job = detail.job
     kind = KINDS.get(job.kind)
@@ -289,7 +303,8 @@ def cancel_job(job_id: uuid.UUID) -> Any:
         return redirect(url_for("admin.job_page", job_id=job_id))
 
     def cancel() -> str:
-        return f"cancel requested: the job is {job_service.cancel(context(), _admin(), job_id).state}"
+        cancelled = job_service.cancel(context(), caller_of_session(), job_id)
+        return f"cancel requested: the job is {cancelled.state}"
 
     return _act(job_id, cancel)
 

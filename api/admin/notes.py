@@ -1,0 +1,150 @@
+"""The Planet X note sheet: a player writes down what the game shows them (surveys, targets, research and
+conference clues, failed locates, plain sector facts) and, after each entry, sees the board's odds and the
+next actions ranked, from a `planetx.deduce` job.
+
+Each entry submits a new deduce job through services.jobs.submit: the sheet is that job, its params the
+notes so far (copied whole, so optional params this page does not know, such as research topics, pass on
+to the next job). A deduction over the stored enumeration takes a fraction of a second on a worker, so the
+page waits for it by polling, like any job page, rather than solving inside the web process (which must not
+load Z3 or the boards). Theories ("Planet X in sector 7") bind nothing: they are kept in the session only.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from flask import abort, redirect, render_template, request, session, url_for
+from werkzeug.wrappers import Response
+
+from api.admin import present
+from api.admin.views import bp, caller_of_session
+from api.deps import context
+from schemas.planetx import OBJECT_NAMES, RELATIONS, SEEN_OBJECTS, SURVEY_OBJECTS
+from services import jobs as job_service
+from services.errors import Invalid, NotFound
+from store.models import Job
+
+DEDUCE = "planetx.deduce"
+THEORIES = "planetx_theories"
+MAX_THEORIES = 40
+#: each entry's fields, as the Observation schema names them, and which are integers or yes/no
+ENTRIES: dict[str, tuple[str, ...]] = {
+    "survey": ("object", "first", "last", "count"),
+    "target": ("sector", "seen"),
+    "clue": ("relation", "quantifier", "subject", "object", "distance", "width", "exact"),
+    "sector": ("sector", "object", "present"),
+    "locate": ("sector", "left", "right"),
+}
+INTEGERS = {"sector", "first", "last", "count", "distance", "width", "sky_start", "targets_used"}
+YES_NO = {"present", "exact"}
+CHOICES = {
+    "objects": OBJECT_NAMES,
+    "survey_objects": SURVEY_OBJECTS,
+    "seen": SEEN_OBJECTS,
+    "relations": RELATIONS,
+    "quantifiers": ("all", "some", "none"),
+}
+
+
+def _value(name: str, raw: str) -> Any:
+    """A form value as the schema reads it; text that is no number stays text, for the schema to refuse."""
+    if name in INTEGERS and raw.lstrip("-").isascii() and raw.lstrip("-").isdigit():
+        return int(raw)
+    if name in YES_NO:
+        return raw == "yes"
+    return raw
+
+
+def observation_from_form(entry: str) -> dict[str, Any]:
+    fields = {name: request.form.get(name, "").strip() for name in ENTRIES[entry]}
+    return {"type": entry, **{name: _value(name, raw) for name, raw in fields.items() if raw}}
+
+
+def _sheet_job(job_id: uuid.UUID) -> Job:
+    try:
+        job = job_service.get(context(), caller_of_session(), job_id)
+    except NotFound:
+        abort(404, "no such note sheet")
+    if job.kind != DEDUCE:
+        abort(404, "not a Planet X note sheet")
+    return job
+
+
+def _submit(params: dict[str, Any]) -> Response:
+    job = job_service.submit(context(), caller_of_session(), DEDUCE, params).job
+    return redirect(url_for("admin.notes_sheet", job_id=job.id))
+
+
+@bp.route("/planetx/notes", methods=["GET", "POST"])
+def notes() -> Any:
+    """A new sheet: the game's mode and where the sky starts."""
+    if request.method == "GET":
+        return render_template("admin/notes_start.html", errors=[])
+    params = {name: _value(name, request.form.get(name, "").strip()) for name in ("mode", "sky_start")}
+    params["observations"] = []
+    session[THEORIES] = []
+    try:
+        return _submit(params)
+    except Invalid as refused:
+        return render_template("admin/notes_start.html", errors=present.field_errors(refused.errors)), 422
+
+
+@bp.get("/planetx/notes/<uuid:job_id>")
+def notes_sheet(job_id: uuid.UUID) -> str:
+    return _render(_sheet_job(job_id))
+
+
+def _render(job: Job, entry: str | None = None, errors: list[tuple[str, str]] | None = None) -> str:
+    result = job.result if isinstance(job.result, dict) else {}
+    return render_template(
+        "admin/notes.html",
+        job=job,
+        params=job.params,
+        result=result,
+        actions=result.get("actions") or [],
+        theories=session.get(THEORIES, []),
+        entries=ENTRIES,
+        failed_entry=entry,
+        errors=errors or [],
+        **CHOICES,
+    )
+
+
+@bp.post("/planetx/notes/<uuid:job_id>")
+def notes_entry(job_id: uuid.UUID) -> Any:
+    """One entry on the sheet: an observation (a new deduction), a removed one, the sky or targets moved,
+    or a theory (noted only)."""
+    job = _sheet_job(job_id)
+    entry = request.form.get("entry", "")
+    params = dict(job.params)  # every key, known or not, goes on to the next job
+    observations = list(params.get("observations") or [])
+    if entry == "theory":
+        return _note_theory(job_id)
+    if entry in ENTRIES:
+        params["observations"] = [*observations, observation_from_form(entry)]
+    elif entry == "remove":
+        index = request.form.get("index", "")
+        if not (index.isascii() and index.isdigit() and int(index) < len(observations)):
+            abort(400, "no such observation")
+        params["observations"] = observations[: int(index)] + observations[int(index) + 1 :]
+    elif entry == "settings":
+        params.update({n: _value(n, request.form.get(n, "").strip()) for n in ("sky_start", "targets_used")})
+    else:
+        abort(400, "unknown entry")
+    try:
+        return _submit(params)
+    except Invalid as refused:
+        return _render(job, entry, present.field_errors(refused.errors)), 422
+
+
+def _note_theory(job_id: uuid.UUID) -> Response:
+    theory = {"object": request.form.get("object", ""), "sector": request.form.get("sector", "")}
+    theories = list(session.get(THEORIES, []))
+    forget = request.form.get("forget", "")
+    if forget.isascii() and forget.isdigit():
+        del theories[int(forget) : int(forget) + 1]
+    elif theory["object"] in OBJECT_NAMES and theory["sector"].isascii() and theory["sector"].isdigit():
+        theories = [*theories, {"object": theory["object"], "sector": int(theory["sector"])}][-MAX_THEORIES:]
+    session[THEORIES] = theories
+    return redirect(url_for("admin.notes_sheet", job_id=job_id))

@@ -1,0 +1,225 @@
+"""Pictures over the API and the dashboard's pages for clients (Flask test client, real PostgreSQL and the
+real worker): a picture is the owner's only and exists once there is a result; the new-job form, the batch
+pages and exports, and the Planet X note sheet, each checked through what it made."""
+
+from __future__ import annotations
+
+import csv
+import html
+import io
+import json
+import re
+import uuid
+
+from tests.api.test_admin import _stored_job, csrf_token, log_in
+from tests.pictures.test_pictures import TAIJI, lit_tiles, parse, titles
+from tests.support import wait_until
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def signed_in(app, headers: dict[str, str]):
+    client = app.test_client()
+    assert log_in(client, headers).status_code == 302
+    return client
+
+
+def form(client, path: str, data: dict[str, str]):
+    return client.post(
+        path, data={**data, "csrf_token": csrf_token(client, path if "new" in path else "/admin/jobs")}
+    )
+
+
+# -- GET /jobs/{id}/picture.svg -------------------------------------------------------------------
+def test_a_picture_is_404_until_there_is_a_result_and_only_for_its_owner(
+    client, db, make_key, worker, wait_job
+) -> None:
+    owner, other, admin = make_key(), make_key(), make_key(admin=True)
+    queued = _stored_job(db, owner, state="queued")
+    response = client.get(f"/jobs/{queued}/picture.svg", headers=owner)
+    assert response.status_code == 404 and response.get_json()["message"].startswith("the job has no result")
+
+    puzzle = TAIJI["SOLV0"]
+    job_id = client.post(
+        "/jobs", json={"kind": "taiji.solve", "params": {"code": puzzle["code"]}}, headers=owner
+    )
+    job = wait_job(owner, job_id.get_json()["id"])
+    assert job["state"] == "succeeded"
+    response = client.get(f"/jobs/{job['id']}/picture.svg", headers=owner)
+    assert response.status_code == 200 and response.mimetype == "image/svg+xml"
+    assert "default-src 'none'" in response.headers["Content-Security-Policy"]
+    solution = job["result"]["solution"]
+    assert lit_tiles(parse(response.get_data(as_text=True))) == {
+        (r, c): v for r, row in enumerate(solution) for c, v in enumerate(row)
+    }
+    assert client.get(f"/jobs/{job['id']}/picture.svg", headers=other).status_code == 404
+    assert client.get(f"/jobs/{job['id']}/picture.svg", headers=admin).status_code == 200
+    assert client.get(f"/jobs/{uuid.uuid4()}/picture.svg", headers=owner).status_code == 404
+
+
+def test_a_deductions_picture_carries_its_probabilities(client, auth, worker, wait_job) -> None:
+    """A comet seen in sector 3: that band is certain, and every band is the result's own figure."""
+    params = {"mode": "standard", "observations": [{"type": "sector", "sector": 3, "object": "comet"}]}
+    submitted = client.post("/jobs", json={"kind": "planetx.deduce", "params": params}, headers=auth)
+    job = wait_job(auth, submitted.get_json()["id"])
+    root = parse(client.get(f"/jobs/{job['id']}/picture.svg", headers=auth).get_data(as_text=True))
+    drawn = {
+        (int(sector.get("data-sector")), band.get("data-object")): float(band.get("data-p"))
+        for sector in root.iter(f"{SVG}g")
+        if sector.get("data-sector")
+        for band in sector
+        if band.get("data-object")
+    }
+    expected = {
+        (s["sector"], name): round(p, 4)
+        for s in job["result"]["sectors"]
+        for name, p in s["probabilities"].items()
+    }
+    assert drawn == expected and drawn[(3, "comet")] == 1.0
+    assert "sector 3 · comet 100.0%" in titles(root)
+
+
+def test_the_picture_is_in_the_openapi_spec(client) -> None:
+    operation = client.get("/openapi.json").get_json()["paths"]["/jobs/{job_id}/picture.svg"]["get"]
+    assert "image/svg+xml" in operation["responses"]["200"]["content"]
+    assert "404" in operation["responses"]
+
+
+# -- the new-job form -----------------------------------------------------------------------------
+def test_the_new_job_form_starts_from_an_example_and_shows_field_errors_inline(app, make_key) -> None:
+    web = signed_in(app, make_key())
+    page = html.unescape(web.get("/admin/new/mastermind.guess").get_data(as_text=True))
+    assert '"history": [' in page and '"n": 4' in page
+    token = csrf_token(web, "/admin/new/dice")
+    bad = web.post("/admin/new/dice", data={"params": '{"dice": 30}', "csrf_token": token})
+    text = html.unescape(bad.get_data(as_text=True))
+    assert (
+        bad.status_code == 422 and "<code>params.dice</code>" in text and "<code>params.faces</code>" in text
+    )
+    assert "Missing data for required field." in text and '{"dice": 30}' in text, "the text is kept"
+    not_json = web.post("/admin/new/dice", data={"params": "{dice", "csrf_token": token})
+    assert not_json.status_code == 422 and "not JSON" in not_json.get_data(as_text=True)
+    limit = web.post("/admin/new/dice", data={"params": "{}", "time_limit": "soon", "csrf_token": token})
+    assert limit.status_code == 422 and "<code>time_limit</code>" in limit.get_data(as_text=True)
+    good = web.post("/admin/new/dice", data={"params": '{"dice": 3, "faces": 4}', "csrf_token": token})
+    assert good.status_code == 302 and re.fullmatch(r"/admin/jobs/[0-9a-f-]{36}", good.headers["Location"])
+
+
+# -- batches --------------------------------------------------------------------------------------
+def test_batch_pages_and_exports_show_the_owners_batch_only(app, client, make_key, worker) -> None:
+    owner, other = make_key(), make_key()
+    items = [
+        {"client_id": "three", "params": {"dice": 3, "faces": 4}},
+        {"client_id": "same", "params": {"dice": 3, "faces": 4}},
+        {"client_id": "bad", "params": {"dice": 99, "faces": 4}},
+    ]
+    batch = client.post("/batches", json={"kind": "dice", "items": items}, headers=owner).get_json()
+    wait_until(
+        lambda: client.get(f"/batches/{batch['id']}", headers=owner).get_json()["done"], 60, what="batch"
+    )
+    web = signed_in(app, owner)
+    assert batch["id"] in web.get("/admin/batches").get_data(as_text=True)
+    page = web.get(f"/admin/batches/{batch['id']}").get_data(as_text=True)
+    assert "<strong>done</strong>" in page and 'data-item="bad"' in page and "hx-trigger" not in page
+    assert page.count("/picture.svg") == 2, "a picture per solved item"
+
+    lines = [
+        json.loads(line)
+        for line in web.get(f"/admin/batches/{batch['id']}/results.ndjson")
+        .get_data(as_text=True)
+        .splitlines()
+    ]
+    assert [(i["client_id"], i["state"]) for i in lines] == [
+        ("three", "succeeded"),
+        ("same", "succeeded"),
+        ("bad", "rejected"),
+    ]
+    assert (
+        lines[0]["result"]["dice"]
+        and lines[0]["job_id"] == lines[1]["job_id"]
+        and "dice" in lines[2]["errors"]["params"]
+    )
+    rows = list(
+        csv.DictReader(
+            io.StringIO(web.get(f"/admin/batches/{batch['id']}/results.csv").get_data(as_text=True))
+        )
+    )
+    assert [r["client_id"] for r in rows] == ["three", "same", "bad"] and json.loads(
+        rows[0]["result"]
+    ) == lines[0]["result"]
+
+    stranger = signed_in(app, other)
+    assert batch["id"] not in stranger.get("/admin/batches").get_data(as_text=True)
+    assert stranger.get(f"/admin/batches/{batch['id']}").status_code == 404
+    assert stranger.get(f"/admin/batches/{batch['id']}/results.csv").status_code == 404
+
+
+# -- the Planet X note sheet ----------------------------------------------------------------------
+def _sheet(web, path: str) -> str:
+    """The sheet once its deduction is final (its live block stops polling)."""
+    return wait_until(
+        lambda: (
+            (text := web.get(path).get_data(as_text=True)) and 'id="sheet-live" hx-get' not in text and text
+        ),
+        60,
+        what="the deduction",
+    )
+
+
+def test_the_note_sheet_deduces_after_each_entry_and_shows_errors_inline(app, make_key, worker) -> None:
+    web = signed_in(app, make_key())
+    token = csrf_token(web, "/admin/planetx/notes")
+    started = web.post(
+        "/admin/planetx/notes", data={"mode": "standard", "sky_start": "1", "csrf_token": token}
+    )
+    assert started.status_code == 302
+    first = _sheet(web, started.headers["Location"])
+    assert "4,446 of 4,446 boards fit" in first and 'id="recommendation"' in first
+
+    survey = {
+        "entry": "survey",
+        "object": "comet",
+        "first": "1",
+        "last": "6",
+        "count": "0",
+        "csrf_token": token,
+    }
+    after = web.post(started.headers["Location"], data=survey)
+    assert after.status_code == 302 and after.headers["Location"] != started.headers["Location"]
+    second = _sheet(web, after.headers["Location"])
+    assert "of 4,446 boards fit" in second and "4,446 of 4,446" not in second
+    assert '{"count": 0, "first": 1, "last": 6, "object": "comet", "type": "survey"}' in second.replace(
+        "&#34;", '"'
+    )
+
+    refused = web.post(
+        after.headers["Location"],
+        data={"entry": "target", "sector": "13", "seen": "comet", "csrf_token": token},
+    )
+    text = refused.get_data(as_text=True)
+    assert refused.status_code == 422 and "params.observations.1.sector" in text and "sectors 1 to 12" in text
+
+    theory = {"entry": "theory", "object": "planet_x", "sector": "7", "csrf_token": token}
+    assert web.post(after.headers["Location"], data=theory).status_code == 302
+    assert "planet_x in sector 7" in web.get(after.headers["Location"]).get_data(as_text=True)
+    odd = {"entry": "theory", "forget": "²", "sector": "٣", "object": "comet", "csrf_token": token}
+    assert web.post(after.headers["Location"], data=odd).status_code == 302, "non-ASCII digits are no numbers"
+    removed = web.post(after.headers["Location"], data={"entry": "remove", "index": "0", "csrf_token": token})
+    assert "4,446 of 4,446 boards fit" in _sheet(web, removed.headers["Location"])
+
+
+def test_a_sheet_keeps_params_it_does_not_know(app, client, make_key, worker, db) -> None:
+    """Optional params of a newer deduce (here `top` and `rank_by`) pass on to the next job unchanged."""
+    owner = make_key()
+    params = {"mode": "standard", "top": 3, "rank_by": "goal_bits_per_day", "observations": []}
+    job_id = client.post(
+        "/jobs", json={"kind": "planetx.deduce", "params": params}, headers=owner
+    ).get_json()["id"]
+    web = signed_in(app, owner)
+    target = {"entry": "target", "sector": "2", "seen": "empty", "csrf_token": csrf_token(web, "/admin/jobs")}
+    moved = web.post(f"/admin/planetx/notes/{job_id}", data=target)
+    new_id = moved.headers["Location"].rsplit("/", 1)[1]
+    new = client.get(f"/jobs/{new_id}", headers=owner).get_json()
+    assert new["params"]["top"] == 3 and new["params"]["rank_by"] == "goal_bits_per_day"
+    assert new["params"]["observations"] == [{"type": "target", "sector": 2, "seen": "empty"}]
+    assert signed_in(app, make_key()).get(f"/admin/planetx/notes/{job_id}").status_code == 404
