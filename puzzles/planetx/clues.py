@@ -7,7 +7,7 @@ pair of objects, kept only when it is true on the board.
 - **Research topics.** A game shows six topics A–F, each a pair (subject, other): the subject is an
   asteroid, comet, dwarf planet or gas cloud; the other is one of those or truly empty space, or the subject
   itself (a clue about how that object lies). A simulated game draws six distinct pairs uniformly among the
-  pairs that have something to say on its mode.
+  pairs that have something to say on its mode and a true statement on its board.
 - **A topic's statements** are the clue forms of the rules about its pair (`pair_statements`), less those
   the placement rules make true on every board or on none: they would tell nothing, or could never be
   shown. Researching a topic reveals one statement, drawn **uniformly among the topic's statements that are
@@ -153,10 +153,14 @@ def conference_days(spaces: Sequence[int]) -> list[int]:
 
 
 # -- how a game draws its clues -------------------------------------------------------------------
-def draw_topics(rng: np.random.Generator, everything: BoardSet) -> dict[str, Topic]:
-    """Six distinct research pairs with something to say, lettered A–F."""
+def draw_topics(rng: np.random.Generator, everything: BoardSet, row: int) -> dict[str, Topic]:
+    """Six distinct research pairs with something to say on the board at `row`, lettered A–F."""
     pairs = [(s, o) for s in RESEARCH_SUBJECTS for o in RESEARCH_OTHERS]
-    topics = [t for s, o in pairs if (t := research_topic(everything, s, o)).informative]
+    topics = [
+        topic
+        for s, o in pairs
+        if (topic := research_topic(everything, s, o)).informative and topic.true_statements(row)
+    ]
     picks = rng.choice(len(topics), size=len(TOPIC_LETTERS), replace=False)
     return {letter: topics[int(i)] for letter, i in zip(TOPIC_LETTERS, picks, strict=True)}
 

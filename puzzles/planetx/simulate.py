@@ -157,7 +157,7 @@ def new_game(everything: BoardSet, secret: int, policy: str, seeds: list[int], s
     topics, clues = {}, {}
     if policy in RESEARCHING:
         rng = np.random.default_rng([*seeds, 1])
-        topics = draw_topics(rng, everything)
+        topics = draw_topics(rng, everything, secret)
         clues = {letter: draw_statement(rng, topic, secret) for letter, topic in topics.items()}
     rng = np.random.default_rng([*seeds, 2])
     heard = draw_conferences(rng, everything, secret, len(spaces)) if spaces else []

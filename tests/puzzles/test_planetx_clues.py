@@ -70,7 +70,7 @@ def test_statements_that_tell_nothing_are_never_drawn(standard: BoardSet) -> Non
     lone_dwarf = clues.research_topic(standard, "dwarf_planet", "dwarf_planet")  # one dwarf in standard
     assert not lone_dwarf.informative
     rng = np.random.default_rng(4)
-    assert all(t.informative for _ in range(20) for t in clues.draw_topics(rng, standard).values())
+    assert all(t.informative for _ in range(20) for t in clues.draw_topics(rng, standard, 5).values())
 
 
 def test_drawn_clues_are_true_on_their_board_and_conferences_single_out_planet_x(standard: BoardSet) -> None:
@@ -78,7 +78,7 @@ def test_drawn_clues_are_true_on_their_board_and_conferences_single_out_planet_x
     singled = 0
     for row in rng.choice(len(standard), size=150, replace=False):
         board = letters_of(standard, int(row))
-        topics = clues.draw_topics(rng, standard)
+        topics = clues.draw_topics(rng, standard, int(row))
         assert list(topics) == list("ABCDEF")
         assert len({(t.subject, t.other) for t in topics.values()}) == 6
         for topic in topics.values():
