@@ -219,6 +219,15 @@ def _check_sectors(data: dict[str, Any], mode: str, fields_: tuple[str, ...]) ->
     }
 
 
+def _research_pair(pair: list[str]) -> None:
+    if len(pair) != 2:
+        return  # told by the length check
+    if pair[0] not in RESEARCH_SUBJECTS:
+        raise ValidationError(f"a topic's subject is one of {', '.join(RESEARCH_SUBJECTS)}")
+    if pair[1] not in RESEARCH_OTHERS:
+        raise ValidationError(f"a topic's other object is one of {', '.join(RESEARCH_OTHERS)}")
+
+
 class DeduceParams(Schema):
     mode = fields.String(required=True, validate=validate.OneOf(MODES))
     observations = fields.List(
@@ -252,7 +261,7 @@ class DeduceParams(Schema):
     )
     topics = fields.Dict(
         keys=fields.String(validate=validate.OneOf(TOPIC_LETTERS)),
-        values=fields.List(fields.String(), validate=validate.Length(equal=2)),
+        values=fields.List(fields.String(), validate=[validate.Length(equal=2), _research_pair]),
         load_default=dict,
         metadata={
             "description": "the game's research topics: letter -> [subject, other], the pair of objects the "
@@ -282,23 +291,8 @@ class DeduceParams(Schema):
             if bad := _check_sectors(observation, mode, SECTOR_FIELDS):
                 errors.setdefault("observations", {})[index] = bad
         errors.update(_check_sectors(data, mode, ("sky_start",)))
-        if bad := _bad_topics(data.get("topics") or {}):
-            errors["topics"] = bad
         if errors:
             raise ValidationError(errors)
-
-
-def _bad_topics(topics: dict[str, list[str]]) -> dict[str, list[str]]:
-    errors = {}
-    for letter, pair in topics.items():
-        if len(pair) != 2:
-            continue  # reported by the field
-        subject, other = pair
-        if subject not in RESEARCH_SUBJECTS:
-            errors[letter] = [f"a topic's subject is one of {', '.join(RESEARCH_SUBJECTS)}"]
-        elif other not in RESEARCH_OTHERS:
-            errors[letter] = [f"a topic's other object is one of {', '.join(RESEARCH_OTHERS)}"]
-    return errors
 
 
 class SectorProbabilities(Schema):

@@ -13,7 +13,8 @@ from puzzles.runtime import Cancelled, Run
 
 
 def games(policy: str, count: int, seed: int = 3) -> dict:
-    params = {"mode": "standard", "games": count, "seed": seed, "policy": policy}
+    """Games as the seed played them: no conference clues."""
+    params = {"mode": "standard", "games": count, "seed": seed, "policy": policy, "conferences": False}
     with Run(600) as run:
         summaries = [simulate.run_shard(params, key, run).summary for key in simulate.plan(params, run)]
     return simulate.combine(params, summaries)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from marshmallow import ValidationError
 
-from schemas.planetx import DeduceParams, EnumerateParams
+from schemas.planetx import DeduceParams, EnumerateParams, SimulateParams
 
 
 def _facts(*sectors: int) -> list[dict]:
@@ -36,3 +36,33 @@ def test_deduce_observations_beyond_a_standard_board_are_field_errors() -> None:
     with pytest.raises(ValidationError) as caught:
         DeduceParams().load({"mode": "standard", "observations": [observation]})
     assert caught.value.messages == {"observations": {0: {"sector": ["standard mode has sectors 1 to 12"]}}}
+
+
+def test_research_topics_load_and_bad_ones_are_field_errors() -> None:
+    loaded = DeduceParams().load(
+        {"mode": "standard", "topics": {"A": ["comet", "asteroid"], "F": ["gas_cloud", "empty"]}}
+    )
+    assert loaded["topics"]["F"] == ["gas_cloud", "empty"] and loaded["researched"] == []
+    assert loaded["last_action_research"] is False
+    bad = {"A": ["empty", "comet"], "B": ["comet", "planet_x"], "C": ["comet"]}
+    with pytest.raises(ValidationError) as caught:
+        DeduceParams().load({"mode": "standard", "topics": bad, "researched": ["G"]})
+    messages = caught.value.messages
+    assert "subject is one of" in messages["topics"]["A"]["value"][0]
+    assert "other object is one of" in messages["topics"]["B"]["value"][0]
+    assert messages["topics"]["C"]["value"] == ["Length must be 2."]
+    assert messages["researched"] == {0: ["Must be one of: A, B, C, D, E, F."]}
+    with pytest.raises(ValidationError) as caught:
+        DeduceParams().load({"mode": "standard", "topics": {"Z": ["comet", "comet"]}})
+    assert "key" in caught.value.messages["topics"]["Z"]
+
+
+def test_conference_spaces_are_checked_against_the_mode() -> None:
+    assert SimulateParams().load({"mode": "expert", "conference_spaces": [7, 16]})["conference_spaces"] == [
+        7,
+        16,
+    ]
+    assert SimulateParams().load({"mode": "standard"})["policy"] == "research"
+    with pytest.raises(ValidationError) as caught:
+        SimulateParams().load({"mode": "standard", "conference_spaces": [13]})
+    assert caught.value.messages == {"conference_spaces": {0: ["the standard track has spaces 2 to 12"]}}
