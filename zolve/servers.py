@@ -20,7 +20,9 @@ def gunicorn_options(
         "bind": f"{host}:{port}",
         "workers": workers,
         "worker_class": "gthread",
-        "threads": threads,
+        # event streams hold a thread each, at most max_streams: on top of the threads everything else
+        # (probes above all) is served by
+        "threads": threads + settings.max_streams,
         # long-polls (`?wait=`) hold a thread for up to max_wait_seconds
         "timeout": int(settings.max_wait_seconds) + 30,
         "graceful_timeout": 10,
@@ -54,8 +56,10 @@ def serve_api(settings: Settings, *, host: str, port: int, workers: int, threads
     _Gunicorn().run()
 
 
-def serve_worker(settings: Settings, *, concurrency: int, pool: str, loglevel: str) -> None:
-    from services.messages import QUEUE
+def serve_worker(
+    settings: Settings, *, concurrency: int, pool: str, loglevel: str, queues: str | None = None
+) -> None:
+    from services.messages import QUEUE, WEBHOOK_QUEUE
     from workers.main import BOOT_ID, create_worker_app
 
     logging.basicConfig(level=loglevel, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -66,7 +70,7 @@ def serve_worker(settings: Settings, *, concurrency: int, pool: str, loglevel: s
             f"--loglevel={loglevel}",
             f"--concurrency={concurrency}",
             f"--pool={pool}",
-            f"--queues={QUEUE}",
+            f"--queues={queues or f'{QUEUE},{WEBHOOK_QUEUE}'}",
             # unique per start: Celery tells workers apart by node name, and so does the dashboard
             f"--hostname=zolve-{BOOT_ID}@%h",
             "--without-gossip",
