@@ -360,9 +360,7 @@ class WebhookDelivery(Base):
     job_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"))
     batch_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("batches.id", ondelete="CASCADE"))
     url: Mapped[str] = mapped_column(Text)
-    state: Mapped[DeliveryState] = mapped_column(
-        StateColumn(DeliveryState), server_default=text("'pending'")
-    )
+    state: Mapped[DeliveryState] = mapped_column(StateColumn(DeliveryState), server_default=text("'pending'"))
     attempts: Mapped[int] = mapped_column(Integer, server_default=text("0"))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     #: when its task was last published; NULL = not yet (the sweeper, or the next send, publishes it)

@@ -228,12 +228,13 @@ PROGRESS_COLUMNS = (
 
 
 def _record_progress(session: Session, job_id: uuid.UUID, counts: Any) -> None:
-    elapsed = float(counts.elapsed or 0)
+    elapsed, done, total = float(counts.elapsed or 0), counts.shards_done, counts.shards_total
     detail = {
-        "shards_done": counts.shards_done,
-        "shards_total": counts.shards_total,
+        "shards_done": done,
+        "shards_total": total,
         "rows": counts.rows_done,
         "rows_per_second": round(counts.rows_done / elapsed, 1) if elapsed > 0 else None,
+        "eta_seconds": round(elapsed / done * (total - done), 1) if done and elapsed > 0 else None,
     }
     events.record(session, job_id, "progress", detail=detail)
 

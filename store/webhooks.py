@@ -151,4 +151,3 @@ def add_batch_delivery(session: Session, batch_id: uuid.UUID, owner_id: int, url
     if not session.scalar(select(exists)):
         session.add(WebhookDelivery(owner_id=owner_id, batch_id=batch_id, url=url))
         session.flush()
-

@@ -38,6 +38,10 @@ def settings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
         sweep_interval=float(TEST_ENV["ZOLVE_SWEEP_INTERVAL"]),
         requeue_after=float(TEST_ENV["ZOLVE_REQUEUE_AFTER"]),
         max_attempts=int(TEST_ENV["ZOLVE_MAX_ATTEMPTS"]),
+        webhook_allowed_networks=TEST_ENV["ZOLVE_WEBHOOK_ALLOWED_NETWORKS"],
+        webhook_backoff=float(TEST_ENV["ZOLVE_WEBHOOK_BACKOFF"]),
+        webhook_timeout=float(TEST_ENV["ZOLVE_WEBHOOK_TIMEOUT"]),
+        webhook_max_attempts=int(TEST_ENV["ZOLVE_WEBHOOK_MAX_ATTEMPTS"]),
         # the suite polls hard from a handful of keys; tests/api/test_rate_limits.py checks the limits
         rate_limit="100000 per minute",
         submit_rate_limit="100000 per minute",

@@ -31,6 +31,11 @@ TEST_ENV = {
     # recycle pool processes often: forks then happen while the worker is busy, as in production
     "ZOLVE_MAX_TASKS_PER_CHILD": "10",
     "ZOLVE_PLUGINS": "tests.plugins",
+    # webhooks: receivers the tests start on loopback, retried quickly, given up on soon
+    "ZOLVE_WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8",
+    "ZOLVE_WEBHOOK_BACKOFF": "0.2",
+    "ZOLVE_WEBHOOK_TIMEOUT": "1",
+    "ZOLVE_WEBHOOK_MAX_ATTEMPTS": "3",
 }
 
 

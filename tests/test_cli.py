@@ -155,15 +155,16 @@ def test_zolve_up_runs_the_whole_service_embedded_and_reuses_its_data(tmp_path: 
         assert key_line.startswith("ZOLVE_API_KEY=zk_")
         key = key_line.split("=", 1)[1]
         client_env = {**embedded_env(data_dir), "ZOLVE_URL": url, "ZOLVE_API_KEY": key}
-        submitted = zolve("submit", "dice", "--params", '{"dice": 3, "faces": 6}', "--wait", env=client_env)
+        submitted = zolve(
+            "submit", "dice", "--params", '{"dice": 3, "faces": 6}', "--wait", "--json", env=client_env
+        )
         assert submitted.returncode == 0, submitted.stderr
         job = json.loads(submitted.stdout)
         assert job["state"] == "succeeded" and job["result"]["wins"] == 21
         listed = zolve("jobs", env=client_env)
         assert job["id"][:8] in listed.stdout
-        enumeration = zolve(
-            "submit", "planetx.enumerate", "--params", '{"mode": "standard"}', "--wait", env=client_env
-        )
+        standard = ["planetx.enumerate", "--params", '{"mode": "standard"}']
+        enumeration = zolve("submit", *standard, "--wait", "--json", env=client_env)
         assert json.loads(enumeration.stdout)["result"]["count"] == 4446, enumeration.stderr
         exported = zolve("export", json.loads(enumeration.stdout)["id"], "--format", "csv", env=client_env)
         lines = exported.stdout.splitlines()

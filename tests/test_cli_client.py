@@ -17,14 +17,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import click
 import pytest
 import requests
 from werkzeug.serving import make_server
 
 from tests.support import ROOT
 from tests.test_cli import zolve
-from zolve.client import Client, ProgressReporter, describe_progress
+from zolve.client import Client, NoRows, ProgressReporter, describe_progress
 
 #: a standard enumeration that leaves few boards: Planet X in sector 1, a comet in sector 2
 FEW_BOARDS = {
@@ -109,7 +108,7 @@ SHARDED = {"mode": "standard", "shard_depth": 3}
 
 def test_submit_wait_shows_progress_on_stderr_and_only_json_on_stdout(cli_env: dict) -> None:
     args = ["submit", "planetx.enumerate", "--params", json.dumps(SHARDED), "--fresh"]
-    done = zolve(*args, "--wait", "--progress-every", "0", env=cli_env)
+    done = zolve(*args, "--wait", "--json", "--progress-every", "0", env=cli_env)
     assert done.returncode == 0, done.stderr
     job = json.loads(done.stdout)  # the whole of stdout is the final job
     assert job["state"] == "succeeded" and job["result"]["count"] == 4446
@@ -262,6 +261,6 @@ def test_export_follows_the_jobs_own_link_and_refuses_a_job_without_rows() -> No
     assert client.export("e", "csv", output) == 1
     assert output.getvalue() == "code,star\n5,Vega\n"
     assert server.asked == ["http://h/base/jobs/e", "http://h/base/jobs/e/stars.csv"]
-    with pytest.raises(click.ClickException, match="stores no rows"):
+    with pytest.raises(NoRows, match="stores no rows"):
         client.export("d", "ndjson", io.StringIO())
     assert server.asked[-1] == "http://h/base/jobs/d"  # nothing but the job was asked for

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import logging
+import os
+import tempfile
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from core.config import Settings, secret_key_for, unshared_secret_key
@@ -13,10 +16,26 @@ class ConfigurationError(RuntimeError):
     """The settings would make a server that misbehaves: it is not started."""
 
 
+#: unix socket paths are limited to ~107 bytes
+_MAX_SOCKET_PATH = 100
+
+
+def control_socket(settings: Settings, port: int) -> str:
+    """This server's own gunicorn control socket: beside its data when there is a data directory, else in
+    the temporary directory under its process id. gunicorn's default is one path per user
+    ($XDG_RUNTIME_DIR/gunicorn.ctl), which a second `zolve up` on the machine would take over."""
+    if settings.data_dir.is_dir():
+        path = settings.data_dir.absolute() / f"gunicorn-{port}.ctl"
+        if len(str(path)) <= _MAX_SOCKET_PATH:
+            return str(path)
+    return str(Path(tempfile.gettempdir()) / f"zolve-gunicorn-{os.getpid()}-{port}.ctl")
+
+
 def gunicorn_options(
     settings: Settings, *, host: str, port: int, workers: int, threads: int
 ) -> dict[str, Any]:
     return {
+        "control_socket": control_socket(settings, port),
         "bind": f"{host}:{port}",
         "workers": workers,
         "worker_class": "gthread",
