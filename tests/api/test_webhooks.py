@@ -5,6 +5,7 @@ Redis, and receivers the tests start on loopback (TEST_ENV allows 127.0.0.0/8, r
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 from collections import Counter
@@ -15,6 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from services.webhooks import verify
+from tests.api.test_admin import log_in
 from tests.support import wait_until
 
 DICE = {"dice": 3, "faces": 3}
@@ -118,7 +120,9 @@ def test_each_final_job_is_delivered_once_signed_with_the_keys_secret(
     assert verify(rotated, got.headers, got.body) and not verify(secret, got.headers, got.body)
 
 
-def test_a_receiver_that_fails_twice_gets_the_third_attempt(client, auth, worker, receiver: Receiver) -> None:
+def test_a_receiver_that_fails_twice_gets_the_third_attempt(
+    app, client, auth, make_key, worker, receiver: Receiver
+) -> None:
     job_id = _submit(client, auth, f"{receiver.url}/flaky/one")
     (delivery,) = wait_until(_settled(client, auth, job_id), 30, 0.1, "the delivery")
     assert delivery["state"] == "delivered"
@@ -126,6 +130,12 @@ def test_a_receiver_that_fails_twice_gets_the_third_attempt(client, auth, worker
     assert delivery["attempts"][0]["error"].startswith("HTTP 500")
     ids = {r.headers["webhook-id"] for r in receiver.received if r.path == "/flaky/one"}
     assert ids == {delivery["webhook_id"]}, "every attempt of one delivery has one webhook-id"
+    # and the dashboard's job page lists the attempts
+    page = app.test_client()
+    assert log_in(page, make_key(admin=True)).status_code == 302
+    html = page.get(f"/admin/jobs/{job_id}").get_data(as_text=True)
+    assert 'id="deliveries"' in html and f"{receiver.url}/flaky/one" in html
+    assert re.findall(r'<tr class="attempt-(\w+)">', html) == ["failed", "failed", "ok"]
 
 
 def test_a_receiver_that_never_answers_is_given_up_on(client, auth, worker, receiver: Receiver) -> None:
