@@ -454,7 +454,8 @@ class Client:
             if deadline is not None and time.monotonic() > deadline:
                 raise WaitTimeout(f"job {job['id']} still {shown['state']} after the time given")
             if event.event in FINAL_STATES:
-                final = self.get(job["id"])
+                # a long-poll reads the job fresh (a plain GET may be served from the API's short cache)
+                final = self.get(job["id"], wait=5)
                 update(final)
                 return final
             if event.event == "progress":
@@ -465,7 +466,7 @@ class Client:
             else:
                 continue
             update(shown)
-        return self.get(job["id"])
+        return self.get(job["id"], wait=5)
 
     # -- exports ----------------------------------------------------------------------------------------
     def export(self, job_id: str, fmt: str, output: Any, show_progress: bool = True) -> int:
