@@ -88,6 +88,7 @@ class EventFeed:
         return make_url(self.db.url).set(drivername="postgresql").render_as_string(hide_password=False)
 
     def _run(self) -> None:
+        failures = 0
         while True:
             try:
                 with psycopg.connect(self._conninfo(), autocommit=True, **TCP_LIVENESS) as connection:
@@ -96,10 +97,12 @@ class EventFeed:
                         with self.db.session() as session:
                             self.safe_id = events.last_id(session)
                         self._ready.set()
+                    failures = 0
                     self._listen(connection)
-            except Exception:
-                log.warning("event feed lost its connection; reconnecting", exc_info=True)
-                time.sleep(1.0)
+            except Exception as exc:  # the database restarts, say: streams wait, then read what they missed
+                failures += 1
+                log.warning("event feed lost its connection (%s); reconnecting", exc, exc_info=failures == 1)
+                time.sleep(min(1.0 * failures, 10.0))
 
     def _listen(self, connection: psycopg.Connection) -> None:
         while True:

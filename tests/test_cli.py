@@ -34,6 +34,28 @@ def test_solve_runs_a_kind_in_process() -> None:
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert (result["wins"], result["out_of"], result["optimal"]) == (21, 36, True)
+    # with no service to share the cores with, the limit is the kind's own or the maximum, said up front
+    assert "zolve solve: time limit 3600 s (--time-limit to change it)" in done.stderr
+
+
+def test_every_command_that_touches_the_data_dir_takes_data_dir() -> None:
+    for command in (["up"], ["migrate"], ["purge"], ["keys", "create"], ["keys", "list"], ["keys", "revoke"]):
+        assert "--data-dir" in zolve(*command, "--help").stdout, command
+
+
+def test_each_api_server_has_its_own_gunicorn_control_socket(tmp_path: Path) -> None:
+    from core.config import Settings
+    from zolve.servers import gunicorn_options
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    sockets = {
+        gunicorn_options(Settings(data_dir=tmp_path / name), host="h", port=port, workers=1, threads=1)[
+            "control_socket"
+        ]
+        for name, port in (("a", 8000), ("b", 8000), ("a", 8123), ("missing", 8000))
+    }
+    assert len(sockets) == 4 and str(tmp_path / "a" / "gunicorn-8000.ctl") in sockets
 
 
 @pytest.mark.slow

@@ -68,7 +68,7 @@ def _all_boards(url: str, env: dict[str, str], job_id: str) -> list[dict]:
 
 def test_export_writes_every_board_as_ndjson_and_csv(live_url: str, cli_env: dict, tmp_path: Path) -> None:
     submitted = zolve(
-        "submit", "planetx.enumerate", "--params", json.dumps(FEW_BOARDS), "--wait", env=cli_env
+        "submit", "planetx.enumerate", "--params", json.dumps(FEW_BOARDS), "--wait", "--json", env=cli_env
     )
     assert submitted.returncode == 0, submitted.stderr
     job = json.loads(submitted.stdout)
@@ -123,6 +123,33 @@ def test_submit_wait_shows_progress_on_stderr_and_only_json_on_stdout(cli_env: d
     final = done.stderr.splitlines()[-1]
     assert f"succeeded · {shards}/{shards} shards · 4,446 boards · " in final, done.stderr
     assert "ETA" not in final
+
+
+def test_submit_wait_prints_a_summary_and_jobs_lists_whole_ids_as_tsv(cli_env: dict) -> None:
+    done = zolve("submit", "dice", "--params", '{"dice": 3, "faces": 6}', "--fresh", "--wait", env=cli_env)
+    assert done.returncode == 0, done.stderr
+    first, *rest = done.stdout.splitlines()
+    job_id = first.split()[0]
+    assert re.fullmatch(r"[0-9a-f-]{36}", job_id) and first.split()[1:3] == ["dice", "succeeded"]
+    assert "  wins: 21" in rest and len(done.stdout) < 1000, "a summary, not the whole job"
+    listed = zolve("jobs", env=cli_env)  # stdout is a pipe: tab-separated lines, ids whole
+    header, *rows = listed.stdout.splitlines()
+    assert header.split("\t") == ["id", "kind", "state", "created", "attempts"]
+    assert [row.split("\t")[:3] for row in rows] == [[job_id, "dice", "succeeded"]]
+    failed = zolve(
+        "submit",
+        "dice",
+        "--params",
+        '{"dice": 3, "faces": 20}',
+        "--time-limit",
+        "0.1",
+        "--fresh",
+        "--wait",
+        env=cli_env,
+    )
+    assert failed.returncode == 1 and "failed" in failed.stdout.splitlines()[0]
+    refused = zolve("submit", "dice", "--params", '{"dice": 1}', env=cli_env)
+    assert refused.returncode == 1 and "422" in refused.stderr and '"faces"' in refused.stderr
 
 
 def test_wait_shows_the_same_progress_lines(cli_env: dict) -> None:
