@@ -18,8 +18,11 @@ $(STAMP): pyproject.toml requirements.lock
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+# `make up PORT=8123 DATA_DIR=/srv/zolve` (defaults: 8000, ./zolve-data or ZOLVE_DATA_DIR)
+PORT ?= 8000
+DATA_DIR ?= $(or $(ZOLVE_DATA_DIR),zolve-data)
 up: $(STAMP)
-	$(BIN)/zolve up
+	$(BIN)/zolve up --port $(PORT) --data-dir $(DATA_DIR)
 
 # Tests come in tiers, marked at collection by tests/tiers.py (markers registered in pyproject.toml):
 #   integration  needs PostgreSQL, Redis, a Celery worker, a browser or a `zolve up` of its own; marked

@@ -8,7 +8,7 @@ import swagger_ui_bundle
 from flask import Flask, send_from_directory
 from flask_smorest import Api
 
-from api import batches, errors, jobs, meta, metrics, rows
+from api import batches, errors, events, jobs, meta, metrics, rows
 from api.admin.setup import init_admin
 from api.limits import init_limits
 from api.security import init_security
@@ -18,6 +18,7 @@ from kinds import KINDS
 from schemas.jobs import Error as ErrorSchema
 from services.context import Context
 from store.db import Database
+from store.listen import EventFeed
 from workers.app import make_celery
 
 
@@ -57,6 +58,8 @@ def create_app(settings: Settings | None = None) -> Flask:
     )
     app.extensions["zolve.waiting"] = Slots(settings.max_waiting, settings.max_waiting_per_key)
     app.extensions["zolve.exports"] = Slots(settings.max_exports_per_key * 1000, settings.max_exports_per_key)
+    app.extensions["zolve.streams"] = Slots(settings.max_streams, settings.max_streams_per_key)
+    app.extensions["zolve.events"] = EventFeed(app.extensions["zolve.db"], settings.event_gap_seconds)
     app.extensions["zolve.celery"] = make_celery(settings)
     app.extensions["zolve.context"] = Context(
         app.extensions["zolve.db"], settings, app.extensions["zolve.celery"]
@@ -72,6 +75,7 @@ def create_app(settings: Settings | None = None) -> Flask:
         api.register_blueprint(blueprint)
     api.register_blueprint(batches.blp)
     api.register_blueprint(metrics.blp)
+    api.register_blueprint(events.blp)
     errors.register_error_handlers(app)
     init_admin(app, settings)
     init_security(app, settings)

@@ -82,7 +82,13 @@ class BatchCollection(MethodView):
             return _batch_resource(session, batch, {"limit": 50}, is_admin=who.is_admin)
 
         resource = batch_service.submit_batch(
-            context(), who, body["kind"], body["items"], body["time_limit"], present=present
+            context(),
+            who,
+            body["kind"],
+            body["items"],
+            body["time_limit"],
+            present=present,
+            callback_url=body["callback_url"],
         )
         return resource, 202, {"Location": resource["links"]["self"]}
 

@@ -44,6 +44,7 @@ class JobCollection(MethodView):
             time_limit=body["time_limit"],
             fresh=body["fresh"],
             idempotency_key=request.headers.get("Idempotency-Key"),
+            callback_url=body["callback_url"],
         )
         resource = job_resource(submitted.job, is_admin=who.is_admin)
         headers = {"Location": resource["links"]["self"]}

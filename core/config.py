@@ -86,6 +86,25 @@ class Settings:
     trusted_proxies: int = 0
     #: Strict-Transport-Security max-age on responses served over HTTPS; 0 = no HSTS header
     hsts_seconds: int = 31_536_000
+    #: per API process: event streams (SSE) open at once, and per key; each holds a thread of its own,
+    #: which the API server adds to its threads (streams never take the ones probes need); beyond: 429
+    max_streams: int = 32
+    max_streams_per_key: int = 8
+    #: an event stream ends after this long (the client reconnects with Last-Event-ID), and sends a
+    #: comment line when idle this long (a vanished client is noticed)
+    stream_max_seconds: float = 600.0
+    stream_keepalive_seconds: float = 15.0
+    #: an event id missing this long (its transaction rolled back) no longer holds back later events
+    event_gap_seconds: float = 2.0
+    #: webhook deliveries: tries before giving up, seconds each may take, back-off base (doubling per
+    #: try, at most webhook_backoff_max)
+    webhook_max_attempts: int = 8
+    webhook_timeout: float = 10.0
+    webhook_backoff: float = 5.0
+    webhook_backoff_max: float = 3600.0
+    #: networks (CIDRs, comma-separated) a callback URL may resolve into although they are private,
+    #: loopback or link-local, e.g. "127.0.0.0/8,::1/128"; "" = none
+    webhook_allowed_networks: str = ""
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -121,6 +140,20 @@ class Settings:
             secret_key=os.environ.get("ZOLVE_SECRET_KEY") or None,
             trusted_proxies=_env_int("ZOLVE_TRUSTED_PROXIES", defaults.trusted_proxies),
             hsts_seconds=_env_int("ZOLVE_HSTS_SECONDS", defaults.hsts_seconds),
+            max_streams=_env_int("ZOLVE_MAX_STREAMS", defaults.max_streams),
+            max_streams_per_key=_env_int("ZOLVE_MAX_STREAMS_PER_KEY", defaults.max_streams_per_key),
+            stream_max_seconds=_env_float("ZOLVE_STREAM_MAX_SECONDS", defaults.stream_max_seconds),
+            stream_keepalive_seconds=_env_float(
+                "ZOLVE_STREAM_KEEPALIVE_SECONDS", defaults.stream_keepalive_seconds
+            ),
+            event_gap_seconds=_env_float("ZOLVE_EVENT_GAP_SECONDS", defaults.event_gap_seconds),
+            webhook_max_attempts=_env_int("ZOLVE_WEBHOOK_MAX_ATTEMPTS", defaults.webhook_max_attempts),
+            webhook_timeout=_env_float("ZOLVE_WEBHOOK_TIMEOUT", defaults.webhook_timeout),
+            webhook_backoff=_env_float("ZOLVE_WEBHOOK_BACKOFF", defaults.webhook_backoff),
+            webhook_backoff_max=_env_float("ZOLVE_WEBHOOK_BACKOFF_MAX", defaults.webhook_backoff_max),
+            webhook_allowed_networks=os.environ.get(
+                "ZOLVE_WEBHOOK_ALLOWED_NETWORKS", defaults.webhook_allowed_networks
+            ),
         )
 
     @property

@@ -5,7 +5,7 @@ from __future__ import annotations
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from schemas.fields import Float, Integer, check_storable
-from schemas.jobs import KIND_NAME, JobError
+from schemas.jobs import KIND_NAME, JobError, callback_url_field
 
 MAX_BATCH_ITEMS = 500
 ITEM_STATES = ("queued", "running", "succeeded", "failed", "cancelling", "cancelled", "rejected")
@@ -37,6 +37,7 @@ class BatchCreate(Schema):
         validate=validate.Range(min=0.1),
         metadata={"description": "solve time limit per item, in seconds"},
     )
+    callback_url = callback_url_field("the batch's status once every item has finished")
 
     @validates_schema
     def _distinct_client_ids(self, data: dict, **kwargs: object) -> None:

@@ -11,6 +11,18 @@ from schemas.fields import Float, Integer
 KIND_NAME = r"^[a-z0-9_]+(\.[a-z0-9_]+)*$"
 
 
+def callback_url_field(what: str) -> fields.Url:
+    """An http(s) URL the final state is POSTed to, signed (its address is checked by the service)."""
+    return fields.Url(
+        load_default=None,
+        allow_none=True,
+        schemes={"http", "https"},
+        require_tld=False,
+        validate=validate.Length(max=2000),
+        metadata={"description": f"POSTed {what}, signed (see GET /webhooks/secret); once"},
+    )
+
+
 class JobCreate(Schema):
     kind = fields.String(
         required=True,
@@ -32,6 +44,7 @@ class JobCreate(Schema):
         load_default=False,
         metadata={"description": "solve again even if an identical job already succeeded (cached kinds)"},
     )
+    callback_url = callback_url_field("the job's final status when it finishes")
 
 
 class JobError(Schema):
@@ -51,6 +64,8 @@ class JobLinks(Schema):
     result_items = fields.String(
         metadata={"description": "the items of a result too large to return whole (see result.paged)"}
     )
+    events = fields.String(metadata={"description": "the job's events as a stream (text/event-stream)"})
+    deliveries = fields.String(metadata={"description": "its webhook deliveries and their attempts"})
 
 
 class Job(Schema):
@@ -69,6 +84,7 @@ class Job(Schema):
     finished_at = fields.DateTime(allow_none=True)
     queued_seconds = fields.Float(allow_none=True, metadata={"description": "created → first started"})
     run_seconds = fields.Float(allow_none=True, metadata={"description": "started → finished (or now)"})
+    callback_url = fields.String(allow_none=True)
     links = fields.Nested(JobLinks)
 
 

@@ -15,7 +15,8 @@ from kinds import KINDS, Kind
 from schemas.jobs import JobCreate
 from services.context import Caller, Context
 from services.errors import Conflict, Invalid, NotFound, TooMany
-from services.messages import Messages, publish, send
+from services.messages import Messages, publish, publish_deliveries, send
+from services.webhooks import checked_callback_url
 from store import dashboard
 from store import jobs as job_store
 from store.models import Job
@@ -75,23 +76,31 @@ def submit(
     time_limit: float | None = None,
     fresh: bool = False,
     idempotency_key: str | None = None,
+    callback_url: str | None = None,
 ) -> Submission:
     """Validate and store a job, then wake a worker (or leave it to the sweeper if the broker is down)."""
     kind = kind_named(kind_name)
     params = validated_params(kind, raw_params)
     limit = checked_time_limit(ctx, time_limit, kind)
     key = _checked_idempotency_key(idempotency_key)
+    callback = checked_callback_url(ctx.settings, callback_url)
     owner = {"owner_id": caller.key_id, "kind": kind.name, "params": params, "time_limit": limit}
+    cached = None
     with ctx.db.session() as session:
         check_unfinished_quota(ctx, session, caller, 1)
         if kind.cacheable and not fresh and key is None:
-            cached = job_store.create_cached_job(session, **owner)
-            if cached is not None:
-                return Submission(cached, cache_hit=True)
-        try:
-            job, created = job_store.create_job(session, **owner, idempotency_key=key)
-        except job_store.IdempotencyConflict as conflict:
-            raise Invalid({"Idempotency-Key": [str(conflict)]}, str(conflict)) from None
+            cached = job_store.create_cached_job(session, **owner, callback_url=callback)
+        if cached is None:
+            try:
+                job, created = job_store.create_job(
+                    session, **owner, idempotency_key=key, callback_url=callback
+                )
+            except job_store.IdempotencyConflict as conflict:
+                raise Invalid({"Idempotency-Key": [str(conflict)]}, str(conflict)) from None
+    if cached is not None:
+        if callback:
+            publish_deliveries(ctx.broker, ctx.db)  # finished at once: its webhook goes now
+        return Submission(cached, cache_hit=True)
     if created:
         send(ctx, Messages(owners={caller.key_id}))  # it goes now, or when the caller's turn comes
     return Submission(job, created=created)

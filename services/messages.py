@@ -10,7 +10,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from services.context import Broker, Context
-from store import dispatch, jobs
+from store import dispatch, jobs, webhooks
 from store.db import Database
 from store.dispatch import Released
 
@@ -23,6 +23,9 @@ FINALIZE = "zolve.finalize"
 SWEEP = "zolve.sweep"
 PURGE = "zolve.purge"
 QUEUE = "zolve"
+#: webhook deliveries travel on a queue of their own: never behind (or in the way of) solver work
+DELIVER = "zolve.deliver_webhook"
+WEBHOOK_QUEUE = "zolve.webhooks"
 
 
 #: Redis priorities (0 first): a worker process that frees up takes any job or finalize before the next
@@ -59,8 +62,10 @@ class Messages:
 
 def send(ctx: Context, messages: Messages) -> None:
     """Publish the messages, then release and publish the held work of `messages.owners` that fits
-    their windows (once the transaction that changed their work has committed: the caller's)."""
+    their windows (once the transaction that changed their work has committed: the caller's); and any
+    webhook delivery a finished job left (see publish_deliveries)."""
     publish(ctx.broker, ctx.db, messages)
+    publish_deliveries(ctx.broker, ctx.db)
     if messages.owners:
         try:
             release(ctx, messages.owners)
@@ -127,3 +132,27 @@ def _mark_unsent(db: Database, unsent: list[tuple[str, uuid.UUID | int, int | No
     except Exception:
         # both servers away: the rows still look sent, and count as lost after requeue_after
         log.warning("could not mark %d unsent messages", len(unsent), exc_info=True)
+
+
+def enqueue_delivery(broker: Broker, delivery_id: int, countdown: float | None = None) -> None:
+    broker.send_task(DELIVER, args=[str(delivery_id)], queue=WEBHOOK_QUEUE, countdown=countdown)
+
+
+def publish_deliveries(broker: Broker, db: Database) -> int:
+    """Publish the webhook deliveries not yet published: those of jobs that finished in transactions
+    committed before this call (the finishing code calls it next, the sweeper as a fallback). A delivery
+    the broker refused stays unsent for the next call."""
+    try:
+        with db.session() as session:
+            unsent = webhooks.claim_unsent(session)
+    except Exception:
+        log.warning("could not read unsent webhook deliveries; the sweeper will", exc_info=True)
+        return 0
+    for index, delivery_id in enumerate(unsent):
+        try:
+            enqueue_delivery(broker, delivery_id)
+        except Exception:
+            with db.session() as session:
+                webhooks.mark_unsent(session, unsent[index:])
+            return index
+    return len(unsent)

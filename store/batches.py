@@ -25,10 +25,23 @@ class NewItem:
 
 
 def create_batch(
-    session: Session, *, owner_id: int, kind: str, items: list[NewItem], time_limit: float
+    session: Session,
+    *,
+    owner_id: int,
+    kind: str,
+    items: list[NewItem],
+    time_limit: float,
+    callback_url: str | None = None,
 ) -> tuple[Batch, list[uuid.UUID]]:
     """Insert the batch, its items and one queued job per distinct params; returns the jobs to publish."""
-    batch = Batch(id=uuid.uuid4(), owner_id=owner_id, kind=kind, item_count=len(items), job_count=0)
+    batch = Batch(
+        id=uuid.uuid4(),
+        owner_id=owner_id,
+        kind=kind,
+        item_count=len(items),
+        job_count=0,
+        callback_url=callback_url,
+    )
     session.add(batch)
     jobs_by_hash: dict[str, Job] = {}
     rows = []

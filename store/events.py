@@ -4,12 +4,13 @@ its own transaction, and each operator action with the key that asked for it."""
 from __future__ import annotations
 
 import uuid
+from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import insert, select
+from sqlalchemy import func, insert, select
 from sqlalchemy.orm import Session
 
-from store.models import JobEvent
+from store.models import BatchItem, Job, JobEvent
 
 #: an error's message is kept in full on the job; its event keeps the start
 MESSAGE_CHARS = 500
@@ -38,5 +39,78 @@ def error_detail(error: dict[str, Any] | None) -> dict[str, Any] | None:
     return {"type": error.get("type"), "message": str(error.get("message", ""))[:MESSAGE_CHARS]}
 
 
-def history(session: Session, job_id: uuid.UUID) -> list[JobEvent]:
-    return list(session.scalars(select(JobEvent).where(JobEvent.job_id == job_id).order_by(JobEvent.id)))
+def history(session: Session, job_id: uuid.UUID, *, progress: bool = False) -> list[JobEvent]:
+    """The job's events in order; its `progress` events only when asked (the event streams show them)."""
+    query = select(JobEvent).where(JobEvent.job_id == job_id).order_by(JobEvent.id)
+    if not progress:
+        query = query.where(JobEvent.event != "progress")
+    return list(session.scalars(query))
+
+
+#: the events that end a job's stream
+FINAL_EVENTS = ("succeeded", "failed", "cancelled")
+#: what a stream's `state` filter matches, besides the event of that name
+STATE_EVENTS = {"queued": ("created", "requeued", "retried")}
+
+
+@dataclass(frozen=True)
+class StreamFilter:
+    """Which events a stream shows: one job's, or a client's (None: an admin's, everyone's) narrowed by
+    kind, state (the state an event moves its job to) and batch."""
+
+    owner_id: int | None = None
+    job_id: uuid.UUID | None = None
+    kinds: tuple[str, ...] = ()
+    states: tuple[str, ...] = ()
+    batch_id: uuid.UUID | None = None
+
+
+def stream_page(
+    session: Session, where: StreamFilter, *, after: int, upto: int, limit: int = 500
+) -> list[tuple[JobEvent, str]]:
+    """The next events (with their job's kind) after id `after`, up to id `upto` (the feed's safe id)."""
+    query = (
+        select(JobEvent, Job.kind)
+        .join(Job, Job.id == JobEvent.job_id)
+        .where(JobEvent.id > after, JobEvent.id <= upto)
+        .order_by(JobEvent.id)
+        .limit(limit)
+    )
+    if where.job_id is not None:
+        query = query.where(JobEvent.job_id == where.job_id)
+    if where.owner_id is not None:
+        query = query.where(Job.owner_id == where.owner_id)
+    if where.kinds:
+        query = query.where(Job.kind.in_(where.kinds))
+    if where.states:
+        names = [name for state in where.states for name in (state, *STATE_EVENTS.get(state, ()))]
+        query = query.where(JobEvent.event.in_(names))
+    if where.batch_id is not None:
+        query = query.where(
+            JobEvent.job_id.in_(select(BatchItem.job_id).where(BatchItem.batch_id == where.batch_id))
+        )
+    return [(event, kind) for event, kind in session.execute(query)]
+
+
+def ended_by(session: Session, job_id: uuid.UUID, upto: int) -> bool:
+    """Whether the job's final event is among its events up to id `upto`."""
+    final = select(JobEvent.id).where(
+        JobEvent.job_id == job_id, JobEvent.id <= upto, JobEvent.event.in_(FINAL_EVENTS)
+    )
+    return session.scalar(select(final.exists()))
+
+
+def since(session: Session, after: int, limit: int = 5000) -> list[tuple[int, int | None]]:
+    """Ids of the events after `after` that are visible now, with their job's owner, in order."""
+    rows = session.execute(
+        select(JobEvent.id, Job.owner_id)
+        .outerjoin(Job, Job.id == JobEvent.job_id)
+        .where(JobEvent.id > after)
+        .order_by(JobEvent.id)
+        .limit(limit)
+    )
+    return [(event_id, owner) for event_id, owner in rows]
+
+
+def last_id(session: Session) -> int:
+    return session.scalar(select(func.coalesce(func.max(JobEvent.id), 0)))

@@ -47,6 +47,7 @@ def create_job(
     params: dict[str, Any],
     time_limit: float,
     idempotency_key: str | None = None,
+    callback_url: str | None = None,
 ) -> tuple[Job, bool]:
     """Insert a queued job; returns (job, created). A repeated Idempotency-Key returns the first job."""
     digest = params_hash(kind, params)
@@ -55,7 +56,9 @@ def create_job(
         if existing is not None:
             return _replay(existing, digest, time_limit), False
     # held until store.dispatch releases it to the broker within its client's window
-    job = job_row(owner_id, kind, params, digest, time_limit, idempotency_key=idempotency_key)
+    job = job_row(
+        owner_id, kind, params, digest, time_limit, idempotency_key=idempotency_key, callback_url=callback_url
+    )
     try:
         with session.begin_nested():
             session.add(job)
@@ -96,7 +99,13 @@ def _replay(job: Job, digest: str, time_limit: float) -> Job:
 
 
 def create_cached_job(
-    session: Session, *, owner_id: int, kind: str, params: dict[str, Any], time_limit: float
+    session: Session,
+    *,
+    owner_id: int,
+    kind: str,
+    params: dict[str, Any],
+    time_limit: float,
+    callback_url: str | None = None,
 ) -> Job | None:
     """A succeeded copy of the latest identical job (same kind and params), sharing its stored rows."""
     digest = params_hash(kind, params)
@@ -126,6 +135,7 @@ def create_cached_job(
         shards_done=source.shards_done,
         rows_done=source.rows_done,
         progress={"cached": True},
+        callback_url=callback_url,
         started_at=func.now(),
         finished_at=func.now(),
     )
@@ -272,14 +282,21 @@ def claim(
 
 
 def heartbeat(
-    session: Session, job_id: uuid.UUID, worker: str, lease_seconds: float, progress: dict[str, Any] | None
+    session: Session,
+    job_id: uuid.UUID,
+    worker: str,
+    lease_seconds: float,
+    progress: dict[str, Any] | None,
+    *,
+    changed: bool = False,
 ) -> bool | None:
-    """Extend the lease and store progress. Returns whether a cancel was requested; None if the lease
-    was lost (the sweeper gave the job to someone else)."""
+    """Extend the lease and store progress (`changed`: it differs from the last stored, and goes into the
+    job's history as a `progress` event). Returns whether a cancel was requested; None if the lease was
+    lost (the sweeper gave the job to someone else)."""
     values: dict[str, Any] = {"heartbeat_at": func.now(), "lease_expires_at": _lease_until(lease_seconds)}
     if progress is not None:
         values["progress"] = progress
-    return session.scalar(
+    stop = session.scalar(
         update(Job)
         .where(
             Job.id == job_id,
@@ -289,6 +306,9 @@ def heartbeat(
         .values(**values)
         .returning(Job.cancel_requested)
     )
+    if stop is not None and changed and progress is not None:
+        events.record(session, job_id, "progress", detail=progress)
+    return stop
 
 
 def finish(

@@ -67,6 +67,8 @@ class ApiKey(Base):
     is_admin: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    #: signs this key's webhook deliveries (`whsec_` + base64), made on first use; readable and rotatable
+    webhook_secret: Mapped[str | None] = mapped_column(Text)
 
 
 class Job(Base):
@@ -143,6 +145,8 @@ class Job(Base):
     finalize_enqueued_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     #: how many times a finalize started: a finalize that keeps dying fails the job after max_attempts
     finalize_attempts: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    #: where the final state is POSTed (signed), once; see store.webhooks
+    callback_url: Mapped[str | None] = mapped_column(Text)
 
     @property
     def is_final(self) -> bool:
@@ -201,8 +205,8 @@ class JobEvent(Base):
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     job_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"))
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
-    #: created, planned, running, succeeded, failed, cancel_requested, cancelled, requeued, retried,
-    #: shard_requeued
+    #: created, planned, running, progress, succeeded, failed, cancel_requested, cancelled, requeued,
+    #: retried, shard_requeued
     event: Mapped[str] = mapped_column(String(32))
     attempt: Mapped[int | None] = mapped_column(Integer)
     #: the API key that asked for it (an operator's action, a client's cancel); None for the system
@@ -249,6 +253,8 @@ class Batch(Base):
     item_count: Mapped[int] = mapped_column(Integer)
     job_count: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    #: POSTed (signed) once every job of the batch has finished
+    callback_url: Mapped[str | None] = mapped_column(Text)
 
 
 class BatchItem(Base):
@@ -322,3 +328,61 @@ class ShardTallyDelta(Base):
     state: Mapped[str] = mapped_column(String(16))
     shards: Mapped[int] = mapped_column(BigInteger)
     rows: Mapped[int] = mapped_column(BigInteger)
+
+
+# -- webhooks (migration 0010) ---------------------------------------------------------------------------
+class DeliveryState(StrEnum):
+    PENDING = "pending"
+    DELIVERED = "delivered"
+    FAILED = "failed"
+
+
+class WebhookDelivery(Base):
+    """One webhook to send: a finished job's (or batch's) status to its callback URL. Made by a trigger in
+    the transaction that finished the job; sent and retried by the workers' webhook tasks."""
+
+    __tablename__ = "webhook_deliveries"
+    __table_args__ = (
+        CheckConstraint("state IN ('pending', 'delivered', 'failed')", name="webhook_deliveries_state"),
+        CheckConstraint("(job_id IS NULL) <> (batch_id IS NULL)", name="webhook_deliveries_target"),
+        Index("ux_webhook_deliveries_job", "job_id", unique=True),
+        Index("ux_webhook_deliveries_batch", "batch_id", unique=True),
+        Index("ix_webhook_deliveries_pending", "next_attempt_at", postgresql_where=text("state = 'pending'")),
+        Index(
+            "ix_webhook_deliveries_unsent",
+            "id",
+            postgresql_where=text("state = 'pending' AND enqueued_at IS NULL"),
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    owner_id: Mapped[int] = mapped_column(ForeignKey("api_keys.id"))
+    job_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"))
+    batch_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("batches.id", ondelete="CASCADE"))
+    url: Mapped[str] = mapped_column(Text)
+    state: Mapped[DeliveryState] = mapped_column(StateColumn(DeliveryState), server_default=text("'pending'"))
+    attempts: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    #: when its task was last published; NULL = not yet (the sweeper, or the next send, publishes it)
+    enqueued_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    next_attempt_at: Mapped[datetime | None] = mapped_column(
+        DateTime(timezone=True), server_default=func.now()
+    )
+    #: held by the task sending it (a duplicate message does nothing meanwhile)
+    lease_expires_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class WebhookAttempt(Base):
+    """One try at a delivery: the receiver's status (None: no answer), how long it took, what went wrong."""
+
+    __tablename__ = "webhook_attempts"
+    __table_args__ = (Index("ix_webhook_attempts_delivery", "delivery_id", "attempt"),)
+
+    id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    delivery_id: Mapped[int] = mapped_column(ForeignKey("webhook_deliveries.id", ondelete="CASCADE"))
+    attempt: Mapped[int] = mapped_column(Integer)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
+    status_code: Mapped[int | None] = mapped_column(Integer)
+    latency_ms: Mapped[float | None] = mapped_column(Float)
+    error: Mapped[str | None] = mapped_column(Text)

@@ -200,7 +200,7 @@ def complete_shard(
         return Completion(stored=False, last=False)
     copy_rows(session, shard.job_id, rows)
     _insert_shards(session, shard.job_id, list(rest))
-    done, total = session.execute(
+    counts = session.execute(
         update(Job)
         .where(Job.id == shard.job_id)
         .values(
@@ -212,9 +212,31 @@ def complete_shard(
                 (Job.shards_done + 1 == Job.shards_total + len(rest), func.now()), else_=None
             ),
         )
-        .returning(Job.shards_done, Job.shards_total)
+        .returning(*PROGRESS_COLUMNS)
     ).one()
-    return Completion(stored=True, last=done == total)
+    _record_progress(session, shard.job_id, counts)
+    return Completion(stored=True, last=counts.shards_done == counts.shards_total)
+
+
+#: what a sharded job's `progress` event says, as the job row has it after a shard ended
+PROGRESS_COLUMNS = (
+    Job.shards_done,
+    Job.shards_total,
+    Job.rows_done,
+    func.extract("epoch", func.now() - Job.started_at).label("elapsed"),
+)
+
+
+def _record_progress(session: Session, job_id: uuid.UUID, counts: Any) -> None:
+    elapsed, done, total = float(counts.elapsed or 0), counts.shards_done, counts.shards_total
+    detail = {
+        "shards_done": done,
+        "shards_total": total,
+        "rows": counts.rows_done,
+        "rows_per_second": round(counts.rows_done / elapsed, 1) if elapsed > 0 else None,
+        "eta_seconds": round(elapsed / done * (total - done), 1) if done and elapsed > 0 else None,
+    }
+    events.record(session, job_id, "progress", detail=detail)
 
 
 def copy_rows(session: Session, job_id: uuid.UUID, rows: list[int]) -> None:
@@ -237,11 +259,13 @@ def split_shard(
     if shard is None:
         return []
     ids = _insert_shards(session, shard.job_id, keys)
-    session.execute(
+    counts = session.execute(
         update(Job)
         .where(Job.id == shard.job_id)
         .values(shards_done=Job.shards_done + 1, shards_total=Job.shards_total + len(keys))
-    )
+        .returning(*PROGRESS_COLUMNS)
+    ).one()
+    _record_progress(session, shard.job_id, counts)
     return ids
 
 

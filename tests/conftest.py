@@ -16,7 +16,7 @@ from core.config import Settings
 from store import keys
 from store.db import Database
 from store.migrate import upgrade
-from tests.support import TEST_ENV, WorkerProcess, create_database, drop_database, poll_job
+from tests.support import TEST_ENV, ApiServer, WorkerProcess, create_database, drop_database, poll_job
 
 pytest_plugins = ["tests.tiers"]  # marks the integration tier (make test-fast leaves it out)
 
@@ -38,6 +38,10 @@ def settings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
         sweep_interval=float(TEST_ENV["ZOLVE_SWEEP_INTERVAL"]),
         requeue_after=float(TEST_ENV["ZOLVE_REQUEUE_AFTER"]),
         max_attempts=int(TEST_ENV["ZOLVE_MAX_ATTEMPTS"]),
+        webhook_allowed_networks=TEST_ENV["ZOLVE_WEBHOOK_ALLOWED_NETWORKS"],
+        webhook_backoff=float(TEST_ENV["ZOLVE_WEBHOOK_BACKOFF"]),
+        webhook_timeout=float(TEST_ENV["ZOLVE_WEBHOOK_TIMEOUT"]),
+        webhook_max_attempts=int(TEST_ENV["ZOLVE_WEBHOOK_MAX_ATTEMPTS"]),
         # the suite polls hard from a handful of keys; tests/api/test_rate_limits.py checks the limits
         rate_limit="100000 per minute",
         submit_rate_limit="100000 per minute",
@@ -57,6 +61,23 @@ def worker(worker_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory)
     process = WorkerProcess(worker_env, tmp_path_factory.mktemp("worker") / "worker.log").start()
     yield process
     process.stop()
+
+
+@pytest.fixture(scope="session")
+def live_api(worker_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiServer]:
+    """The API under gunicorn (`zolve api`), on the session's database and broker, for tests of what only
+    a real server shows: event streams, the client library."""
+    env = {
+        **worker_env,
+        "ZOLVE_RATE_LIMIT": "",
+        "ZOLVE_SUBMIT_RATE_LIMIT": "",
+        "ZOLVE_SECRET_KEY": "test",
+        # a stream whose client went away gives its thread back within a second or two
+        "ZOLVE_STREAM_KEEPALIVE_SECONDS": "1",
+    }
+    server = ApiServer(env, tmp_path_factory.mktemp("api") / "api.log").start()
+    yield server
+    server.stop()
 
 
 @pytest.fixture(scope="session")

@@ -31,6 +31,11 @@ TEST_ENV = {
     # recycle pool processes often: forks then happen while the worker is busy, as in production
     "ZOLVE_MAX_TASKS_PER_CHILD": "10",
     "ZOLVE_PLUGINS": "tests.plugins",
+    # webhooks: receivers the tests start on loopback, retried quickly, given up on soon
+    "ZOLVE_WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8",
+    "ZOLVE_WEBHOOK_BACKOFF": "0.2",
+    "ZOLVE_WEBHOOK_TIMEOUT": "1",
+    "ZOLVE_WEBHOOK_MAX_ATTEMPTS": "3",
 }
 
 
@@ -249,3 +254,48 @@ def private_stack(
         app.extensions["zolve.db"].dispose()
         db.dispose()
         services.stop()
+
+
+class ApiServer:
+    """A real `zolve api` (gunicorn) subprocess on a free port: what clients meet in production (its
+    threads, its streams' own threads), unlike the test client or werkzeug's thread per request."""
+
+    def __init__(self, env: dict[str, str], log_path: Path, threads: int = 4):
+        self.env, self.log_path, self.threads = env, log_path, threads
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> ApiServer:
+        import requests
+
+        log = open(self.log_path, "ab")  # noqa: SIM115 - owned by the child process
+        command = ["api", "--port", str(self.port), "--workers", "1", "--threads", str(self.threads)]
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "zolve", *command],
+            env=self.env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            cwd=ROOT,
+        )
+
+        def healthy() -> bool:
+            if self.process.poll() is not None:
+                raise AssertionError(f"the API exited early; log:\n{self.log_path.read_text()[-3000:]}")
+            try:
+                return requests.get(f"{self.url}/health", timeout=1).status_code == 200
+            except requests.RequestException:
+                return False
+
+        wait_until(healthy, 60, 0.2, "the API to answer")
+        return self
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(20)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()

@@ -34,6 +34,28 @@ def test_solve_runs_a_kind_in_process() -> None:
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert (result["wins"], result["out_of"], result["optimal"]) == (21, 36, True)
+    # with no service to share the cores with, the limit is the kind's own or the maximum, said up front
+    assert "zolve solve: time limit 3600 s (--time-limit to change it)" in done.stderr
+
+
+def test_every_command_that_touches_the_data_dir_takes_data_dir() -> None:
+    for command in (["up"], ["migrate"], ["purge"], ["keys", "create"], ["keys", "list"], ["keys", "revoke"]):
+        assert "--data-dir" in zolve(*command, "--help").stdout, command
+
+
+def test_each_api_server_has_its_own_gunicorn_control_socket(tmp_path: Path) -> None:
+    from core.config import Settings
+    from zolve.servers import gunicorn_options
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    sockets = {
+        gunicorn_options(Settings(data_dir=tmp_path / name), host="h", port=port, workers=1, threads=1)[
+            "control_socket"
+        ]
+        for name, port in (("a", 8000), ("b", 8000), ("a", 8123), ("missing", 8000))
+    }
+    assert len(sockets) == 4 and str(tmp_path / "a" / "gunicorn-8000.ctl") in sockets
 
 
 @pytest.mark.slow
@@ -155,15 +177,16 @@ def test_zolve_up_runs_the_whole_service_embedded_and_reuses_its_data(tmp_path: 
         assert key_line.startswith("ZOLVE_API_KEY=zk_")
         key = key_line.split("=", 1)[1]
         client_env = {**embedded_env(data_dir), "ZOLVE_URL": url, "ZOLVE_API_KEY": key}
-        submitted = zolve("submit", "dice", "--params", '{"dice": 3, "faces": 6}', "--wait", env=client_env)
+        submitted = zolve(
+            "submit", "dice", "--params", '{"dice": 3, "faces": 6}', "--wait", "--json", env=client_env
+        )
         assert submitted.returncode == 0, submitted.stderr
         job = json.loads(submitted.stdout)
         assert job["state"] == "succeeded" and job["result"]["wins"] == 21
         listed = zolve("jobs", env=client_env)
         assert job["id"][:8] in listed.stdout
-        enumeration = zolve(
-            "submit", "planetx.enumerate", "--params", '{"mode": "standard"}', "--wait", env=client_env
-        )
+        standard = ["planetx.enumerate", "--params", '{"mode": "standard"}']
+        enumeration = zolve("submit", *standard, "--wait", "--json", env=client_env)
         assert json.loads(enumeration.stdout)["result"]["count"] == 4446, enumeration.stderr
         exported = zolve("export", json.loads(enumeration.stdout)["id"], "--format", "csv", env=client_env)
         lines = exported.stdout.splitlines()

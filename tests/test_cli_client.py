@@ -17,14 +17,13 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import click
 import pytest
 import requests
 from werkzeug.serving import make_server
 
 from tests.support import ROOT
 from tests.test_cli import zolve
-from zolve.client import Client, ProgressReporter, describe_progress
+from zolve.client import Client, NoRows, ProgressReporter, describe_progress
 
 #: a standard enumeration that leaves few boards: Planet X in sector 1, a comet in sector 2
 FEW_BOARDS = {
@@ -69,7 +68,7 @@ def _all_boards(url: str, env: dict[str, str], job_id: str) -> list[dict]:
 
 def test_export_writes_every_board_as_ndjson_and_csv(live_url: str, cli_env: dict, tmp_path: Path) -> None:
     submitted = zolve(
-        "submit", "planetx.enumerate", "--params", json.dumps(FEW_BOARDS), "--wait", env=cli_env
+        "submit", "planetx.enumerate", "--params", json.dumps(FEW_BOARDS), "--wait", "--json", env=cli_env
     )
     assert submitted.returncode == 0, submitted.stderr
     job = json.loads(submitted.stdout)
@@ -109,7 +108,7 @@ SHARDED = {"mode": "standard", "shard_depth": 3}
 
 def test_submit_wait_shows_progress_on_stderr_and_only_json_on_stdout(cli_env: dict) -> None:
     args = ["submit", "planetx.enumerate", "--params", json.dumps(SHARDED), "--fresh"]
-    done = zolve(*args, "--wait", "--progress-every", "0", env=cli_env)
+    done = zolve(*args, "--wait", "--json", "--progress-every", "0", env=cli_env)
     assert done.returncode == 0, done.stderr
     job = json.loads(done.stdout)  # the whole of stdout is the final job
     assert job["state"] == "succeeded" and job["result"]["count"] == 4446
@@ -124,6 +123,33 @@ def test_submit_wait_shows_progress_on_stderr_and_only_json_on_stdout(cli_env: d
     final = done.stderr.splitlines()[-1]
     assert f"succeeded · {shards}/{shards} shards · 4,446 boards · " in final, done.stderr
     assert "ETA" not in final
+
+
+def test_submit_wait_prints_a_summary_and_jobs_lists_whole_ids_as_tsv(cli_env: dict) -> None:
+    done = zolve("submit", "dice", "--params", '{"dice": 3, "faces": 6}', "--fresh", "--wait", env=cli_env)
+    assert done.returncode == 0, done.stderr
+    first, *rest = done.stdout.splitlines()
+    job_id = first.split()[0]
+    assert re.fullmatch(r"[0-9a-f-]{36}", job_id) and first.split()[1:3] == ["dice", "succeeded"]
+    assert "  wins: 21" in rest and len(done.stdout) < 1000, "a summary, not the whole job"
+    listed = zolve("jobs", env=cli_env)  # stdout is a pipe: tab-separated lines, ids whole
+    header, *rows = listed.stdout.splitlines()
+    assert header.split("\t") == ["id", "kind", "state", "created", "attempts"]
+    assert [row.split("\t")[:3] for row in rows] == [[job_id, "dice", "succeeded"]]
+    failed = zolve(
+        "submit",
+        "dice",
+        "--params",
+        '{"dice": 3, "faces": 20}',
+        "--time-limit",
+        "0.1",
+        "--fresh",
+        "--wait",
+        env=cli_env,
+    )
+    assert failed.returncode == 1 and "failed" in failed.stdout.splitlines()[0]
+    refused = zolve("submit", "dice", "--params", '{"dice": 1}', env=cli_env)
+    assert refused.returncode == 1 and "422" in refused.stderr and '"faces"' in refused.stderr
 
 
 def test_wait_shows_the_same_progress_lines(cli_env: dict) -> None:
@@ -262,6 +288,6 @@ def test_export_follows_the_jobs_own_link_and_refuses_a_job_without_rows() -> No
     assert client.export("e", "csv", output) == 1
     assert output.getvalue() == "code,star\n5,Vega\n"
     assert server.asked == ["http://h/base/jobs/e", "http://h/base/jobs/e/stars.csv"]
-    with pytest.raises(click.ClickException, match="stores no rows"):
+    with pytest.raises(NoRows, match="stores no rows"):
         client.export("d", "ndjson", io.StringIO())
     assert server.asked[-1] == "http://h/base/jobs/d"  # nothing but the job was asked for

@@ -32,6 +32,7 @@ SERVER_FIXTURES = frozenset(
         "auth",
         "isolated_db",
         "wait_job",
+        "live_api",
         "external_database",
         "browser_type",
         "browser",

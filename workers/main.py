@@ -18,9 +18,10 @@ from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
 from core.config import Settings
 from kinds import KINDS
-from services import retention
+from services import retention, webhooks
 from services.context import Context
 from services.messages import (
+    DELIVER,
     FINALIZE,
     PURGE,
     RUN_JOB,
@@ -28,12 +29,15 @@ from services.messages import (
     SWEEP,
     Messages,
     enqueue,
+    enqueue_delivery,
     publish,
+    publish_deliveries,
     recover_lost_messages,
     release,
     send,
 )
 from store import heartbeats, jobs, shards, tallies
+from store import webhooks as webhook_store
 from store.db import Database
 from workers import broker_fixes
 from workers.app import broker_was_emptied, make_celery, mark_broker, queue_depth
@@ -135,6 +139,10 @@ def _sweep(celery: Celery, db: Database, settings: Settings, judge_silence: bool
     # every client's held work that fits its window: after a lost message, a restarted broker or a
     # requeue, and whatever no finished task has released yet
     release(Context(db, settings, celery))
+    # webhook deliveries whose message was never sent, or lost (overdue by a requeue interval)
+    with db.session() as session:
+        webhook_store.forget_lost(session, settings.requeue_after + settings.webhook_timeout)
+    publish_deliveries(celery, db)
     if report.to_enqueue or report.failed or report.cancelled or shard_report.to_enqueue:
         log.info(
             "sweep: enqueued %d jobs and %d shards, failed %d, cancelled %d",
@@ -277,6 +285,14 @@ def create_worker_app(settings: Settings) -> Celery:
     def finalize_job(job_id: str) -> None:
         with _database_errors_retryable():
             finalize(db, settings, uuid.UUID(job_id))
+        publish_deliveries(celery, db)
+
+    @celery.task(name=DELIVER, **retry_options)
+    def deliver_webhook(delivery_id: str) -> None:
+        with _database_errors_retryable():
+            retry_in = webhooks.deliver(ctx, int(delivery_id))
+        if retry_in is not None:  # the next attempt; lost with this worker, the sweeper sends it again
+            enqueue_delivery(celery, int(delivery_id), countdown=retry_in)
 
     @celery.task(name=PURGE)
     def purge(_: str = "") -> None:

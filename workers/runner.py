@@ -164,9 +164,13 @@ def _run_claimed_job(
 ) -> Messages:
     followups = Messages()
     spec = get_kind(kind)
+    flushed: list[dict[str, Any] | None] = [None]  # the progress last stored (a change is an event)
 
     def beat(session: Session, progress: dict[str, Any] | None) -> bool | None:
-        return jobs.heartbeat(session, job_id, worker, settings.lease_seconds, progress)
+        changed = progress is not None and progress != flushed[0]
+        stop = jobs.heartbeat(session, job_id, worker, settings.lease_seconds, progress, changed=changed)
+        flushed[0] = progress
+        return stop
 
     if spec.sharded:
         outcome = run_watched(

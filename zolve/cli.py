@@ -3,24 +3,24 @@ wait, cancel, jobs) and solve a puzzle in-process with no service at all (solve)
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import click
 
 from core.config import Settings
 from zolve.commands.common import (
+    data_dir_option,
     make_client,
     print_json,
     progress_every_option,
     read_json,
     server_settings,
     solve_locally,
+    summary,
     with_client,
 )
 
@@ -53,6 +53,14 @@ class ZolveGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *self._load_kind_commands()})
 
+    def invoke(self, ctx: click.Context) -> Any:
+        from zolve.client import ApiError
+
+        try:
+            return super().invoke(ctx)
+        except ApiError as refused:  # the API's message and field messages, without a traceback
+            raise click.ClickException(str(refused)) from None
+
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         command = super().get_command(ctx, cmd_name)
         if command is not None:
@@ -72,10 +80,8 @@ def main() -> None:
 @click.option("--port", default=8000, show_default=True, type=int)
 @click.option("--workers", default=2, show_default=True, type=int, help="solver processes")
 @click.option("--api-workers", default=2, show_default=True, type=int, help="gunicorn processes")
-@click.option(
-    "--data-dir", type=click.Path(path_type=Path), help="where embedded data lives [ZOLVE_DATA_DIR]"
-)
-def up(host: str, port: int, workers: int, api_workers: int, data_dir: Path | None) -> None:
+@data_dir_option
+def up(host: str, port: int, workers: int, api_workers: int) -> None:
     """Run everything on this machine: PostgreSQL, Redis, migrations, the API and the workers.
 
     Uses DATABASE_URL / REDIS_URL when set, embedded servers under the data directory otherwise.
@@ -83,8 +89,6 @@ def up(host: str, port: int, workers: int, api_workers: int, data_dir: Path | No
     from zolve.embedded import own_embedded
     from zolve.supervisor import run_stack
 
-    if data_dir is not None:
-        os.environ["ZOLVE_DATA_DIR"] = str(data_dir)
     settings, services = Settings.from_env(), None
     if not (settings.database_url and settings.redis_url):
         try:
@@ -155,6 +159,7 @@ def healthcheck(role: str) -> None:
 
 
 @main.command()
+@data_dir_option
 def migrate() -> None:
     """Create or upgrade the database schema (Alembic)."""
     from store.migrate import upgrade
@@ -174,6 +179,7 @@ def keys() -> None:
 
 
 @keys.command("create")
+@data_dir_option
 @click.option("--admin", is_flag=True, help="the key sees and manages every job")
 @click.option("--name", default="cli", show_default=True)
 def keys_create(admin: bool, name: str) -> None:
@@ -186,6 +192,7 @@ def keys_create(admin: bool, name: str) -> None:
 
 
 @keys.command("list")
+@data_dir_option
 def keys_list() -> None:
     """List the API keys: id, name, the key's first characters, admin or not, created, revoked."""
     from services import keys as key_service
@@ -202,6 +209,7 @@ def keys_list() -> None:
 
 
 @keys.command("revoke")
+@data_dir_option
 @click.argument("key_id", type=int)
 def keys_revoke(key_id: int) -> None:
     """Revoke the key KEY_ID (see `zolve keys list`). Running API processes stop accepting it within
@@ -256,6 +264,7 @@ class Duration(click.ParamType):
     help="purge jobs finished longer ago than this, e.g. 30d, 12h [default: ZOLVE_RETENTION_DAYS days]",
 )
 @click.option("--dry-run", is_flag=True, help="only count what would be purged")
+@data_dir_option
 def purge(older_than: timedelta | None, dry_run: bool) -> None:
     """Delete finished jobs older than the retention age, with their results, shards, events, boards and
     batches (the workers do this every ZOLVE_PURGE_INTERVAL seconds too). The newest complete enumeration
@@ -286,7 +295,12 @@ def purge(older_than: timedelta | None, dry_run: bool) -> None:
 @main.command()
 @click.argument("kind")
 @click.option("--params", "params_text", default="{}", help="JSON, or @file")
-@click.option("--time-limit", type=float, default=None, help="seconds (default: the service default)")
+@click.option(
+    "--time-limit",
+    type=float,
+    default=None,
+    help="seconds (default: the kind's own, else the service's maximum: nothing else shares the cores)",
+)
 @click.option(
     "--rows",
     "--boards",
@@ -321,7 +335,9 @@ def solve(kind: str, params_text: str, time_limit: float | None, rows_file: Any)
 @click.option("--time-limit", type=float, default=None)
 @click.option("--idempotency-key", default=None)
 @click.option("--fresh", is_flag=True, help="solve again even if an identical job already succeeded")
+@click.option("--callback-url", default=None, help="POST the final state there (signed webhook)")
 @click.option("--wait", "wait_for_it", is_flag=True, help="wait for the result, showing progress on stderr")
+@click.option("--json", "as_json", is_flag=True, help="with --wait: print the whole final job as JSON")
 @progress_every_option
 def submit(
     url: str,
@@ -331,18 +347,31 @@ def submit(
     time_limit: float | None,
     idempotency_key: str | None,
     fresh: bool,
+    callback_url: str | None,
     wait_for_it: bool,
+    as_json: bool,
     progress_every: float,
 ) -> None:
-    """Submit a job and print it (or, with --wait, its final state; progress goes to stderr)."""
+    """Submit a job and print it; with --wait, wait for it (progress on stderr) and print a summary of
+    its outcome (--json: the whole job). Exits 1 when a waited-for job did not succeed."""
     client = make_client(url, key)
-    body: dict[str, Any] = {"kind": kind, "params": read_json(params_text)}
-    if time_limit is not None:
-        body["time_limit"] = time_limit
-    if fresh:
-        body["fresh"] = True
-    job = client.submit(body, idempotency_key=idempotency_key)
-    print_json(client.wait(job["id"], every=progress_every) if wait_for_it else job)
+    job = client.submit(
+        kind,
+        read_json(params_text),
+        time_limit=time_limit,
+        fresh=fresh,
+        callback_url=callback_url,
+        idempotency_key=idempotency_key,
+    )
+    if not wait_for_it:
+        print_json(job)
+        return
+    job = client.wait(job["id"], every=progress_every)
+    if as_json:
+        print_json(job)
+    else:
+        click.echo(summary(job))
+    sys.exit(0 if job["state"] == "succeeded" else 1)
 
 
 @main.command()
@@ -391,13 +420,23 @@ def cancel(url: str, key: str, job_id: str) -> None:
 @click.option("--limit", default=20, show_default=True)
 @click.option("--all", "all_pages", is_flag=True, help="follow every page")
 def jobs(url: str, key: str, state: tuple[str, ...], kind: str | None, limit: int, all_pages: bool) -> None:
-    """List your jobs, newest first."""
+    """List your jobs, newest first: a table on a terminal, tab-separated lines otherwise (ids whole
+    either way)."""
+    columns = ("id", "kind", "state", "created", "attempts")
+    found = make_client(url, key).iter_jobs(states=state, kind=kind, limit=limit, all_pages=all_pages)
+    rows = [(job["id"], job["kind"], job["state"], job["created_at"], str(job["attempts"])) for job in found]
+    if not sys.stdout.isatty():
+        click.echo("\t".join(columns))
+        for row in rows:
+            click.echo("\t".join(row))
+        return
     from rich.console import Console
     from rich.table import Table
 
-    table = Table("id", "kind", "state", "created", "attempts")
-    for job in make_client(url, key).iter_jobs(states=state, kind=kind, limit=limit, all_pages=all_pages):
-        table.add_row(job["id"], job["kind"], job["state"], job["created_at"], str(job["attempts"]))
+    table = Table(*columns)
+    table.columns[0].no_wrap, table.columns[0].min_width = True, 36  # an id is never cut
+    for row in rows:
+        table.add_row(*row)
     Console().print(table)
 
 

@@ -1,15 +1,29 @@
-"""A small HTTP client for the zolve API (used by the CLI)."""
+"""The Python client of the zolve API (the CLI is built on it).
+
+    from zolve.client import Client
+
+    client = Client("http://127.0.0.1:8000", "zk_...")
+    job = client.submit("planetx.enumerate", {"mode": "standard"})
+    done = client.wait(job["id"])            # the job's event stream; long-polls if streams are refused
+    for board in client.iter_boards(job["id"]):
+        ...
+
+Every refusal of the API raises an ApiError subclass carrying its status, message and field messages
+(`errors`); 429 and 503 are retried with exponential back-off, honouring `Retry-After`.
+"""
 
 from __future__ import annotations
 
+import json
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any, TextIO
 from urllib.parse import urljoin
 
-import click
 import requests
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_exponential
 
 from core.states import FINAL_STATES  # StrEnums, equal to the plain words the API sends; stdlib only
 
@@ -113,28 +127,199 @@ class ProgressReporter:
             self.last_line, self.last_state, self.last_time = line, job["state"], now
 
 
+# -- errors -------------------------------------------------------------------------------------------
+class ApiError(Exception):
+    """The API refused a request: its HTTP status, message and field messages (`errors`, keyed like the
+    request: e.g. {"params": {"dice": ["..."]}})."""
+
+    status = 0
+
+    def __init__(
+        self,
+        message: str,
+        errors: dict[str, Any] | None = None,
+        status: int | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message, self.errors, self.retry_after = message, errors, retry_after
+        if status is not None:
+            self.status = status
+
+    def __str__(self) -> str:
+        detail = f"\n{json.dumps(self.errors, indent=2)}" if self.errors else ""
+        return f"{self.status}: {self.message}{detail}" if self.status else f"{self.message}{detail}"
+
+
+class Unreachable(ApiError):
+    """No answer from the service (not running, wrong URL, network down)."""
+
+
+class BadRequest(ApiError):
+    status = 400
+
+
+class Unauthorized(ApiError):
+    status = 401
+
+
+class NotFound(ApiError):
+    status = 404
+
+
+class Conflict(ApiError):
+    status = 409
+
+
+class TooLarge(ApiError):
+    status = 413
+
+
+class Invalid(ApiError):
+    """422: the request's fields are refused; `errors` says which and why."""
+
+    status = 422
+
+
+class RateLimited(ApiError):
+    status = 429
+
+
+class Unavailable(ApiError):
+    status = 503
+
+
+class JobFailed(ApiError):
+    """A job asked for its result ended failed or cancelled; `job` is its final resource."""
+
+    def __init__(self, job: dict[str, Any]) -> None:
+        error = job.get("error") or {}
+        super().__init__(f"job {job['id']} {job['state']}: {error.get('message') or ''}".rstrip(": "))
+        self.job = job
+
+
+class WaitTimeout(ApiError):
+    """The job had not finished within the time the caller gave it."""
+
+
+class NoRows(ApiError):
+    """The job's kind stores no rows (only some kinds do, e.g. Planet X's boards)."""
+
+
+_ERRORS: dict[int, type[ApiError]] = {
+    error.status: error
+    for error in (BadRequest, Unauthorized, NotFound, Conflict, TooLarge, Invalid, RateLimited, Unavailable)
+}
+
+#: refusals worth another try: the request was not acted on
+RETRIED = (RateLimited, Unavailable)
+
+
+def _error_of(response: requests.Response) -> ApiError:
+    try:
+        body = response.json()
+    except ValueError:
+        body = {"message": response.text[:200]}
+    if not isinstance(body, dict):
+        body = {"message": str(body)[:200]}
+    retry_after = response.headers.get("Retry-After")
+    error_type = _ERRORS.get(response.status_code, ApiError)
+    return error_type(
+        str(body.get("message") or response.reason),
+        body.get("errors"),
+        status=response.status_code,
+        retry_after=float(retry_after) if retry_after and retry_after.isdigit() else None,
+    )
+
+
+# -- server-sent events ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Event:
+    """One event of a stream: its id (resume after it with Last-Event-ID), name and JSON data."""
+
+    id: int
+    event: str
+    data: dict[str, Any]
+
+
+def parse_events(lines: Iterator[str]) -> Iterator[Event]:
+    """Server-sent events from a stream's lines (comments and `retry:` lines skipped)."""
+    fields: dict[str, str] = {}
+    for line in lines:
+        if line == "":
+            if "data" in fields:
+                yield Event(
+                    int(fields.get("id") or 0), fields.get("event", "message"), json.loads(fields["data"])
+                )
+            fields = {}
+        elif not line.startswith(":"):
+            name, _, value = line.partition(":")
+            value = value.removeprefix(" ")
+            fields[name] = fields[name] + "\n" + value if name == "data" and name in fields else value
+
+
 class Client:
-    def __init__(self, url: str, key: str, timeout: float = 60.0):
+    def __init__(
+        self, url: str, key: str, timeout: float = 60.0, retries: int = 5, max_backoff: float = 30.0
+    ) -> None:
         self.url = url.rstrip("/")
         self.session = requests.Session()
         self.session.headers["Authorization"] = f"Bearer {key}"
-        self.timeout = timeout
+        self.timeout, self.retries, self.max_backoff = timeout, retries, max_backoff
+
+    # -- transport --------------------------------------------------------------------------------------
+    def _wait_seconds(self, state: RetryCallState) -> float:
+        error = state.outcome.exception() if state.outcome else None
+        if isinstance(error, ApiError) and error.retry_after is not None:
+            return min(error.retry_after, self.max_backoff)
+        return wait_exponential(multiplier=0.5, max=self.max_backoff)(state)
+
+    def _retrying(self) -> Retrying:
+        return Retrying(
+            retry=retry_if_exception(lambda error: isinstance(error, RETRIED)),
+            wait=self._wait_seconds,
+            stop=stop_after_attempt(self.retries + 1),
+            reraise=True,
+        )
+
+    def _send(self, method: str, path: str, **kwargs: Any) -> requests.Response:
+        """The response to a request (retried on 429/503); an ApiError for any other refusal."""
+        url = path if path.startswith("http") else urljoin(self.url + "/", path.lstrip("/"))
+        kwargs.setdefault("timeout", self.timeout)
+
+        def attempt() -> requests.Response:
+            try:
+                response = self.session.request(method, url, **kwargs)
+            except requests.ConnectionError as exc:
+                raise Unreachable(f"cannot reach {self.url}: is the service running?") from exc
+            if response.status_code >= 400:
+                raise _error_of(response)
+            return response
+
+        return self._retrying()(attempt)
 
     def _request(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
-        try:
-            response = self.session.request(method, self.url + path, timeout=self.timeout, **kwargs)
-        except requests.ConnectionError as exc:
-            raise click.ClickException(f"cannot reach {self.url}: is the service running?") from exc
-        try:
-            body = response.json()
-        except ValueError:
-            body = {"message": response.text[:200]}
-        if response.status_code >= 400:
-            detail = f"\n{body['errors']}" if body.get("errors") else ""
-            raise click.ClickException(f"{response.status_code}: {body.get('message')}{detail}")
-        return body
+        return self._send(method, path, **kwargs).json()
 
-    def submit(self, body: dict[str, Any], idempotency_key: str | None = None) -> dict[str, Any]:
+    # -- jobs -------------------------------------------------------------------------------------------
+    def submit(
+        self,
+        kind: str,
+        params: dict[str, Any] | None = None,
+        *,
+        time_limit: float | None = None,
+        fresh: bool = False,
+        callback_url: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> dict[str, Any]:
+        """Submit a job; returns it (queued, or already succeeded when served from the cache)."""
+        body: dict[str, Any] = {"kind": kind, "params": params or {}}
+        if time_limit is not None:
+            body["time_limit"] = time_limit
+        if fresh:
+            body["fresh"] = True
+        if callback_url is not None:
+            body["callback_url"] = callback_url
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
         return self._request("POST", "/jobs", json=body, headers=headers)
 
@@ -144,43 +329,164 @@ class Client:
     def cancel(self, job_id: str) -> dict[str, Any]:
         return self._request("POST", f"/jobs/{job_id}/cancel")
 
+    def result(self, job_id: str, timeout: float | None = None) -> dict[str, Any]:
+        """The job's result once it has succeeded (waiting for it); JobFailed if it failed or was
+        cancelled."""
+        job = self.get(job_id)
+        if job["state"] not in FINAL_STATES:
+            job = self.wait(job_id, timeout=timeout, show_progress=False)
+        if job["state"] != "succeeded":
+            raise JobFailed(job)
+        return job["result"]
+
     def iter_jobs(
         self, states: tuple[str, ...] = (), kind: str | None = None, limit: int = 20, all_pages: bool = False
     ) -> Iterator[dict[str, Any]]:
         params: dict[str, Any] = {"state": list(states), "limit": limit}
         if kind:
             params["kind"] = kind
+        return self._pages("/jobs", params, all_pages)
+
+    def _pages(self, path: str, params: dict[str, Any], all_pages: bool = True) -> Iterator[dict[str, Any]]:
+        """The items of a keyset-paged listing, following `next_cursor`."""
         while True:
-            page = self._request("GET", "/jobs", params=params)
+            page = self._request("GET", path, params=params)
             yield from page["items"]
             if not all_pages or not page.get("next_cursor"):
                 return
-            params["cursor"] = page["next_cursor"]
+            params = {**params, "cursor": page["next_cursor"]}
 
-    def export(self, job_id: str, fmt: str, output: Any) -> int:
+    def _rows_link(self, job_id: str, link: str) -> str:
+        job = self.get(job_id)
+        path = (job.get("links") or {}).get(link)
+        if path is None:
+            raise NoRows(f"job {job_id} ({job.get('kind')}) stores no rows to export")
+        return path
+
+    def iter_boards(self, job_id: str, page_size: int = 1000, **filters: Any) -> Iterator[dict[str, Any]]:
+        """Every stored row of a job (a Planet X enumeration's boards: {code, board}), a page at a time,
+        narrowed by the kind's filters (e.g. planet_x_sector=3)."""
+        return self._pages(self._rows_link(job_id, "rows"), {"limit": page_size, **filters})
+
+    # -- events -----------------------------------------------------------------------------------------
+    def events(
+        self, job_id: str | None = None, last_event_id: int | None = None, **filters: Any
+    ) -> Iterator[Event]:
+        """A job's events (or, without `job_id`, all of yours, narrowed by kind, state, batch) as they
+        happen. A dropped connection is resumed with Last-Event-ID; a job's stream ends after its final
+        state."""
+        path = f"/jobs/{job_id}/events" if job_id else "/events"
+        last, drops = last_event_id, 0
+        while True:
+            headers = {"Accept": "text/event-stream"}
+            if last is not None:
+                headers["Last-Event-ID"] = str(last)
+            try:
+                response = self._send(
+                    "GET",
+                    path,
+                    params=filters or None,
+                    headers=headers,
+                    stream=True,
+                    timeout=(self.timeout, 60),
+                )
+                with response:
+                    response.encoding = "utf-8"
+                    for event in parse_events(response.iter_lines(decode_unicode=True)):
+                        last, drops = event.id, 0
+                        yield event
+                if job_id:
+                    return
+            except (
+                requests.ConnectionError,
+                requests.Timeout,
+                requests.exceptions.ChunkedEncodingError,
+            ) as exc:
+                drops += 1
+                if drops > self.retries:
+                    raise Unreachable(f"the event stream of {self.url} keeps dropping") from exc
+                time.sleep(min(0.2 * 2**drops, self.max_backoff))
+
+    def wait(
+        self,
+        job_id: str,
+        timeout: float | None = None,
+        every: float = 5.0,
+        poll: float = 2.0,
+        show_progress: bool = True,
+        on_update: Callable[[dict[str, Any]], None] | None = None,
+    ) -> dict[str, Any]:
+        """Wait for the job to finish and return its final resource: told by its event stream, or by
+        long-polls when the service refuses a stream (too many open, or an older service). With
+        `show_progress`, its state and progress go to stderr (see ProgressReporter)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        reporter = ProgressReporter(job_id, every=every) if show_progress else None
+
+        def update(job: dict[str, Any]) -> None:
+            if reporter is not None:
+                reporter.update(job)
+            if on_update is not None:
+                on_update(job)
+
+        with reporter if reporter is not None else _Nothing():
+            job = self.get(job_id)
+            update(job)
+            if job["state"] in FINAL_STATES:
+                return job
+            try:
+                return self._wait_streaming(job, deadline, update)
+            except (RateLimited, NotFound, Unreachable):
+                pass  # no stream to be had: long-polls
+            while True:
+                if deadline is not None and time.monotonic() > deadline:
+                    raise WaitTimeout(f"job {job_id} still {job['state']} after {timeout:g} s")
+                left = poll if deadline is None else max(0.0, min(poll, deadline - time.monotonic()))
+                job = self.get(job_id, wait=left)
+                update(job)
+                if job["state"] in FINAL_STATES:
+                    return job
+
+    def _wait_streaming(
+        self, job: dict[str, Any], deadline: float | None, update: Callable[[dict[str, Any]], None]
+    ) -> dict[str, Any]:
+        shown = dict(job)
+        for event in self.events(job["id"]):
+            if deadline is not None and time.monotonic() > deadline:
+                raise WaitTimeout(f"job {job['id']} still {shown['state']} after the time given")
+            if event.event in FINAL_STATES:
+                # a long-poll reads the job fresh (a plain GET may be served from the API's short cache)
+                final = self.get(job["id"], wait=5)
+                update(final)
+                return final
+            if event.event == "progress":
+                shown = {**shown, "progress": event.data.get("detail") or {}}
+            elif event.event in ("running", "cancel_requested", "requeued", "retried"):
+                state = {"cancel_requested": "cancelling", "requeued": "queued", "retried": "queued"}
+                shown = {**shown, "state": state.get(event.event, event.event)}
+            else:
+                continue
+            update(shown)
+        return self.get(job["id"], wait=5)
+
+    # -- exports ----------------------------------------------------------------------------------------
+    def export(self, job_id: str, fmt: str, output: Any, show_progress: bool = True) -> int:
         """Stream a job's rows (Planet X: its boards) into `output`, from the export the job links to;
         returns how many were written."""
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
-        job = self.get(job_id)
-        path = (job.get("links") or {}).get(fmt)
-        if path is None:
-            raise click.ClickException(f"job {job_id} ({job.get('kind')}) stores no rows to export")
+        path = self._rows_link(job_id, fmt)
         noun = path.rpartition("/")[2].rpartition(".")[0] or "rows"  # /jobs/{id}/boards.csv: boards
-        try:
-            response = self.session.get(urljoin(self.url + "/", path), stream=True, timeout=self.timeout)
-        except requests.ConnectionError as exc:
-            raise click.ClickException(f"cannot reach {self.url}: is the service running?") from exc
-        if response.status_code >= 400:
-            raise click.ClickException(f"{response.status_code}: {response.json().get('message')}")
+        response = self._send("GET", path, stream=True)
         total = int(response.headers.get("X-Total-Count") or 0) or None
         # NDJSON (application/x-ndjson) comes without a charset, and then iter_lines(decode_unicode=True)
         # yields bytes; both exports are UTF-8
         response.encoding = "utf-8"
         written = 0
         columns = [BarColumn(), MofNCompleteColumn(), TimeRemainingColumn()]
-        with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        with Progress(
+            *columns, console=Console(stderr=True), transient=True, disable=not show_progress
+        ) as bar:
             task = bar.add_task(noun, total=total)
             for chunk in response.iter_lines(chunk_size=1 << 16, decode_unicode=True):
                 output.write(chunk + "\n")
@@ -191,19 +497,50 @@ class Client:
         output.flush()
         return written
 
-    def wait(
-        self, job_id: str, timeout: float | None = None, every: float = 5.0, poll: float = 2.0
+    # -- batches ----------------------------------------------------------------------------------------
+    def submit_batch(
+        self,
+        kind: str,
+        items: list[dict[str, Any]],
+        *,
+        time_limit: float | None = None,
+        callback_url: str | None = None,
     ) -> dict[str, Any]:
-        """Long-poll until the job finishes (`poll` seconds a request), showing its state and progress on
-        stderr (see ProgressReporter: a live line on a terminal, else a line at most every `every` s)."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        with ProgressReporter(job_id, every=every) as reporter:
-            first = True
-            while True:
-                job = self.get(job_id, wait=0 if first else poll)  # the state at once, then long polls
-                first = False
-                reporter.update(job)
-                if job["state"] in FINAL_STATES:
-                    return job
-                if deadline is not None and time.monotonic() > deadline:
-                    raise click.ClickException(f"job {job_id} still {job['state']} after {timeout:g} s")
+        """Submit up to 500 requests ({client_id, params}) of one kind; returns the batch."""
+        body: dict[str, Any] = {"kind": kind, "items": items}
+        if time_limit is not None:
+            body["time_limit"] = time_limit
+        if callback_url is not None:
+            body["callback_url"] = callback_url
+        return self._request("POST", "/batches", json=body)
+
+    def get_batch(self, batch_id: str) -> dict[str, Any]:
+        return self._request("GET", f"/batches/{batch_id}", params={"limit": 1})
+
+    def iter_batch_items(
+        self, batch_id: str, states: tuple[str, ...] = (), page_size: int = 100
+    ) -> Iterator[dict[str, Any]]:
+        """The batch's items in submission order, with their state and result, a page at a time."""
+        params: dict[str, Any] = {"limit": page_size}
+        if states:
+            params["state"] = list(states)
+        return self._pages(f"/batches/{batch_id}", params)
+
+    # -- webhooks ---------------------------------------------------------------------------------------
+    def webhook_secret(self, rotate: bool = False) -> str:
+        """The secret your webhook deliveries are signed with (`rotate`: a new one from now on)."""
+        if rotate:
+            return self._request("POST", "/webhooks/secret/rotate")["secret"]
+        return self._request("GET", "/webhooks/secret")["secret"]
+
+    def deliveries(self, job_id: str) -> list[dict[str, Any]]:
+        """The job's webhook deliveries, each with every attempt (status, latency, error)."""
+        return self._request("GET", f"/jobs/{job_id}/deliveries")["items"]
+
+
+class _Nothing:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None

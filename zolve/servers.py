@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import logging
+import os
+import tempfile
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from core.config import Settings, secret_key_for, unshared_secret_key
@@ -13,14 +16,32 @@ class ConfigurationError(RuntimeError):
     """The settings would make a server that misbehaves: it is not started."""
 
 
+#: unix socket paths are limited to ~107 bytes
+_MAX_SOCKET_PATH = 100
+
+
+def control_socket(settings: Settings, port: int) -> str:
+    """This server's own gunicorn control socket: beside its data when there is a data directory, else in
+    the temporary directory under its process id. gunicorn's default is one path per user
+    ($XDG_RUNTIME_DIR/gunicorn.ctl), which a second `zolve up` on the machine would take over."""
+    if settings.data_dir.is_dir():
+        path = settings.data_dir.absolute() / f"gunicorn-{port}.ctl"
+        if len(str(path)) <= _MAX_SOCKET_PATH:
+            return str(path)
+    return str(Path(tempfile.gettempdir()) / f"zolve-gunicorn-{os.getpid()}-{port}.ctl")
+
+
 def gunicorn_options(
     settings: Settings, *, host: str, port: int, workers: int, threads: int
 ) -> dict[str, Any]:
     return {
+        "control_socket": control_socket(settings, port),
         "bind": f"{host}:{port}",
         "workers": workers,
         "worker_class": "gthread",
-        "threads": threads,
+        # event streams hold a thread each, at most max_streams: on top of the threads everything else
+        # (probes above all) is served by
+        "threads": threads + settings.max_streams,
         # long-polls (`?wait=`) hold a thread for up to max_wait_seconds
         "timeout": int(settings.max_wait_seconds) + 30,
         "graceful_timeout": 10,
@@ -54,8 +75,10 @@ def serve_api(settings: Settings, *, host: str, port: int, workers: int, threads
     _Gunicorn().run()
 
 
-def serve_worker(settings: Settings, *, concurrency: int, pool: str, loglevel: str) -> None:
-    from services.messages import QUEUE
+def serve_worker(
+    settings: Settings, *, concurrency: int, pool: str, loglevel: str, queues: str | None = None
+) -> None:
+    from services.messages import QUEUE, WEBHOOK_QUEUE
     from workers.main import BOOT_ID, create_worker_app
 
     logging.basicConfig(level=loglevel, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -66,7 +89,7 @@ def serve_worker(settings: Settings, *, concurrency: int, pool: str, loglevel: s
             f"--loglevel={loglevel}",
             f"--concurrency={concurrency}",
             f"--pool={pool}",
-            f"--queues={QUEUE}",
+            f"--queues={queues or f'{QUEUE},{WEBHOOK_QUEUE}'}",
             # unique per start: Celery tells workers apart by node name, and so does the dashboard
             f"--hostname=zolve-{BOOT_ID}@%h",
             "--without-gossip",

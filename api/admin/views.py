@@ -32,6 +32,7 @@ from api.resources import job_links
 from core.states import JOB_STATES, JobState
 from kinds import KINDS
 from services import jobs as job_service
+from services import webhooks
 from services.context import Caller
 from services.errors import ServiceError
 from store import dashboard, keys, listing
@@ -246,6 +247,7 @@ def job_progress(job_id: uuid.UUID) -> Response:
 def job_page(job_id: uuid.UUID) -> str:
     with database().session() as db_session:
         detail = dashboard.job_detail(db_session, job_id, stuck_after=settings().requeue_after)
+        deliveries = webhooks.delivery_views(db_session, job_id) if detail is not None else []
     if detail is None or not (g.key.is_admin or detail.job.owner_id == g.key.id):
         abort(404, "no such job")
     job = detail.job
@@ -259,6 +261,7 @@ def job_page(job_id: uuid.UUID) -> str:
         has_rows=bool(kind and kind.rows and job.state == JobState.SUCCEEDED),
         rows_name=kind.rows_name if kind else "rows",
         links=job_links(job),
+        deliveries=deliveries,
     )
 
 

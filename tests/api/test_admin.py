@@ -53,10 +53,11 @@ def key_id(db, headers: dict[str, str]) -> int:
 
 
 def events_of(db, job_id: str) -> list[tuple[str, int | None]]:
+    """The job's transitions and actions (not its progress events)."""
     with db.session() as session:
         rows = session.execute(
             select(JobEvent.event, JobEvent.actor_key_id)
-            .where(JobEvent.job_id == uuid.UUID(job_id))
+            .where(JobEvent.job_id == uuid.UUID(job_id), JobEvent.event != "progress")
             .order_by(JobEvent.id)
         )
         return [tuple(row) for row in rows]

@@ -4,6 +4,7 @@ options."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,41 @@ def server_settings(start_embedded: bool = True) -> tuple[Settings, Any]:
     return settings.with_urls(database_url, settings.redis_url or stack.redis_url), services
 
 
+def _set_data_dir(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
+    if value is not None:  # every setting is read from the environment (core.config)
+        os.environ["ZOLVE_DATA_DIR"] = str(value)
+    return value
+
+
+#: for every command that touches the data directory (embedded PostgreSQL and Redis, keys, secrets)
+data_dir_option = click.option(
+    "--data-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    callback=_set_data_dir,
+    expose_value=False,
+    is_eager=True,
+    help="where embedded data lives [ZOLVE_DATA_DIR, default ./zolve-data]",
+)
+
+
+def summary(job: dict[str, Any]) -> str:
+    """A finished job in a few lines: id, kind, outcome and timings, the result's top-level values (a
+    long one shortened) or the error."""
+    from zolve.client import describe_progress
+
+    lines = [f"{job['id']}  {job['kind']}  {describe_progress(job)}"]
+    queued, ran = job.get("queued_seconds"), job.get("run_seconds")
+    if queued is not None and ran is not None:
+        lines.append(f"  queued {queued:.1f} s, ran {ran:.1f} s")
+    if job.get("error"):
+        lines.append(f"  error: {job['error'].get('type')}: {job['error'].get('message')}")
+    for name, value in (job.get("result") or {}).items():
+        text = json.dumps(value)
+        lines.append(f"  {name}: {text if len(text) <= 70 else text[:67] + '...'}")
+    lines.append(f"  (the whole job: zolve status {job['id']}, or --json)")
+    return "\n".join(line for line in lines if line)
+
+
 def solve_locally(kind: str, raw_params: Any, time_limit: float | None = None, on_rows: Any = None) -> Any:
     """Validate params (exit 2 with field errors), solve in this process, return the result JSON."""
     from marshmallow import ValidationError
@@ -64,13 +100,23 @@ def solve_locally(kind: str, raw_params: Any, time_limit: float | None = None, o
     except ValidationError as err:
         click.echo(json.dumps({"errors": {"params": err.messages}}, indent=2), err=True)
         sys.exit(2)
-    limit = time_limit or Settings.from_env().default_time_limit
+    limit = time_limit or local_time_limit(spec)
+    if time_limit is None:
+        click.echo(f"zolve solve: time limit {limit:g} s (--time-limit to change it)", err=True)
     rows = (lambda codes: on_rows(spec, params, codes)) if on_rows else None
     try:
         with Run(time_limit=limit, on_rows=rows) as run:
             return spec.dump_result(spec.solve_function()(params, run))
     except Stopped as stop:
         raise click.ClickException(str(stop)) from stop
+
+
+def local_time_limit(spec: Any) -> float:
+    """In this process nothing else waits for the cores: the kind's own default (e.g. an hour for
+    enumerations, whose expert mode takes minutes of CPU) or else the service's maximum, never the
+    service's default for shared workers (300 s), which a loaded machine's expert enumeration overran."""
+    settings = Settings.from_env()
+    return spec.default_time_limit or settings.max_time_limit
 
 
 client_options = [

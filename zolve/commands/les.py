@@ -166,10 +166,7 @@ def _plan_remotely(params: dict[str, Any], options: dict[str, Any]) -> dict[str,
     if not options["key"]:
         raise click.UsageError("--url needs an API key: --key or ZOLVE_API_KEY")
     client = Client(options["url"], options["key"])
-    body: dict[str, Any] = {"kind": "leaving_earth.plan", "params": params}
-    if options["time_limit"]:
-        body["time_limit"] = options["time_limit"]
-    job = client.submit(body)
+    job = client.submit("leaving_earth.plan", params, time_limit=options["time_limit"] or None)
     while job["state"] not in FINAL_STATES:  # quietly: stdout carries only the plan
         job = client.get(job["id"], wait=5)
     if job["state"] != "succeeded":

@@ -1,0 +1,174 @@
+"""Clients that are told: a job's events and a client's as server-sent events, a job's webhook
+deliveries, and the key's webhook secret. The streams read PostgreSQL's job history, woken by the
+process's LISTEN connection (store.listen); each holds a thread of its own, at most `max_streams` per
+process and `max_streams_per_key` per key (beyond: 429), which the API server adds to its threads."""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Iterator
+from typing import Any
+
+from flask import Response, current_app, request, stream_with_context
+from flask_smorest import Blueprint, abort
+from marshmallow import RAISE
+
+from api.auth import auth
+from api.deps import caller, context, database, settings
+from kinds import KINDS
+from schemas import events as event_schemas
+from services import jobs as job_service
+from services import webhooks
+from store import events
+from store.events import FINAL_EVENTS, StreamFilter
+from store.listen import EventFeed
+from store.models import JobEvent
+
+blp = Blueprint("events", __name__, description="Event streams and webhooks")
+
+STREAM_DOC = (
+    "text/event-stream: one event per job event, `id:` its event id (send it back as `Last-Event-ID` "
+    "to resume without missing or repeating one), `event:` its name (created, planned, running, progress, "
+    "succeeded, failed, cancel_requested, cancelled, requeued, retried, shard_requeued), `data:` JSON "
+    "{id, job_id, kind, event, at, attempt, detail}; `progress` events carry shards done/total, the rows "
+    "(e.g. boards) so far and per second, or a kind's own progress (e.g. a dice search's best so far)"
+)
+
+
+def _feed() -> EventFeed:
+    return current_app.extensions["zolve.events"]
+
+
+def _last_event_id() -> int:
+    raw = request.headers.get("Last-Event-ID") or request.args.get("last_event_id") or "0"
+    if not (raw.isascii() and raw.isdigit() and len(raw) <= 18):
+        abort(422, errors={"Last-Event-ID": ["must be an event id from this stream"]})
+    return int(raw)
+
+
+def _data(event: JobEvent, kind: str) -> dict[str, Any]:
+    detail = event.detail
+    if event.event == "progress" and detail and "rows" in detail:  # a sharded job's: name its rows
+        spec = KINDS.get(kind)
+        noun = spec.rows_name if spec else "rows"
+        detail = {**detail, noun: detail["rows"], f"{noun}_per_second": detail.get("rows_per_second")}
+        if noun != "rows":
+            detail.pop("rows"), detail.pop("rows_per_second", None)
+    return {
+        "id": event.id,
+        "job_id": str(event.job_id),
+        "kind": kind,
+        "event": event.event,
+        "at": event.at.isoformat(),
+        "attempt": event.attempt,
+        "detail": detail,
+    }
+
+
+def _frame(event: JobEvent, kind: str) -> str:
+    return f"id: {event.id}\nevent: {event.event}\ndata: {json.dumps(_data(event, kind))}\n\n"
+
+
+def _stream(where: StreamFilter, after: int, key_id: int) -> Response:
+    """The stream's response: events after `after`, read up to the feed's safe id whenever it wakes; a
+    job's stream ends after its final event."""
+    places = current_app.extensions["zolve.streams"]
+    if not places.take(key_id):
+        abort(429, message=f"at most {places.per_key} event streams of one key at a time (fewer when busy)")
+    db, feed, config = database(), _feed(), settings()
+
+    def generate() -> Iterator[str]:
+        subscription = feed.subscribe(where.owner_id)
+        deadline = time.monotonic() + config.stream_max_seconds
+        last = after
+        try:
+            yield "retry: 1000\n\n"
+            while True:
+                with db.session() as session:
+                    page = events.stream_page(session, where, after=last, upto=feed.safe_id)
+                    ended = (
+                        where.job_id is not None and not page and events.ended_by(session, where.job_id, last)
+                    )
+                for event, kind in page:
+                    yield _frame(event, kind)
+                    last = event.id
+                    if where.job_id is not None and event.event in FINAL_EVENTS:
+                        return
+                if ended or time.monotonic() > deadline:
+                    return
+                if page:
+                    continue
+                if not subscription.wait(config.stream_keepalive_seconds):
+                    yield ": keepalive\n\n"
+        finally:
+            feed.unsubscribe(subscription)
+
+    response = Response(stream_with_context(generate()), mimetype="text/event-stream")
+    response.headers["Cache-Control"] = "no-cache"
+    response.headers["X-Accel-Buffering"] = "no"  # a proxy in front must not hold the events back
+    response.call_on_close(lambda: places.give_back(key_id))
+    return response
+
+
+@blp.route("/jobs/<uuid:job_id>/events", endpoint="job_events")
+@auth.login_required
+@blp.response(200, description=STREAM_DOC, content_type="text/event-stream")
+@blp.alt_response(404, description="No such job, or not yours")
+@blp.alt_response(429, description="This key (or this server) holds as many streams as it may")
+def job_events(job_id: uuid.UUID) -> Response:
+    """A job's events as they happen (from the start, or after `Last-Event-ID`); ends after its final
+    state."""
+    who = caller()
+    job_service.get(context(), who, job_id)  # 404 unless the caller may see it
+    return _stream(StreamFilter(job_id=job_id), _last_event_id(), who.key_id)
+
+
+@blp.route("/events", endpoint="client_events")
+@auth.login_required
+@blp.arguments(event_schemas.EventStreamArgs, location="query", unknown=RAISE)
+@blp.response(200, description=STREAM_DOC, content_type="text/event-stream")
+@blp.alt_response(429, description="This key (or this server) holds as many streams as it may")
+def client_events(args: dict[str, Any]) -> Response:
+    """Your jobs' events (admins: everyone's) as they happen, from `Last-Event-ID` on (without it: only
+    what happens from now on), narrowed by kind, state and batch. Ends after a while (reconnect with
+    `Last-Event-ID`)."""
+    who = caller()
+    where = StreamFilter(
+        owner_id=who.owner_filter,
+        kinds=tuple(args["kind"]),
+        states=tuple(args["state"]),
+        batch_id=args["batch"],
+    )
+    resumed = request.headers.get("Last-Event-ID") or "last_event_id" in request.args
+    return _stream(where, _last_event_id() if resumed else _feed_start(), who.key_id)
+
+
+def _feed_start() -> int:
+    return _feed().position()
+
+
+@blp.route("/jobs/<uuid:job_id>/deliveries", endpoint="job_deliveries")
+@auth.login_required
+@blp.response(200, event_schemas.DeliveryList)
+@blp.alt_response(404, description="No such job, or not yours")
+def job_deliveries(job_id: uuid.UUID) -> Any:
+    """The job's webhook deliveries (and its batch's), each with every attempt: status, latency, error."""
+    return {"items": webhooks.deliveries(context(), caller(), job_id)}
+
+
+@blp.route("/webhooks/secret", endpoint="webhook_secret", methods=["GET"])
+@auth.login_required
+@blp.response(200, event_schemas.WebhookSecret)
+def webhook_secret() -> Any:
+    """The secret this key's webhook deliveries are signed with (made on first use)."""
+    return {"secret": webhooks.secret(context(), caller())}
+
+
+@blp.route("/webhooks/secret/rotate", endpoint="rotate_webhook_secret", methods=["POST"])
+@auth.login_required
+@blp.response(200, event_schemas.WebhookSecret)
+def rotate_webhook_secret() -> Any:
+    """A new secret for this key's webhook deliveries, from now on (the old one no longer signs)."""
+    return {"secret": webhooks.secret(context(), caller(), rotate=True)}

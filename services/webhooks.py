@@ -1,0 +1,241 @@
+"""Signed webhooks: where a callback may go, the key's signing secret, one delivery attempt and its
+back-off, and the deliveries a client may read.
+
+Deliveries follow the Standard Webhooks convention: `webhook-id` (the same on every attempt of one
+delivery), `webhook-timestamp` (Unix seconds) and `webhook-signature: v1,<base64 HMAC-SHA256>` over
+`id.timestamp.body`, keyed with the base64-decoded part of the key's `whsec_...` secret.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import ipaddress
+import json
+import socket
+import time
+import uuid
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+import requests
+
+from core.config import Settings
+from core.states import FINAL_STATES
+from schemas.jobs import Job as JobSchema
+from services.context import Caller, Context
+from services.errors import Invalid, NotFound
+from services.resources import job_fields
+from store import batches as batch_store
+from store import jobs as job_store
+from store import webhooks as store
+from store.models import Batch, DeliveryState, Job, WebhookAttempt, WebhookDelivery
+from store.webhooks import SECRET_PREFIX, Attempt
+
+#: answers that are worth another try: timeouts and server errors (and being told to slow down)
+RETRIED_STATUSES = frozenset({408, 425, 429})
+#: an error's text is kept to this length
+ERROR_CHARS = 300
+
+
+# -- where a callback may go ------------------------------------------------------------------------
+def _allowed_networks(settings: Settings) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+    cidrs = [cidr.strip() for cidr in settings.webhook_allowed_networks.split(",")]
+    return [ipaddress.ip_network(cidr) for cidr in cidrs if cidr]
+
+
+def refused_address(settings: Settings, url: str) -> str | None:
+    """Why `url` may not be called (its host resolves to a private, loopback, link-local or otherwise
+    non-public address outside ZOLVE_WEBHOOK_ALLOWED_NETWORKS, or does not resolve), or None."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return "must be an http or https URL with a host"
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        infos = socket.getaddrinfo(parts.hostname, port, type=socket.SOCK_STREAM)
+    except (OSError, ValueError, UnicodeError):
+        return f"the host {parts.hostname!r} does not resolve"
+    allowed = _allowed_networks(settings)
+    for info in infos:
+        address = ipaddress.ip_address(info[4][0].split("%")[0])
+        if address.is_global or any(address in network for network in allowed):
+            continue
+        return (
+            f"resolves to {address}, a private, loopback or link-local address "
+            "(the operator may allow such networks with ZOLVE_WEBHOOK_ALLOWED_NETWORKS)"
+        )
+    return None
+
+
+def checked_callback_url(settings: Settings, url: str | None, field: str = "callback_url") -> str | None:
+    """The URL if a webhook may be sent there; otherwise a 422 on `field`."""
+    if url is None:
+        return None
+    problem = refused_address(settings, url)
+    if problem:
+        raise Invalid({field: [problem]})
+    return url
+
+
+# -- the key's secret -------------------------------------------------------------------------------
+def secret(ctx: Context, caller: Caller, *, rotate: bool = False) -> str:
+    with ctx.db.session() as session:
+        return store.secret(session, caller.key_id, rotate=rotate)
+
+
+def signature(secret_text: str, message_id: str, timestamp: int, body: bytes) -> str:
+    """`v1,<base64 HMAC-SHA256 of "id.timestamp.body">`, keyed with the secret's decoded bytes."""
+    key = base64.b64decode(secret_text.removeprefix(SECRET_PREFIX))
+    signed = f"{message_id}.{timestamp}.".encode() + body
+    return "v1," + base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
+
+
+def verify(secret_text: str, headers: dict[str, str], body: bytes, tolerance: float = 300) -> bool:
+    """A receiver's check of a delivery (what the tests and the client library use)."""
+    lowered = {name.lower(): value for name, value in headers.items()}
+    try:
+        message_id, timestamp = lowered["webhook-id"], int(lowered["webhook-timestamp"])
+    except (KeyError, ValueError):
+        return False
+    if abs(time.time() - timestamp) > tolerance:
+        return False
+    expected = signature(secret_text, message_id, timestamp, body).partition(",")[2]
+    offered = [part.partition(",")[2] for part in lowered.get("webhook-signature", "").split()]
+    return any(hmac.compare_digest(expected, candidate) for candidate in offered)
+
+
+# -- sending ----------------------------------------------------------------------------------------
+def _job_body(job: Job) -> dict[str, Any]:
+    fields = job_fields(job, is_admin=False)
+    links = {"self": f"/jobs/{job.id}", "events": f"/jobs/{job.id}/events"}
+    return JobSchema().dump({**fields, "links": links})
+
+
+def _batch_body(session: Any, batch: Batch) -> dict[str, Any]:
+    counts = batch_store.item_counts(session, batch.id)
+    return {
+        "id": str(batch.id),
+        "kind": batch.kind,
+        "created_at": batch.created_at.isoformat(),
+        "item_count": batch.item_count,
+        "job_count": batch.job_count,
+        "counts": counts,
+        "done": all(state in (*FINAL_STATES, "rejected") for state in counts),
+        "links": {"self": f"/batches/{batch.id}"},
+    }
+
+
+@dataclass(frozen=True)
+class Message:
+    delivery: WebhookDelivery
+    body: bytes
+    secret: str
+
+
+def _message(ctx: Context, delivery_id: int) -> Message | None:
+    """Claim the delivery's attempt and build what it sends; None when there is nothing to send now."""
+    with ctx.db.session() as session:
+        delivery = store.claim(session, delivery_id, ctx.settings.webhook_timeout + 30)
+        if delivery is None:
+            return None
+        if delivery.job_id is not None:
+            body = _job_body(job_store.get_job(session, delivery.job_id, None))
+        else:
+            body = _batch_body(session, session.get(Batch, delivery.batch_id))
+        key_secret = store.secret(session, delivery.owner_id)
+    return Message(delivery, json.dumps(body, separators=(",", ":")).encode(), key_secret)
+
+
+def _post(settings: Settings, message: Message) -> Attempt:
+    problem = refused_address(settings, message.delivery.url)  # checked again: DNS may have changed
+    if problem:
+        return Attempt(None, None, f"refused: {problem}")
+    message_id, timestamp = f"msg_{message.delivery.id}", int(time.time())
+    headers = {
+        "content-type": "application/json",
+        "user-agent": "zolve-webhooks/1",
+        "webhook-id": message_id,
+        "webhook-timestamp": str(timestamp),
+        "webhook-signature": signature(message.secret, message_id, timestamp, message.body),
+    }
+    started = time.monotonic()
+    try:
+        answer = requests.post(
+            message.delivery.url,
+            data=message.body,
+            headers=headers,
+            timeout=settings.webhook_timeout,
+            allow_redirects=False,
+        )
+    except requests.RequestException as exc:
+        elapsed = (time.monotonic() - started) * 1000
+        return Attempt(None, round(elapsed, 1), f"{type(exc).__name__}: {exc}"[:ERROR_CHARS])
+    elapsed = (time.monotonic() - started) * 1000
+    error = None if answer.ok else f"HTTP {answer.status_code}: {answer.text[:200]}"
+    return Attempt(answer.status_code, round(elapsed, 1), error)
+
+
+def backoff(settings: Settings, attempt: int) -> float:
+    """Seconds before try `attempt + 1`: the base, doubled per try, capped."""
+    return min(settings.webhook_backoff * 2 ** (attempt - 1), settings.webhook_backoff_max)
+
+
+def _retried(attempt: Attempt) -> bool:
+    """Timeouts, unreachable receivers and 5xx are tried again; a receiver that refused (4xx) is not."""
+    if attempt.status_code is None:
+        return not (attempt.error or "").startswith("refused")
+    return attempt.status_code >= 500 or attempt.status_code in RETRIED_STATUSES
+
+
+def deliver(ctx: Context, delivery_id: int) -> float | None:
+    """One attempt at a delivery, recorded; returns the seconds until the next attempt, or None when
+    there is none (delivered, given up, or nothing to do)."""
+    message = _message(ctx, delivery_id)
+    if message is None:
+        return None
+    attempt = _post(ctx.settings, message)
+    tries = message.delivery.attempts
+    retry_in = None
+    if _retried(attempt) and tries < ctx.settings.webhook_max_attempts:
+        retry_in = backoff(ctx.settings, tries)
+    with ctx.db.session() as session:
+        state = store.record_attempt(session, message.delivery, attempt, retry_in=retry_in)
+    return retry_in if state == DeliveryState.PENDING else None
+
+
+# -- reading ----------------------------------------------------------------------------------------
+def _attempt_view(attempt: WebhookAttempt) -> dict[str, Any]:
+    return {
+        "attempt": attempt.attempt,
+        "at": attempt.at,
+        "status_code": attempt.status_code,
+        "latency_ms": attempt.latency_ms,
+        "error": attempt.error,
+    }
+
+
+def delivery_views(session: Any, job_id: uuid.UUID) -> list[dict[str, Any]]:
+    """The job's deliveries (and its batch's), each with every attempt."""
+    return [
+        {
+            "id": delivery.id,
+            "webhook_id": f"msg_{delivery.id}",
+            "target": "job" if delivery.job_id is not None else "batch",
+            "url": delivery.url,
+            "state": delivery.state,
+            "attempts": [_attempt_view(attempt) for attempt in attempts],
+            "created_at": delivery.created_at,
+            "finished_at": delivery.finished_at,
+            "next_attempt_at": delivery.next_attempt_at if delivery.state == DeliveryState.PENDING else None,
+        }
+        for delivery, attempts in store.for_job(session, job_id)
+    ]
+
+
+def deliveries(ctx: Context, caller: Caller, job_id: uuid.UUID) -> list[dict[str, Any]]:
+    with ctx.db.session() as session:
+        if job_store.get_job(session, job_id, caller.owner_filter) is None:
+            raise NotFound("no such job")
+        return delivery_views(session, job_id)

@@ -1,0 +1,141 @@
+"""One LISTEN connection per process that wakes the event streams it serves when job events commit.
+
+Event ids come from a sequence, so they are handed out in insert order but may become visible (commit) in
+another order: a stream that read id 12 while id 11 was still uncommitted would skip 11 for good. The feed
+therefore keeps a *safe id*: the highest id below which every id is visible, or was missing for longer
+than `gap_seconds` (its transaction rolled back). Streams read only up to it, in id order, so a
+`Last-Event-ID` resume neither misses nor repeats an event.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+
+import psycopg
+from sqlalchemy import make_url
+
+from store import events
+from store.db import TCP_LIVENESS, Database
+
+log = logging.getLogger("zolve.events")
+
+CHANNEL = "zolve_job_events"
+#: how long the listener waits for a NOTIFY before looking anyway (a lost connection shows up here)
+IDLE_SECONDS = 30.0
+#: event ids read per look
+PAGE = 5000
+
+
+@dataclass(eq=False)
+class Subscription:
+    """A stream's wake-up: set when events it may show (its owner's, or any for None) became safe."""
+
+    owner_id: int | None
+    woken: threading.Event = field(default_factory=threading.Event)
+
+    def wait(self, timeout: float) -> bool:
+        woke = self.woken.wait(timeout)
+        self.woken.clear()
+        return woke
+
+
+class EventFeed:
+    def __init__(self, db: Database, gap_seconds: float):
+        self.db, self.gap_seconds = db, gap_seconds
+        self.safe_id = 0
+        self._subscriptions: set[Subscription] = set()
+        self._lock = threading.Lock()
+        self._ready = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._pid = 0
+        #: the first missing id and since when it has been missing
+        self._gap: tuple[int, float] | None = None
+
+    def subscribe(self, owner_id: int | None) -> Subscription:
+        """Wake-ups for a stream (close with `unsubscribe`); starts the listener on first use."""
+        self._start()
+        subscription = Subscription(owner_id)
+        with self._lock:
+            self._subscriptions.add(subscription)
+        self._ready.wait(10)
+        return subscription
+
+    def position(self) -> int:
+        """The safe id now (starting the listener if need be): a stream that starts here sees what
+        happens from now on."""
+        self._start()
+        self._ready.wait(10)
+        return self.safe_id
+
+    def unsubscribe(self, subscription: Subscription) -> None:
+        with self._lock:
+            self._subscriptions.discard(subscription)
+
+    def _start(self) -> None:
+        with self._lock:
+            # a thread never survives a fork (gunicorn forks its workers): one per process
+            if self._thread is None or self._pid != os.getpid():
+                self._pid = os.getpid()
+                self._ready.clear()
+                self._thread = threading.Thread(target=self._run, name="zolve-event-feed", daemon=True)
+                self._thread.start()
+
+    def _conninfo(self) -> str:
+        return make_url(self.db.url).set(drivername="postgresql").render_as_string(hide_password=False)
+
+    def _run(self) -> None:
+        failures = 0
+        while True:
+            try:
+                with psycopg.connect(self._conninfo(), autocommit=True, **TCP_LIVENESS) as connection:
+                    connection.execute(f"LISTEN {CHANNEL}")
+                    if not self._ready.is_set():
+                        with self.db.session() as session:
+                            self.safe_id = events.last_id(session)
+                        self._ready.set()
+                    failures = 0
+                    self._listen(connection)
+            except Exception as exc:  # the database restarts, say: streams wait, then read what they missed
+                failures += 1
+                log.warning("event feed lost its connection (%s); reconnecting", exc, exc_info=failures == 1)
+                time.sleep(min(1.0 * failures, 10.0))
+
+    def _listen(self, connection: psycopg.Connection) -> None:
+        while True:
+            if self._advance():
+                continue  # a full page: read on before waiting
+            timeout = IDLE_SECONDS
+            if self._gap is not None:
+                timeout = max(0.05, self._gap[1] + self.gap_seconds - time.monotonic())
+            for _ in connection.notifies(timeout=timeout, stop_after=1):
+                pass
+
+    def _advance(self) -> bool:
+        """Move the safe id over every event now visible (and over gaps that timed out); wake the streams
+        of the owners whose events it passed. True when there may be more to read at once."""
+        with self.db.session() as session:
+            visible = events.since(session, self.safe_id, PAGE)
+        safe, owners, now = self.safe_id, set(), time.monotonic()
+        for event_id, owner in visible:
+            if event_id != safe + 1:
+                missing = safe + 1
+                if self._gap is None or self._gap[0] != missing:
+                    self._gap = (missing, now)
+                if now - self._gap[1] < self.gap_seconds:
+                    break
+            safe = event_id
+            owners.add(owner)
+        if self._gap is not None and self._gap[0] <= safe:
+            self._gap = None
+        if safe == self.safe_id:
+            return False
+        self.safe_id = safe
+        with self._lock:
+            woken = [s for s in self._subscriptions if s.owner_id is None or s.owner_id in owners]
+        for subscription in woken:
+            subscription.woken.set()
+        return len(visible) == PAGE and safe == visible[-1][0]

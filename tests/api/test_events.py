@@ -1,0 +1,151 @@
+"""Event streams (api/events.py) against the API under gunicorn, the real worker, PostgreSQL and Redis:
+every transition and shard count of a sharded job in order, a resumed stream that ends where an unbroken
+one does, owner scoping, filters, and /health answering beside a full house of streams."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+
+import requests
+
+from tests.support import ApiServer, wait_until
+from zolve.client import Event, parse_events
+
+#: a standard enumeration of a few thousand boards cut into a dozen shards or so: seconds on the worker
+SHARDED = {"mode": "standard", "shard_depth": 2}
+DICE = {"dice": 3, "faces": 3}
+
+
+def _stream(url: str, headers: dict[str, str], last: int | None = None, **params) -> requests.Response:
+    extra = {"Last-Event-ID": str(last)} if last is not None else {}
+    return requests.get(url, headers={**headers, **extra}, params=params, stream=True, timeout=(5, 60))
+
+
+def _events(response: requests.Response) -> Iterator[Event]:
+    response.encoding = "utf-8"
+    return parse_events(response.iter_lines(decode_unicode=True))
+
+
+def _submit(server: ApiServer, headers: dict[str, str], kind: str, params: dict) -> str:
+    body = {"kind": kind, "params": params, "fresh": True}
+    answer = requests.post(f"{server.url}/jobs", json=body, headers=headers, timeout=10)
+    assert answer.status_code == 202, answer.text
+    return answer.json()["id"]
+
+
+def test_a_sharded_jobs_stream_is_in_order_and_a_resumed_one_ends_the_same(
+    live_api: ApiServer, worker, make_key: Callable[..., dict[str, str]]
+) -> None:
+    headers = make_key()
+    job_id = _submit(live_api, headers, "planetx.enumerate", SHARDED)
+    url = f"{live_api.url}/jobs/{job_id}/events"
+    unbroken: list[Event] = []
+    reader = threading.Thread(target=lambda: unbroken.extend(_events(_stream(url, headers))))
+    reader.start()
+
+    # another client drops its connection after the first shard's progress, and resumes after what it saw
+    resumed: list[Event] = []
+    with _stream(url, headers) as first:
+        for event in _events(first):
+            resumed.append(event)
+            if event.event == "progress" and "shards_done" in event.data["detail"]:
+                break
+    resumed.extend(_events(_stream(url, headers, last=resumed[-1].id)))
+    reader.join(60)
+
+    assert [(e.id, e.event, e.data) for e in resumed] == [(e.id, e.event, e.data) for e in unbroken]
+    names = [e.event for e in unbroken]
+    assert names[0] == "created" and names[-1] == "succeeded" and names.count("succeeded") == 1
+    assert names.index("running") < names.index("planned") < names.index("progress")
+    assert [e.id for e in unbroken] == sorted({e.id for e in unbroken})
+    shard_counts = [e.data["detail"] for e in unbroken if "shards_done" in (e.data["detail"] or {})]
+    assert [c["shards_done"] for c in shard_counts] == list(range(1, len(shard_counts) + 1))
+    job = requests.get(f"{live_api.url}/jobs/{job_id}", headers=headers, timeout=10).json()
+    last = shard_counts[-1]
+    assert last["shards_done"] == last["shards_total"] == job["progress"]["shards_total"]
+    assert shard_counts[-1]["boards"] == job["result"]["count"]
+    assert all(c["boards"] <= d["boards"] for c, d in zip(shard_counts, shard_counts[1:], strict=False))
+    # a finished job's stream replays its history and ends; resumed after its end, it ends at once
+    assert [e.id for e in _events(_stream(url, headers))] == [e.id for e in unbroken]
+    assert list(_events(_stream(url, headers, last=unbroken[-1].id))) == []
+
+
+def test_another_clients_job_has_no_stream_and_no_deliveries(
+    live_api: ApiServer, make_key: Callable[..., dict[str, str]]
+) -> None:
+    owner, other = make_key(), make_key()
+    job_id = requests.post(
+        f"{live_api.url}/jobs", json={"kind": "dice", "params": DICE}, headers=owner, timeout=10
+    ).json()["id"]
+    assert _stream(f"{live_api.url}/jobs/{job_id}/events", other).status_code == 404
+    deliveries = requests.get(f"{live_api.url}/jobs/{job_id}/deliveries", headers=other, timeout=10)
+    assert deliveries.status_code == 404
+    bad = _stream(f"{live_api.url}/jobs/{job_id}/events", owner, last="x")  # type: ignore[arg-type]
+    assert bad.status_code == 422 and "Last-Event-ID" in bad.json()["errors"]
+
+
+def test_a_clients_stream_shows_only_its_jobs_that_pass_the_filters(
+    live_api: ApiServer, worker, make_key: Callable[..., dict[str, str]]
+) -> None:
+    mine, theirs = make_key(), make_key()
+    got: list[Event] = []
+    with _stream(f"{live_api.url}/events", mine, kind="dice", state="succeeded") as stream:
+        time.sleep(0.3)  # the stream starts from now: let it start before the jobs do
+        expected = {_submit(live_api, mine, "dice", {"dice": 3, "faces": faces}) for faces in (3, 4)}
+        _submit(live_api, theirs, "dice", {"dice": 3, "faces": 3})
+        for event in _events(stream):
+            got.append(event)
+            if len(got) == 2:
+                break
+    assert {e.data["job_id"] for e in got} == expected and {e.event for e in got} == {"succeeded"}
+
+    batch = requests.post(
+        f"{live_api.url}/batches",
+        json={"kind": "dice", "items": [{"client_id": "a", "params": {"dice": 3, "faces": 3}}]},
+        headers=mine,
+        timeout=10,
+    ).json()
+    batch_job = batch["items"][0]["job_id"]
+    with _stream(f"{live_api.url}/events", mine, last=0, batch=batch["id"]) as stream:
+        names = []
+        for event in _events(stream):
+            assert event.data["job_id"] == batch_job
+            names.append(event.event)
+            if event.event == "succeeded":
+                break
+    assert names[0] == "created" and names[-1] == "succeeded"
+
+
+def test_33_open_streams_leave_health_answering(
+    live_api: ApiServer, make_key: Callable[..., dict[str, str]]
+) -> None:
+    """32 streams fill the server's (ZOLVE_MAX_STREAMS) beside its 4 threads; the 33rd is refused at once,
+    and /health keeps answering within a fraction of a second."""
+    keys = [make_key() for _ in range(5)]  # 8 streams a key at most
+    streams: list[requests.Response] = []
+
+    def open_33() -> bool:
+        """Streams that earlier tests closed hold their place until the server's next writes to them (a
+        keepalive a second) fail: try again, after a pause, until every place is free."""
+        for stream in streams:
+            stream.close()
+        if streams:
+            time.sleep(3)
+        streams[:] = [_stream(f"{live_api.url}/events", keys[i % 5]) for i in range(33)]
+        return sorted(stream.status_code for stream in streams) == [200] * 32 + [429]
+
+    try:
+        wait_until(open_33, 20, 0, "32 streams accepted and the 33rd refused")
+        for _ in range(10):
+            started = time.monotonic()
+            assert requests.get(f"{live_api.url}/health", timeout=5).status_code == 200
+            assert time.monotonic() - started < 0.5
+        job = requests.post(
+            f"{live_api.url}/jobs", json={"kind": "dice", "params": DICE}, headers=keys[0], timeout=5
+        )
+        assert job.status_code == 202
+    finally:
+        for stream in streams:
+            stream.close()

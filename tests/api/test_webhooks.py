@@ -1,0 +1,183 @@
+"""Signed webhooks (services/webhooks.py, the workers' delivery task) with the real worker, PostgreSQL and
+Redis, and receivers the tests start on loopback (TEST_ENV allows 127.0.0.0/8, retries after 0.2 s, waits
+1 s for an answer and gives up after 3 attempts)."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from services.webhooks import verify
+from tests.api.test_admin import log_in
+from tests.support import wait_until
+
+DICE = {"dice": 3, "faces": 3}
+
+
+@dataclass
+class Received:
+    path: str
+    headers: dict[str, str]
+    body: bytes
+
+
+@dataclass
+class Receiver:
+    """Answers /ok with 200, /flaky/<name> with 500 twice and then 200, and /silent never in time."""
+
+    url: str
+    received: list[Received] = field(default_factory=list)
+    hits: Counter[str] = field(default_factory=Counter)
+
+    def bodies(self, prefix: str) -> list[dict]:
+        return [json.loads(r.body) for r in self.received if r.path.startswith(prefix)]
+
+
+@pytest.fixture(scope="module")
+def receiver() -> Iterator[Receiver]:
+    state = Receiver("")
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - the http.server hook
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            state.received.append(Received(self.path, dict(self.headers), body))
+            state.hits[self.path] += 1
+            if self.path == "/silent":
+                time.sleep(2.5)
+            failing = self.path.startswith("/flaky") and state.hits[self.path] <= 2
+            self.send_response(500 if failing else 200)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    state.url = f"http://127.0.0.1:{server.server_port}"
+    yield state
+    server.shutdown()
+
+
+def _submit(client, headers: dict[str, str], callback_url: str, params: dict = DICE) -> str:
+    body = {"kind": "dice", "params": params, "fresh": True, "callback_url": callback_url}
+    answer = client.post("/jobs", json=body, headers=headers)
+    assert answer.status_code == 202, answer.get_json()
+    return answer.get_json()["id"]
+
+
+def _deliveries(client, headers: dict[str, str], job_id: str) -> list[dict]:
+    return client.get(f"/jobs/{job_id}/deliveries", headers=headers).get_json()["items"]
+
+
+def _settled(client, headers: dict[str, str], job_id: str) -> Callable[[], list[dict] | None]:
+    def check() -> list[dict] | None:
+        found = _deliveries(client, headers, job_id)
+        return found if found and all(d["state"] != "pending" for d in found) else None
+
+    return check
+
+
+def test_each_final_job_is_delivered_once_signed_with_the_keys_secret(
+    client, auth, worker, wait_job, receiver: Receiver
+) -> None:
+    secret = client.get("/webhooks/secret", headers=auth).get_json()["secret"]
+    assert (
+        secret.startswith("whsec_")
+        and client.get("/webhooks/secret", headers=auth).get_json()["secret"] == secret
+    )
+    jobs = [
+        _submit(client, auth, f"{receiver.url}/ok/{name}", {"dice": 3, "faces": faces})
+        for name, faces in (("a", 3), ("b", 4))
+    ]
+    for job_id in jobs:
+        final = wait_job(auth, job_id)
+        (delivery,) = wait_until(_settled(client, auth, job_id), 30, 0.1, "the delivery")
+        assert delivery["state"] == "delivered" and [a["status_code"] for a in delivery["attempts"]] == [200]
+        assert delivery["attempts"][0]["latency_ms"] > 0 and delivery["url"].endswith(
+            f"/ok/{'ab'[jobs.index(job_id)]}"
+        )
+        (got,) = [r for r in receiver.received if r.path == f"/ok/{'ab'[jobs.index(job_id)]}"]
+        assert verify(secret, got.headers, got.body)
+        assert got.headers["webhook-id"] == delivery["webhook_id"]
+        body = json.loads(got.body)
+        assert body["id"] == job_id and body["state"] == final["state"] == "succeeded"
+        assert body["result"] == final["result"]
+    # a rotated secret signs from then on; the old one no longer verifies what follows
+    rotated = client.post("/webhooks/secret/rotate", headers=auth).get_json()["secret"]
+    assert rotated != secret
+    job_id = _submit(client, auth, f"{receiver.url}/ok/c")
+    wait_until(_settled(client, auth, job_id), 30, 0.1, "the delivery")
+    (got,) = [r for r in receiver.received if r.path == "/ok/c"]
+    assert verify(rotated, got.headers, got.body) and not verify(secret, got.headers, got.body)
+
+
+def test_a_receiver_that_fails_twice_gets_the_third_attempt(
+    app, client, auth, make_key, worker, receiver: Receiver
+) -> None:
+    job_id = _submit(client, auth, f"{receiver.url}/flaky/one")
+    (delivery,) = wait_until(_settled(client, auth, job_id), 30, 0.1, "the delivery")
+    assert delivery["state"] == "delivered"
+    assert [(a["attempt"], a["status_code"]) for a in delivery["attempts"]] == [(1, 500), (2, 500), (3, 200)]
+    assert delivery["attempts"][0]["error"].startswith("HTTP 500")
+    ids = {r.headers["webhook-id"] for r in receiver.received if r.path == "/flaky/one"}
+    assert ids == {delivery["webhook_id"]}, "every attempt of one delivery has one webhook-id"
+    # and the dashboard's job page lists the attempts
+    page = app.test_client()
+    assert log_in(page, make_key(admin=True)).status_code == 302
+    html = page.get(f"/admin/jobs/{job_id}").get_data(as_text=True)
+    assert 'id="deliveries"' in html and f"{receiver.url}/flaky/one" in html
+    assert re.findall(r'<tr class="attempt-(\w+)">', html) == ["failed", "failed", "ok"]
+
+
+def test_a_receiver_that_never_answers_is_given_up_on(client, auth, worker, receiver: Receiver) -> None:
+    job_id = _submit(client, auth, f"{receiver.url}/silent")
+    (delivery,) = wait_until(_settled(client, auth, job_id), 30, 0.2, "the delivery to be given up")
+    assert delivery["state"] == "failed" and len(delivery["attempts"]) == 3
+    assert all(a["status_code"] is None and "Timeout" in a["error"] for a in delivery["attempts"])
+
+
+def test_a_batch_is_delivered_once_when_its_last_job_finishes(
+    client, auth, worker, receiver: Receiver
+) -> None:
+    items = [{"client_id": str(faces), "params": {"dice": 3, "faces": faces}} for faces in (3, 4, 5)]
+    items.append({"client_id": "bad", "params": {"dice": 1}})
+    batch = client.post(
+        "/batches",
+        json={"kind": "dice", "items": items, "callback_url": f"{receiver.url}/ok/batch"},
+        headers=auth,
+    ).get_json()
+    some_job = batch["items"][0]["job_id"]
+    deliveries = wait_until(_settled(client, auth, some_job), 30, 0.1, "the batch's delivery")
+    assert [(d["target"], d["state"]) for d in deliveries] == [("batch", "delivered")]
+    (got,) = receiver.bodies("/ok/batch")
+    assert (
+        got["id"] == batch["id"] and got["done"] is True and got["counts"] == {"succeeded": 3, "rejected": 1}
+    )
+
+
+@pytest.mark.parametrize(
+    "url", ["http://10.1.2.3/hook", "http://192.168.0.9:8080/", "http://169.254.169.254/"]
+)
+def test_a_private_callback_is_refused_with_a_422(client, auth, url: str) -> None:
+    answer = client.post("/jobs", json={"kind": "dice", "params": DICE, "callback_url": url}, headers=auth)
+    assert answer.status_code == 422
+    assert "private, loopback or link-local" in answer.get_json()["errors"]["callback_url"][0]
+    batch = client.post(
+        "/batches",
+        json={"kind": "dice", "items": [{"client_id": "a", "params": DICE}], "callback_url": url},
+        headers=auth,
+    )
+    assert batch.status_code == 422 and "callback_url" in batch.get_json()["errors"]
+    not_a_url = client.post(
+        "/jobs", json={"kind": "dice", "params": DICE, "callback_url": "ftp://x"}, headers=auth
+    )
+    assert not_a_url.status_code == 422 and "callback_url" in not_a_url.get_json()["errors"]

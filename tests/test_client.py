@@ -1,0 +1,156 @@
+"""The client library (zolve/client.py) against a real stack: the API under gunicorn, the Celery worker,
+PostgreSQL and Redis; its retries against a stub that answers 429 and 503."""
+
+from __future__ import annotations
+
+import io
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from tests.support import ApiServer
+from zolve.client import Client, Conflict, Invalid, JobFailed, NotFound, RateLimited, Unreachable
+
+#: a standard enumeration that leaves few boards: Planet X in sector 1, a comet in sector 2
+FEW_BOARDS = {
+    "mode": "standard",
+    "shard_depth": 2,
+    "constraints": [
+        {"sector": 1, "object": "planet_x", "present": True},
+        {"sector": 2, "object": "comet", "present": True},
+    ],
+}
+
+
+@pytest.fixture
+def api(live_api: ApiServer, worker, make_key: Callable[..., dict[str, str]]) -> Client:
+    return Client(live_api.url, make_key()["Authorization"].split()[1])
+
+
+def test_submit_wait_result_boards_and_export(api: Client) -> None:
+    job = api.submit("planetx.enumerate", FEW_BOARDS, fresh=True)
+    seen: list[dict] = []
+    done = api.wait(job["id"], show_progress=False, on_update=seen.append)
+    assert done["state"] == "succeeded" and seen[-1] == done
+    shard_counts = [u["progress"]["shards_done"] for u in seen[:-1] if "shards_done" in (u["progress"] or {})]
+    assert shard_counts and shard_counts == sorted(shard_counts), "progress came from the event stream"
+    count = api.result(job["id"])["count"]
+    boards = list(api.iter_boards(job["id"], page_size=50))
+    assert len(boards) == count == len({board["code"] for board in boards}) and count > 50
+    sector_one = list(api.iter_boards(job["id"], x=1))
+    assert len(sector_one) == count, "every board has Planet X in sector 1"
+    out = io.StringIO()
+    assert api.export(job["id"], "ndjson", out, show_progress=False) == count
+    assert {json.loads(line)["code"] for line in out.getvalue().splitlines()} == {b["code"] for b in boards}
+
+
+def test_refusals_are_typed_and_carry_the_fields_messages(api: Client) -> None:
+    with pytest.raises(Invalid) as invalid:
+        api.submit("dice", {"dice": 1, "faces": 3})
+    assert invalid.value.status == 422 and "dice" in invalid.value.errors["params"]
+    with pytest.raises(Invalid) as private:
+        api.submit("dice", {"dice": 3, "faces": 3}, callback_url="http://10.0.0.1/hook")
+    assert "callback_url" in private.value.errors
+    with pytest.raises(NotFound):
+        api.get("00000000-0000-0000-0000-000000000000")
+    done = api.wait(api.submit("dice", {"dice": 3, "faces": 3}, fresh=True)["id"], show_progress=False)
+    with pytest.raises(Conflict, match="409: the job already succeeded"):
+        api.cancel(done["id"])
+    with pytest.raises(Unreachable):
+        Client("http://127.0.0.1:9", "zk_x", retries=0).get(done["id"])
+
+
+def test_a_cancelled_jobs_result_is_a_job_failed(api: Client) -> None:
+    job = api.submit("dice", {"dice": 3, "faces": 20}, fresh=True, time_limit=120)
+    assert api.cancel(job["id"])["state"] in ("cancelled", "cancelling")
+    with pytest.raises(JobFailed) as failed:
+        api.result(job["id"], timeout=30)
+    assert failed.value.job["state"] == "cancelled"
+
+
+def test_batches_page_by_page_and_the_webhook_secret(api: Client) -> None:
+    items = [{"client_id": f"d{faces}", "params": {"dice": 3, "faces": faces}} for faces in (3, 4, 5)]
+    batch = api.submit_batch("dice", [*items, {"client_id": "bad", "params": {}}])
+    for item in batch["items"]:
+        if item["job_id"]:
+            api.wait(item["job_id"], show_progress=False)
+    got = list(api.iter_batch_items(batch["id"], page_size=1))
+    assert [item["client_id"] for item in got] == ["d3", "d4", "d5", "bad"]
+    assert [item["state"] for item in got] == ["succeeded"] * 3 + ["rejected"]
+    assert "dice" in got[3]["errors"]["params"]
+    secret = api.webhook_secret()
+    assert secret.startswith("whsec_") and api.webhook_secret(rotate=True) != secret
+
+
+def test_wait_long_polls_when_no_stream_is_to_be_had(api: Client, live_api: ApiServer) -> None:
+    job = api.submit("dice", {"dice": 3, "faces": 5}, fresh=True)
+    held = [api._send("GET", "/events", stream=True) for _ in range(8)]  # every stream this key may hold
+    impatient = Client(api.url, api.session.headers["Authorization"].split()[1], retries=0)
+    try:
+        with pytest.raises(RateLimited):
+            impatient._send("GET", f"/jobs/{job['id']}/events", stream=True)
+        assert impatient.wait(job["id"], show_progress=False)["state"] == "succeeded"
+    finally:
+        for stream in held:
+            stream.close()
+
+
+# -- retries --------------------------------------------------------------------------------------------
+@pytest.fixture
+def stub() -> Iterator[tuple[str, list[tuple[float, str]], list[tuple[int, dict, dict]]]]:
+    """A server answering from a script of (status, headers, body), then 200 {"ok": true}; it records
+    when each request came."""
+    asked: list[tuple[float, str]] = []
+    script: list[tuple[int, dict, dict]] = []
+
+    class Handler(BaseHTTPRequestHandler):
+        def _answer(self) -> None:
+            asked.append((time.monotonic(), self.command))
+            status, headers, body = script.pop(0) if script else (200, {}, {"ok": True})
+            data = json.dumps(body).encode()
+            self.send_response(status)
+            for name, value in {**headers, "Content-Type": "application/json"}.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        do_GET = do_POST = _answer  # noqa: N815 - the http.server hooks
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}", asked, script
+    server.shutdown()
+
+
+def test_429_and_503_are_retried_after_retry_after(stub) -> None:
+    url, asked, script = stub
+    script += [
+        (429, {"Retry-After": "1"}, {"message": "slow down"}),
+        (503, {}, {"message": "the database is unavailable"}),
+    ]
+    assert Client(url, "zk_x").get("job") == {"ok": True}
+    assert len(asked) == 3 and asked[1][0] - asked[0][0] >= 0.95, "Retry-After: 1 was honoured"
+    script += [(422, {}, {"message": "bad", "errors": {"kind": ["unknown"]}})]
+    with pytest.raises(Invalid) as refused:
+        Client(url, "zk_x").submit("nope")
+    assert refused.value.errors == {"kind": ["unknown"]} and len(asked) == 4, "a 422 is not retried"
+    script += [(429, {"Retry-After": "0"}, {"message": "slow down"})] * 3
+    with pytest.raises(RateLimited):
+        Client(url, "zk_x", retries=2).get("job")
+    assert len(asked) == 7
+
+
+def test_the_event_stream_parser_reads_ids_names_data_and_skips_comments() -> None:
+    from zolve.client import parse_events
+
+    lines = ["retry: 1000", "", ": keepalive", "", "id: 7", "event: progress", 'data: {"a": 1}', ""]
+    (event,) = list(parse_events(iter(lines)))
+    assert (event.id, event.event, event.data) == (7, "progress", {"a": 1})
