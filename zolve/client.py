@@ -284,7 +284,8 @@ class Client:
 
     def _send(self, method: str, path: str, **kwargs: Any) -> requests.Response:
         """The response to a request (retried on 429/503); an ApiError for any other refusal."""
-        url = path if path.startswith("http") else urljoin(self.url + "/", path.lstrip("/"))
+        # our own paths are relative to the base URL; a link the API gave is a path from the host
+        url = path if path.startswith("http") else urljoin(self.url + "/", path)
         kwargs.setdefault("timeout", self.timeout)
 
         def attempt() -> requests.Response:
@@ -321,13 +322,13 @@ class Client:
         if callback_url is not None:
             body["callback_url"] = callback_url
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
-        return self._request("POST", "/jobs", json=body, headers=headers)
+        return self._request("POST", "jobs", json=body, headers=headers)
 
     def get(self, job_id: str, wait: float = 0) -> dict[str, Any]:
-        return self._request("GET", f"/jobs/{job_id}", params={"wait": wait} if wait else None)
+        return self._request("GET", f"jobs/{job_id}", params={"wait": wait} if wait else None)
 
     def cancel(self, job_id: str) -> dict[str, Any]:
-        return self._request("POST", f"/jobs/{job_id}/cancel")
+        return self._request("POST", f"jobs/{job_id}/cancel")
 
     def result(self, job_id: str, timeout: float | None = None) -> dict[str, Any]:
         """The job's result once it has succeeded (waiting for it); JobFailed if it failed or was
@@ -345,7 +346,7 @@ class Client:
         params: dict[str, Any] = {"state": list(states), "limit": limit}
         if kind:
             params["kind"] = kind
-        return self._pages("/jobs", params, all_pages)
+        return self._pages("jobs", params, all_pages)
 
     def _pages(self, path: str, params: dict[str, Any], all_pages: bool = True) -> Iterator[dict[str, Any]]:
         """The items of a keyset-paged listing, following `next_cursor`."""
@@ -375,7 +376,7 @@ class Client:
         """A job's events (or, without `job_id`, all of yours, narrowed by kind, state, batch) as they
         happen. A dropped connection is resumed with Last-Event-ID; a job's stream ends after its final
         state."""
-        path = f"/jobs/{job_id}/events" if job_id else "/events"
+        path = f"jobs/{job_id}/events" if job_id else "events"
         last, drops = last_event_id, 0
         while True:
             headers = {"Accept": "text/event-stream"}
@@ -512,10 +513,10 @@ class Client:
             body["time_limit"] = time_limit
         if callback_url is not None:
             body["callback_url"] = callback_url
-        return self._request("POST", "/batches", json=body)
+        return self._request("POST", "batches", json=body)
 
     def get_batch(self, batch_id: str) -> dict[str, Any]:
-        return self._request("GET", f"/batches/{batch_id}", params={"limit": 1})
+        return self._request("GET", f"batches/{batch_id}", params={"limit": 1})
 
     def iter_batch_items(
         self, batch_id: str, states: tuple[str, ...] = (), page_size: int = 100
@@ -524,18 +525,18 @@ class Client:
         params: dict[str, Any] = {"limit": page_size}
         if states:
             params["state"] = list(states)
-        return self._pages(f"/batches/{batch_id}", params)
+        return self._pages(f"batches/{batch_id}", params)
 
     # -- webhooks ---------------------------------------------------------------------------------------
     def webhook_secret(self, rotate: bool = False) -> str:
         """The secret your webhook deliveries are signed with (`rotate`: a new one from now on)."""
         if rotate:
-            return self._request("POST", "/webhooks/secret/rotate")["secret"]
-        return self._request("GET", "/webhooks/secret")["secret"]
+            return self._request("POST", "webhooks/secret/rotate")["secret"]
+        return self._request("GET", "webhooks/secret")["secret"]
 
     def deliveries(self, job_id: str) -> list[dict[str, Any]]:
         """The job's webhook deliveries, each with every attempt (status, latency, error)."""
-        return self._request("GET", f"/jobs/{job_id}/deliveries")["items"]
+        return self._request("GET", f"jobs/{job_id}/deliveries")["items"]
 
 
 class _Nothing:
