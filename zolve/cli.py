@@ -120,12 +120,17 @@ def api(host: str, port: int, workers: int, threads: int) -> None:
 @click.option("--concurrency", default=2, show_default=True, type=int, help="solver processes")
 @click.option("--pool", default="prefork", show_default=True, type=click.Choice(["prefork", "solo"]))
 @click.option("--loglevel", default="INFO", show_default=True)
-def worker(concurrency: int, pool: str, loglevel: str) -> None:
+@click.option(
+    "--queues",
+    default=None,
+    help="comma-separated: zolve (solving), zolve.webhooks (deliveries) [default: both]",
+)
+def worker(concurrency: int, pool: str, loglevel: str, queues: str | None) -> None:
     """Run a Celery worker (needs DATABASE_URL and REDIS_URL)."""
     from zolve.servers import serve_worker
 
     settings, _ = server_settings(start_embedded=False)
-    serve_worker(settings, concurrency=concurrency, pool=pool, loglevel=loglevel)
+    serve_worker(settings, concurrency=concurrency, pool=pool, loglevel=loglevel, queues=queues)
 
 
 @main.command()
