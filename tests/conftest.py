@@ -7,8 +7,11 @@ PostgreSQL and Redis (exactly what `zolve up` uses) in a temporary directory.
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -22,13 +25,16 @@ pytest_plugins = ["tests.tiers"]  # marks the integration tier (make test-fast l
 
 
 @pytest.fixture(scope="session")
-def settings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
+def settings() -> Iterator[Settings]:
     base = Settings.from_env()
     services = None
     if not (base.database_url and base.redis_url):
         from zolve.embedded import EmbeddedServices
 
-        services = EmbeddedServices(tmp_path_factory.mktemp("embedded"))
+        # not under pytest's basetemp root: every pytest session that starts on this machine resets that
+        # root to mode 0700, and the embedded PostgreSQL (which runs as its own user when we are root)
+        # then loses its data directory mid-run (seen: PANIC on pg_control, "Permission denied")
+        services = EmbeddedServices(Path(tempfile.mkdtemp(prefix="zolve-tests-embedded-")))
         base = base.with_urls(services.start_postgres(), services.start_redis())
     upgrade(base.database_url)
     yield replace(
@@ -48,6 +54,7 @@ def settings(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings]:
     )
     if services is not None:
         services.stop()
+        shutil.rmtree(services.data_dir, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
