@@ -26,9 +26,11 @@ likely. Only the worth of a research action before it is taken uses the draw mod
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import reduce
 from itertools import combinations
+from operator import or_
 from typing import Any
 from weakref import WeakKeyDictionary
 
@@ -131,20 +133,21 @@ _topics: WeakKeyDictionary[BoardSet, dict[tuple[str, str], Topic]] = WeakKeyDict
 
 def research_topic(boards: BoardSet, subject: str, other: str) -> Topic:
     """A research pair's statements and their truth over every board of the set `boards` was cut from."""
-    whole = boards.whole
-    known = _topics.setdefault(whole, {})
-    if (subject, other) not in known:
-        candidates = pair_statements(whole.mode, subject, other)
-        known[subject, other] = _topic(whole, subject, other, candidates)
-    return known[subject, other]
+    return _known_topic(boards, subject, other, pair_statements)
 
 
 def conference_topic(boards: BoardSet) -> Topic:
+    return _known_topic(boards, "planet_x", "*", lambda mode, *_: conference_statements(mode))
+
+
+def _known_topic(
+    boards: BoardSet, subject: str, other: str, statements: Callable[[Mode, str, str], list[Statement]]
+) -> Topic:
     whole = boards.whole
     known = _topics.setdefault(whole, {})
-    if ("planet_x", "*") not in known:
-        known["planet_x", "*"] = _topic(whole, "planet_x", "*", conference_statements(whole.mode))
-    return known["planet_x", "*"]
+    if (subject, other) not in known:
+        known[subject, other] = _topic(whole, subject, other, statements(whole.mode, subject, other))
+    return known[subject, other]
 
 
 def conference_days(spaces: Sequence[int]) -> list[int]:
@@ -175,29 +178,32 @@ def draw_conferences(rng: np.random.Generator, everything: BoardSet, row: int, c
     """`count` conference clues of the board at `row`, in order (X1, X2): distinct true statements, uniform
     among the sets that together rule out Planet X in any truly empty sector (what redrawing until they
     do gives), or among all sets when none does."""
+    mode = everything.mode
     topic = conference_topic(everything)
     true = [topic.statements[k] for k in topic.true_statements(row)]
-    board = [int(obj) for obj in everything.grid[row]]
-    sets = list(combinations(range(len(true)), min(count, len(true))))
-    telling = [
-        chosen for chosen in sets if singles_out_planet_x(everything.mode, board, [true[k] for k in chosen])
+    impostors = planet_x_impostors(mode, [int(obj) for obj in everything.grid[row]])
+    # per statement, the impostors it rules out, as bits: a set tells Planet X apart when they cover all
+    ruled_out = [
+        sum(1 << i for i, board in enumerate(impostors) if not parse(mode, statement).holds(mode, board))
+        for statement in true
     ]
+    everyone = (1 << len(impostors)) - 1
+    sets = list(combinations(range(len(true)), min(count, len(true))))
+    telling = [chosen for chosen in sets if reduce(or_, (ruled_out[k] for k in chosen), 0) == everyone]
     pool = telling or sets
     chosen = list(pool[int(rng.integers(len(pool)))])
     rng.shuffle(chosen)
     return [true[k] for k in chosen]
 
 
-def singles_out_planet_x(mode: Mode, board: Sequence[int], statements: Sequence[Statement]) -> bool:
-    """Does no valid board with Planet X moved into one of this board's truly empty sectors satisfy every
-    statement?"""
-    clues = [parse(mode, statement) for statement in statements]
+def planet_x_impostors(mode: Mode, board: Sequence[int]) -> list[list[int]]:
+    """The valid boards made by moving Planet X into one of this board's truly empty sectors."""
     home = board.index(PLANET_X)
+    out = []
     for sector, obj in enumerate(board):
-        if obj != EMPTY:
-            continue
-        moved = list(board)
-        moved[home], moved[sector] = EMPTY, PLANET_X
-        if is_valid(mode, moved) and all(clue.holds(mode, moved) for clue in clues):
-            return False
-    return True
+        if obj == EMPTY:
+            moved = list(board)
+            moved[home], moved[sector] = EMPTY, PLANET_X
+            if is_valid(mode, moved):
+                out.append(moved)
+    return out
