@@ -52,6 +52,7 @@ class EventFeed:
         self._ready = threading.Event()
         self._thread: threading.Thread | None = None
         self._pid = 0
+        self._closed = threading.Event()
         #: the first missing id and since when it has been missing
         self._gap: tuple[int, float] | None = None
 
@@ -75,7 +76,14 @@ class EventFeed:
         with self._lock:
             self._subscriptions.discard(subscription)
 
+    def close(self) -> None:
+        """Stop listening: the thread ends at its next wake-up (a NOTIFY, IDLE_SECONDS or its connection
+        going away, which it then takes quietly), and no stream starts here any more."""
+        self._closed.set()
+
     def _start(self) -> None:
+        if self._closed.is_set():
+            raise RuntimeError("the event feed is closed")
         with self._lock:
             # a thread never survives a fork (gunicorn forks its workers): one per process
             if self._thread is None or self._pid != os.getpid():
@@ -89,7 +97,7 @@ class EventFeed:
 
     def _run(self) -> None:
         failures = 0
-        while True:
+        while not self._closed.is_set():
             try:
                 with psycopg.connect(self._conninfo(), autocommit=True, **TCP_LIVENESS) as connection:
                     connection.execute(f"LISTEN {CHANNEL}")
@@ -100,12 +108,14 @@ class EventFeed:
                     failures = 0
                     self._listen(connection)
             except Exception as exc:  # the database restarts, say: streams wait, then read what they missed
+                if self._closed.is_set():
+                    return
                 failures += 1
                 log.warning("event feed lost its connection (%s); reconnecting", exc, exc_info=failures == 1)
-                time.sleep(min(1.0 * failures, 10.0))
+                self._closed.wait(min(1.0 * failures, 10.0))
 
     def _listen(self, connection: psycopg.Connection) -> None:
-        while True:
+        while not self._closed.is_set():
             if self._advance():
                 continue  # a full page: read on before waiting
             timeout = IDLE_SECONDS

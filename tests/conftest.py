@@ -99,7 +99,9 @@ def app(settings: Settings):
     import tests.plugins  # noqa: F401 - the test-only kinds the worker loads through ZOLVE_PLUGINS
     from api.app import create_app
 
-    return create_app(settings)
+    app = create_app(settings)
+    yield app
+    app.extensions["zolve.events"].close()  # before the session's database goes away
 
 
 @pytest.fixture
