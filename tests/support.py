@@ -66,8 +66,11 @@ class WorkerProcess:
         concurrency: int = 2,
         pool: str = "prefork",
         prefix: Sequence[str] = (),
+        queues: str | None = None,
     ):
         self.env, self.log_path, self.concurrency, self.pool = env, log_path, concurrency, pool
+        #: the queues it consumes (`zolve worker --queues`); None: the default, every queue
+        self.queues = queues
         #: a command that runs the worker, e.g. in a network namespace (it must exec the worker in the end)
         self.prefix = list(prefix)
         self.process: subprocess.Popen | None = None
@@ -90,6 +93,7 @@ class WorkerProcess:
                 str(self.concurrency),
                 "--pool",
                 self.pool,
+                *(["--queues", self.queues] if self.queues else []),
             ],
             env=self.env,
             stdout=log,

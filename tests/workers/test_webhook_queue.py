@@ -1,0 +1,95 @@
+"""Solving and sending on separate workers (`zolve worker --queues`, as docker-compose.yml and
+deploy/k8s run them): a finished job's webhook is sent while every solver process is busy with another
+client's long shards, instead of waiting for one of them to come free."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from sqlalchemy import select
+
+from services.messages import QUEUE, WEBHOOK_QUEUE
+from store import keys
+from store.models import Shard
+from tests.support import WorkerProcess, poll_job, private_stack, wait_until
+
+SHARD_SECONDS = 6.0
+
+
+@pytest.fixture
+def arrivals() -> Iterator[tuple[str, dict[str, datetime]]]:
+    """A receiver on loopback: the URL, and when each path was first posted to."""
+    seen: dict[str, datetime] = {}
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - the http.server hook
+            self.rfile.read(int(self.headers["Content-Length"]))
+            seen.setdefault(self.path, datetime.now(UTC))
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}", seen
+    server.shutdown()
+
+
+def test_a_webhook_is_sent_while_every_solver_is_busy(settings, tmp_path, arrivals) -> None:
+    url, seen = arrivals
+    with private_stack(settings, tmp_path / "stack") as stack:
+        stack.worker.queues = QUEUE  # the one solver process: solving only
+        sender = WorkerProcess(stack.worker.env, tmp_path / "sender.log", concurrency=1, queues=WEBHOOK_QUEUE)
+        try:
+            stack.worker.launch()
+            sender.launch()
+            stack.worker.wait_ready()
+            sender.wait_ready()
+            with stack.db.session() as session:
+                other = {"Authorization": f"Bearer {keys.create_key(session, name='bulk').key}"}
+            bulk_id = submit(stack, other, long_shards(3))
+            wait_until(lambda: running_shards(stack, bulk_id), 30, 0.05, "the bulk job's first shard")
+            # a job that waits behind it, cancelled: final at once, with no solver process free
+            waiting = submit(stack, stack.headers, {**long_shards(1), "callback_url": f"{url}/cancelled"})
+            cancelled = stack.client.post(f"/jobs/{waiting}/cancel", headers=stack.headers)
+            assert cancelled.status_code in (200, 202), cancelled.get_json()
+            job = poll_job(stack.client, stack.headers, waiting, 30)
+            assert job["state"] == "cancelled"
+            sent = wait_until(lambda: seen.get("/cancelled"), 30, 0.05, "the webhook")
+            finished = datetime.fromisoformat(job["finished_at"])
+            assert (sent - finished).total_seconds() < 2.5, f"sent {sent - finished} after the job ended"
+            assert running_shards(stack, bulk_id, at=sent), "the solver process was busy when it was sent"
+        finally:
+            sender.stop()
+
+
+def long_shards(count: int) -> dict:
+    keys_ = [f"k{n}" for n in range(count)]
+    return {"kind": "test.sharded", "params": {"keys": keys_, "shard_seconds": SHARD_SECONDS}, "fresh": True}
+
+
+def submit(stack, headers: dict[str, str], body: dict) -> str:
+    answer = stack.client.post("/jobs", json=body, headers=headers)
+    assert answer.status_code == 202, answer.get_json()
+    return answer.get_json()["id"]
+
+
+def running_shards(stack, job_id: str, at: datetime | None = None) -> list[str]:
+    """The job's shards running now, or at a moment past (started by then, not finished by then)."""
+    with stack.db.session() as session:
+        shards = session.scalars(select(Shard).where(Shard.job_id == uuid.UUID(job_id))).all()
+    if at is None:
+        return [s.key for s in shards if s.state == "running"]
+    return [
+        s.key
+        for s in shards
+        if s.started_at is not None and s.started_at <= at and (s.finished_at is None or s.finished_at > at)
+    ]
