@@ -389,7 +389,11 @@ def test_overview_counts_jobs_and_shows_live_workers(db, admin_client, worker, c
 
 
 def test_requeue_takes_a_stuck_shard_back_and_the_worker_finishes_it(db, admin_client, admin, worker) -> None:
-    params = KINDS["planetx.enumerate"].load_params({"mode": "standard"})
+    # constrained to the one shard planned below: a plain {"mode": "standard"} job finished with one shard's
+    # boards would be taken for the complete enumeration that deduce and simulate read (and was, by the
+    # note sheet's test, when it ran after this one)
+    asteroids = [{"sector": sector, "object": "asteroid"} for sector in (1, 2)]
+    params = KINDS["planetx.enumerate"].load_params({"mode": "standard", "constraints": asteroids})
     with db.session() as session:
         owner = keys.create_key(session, name="shards").id
         job, _ = job_store.create_job(
