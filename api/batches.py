@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import csv
+import io
+import json
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
-from flask import url_for
+from flask import Response, stream_with_context, url_for
 from flask.views import MethodView
 from flask_smorest import Blueprint, abort
 from marshmallow import RAISE
@@ -20,6 +24,10 @@ from store import batches as batch_store
 from store.models import Batch, BatchItem, Job
 
 blp = Blueprint("batches", __name__, url_prefix="/batches", description="Batches of puzzle requests")
+
+EXPORT_PAGE = 500
+CSV_COLUMNS = ("position", "client_id", "state", "job_id", "result", "error", "errors")
+EXPORT_TYPES = {"ndjson": "application/x-ndjson", "csv": "text/csv"}
 
 
 def item_resource(item: BatchItem, job: Job | None, *, is_admin: bool) -> dict[str, Any]:
@@ -52,7 +60,10 @@ def _batch_resource(session: Any, batch: Batch, args: dict[str, Any], *, is_admi
         "done": all(state in (*FINAL_STATES, "rejected") for state in counts),
         "items": [item_resource(item, job, is_admin=is_admin) for item, job in rows],
         "next_cursor": next_cursor,
-        "links": {"self": url_for("batches.BatchItemView", batch_id=batch.id)},
+        "links": {
+            "self": url_for("batches.BatchItemView", batch_id=batch.id),
+            **{fmt: url_for(f"batches.results_{fmt}", batch_id=batch.id) for fmt in EXPORT_TYPES},
+        },
     }
 
 
@@ -110,3 +121,67 @@ class BatchItemView(MethodView):
             resource = _batch_resource(session, batch, args, is_admin=who.is_admin)
         headers = {} if resource["done"] else {"Retry-After": "1"}
         return resource, 200, headers
+
+
+# -- every item at once ----------------------------------------------------------------------------
+def results_response(batch_id: uuid.UUID, fmt: str, *, is_admin: bool) -> Response:
+    """Every item of a batch (the caller may see) with its state, job, result and errors, streamed as
+    NDJSON (one object a line) or CSV (one row an item; results and errors as JSON text)."""
+    items = _every_item(batch_id, is_admin)
+    body = _ndjson(items) if fmt == "ndjson" else _csv(items)
+    response = Response(stream_with_context(body), mimetype=EXPORT_TYPES[fmt])
+    response.headers["Content-Disposition"] = f"attachment; filename=batch-{batch_id}.{fmt}"
+    return response
+
+
+def _every_item(batch_id: uuid.UUID, is_admin: bool) -> Iterator[dict[str, Any]]:
+    """Every item in submission order, a page per transaction (a batch holds up to 500)."""
+    after = -1
+    while True:
+        with database().session() as session:
+            rows = batch_store.list_items(session, batch_id, after=after, limit=EXPORT_PAGE)
+            items = [item_resource(item, job, is_admin=is_admin) for item, job in rows]
+        yield from items
+        if len(rows) < EXPORT_PAGE:
+            return
+        after = rows[-1][0].position
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, default=str, sort_keys=True)
+
+
+def _ndjson(items: Iterator[dict[str, Any]]) -> Iterator[str]:
+    for item in items:
+        yield _json(item) + "\n"
+
+
+def _csv(items: Iterator[dict[str, Any]]) -> Iterator[str]:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(CSV_COLUMNS)
+    for item in items:
+        cells = [item[c] for c in CSV_COLUMNS]
+        writer.writerow([_json(c) if isinstance(c, dict | list) else c for c in cells])
+        yield buffer.getvalue()
+        buffer.seek(0)
+        buffer.truncate()
+
+
+def _add_results_route(fmt: str) -> None:
+    @blp.route(f"/<uuid:batch_id>/results.{fmt}", endpoint=f"results_{fmt}")
+    @auth.login_required
+    @blp.response(200, description=f"Every item as {fmt.upper()}, streamed", content_type=EXPORT_TYPES[fmt])
+    @blp.alt_response(404, description="No such batch, or not yours")
+    def results(batch_id: uuid.UUID) -> Response:
+        """Every item of the batch in submission order with its state, job, result and errors (the same
+        fields as the batch's `items`), whole: NDJSON or CSV."""
+        who = caller()
+        with database().session() as session:
+            if batch_store.get_batch(session, batch_id, who.owner_filter) is None:
+                abort(404, message="no such batch")
+        return results_response(batch_id, fmt, is_admin=who.is_admin)
+
+
+for _fmt in EXPORT_TYPES:
+    _add_results_route(_fmt)

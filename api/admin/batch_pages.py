@@ -3,17 +3,13 @@ state, its items with their jobs and pictures, live until done) and its results 
 
 from __future__ import annotations
 
-import csv
-import io
-import json
 import uuid
-from collections.abc import Iterator
 from typing import Any
 
-from flask import Response, abort, render_template, request, stream_with_context, url_for
+from flask import Response, abort, render_template, request, url_for
 
 from api.admin.views import bp, caller_of_session
-from api.batches import item_resource
+from api.batches import results_response
 from api.deps import database
 from core.states import FINAL_STATES
 from store import batches as batch_store
@@ -22,8 +18,6 @@ from store.models import Batch
 
 PAGE = 25
 ITEMS_PAGE = 50
-EXPORT_PAGE = 500
-CSV_COLUMNS = ("position", "client_id", "state", "job_id", "result", "error", "errors")
 
 
 @bp.get("/batches")
@@ -76,51 +70,9 @@ def batch_page(batch_id: uuid.UUID) -> str:
     )
 
 
-def _items(batch_id: uuid.UUID, is_admin: bool) -> Iterator[dict[str, Any]]:
-    """Every item in submission order, a page per transaction (a batch holds up to 500)."""
-    after = -1
-    while True:
-        with database().session() as session:
-            rows = batch_store.list_items(session, batch_id, after=after, limit=EXPORT_PAGE)
-            items = [item_resource(item, job, is_admin=is_admin) for item, job in rows]
-        yield from items
-        if len(rows) < EXPORT_PAGE:
-            return
-        after = rows[-1][0].position
-
-
-def _ndjson(items: Iterator[dict[str, Any]]) -> Iterator[str]:
-    for item in items:
-        yield json.dumps(item, default=str, sort_keys=True) + "\n"
-
-
-def _csv(items: Iterator[dict[str, Any]]) -> Iterator[str]:
-    """One row per item; the result and errors as JSON text in their cells."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer)
-    writer.writerow(CSV_COLUMNS)
-    for item in items:
-        writer.writerow(
-            [
-                json.dumps(item[c], default=str, sort_keys=True)
-                if isinstance(item[c], dict | list)
-                else item[c]
-                for c in CSV_COLUMNS
-            ]
-        )
-        yield buffer.getvalue()
-        buffer.seek(0)
-        buffer.truncate()
-
-
 @bp.get("/batches/<uuid:batch_id>/results.<any(csv, ndjson):fmt>")
 def batch_export(batch_id: uuid.UUID, fmt: str) -> Response:
     """Every item with its state, job, result and errors: NDJSON (one object a line) or CSV."""
     with database().session() as session:
         _batch_or_404(session, batch_id)
-    items = _items(batch_id, caller_of_session().is_admin)
-    body = _ndjson(items) if fmt == "ndjson" else _csv(items)
-    mimetype = "application/x-ndjson" if fmt == "ndjson" else "text/csv"
-    response = Response(stream_with_context(body), mimetype=mimetype)
-    response.headers["Content-Disposition"] = f"attachment; filename=batch-{batch_id}.{fmt}"
-    return response
+    return results_response(batch_id, fmt, is_admin=caller_of_session().is_admin)

@@ -3,6 +3,8 @@ fails the batch, identical requests solved once, pages, and another client's bat
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import math
 from typing import Any
@@ -160,3 +162,31 @@ def test_another_clients_batch_is_not_found(client, make_key) -> None:
     assert client.get(location, headers=stranger).status_code == 404
     assert client.get(location, headers=owner).status_code == 200
     assert client.get(location).status_code == 401
+    for fmt in ("ndjson", "csv"):
+        export = created.get_json()["links"][fmt]
+        assert client.get(export, headers=stranger).status_code == 404
+        assert client.get(export).status_code == 401
+
+
+def test_a_batch_exports_whole_as_ndjson_and_csv(client, auth, worker) -> None:
+    items = [
+        {"client_id": "moon", "params": _plan("E", "L")},
+        {"client_id": "nowhere", "params": _plan("E", "X")},
+        {"client_id": "lunar,\"quoted\"", "params": _plan("Lo", "Eo")},
+    ]
+    created = client.post("/batches", json={"items": items}, headers=auth).get_json()
+    batch = _wait_done(client, auth, created["links"]["self"])
+
+    ndjson = client.get(created["links"]["ndjson"], headers=auth)
+    assert ndjson.status_code == 200 and ndjson.mimetype == "application/x-ndjson"
+    lines = [json.loads(line) for line in ndjson.get_data(as_text=True).splitlines()]
+    assert lines == json.loads(json.dumps(batch["items"])), "the same items as the batch's own page"
+
+    answer = client.get(created["links"]["csv"], headers=auth)
+    assert answer.status_code == 200 and answer.mimetype == "text/csv"
+    rows = list(csv.DictReader(io.StringIO(answer.get_data(as_text=True))))
+    assert [row["client_id"] for row in rows] == [item["client_id"] for item in items]
+    by_id = {row["client_id"]: row for row in rows}
+    assert json.loads(by_id["moon"]["result"])["cost"] == 21 and by_id["moon"]["state"] == "succeeded"
+    assert by_id["nowhere"]["state"] == "rejected"
+    assert "destination" in json.loads(by_id["nowhere"]["errors"])["params"]
