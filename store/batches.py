@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, String, func, literal, select, tuple_
+from sqlalchemy import ColumnElement, Select, String, func, literal, select, tuple_
 from sqlalchemy.orm import Session
 
 from store import events
@@ -88,15 +88,22 @@ def list_batches(
     limit: int = 25,
     before: tuple[datetime, uuid.UUID] | None = None,
 ) -> list[Batch]:
-    """Batches newest first (of one owner, or everyone's for None), after the (created_at, id) `before`;
-    an owner's read their index (owner_id, created_at)."""
+    """Batches newest first (of one owner, or everyone's for None), after the (created_at, id) `before`."""
+    return list(session.scalars(batches_query(owner_id, limit=limit, before=before)))
+
+
+def batches_query(
+    owner_id: int | None, *, limit: int, before: tuple[datetime, uuid.UUID] | None = None
+) -> Select[tuple[Batch]]:
+    """list_batches' query: an owner's read their index (owner_id, created_at), everyone's (created_at,
+    id)."""
     query = select(Batch).order_by(Batch.created_at.desc(), Batch.id.desc()).limit(limit)
     if owner_id is not None:
         query = query.where(Batch.owner_id == owner_id)
     if before is not None:
         after = tuple_(literal(before[0], Batch.created_at.type), literal(before[1], Batch.id.type))
         query = query.where(tuple_(Batch.created_at, Batch.id) < after)
-    return list(session.scalars(query))
+    return query
 
 
 def _item_state() -> ColumnElement[str]:

@@ -245,7 +245,10 @@ class Batch(Base):
     """Many requests of one kind submitted together; each distinct params set runs as one job."""
 
     __tablename__ = "batches"
-    __table_args__ = (Index("ix_batches_owner_created", "owner_id", "created_at"),)
+    __table_args__ = (
+        Index("ix_batches_owner_created", "owner_id", "created_at"),
+        Index("ix_batches_created_id", "created_at", "id"),
+    )
 
     id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True, default=uuid.uuid4)
     owner_id: Mapped[int] = mapped_column(ForeignKey("api_keys.id"))
