@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from sqlalchemy import func, select, update
+from sqlalchemy import delete, func, select, update
 
 from core.states import JobState, ShardState
 from services import retention
@@ -123,6 +123,23 @@ def test_the_enumeration_deduce_reads_stays_and_so_do_rows_a_kept_job_reads(
     )
     assert count(isolated_db, Board.job_id, [older, narrow]) == 0
     assert report.kept >= 2
+
+
+def test_rows_whose_job_went_stay_while_a_cache_hit_still_reads_them(isolated_db: Database, owner: int):
+    """The race a purge in chunks meets: a chunk deletes an expired source job; before the chunk that
+    deletes its rows, a new request is a cache hit on those rows. They are no orphans: they stay."""
+    params = {"mode": "standard", "constraints": [{"sector": 2, "object": "comet"}]}
+    source = make_job(isolated_db, owner, days_ago=40, kind=ENUMERATE, params=params, boards=[30, 31])
+    abandoned = make_job(isolated_db, owner, days_ago=40, boards=[32])
+    with isolated_db.session() as session:  # the earlier chunk: job rows gone, their boards not yet
+        session.execute(delete(Job).where(Job.id.in_([source, abandoned])))
+    hit = make_job(isolated_db, owner, days_ago=0, kind=ENUMERATE, params=params, rows_of=source)
+
+    report = retention.purge(isolated_db, timedelta(days=30))
+
+    assert count(isolated_db, Board.job_id, [source]) == 2, "the cache hit still serves them"
+    assert count(isolated_db, Board.job_id, [abandoned]) == 0 and report.rows == 1
+    assert existing(isolated_db, [hit]) == {hit}
 
 
 def test_a_batch_goes_once_none_of_its_jobs_stays(isolated_db: Database, owner: int):
