@@ -184,7 +184,9 @@ class Observation(Schema):
     topic = _choice(
         CLUE_SOURCES,
         "clues: where it came from, research topic A-F or conference X1/X2 (a researched topic is not "
-        "offered again)",
+        "offered again; once every conference of the mode is recorded, X1 or X1 and X2, the boards on which "
+        "the game would not have read them are ruled out too: it picks them to tell Planet X apart from "
+        "every truly empty sector)",
     )
     left = _choice(OBJECT_NAMES, "a failed locate's left neighbour")
     right = _choice(OBJECT_NAMES, "a failed locate's right neighbour")

@@ -21,12 +21,15 @@ pair of objects, kept only when it is true on the board.
   another fan tool says 12, and 10 and 22), so the spaces are a parameter of the simulation.
 
 A player uses a clue as a plain fact: the boards where it is false are ruled out, the rest stay equally
-likely. Only the worth of a research action before it is taken uses the draw model above.
+likely. The worth of a research action before it is taken uses the draw model above, and so does one more
+sure deduction: once every conference is heard, a board on which the game would not have read those
+clues (they fail to tell Planet X apart from its truly empty sectors while another set would) is ruled
+out too (`told_apart`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import reduce
 from itertools import combinations
@@ -36,7 +39,7 @@ from weakref import WeakKeyDictionary
 
 import numpy as np
 
-from puzzles.planetx.board import EMPTY, PLANET_X, Mode
+from puzzles.planetx.board import DWARF_PLANET, EMPTY, GAS_CLOUD, PLANET_X, Mode
 from puzzles.planetx.boardset import BoardSet
 from puzzles.planetx.observations import parse
 from puzzles.planetx.rules import is_valid
@@ -207,3 +210,66 @@ def planet_x_impostors(mode: Mode, board: Sequence[int]) -> list[list[int]]:
             if is_valid(mode, moved):
                 out.append(moved)
     return out
+
+
+# -- what the conferences' guarantee tells a player -----------------------------------------------------
+def told_apart(boards: BoardSet, shown: Sequence[Statement]) -> np.ndarray:
+    """Per board: could the game have shown these conference clues (all of the game's: X1, or X1 and X2)
+    were it the hidden one? The game picks them to tell Planet X apart from every truly empty sector
+    (`draw_conferences`), unless no set of as many true statements can. So a board stays when the shown
+    clues rule out each of its impostors (Planet X moved into one of its truly empty sectors), or when no
+    such set exists on it; the others are ruled out, a deduction from how the game draws, as sure as the
+    clues themselves."""
+    mode = boards.mode
+    clues = [parse(mode, statement) for statement in shown]
+    tells = np.ones(len(boards), dtype=bool)
+    for _, rows, moved in _impostors(mode, boards.grid):
+        fooled = np.logical_and.reduce([clue.mask(mode, moved) for clue in clues])
+        tells[rows[fooled]] = False
+    doubtful = np.flatnonzero(~tells)
+    if len(doubtful):
+        tells[doubtful] = ~_some_set_tells(boards.subset(doubtful), len(shown))
+    return tells
+
+
+def _impostors(mode: Mode, grid: np.ndarray) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
+    """Per sector j (0-based): the rows whose board stays valid with Planet X moved into sector j, and
+    those moved boards. Moving Planet X only touches the rules about it and about truly empty sectors:
+    no dwarf planet beside it, and every gas cloud beside a truly empty sector."""
+    planet_x = np.argmax(grid == PLANET_X, axis=1)
+    for j in range(mode.sectors):
+        rows = np.flatnonzero(grid[:, j] == EMPTY)
+        if not len(rows):
+            continue
+        moved = grid[rows].copy()
+        moved[np.arange(len(rows)), planet_x[rows]] = EMPTY
+        moved[:, j] = PLANET_X
+        empty = moved == EMPTY
+        beside_empty = np.roll(empty, 1, axis=1) | np.roll(empty, -1, axis=1)
+        clouds_ok = ~((moved == GAS_CLOUD) & ~beside_empty).any(axis=1)
+        no_dwarf = (moved[:, (j - 1) % mode.sectors] != DWARF_PLANET) & (
+            moved[:, (j + 1) % mode.sectors] != DWARF_PLANET
+        )
+        valid = clouds_ok & no_dwarf
+        yield j, rows[valid], moved[valid]
+
+
+def _some_set_tells(boards: BoardSet, count: int) -> np.ndarray:
+    """Per board: do some `count` conference statements true on it rule out each of its impostors?"""
+    mode = boards.mode
+    topic = conference_topic(boards)
+    clues = [parse(mode, statement) for statement in topic.statements]
+    true = topic.true_on(boards.rows)  # boards × statements
+    needed = np.zeros(len(boards), dtype=np.int64)  # bit j: an impostor with Planet X in sector j
+    ruled_out = np.zeros(true.shape, dtype=np.int64)  # per statement, the impostors it rules out
+    for j, rows, moved in _impostors(mode, boards.grid):
+        bit = np.int64(1) << np.int64(j)
+        needed[rows] |= bit
+        for k, clue in enumerate(clues):
+            ruled_out[rows[~clue.mask(mode, moved)], k] |= bit
+    ruled_out[~true] = 0
+    found = needed == 0
+    for chosen in combinations(range(len(clues)), min(count, len(clues))):
+        covered = reduce(or_, (ruled_out[:, k] for k in chosen))
+        found |= (covered & needed) == needed
+    return found

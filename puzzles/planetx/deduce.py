@@ -4,8 +4,10 @@ Filters every board of the mode (the stored enumeration when there is one) by th
 reports per-sector probabilities, Planet X's candidates, whether its sector and neighbours are known, and
 the legal next actions ranked by expected information per day: surveys and targets of the visible sky, and
 research of the game's topics (`topics`: letter → the pair of objects the game shows) not yet researched,
-unless the last action was research. With `verify_with_z3`, the remaining boards
-are also counted by Z3 with the observations as constraints.
+unless the last action was research. Conference clues recorded with their `topic` (X1, X2) also rule out,
+once all of the mode's are in, the boards the game would not have read them on (`clues.told_apart`).
+With `verify_with_z3`, the remaining boards are also counted by Z3 with the observations as constraints
+(without that last deduction).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from puzzles.planetx.actions import (
 )
 from puzzles.planetx.board import MODES, OBJECT_NAMES, PLANET_X, Mode
 from puzzles.planetx.boardset import BoardSet, all_boards, triple_parts
-from puzzles.planetx.clues import TOPIC_LETTERS, Topic, research_topic
+from puzzles.planetx.clues import CONFERENCE_SPACES, TOPIC_LETTERS, Topic, research_topic, told_apart
 from puzzles.planetx.observations import Observation, parse_all
 from puzzles.planetx.solver import BoardModel, enumerate_models
 from puzzles.runtime import Run
@@ -38,11 +40,24 @@ Z3_COUNT_CAP = 20_000
 RANKINGS = ("bits_per_day", "goal_bits_per_day")
 
 
-def remaining_boards(boards: BoardSet, observations: Sequence[Observation]) -> BoardSet:
+def remaining_boards(
+    boards: BoardSet, observations: Sequence[Observation], conferences: Sequence[dict[str, Any]] = ()
+) -> BoardSet:
+    """The boards every observation allows; once all the mode's conference clues are among them (clues
+    with `topic` X1, X2), also only those where the game could have shown them (`clues.told_apart`)."""
     keep = np.ones(len(boards), dtype=bool)
     for observation in observations:
         keep &= observation.mask(boards.mode, boards.grid)
-    return boards.subset(keep)
+    left = boards.subset(keep)
+    if len(left) and conferences and len(conferences) == len(CONFERENCE_SPACES[boards.mode.name]):
+        left = left.subset(told_apart(left, conferences))
+    return left
+
+
+def conference_clues(params: dict[str, Any]) -> list[dict[str, Any]]:
+    """The recorded clues of the Planet X conferences (topic X1, X2), in that order."""
+    found = [o for o in params.get("observations") or [] if o.get("type") == "clue" and o.get("topic")]
+    return sorted((o for o in found if o["topic"] not in TOPIC_LETTERS), key=lambda o: o["topic"])
 
 
 def z3_count(
@@ -158,7 +173,7 @@ def solve(params: dict[str, Any], run: Run) -> dict[str, Any]:
     observations = parse_all(mode, params.get("observations") or [])
     everything = all_boards(mode, run)
     run.raise_if_stopped()
-    boards = remaining_boards(everything, observations)
+    boards = remaining_boards(everything, observations, conference_clues(params))
     result: dict[str, Any] = {
         "mode": mode.name,
         "boards": len(boards),

@@ -53,6 +53,7 @@ from puzzles.planetx.clues import (
     draw_conferences,
     draw_statement,
     draw_topics,
+    told_apart,
 )
 from puzzles.planetx.observations import WrongLocate, parse
 from puzzles.runtime import Run
@@ -201,13 +202,17 @@ def play(
 
 
 def _hear_conferences(game: Game, boards: BoardSet) -> BoardSet:
-    """Apply every conference whose day has come (free: read to every player)."""
+    """Apply every conference whose day has come (free: read to every player); once the last is heard,
+    also what the game's guarantee about them tells (`clues.told_apart`)."""
+    heard = game.conferences_heard
     while game.conferences_heard < len(game.conferences):
         day, statement = game.conferences[game.conferences_heard]
         if game.days < day:
             break
         boards = boards.subset(parse(boards.mode, statement).mask(boards.mode, boards.grid))
         game.conferences_heard += 1
+    if heard < game.conferences_heard == len(game.conferences):
+        boards = boards.subset(told_apart(boards, [statement for _, statement in game.conferences]))
     return boards
 
 

@@ -15,7 +15,7 @@ from puzzles.planetx import clues, deduce, simulate
 from puzzles.planetx.actions import survey_days, visible_sectors
 from puzzles.planetx.board import LETTERS, MODES
 from puzzles.planetx.boardset import BoardSet
-from puzzles.planetx.observations import arc
+from puzzles.planetx.observations import arc, parse
 from puzzles.planetx.rules import enumerate_boards, is_valid
 from puzzles.runtime import Run
 
@@ -104,6 +104,50 @@ def singles_out(board: str, statements: list[dict]) -> bool:
             if valid and all(holds(st, "".join(moved)) for st in statements):
                 return False
     return True
+
+
+def could_show(board: str, shown: list[dict]) -> bool:
+    """Could the game have read these conference clues on this board? (They single Planet X out, or no
+    as many true statements would.)"""
+    true = [st for st in clues.conference_statements(STANDARD) if holds(st, board)]
+    sets = itertools.combinations(true, min(len(shown), len(true)))
+    return singles_out(board, shown) or not any(singles_out(board, list(chosen)) for chosen in sets)
+
+
+def test_the_conference_guarantee_keeps_the_boards_the_game_could_read_them_on(standard: BoardSet) -> None:
+    rng = np.random.default_rng(11)
+    rows = rng.choice(len(standard), size=50, replace=False)
+    sample, boards = standard.subset(rows), [letters_of(standard, int(row)) for row in rows]
+    ruled_out = 0
+    for count in (1, 2):
+        for hidden in rng.choice(len(standard), size=3, replace=False):
+            shown = clues.draw_conferences(rng, standard, int(hidden), count)
+            kept = clues.told_apart(sample, shown)
+            assert kept.tolist() == [could_show(board, shown) for board in boards], shown
+            ruled_out += int((~kept).sum())
+            assert clues.told_apart(standard.subset(np.array([hidden])), shown).tolist() == [True]
+    assert ruled_out > 0, "the guarantee tells something"
+
+
+def test_a_hidden_board_always_survives_its_own_conferences(standard: BoardSet) -> None:
+    rng = np.random.default_rng(12)
+    rows = rng.choice(len(standard), size=300, replace=False)
+    for row in rows:
+        shown = clues.draw_conferences(rng, standard, int(row), 1)
+        assert clues.told_apart(standard.subset(np.array([row])), shown).tolist() == [True], row
+
+
+def test_deduce_applies_the_guarantee_once_every_conference_is_recorded(standard: BoardSet) -> None:
+    rng = np.random.default_rng(13)
+    hidden = int(rng.integers(len(standard)))
+    [heard] = clues.draw_conferences(rng, standard, hidden, 1)
+    with Run(60) as run:
+        plain = deduce.solve({"mode": "standard", "observations": [heard]}, run)
+        told = deduce.solve({"mode": "standard", "observations": [{**heard, "topic": "X1"}]}, run)
+    agree = standard.subset(parse(STANDARD, heard).mask(STANDARD, standard.grid))
+    assert plain["boards"] == len(agree)
+    assert told["boards"] == int(clues.told_apart(agree, [heard]).sum()) < plain["boards"]
+    assert told["status"] == "ok"
 
 
 def test_a_research_actions_outcomes_add_up_to_the_boards_left(standard: BoardSet) -> None:
