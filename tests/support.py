@@ -2,16 +2,21 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -303,3 +308,55 @@ def stop_group(process: subprocess.Popen | None) -> None:
         except subprocess.TimeoutExpired:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait()
+
+
+@dataclass
+class Received:
+    path: str
+    headers: dict[str, str]
+    body: bytes
+    at: datetime
+
+
+@dataclass
+class Receiver:
+    """A webhook receiver on loopback: /flaky/<name> answers 500 twice and then 200, /silent answers too
+    late (after 2.5 s), anything else 200 at once."""
+
+    url: str
+    received: list[Received] = field(default_factory=list)
+    hits: Counter[str] = field(default_factory=Counter)
+
+    def bodies(self, prefix: str) -> list[dict]:
+        return [json.loads(r.body) for r in self.received if r.path.startswith(prefix)]
+
+    def first(self, path: str) -> Received | None:
+        return next((r for r in self.received if r.path == path), None)
+
+
+@contextmanager
+def webhook_receiver() -> Iterator[Receiver]:
+    state = Receiver("")
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - the http.server hook
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            state.received.append(Received(self.path, dict(self.headers), body, datetime.now(UTC)))
+            state.hits[self.path] += 1
+            if self.path == "/silent":
+                time.sleep(2.5)
+            failing = self.path.startswith("/flaky") and state.hits[self.path] <= 2
+            self.send_response(500 if failing else 200)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    state.url = f"http://127.0.0.1:{server.server_port}"
+    try:
+        yield state
+    finally:
+        server.shutdown()

@@ -6,65 +6,21 @@ from __future__ import annotations
 
 import json
 import re
-import threading
-import time
-from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
 from services.webhooks import verify
 from tests.api.test_admin import log_in
-from tests.support import wait_until
+from tests.support import Receiver, wait_until, webhook_receiver
 
 DICE = {"dice": 3, "faces": 3}
 
 
-@dataclass
-class Received:
-    path: str
-    headers: dict[str, str]
-    body: bytes
-
-
-@dataclass
-class Receiver:
-    """Answers /ok with 200, /flaky/<name> with 500 twice and then 200, and /silent never in time."""
-
-    url: str
-    received: list[Received] = field(default_factory=list)
-    hits: Counter[str] = field(default_factory=Counter)
-
-    def bodies(self, prefix: str) -> list[dict]:
-        return [json.loads(r.body) for r in self.received if r.path.startswith(prefix)]
-
-
 @pytest.fixture(scope="module")
 def receiver() -> Iterator[Receiver]:
-    state = Receiver("")
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - the http.server hook
-            body = self.rfile.read(int(self.headers["Content-Length"]))
-            state.received.append(Received(self.path, dict(self.headers), body))
-            state.hits[self.path] += 1
-            if self.path == "/silent":
-                time.sleep(2.5)
-            failing = self.path.startswith("/flaky") and state.hits[self.path] <= 2
-            self.send_response(500 if failing else 200)
-            self.end_headers()
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    state.url = f"http://127.0.0.1:{server.server_port}"
-    yield state
-    server.shutdown()
+    with webhook_receiver() as state:
+        yield state
 
 
 def _submit(client, headers: dict[str, str], callback_url: str, params: dict = DICE) -> str:

@@ -4,48 +4,21 @@ client's long shards, instead of waiting for one of them to come free."""
 
 from __future__ import annotations
 
-import threading
 import uuid
-from collections.abc import Iterator
-from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from datetime import datetime
 
-import pytest
 from sqlalchemy import select
 
 from services.messages import QUEUE, WEBHOOK_QUEUE
 from store import keys
 from store.models import Shard
-from tests.support import WorkerProcess, poll_job, private_stack, wait_until
+from tests.support import WorkerProcess, poll_job, private_stack, wait_until, webhook_receiver
 
 SHARD_SECONDS = 6.0
 
 
-@pytest.fixture
-def arrivals() -> Iterator[tuple[str, dict[str, datetime]]]:
-    """A receiver on loopback: the URL, and when each path was first posted to."""
-    seen: dict[str, datetime] = {}
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - the http.server hook
-            self.rfile.read(int(self.headers["Content-Length"]))
-            seen.setdefault(self.path, datetime.now(UTC))
-            self.send_response(200)
-            self.end_headers()
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}", seen
-    server.shutdown()
-
-
-def test_a_webhook_is_sent_while_every_solver_is_busy(settings, tmp_path, arrivals) -> None:
-    url, seen = arrivals
-    with private_stack(settings, tmp_path / "stack") as stack:
+def test_a_webhook_is_sent_while_every_solver_is_busy(settings, tmp_path) -> None:
+    with webhook_receiver() as receiver, private_stack(settings, tmp_path / "stack") as stack:
         stack.worker.queues = QUEUE  # the one solver process: solving only
         sender = WorkerProcess(stack.worker.env, tmp_path / "sender.log", concurrency=1, queues=WEBHOOK_QUEUE)
         try:
@@ -58,12 +31,13 @@ def test_a_webhook_is_sent_while_every_solver_is_busy(settings, tmp_path, arriva
             bulk_id = submit(stack, other, long_shards(3))
             wait_until(lambda: running_shards(stack, bulk_id), 30, 0.05, "the bulk job's first shard")
             # a job that waits behind it, cancelled: final at once, with no solver process free
-            waiting = submit(stack, stack.headers, {**long_shards(1), "callback_url": f"{url}/cancelled"})
+            callback = {"callback_url": f"{receiver.url}/cancelled"}
+            waiting = submit(stack, stack.headers, {**long_shards(1), **callback})
             cancelled = stack.client.post(f"/jobs/{waiting}/cancel", headers=stack.headers)
             assert cancelled.status_code in (200, 202), cancelled.get_json()
             job = poll_job(stack.client, stack.headers, waiting, 30)
             assert job["state"] == "cancelled"
-            sent = wait_until(lambda: seen.get("/cancelled"), 30, 0.05, "the webhook")
+            sent = wait_until(lambda: receiver.first("/cancelled"), 30, 0.05, "the webhook").at
             finished = datetime.fromisoformat(job["finished_at"])
             assert (sent - finished).total_seconds() < 2.5, f"sent {sent - finished} after the job ended"
             assert running_shards(stack, bulk_id, at=sent), "the solver process was busy when it was sent"
