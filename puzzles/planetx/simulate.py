@@ -2,7 +2,8 @@
 
 A game draws a board uniformly and, from it, the game's clues (see `clues`): six research topics with the
 statement each would show, and the Planet X conference clues. Then it repeats: read any conference whose
-time has come (free); if Planet X's sector and both neighbours are known, locate it (5 days) and stop;
+time has come (free; after the last, also what the game's guarantee about them rules out: `told_apart`);
+if Planet X's sector and both neighbours are known, locate it (5 days) and stop;
 otherwise let the policy pick an action, learn its outcome on the hidden board, keep the boards that agree
 and advance the sky by the days spent. A wrong locate costs its 5 days and rules that guess out. The rules
 hold throughout: research never twice in a row and each topic once, at most 2 targets, surveys and targets
