@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
@@ -226,7 +228,10 @@ class PrivateStack:
 def private_stack(
     settings: Any, data_dir: Path, concurrency: int = 1, env: dict[str, str] | None = None
 ) -> Iterator[PrivateStack]:
-    """Start a PrivateStack under data_dir (its worker is created, not started); stop it all after."""
+    """Start a PrivateStack (its worker is created, not started; its log goes to data_dir); stop it all
+    after. The servers' own data lives outside pytest's basetemp root (see tests/conftest.py: another
+    pytest session starting on the machine resets that root to 0700, which the embedded PostgreSQL, run as
+    its own user, cannot then reach) and is removed at the end."""
     from dataclasses import replace
 
     import tests.plugins  # noqa: F401 - the test-only kinds its worker loads through ZOLVE_PLUGINS
@@ -236,7 +241,9 @@ def private_stack(
     from store.migrate import upgrade
     from zolve.embedded import EmbeddedServices
 
-    services = EmbeddedServices(data_dir)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    servers_dir = Path(tempfile.mkdtemp(prefix="zolve-tests-stack-"))
+    services = EmbeddedServices(servers_dir)
     own = replace(settings, database_url=services.start_postgres(), redis_url=services.start_redis())
     upgrade(own.database_url)
     db = Database(own.database_url)
@@ -255,9 +262,11 @@ def private_stack(
         yield PrivateStack(services, own, db, worker, app.test_client(), {"Authorization": f"Bearer {key}"})
     finally:
         worker.stop()
+        app.extensions["zolve.events"].close()
         app.extensions["zolve.db"].dispose()
         db.dispose()
         services.stop()
+        shutil.rmtree(servers_dir, ignore_errors=True)
 
 
 class ApiServer:
