@@ -42,7 +42,6 @@ import numpy as np
 from puzzles.planetx.board import DWARF_PLANET, EMPTY, GAS_CLOUD, PLANET_X, Mode
 from puzzles.planetx.boardset import BoardSet
 from puzzles.planetx.observations import parse
-from puzzles.planetx.rules import is_valid
 
 Statement = dict[str, Any]  # the JSON form of a `clue` observation
 
@@ -184,7 +183,8 @@ def draw_conferences(rng: np.random.Generator, everything: BoardSet, row: int, c
     mode = everything.mode
     topic = conference_topic(everything)
     true = [topic.statements[k] for k in topic.true_statements(row)]
-    impostors = planet_x_impostors(mode, [int(obj) for obj in everything.grid[row]])
+    moves = _impostors(mode, everything.grid[row : row + 1])
+    impostors = [moved[0].tolist() for _, _, moved in moves if len(moved)]
     # per statement, the impostors it rules out, as bits: a set tells Planet X apart when they cover all
     ruled_out = [
         sum(1 << i for i, board in enumerate(impostors) if not parse(mode, statement).holds(mode, board))
@@ -197,19 +197,6 @@ def draw_conferences(rng: np.random.Generator, everything: BoardSet, row: int, c
     chosen = list(pool[int(rng.integers(len(pool)))])
     rng.shuffle(chosen)
     return [true[k] for k in chosen]
-
-
-def planet_x_impostors(mode: Mode, board: Sequence[int]) -> list[list[int]]:
-    """The valid boards made by moving Planet X into one of this board's truly empty sectors."""
-    home = board.index(PLANET_X)
-    out = []
-    for sector, obj in enumerate(board):
-        if obj == EMPTY:
-            moved = list(board)
-            moved[home], moved[sector] = EMPTY, PLANET_X
-            if is_valid(mode, moved):
-                out.append(moved)
-    return out
 
 
 # -- what the conferences' guarantee tells a player -----------------------------------------------------
