@@ -282,6 +282,15 @@ class DeduceParams(Schema):
         load_default=False,
         metadata={"description": "the last action was research: none is offered (never twice in a row)"},
     )
+    weigh_clues = fields.Boolean(
+        load_default=True,
+        metadata={
+            "description": "weigh each board by how likely the game was to show the recorded research and "
+            "conference clues on it (research: uniform among its topic's true statements; conferences: "
+            "among the sets that tell Planet X apart); false: clues are plain facts, every board left "
+            "equally likely"
+        },
+    )
 
     @validates_schema
     def _sectors_exist(self, data: dict[str, Any], **kwargs: Any) -> None:
@@ -395,6 +404,15 @@ class SimulateParams(Schema):
             "description": "time-track spaces of the conferences (default: 10 standard; 7 and 16 expert)"
         },
     )
+    weigh_clues = fields.Boolean(
+        load_default=True,
+        metadata={
+            "description": "weigh each board by how likely the game was to show the recorded research and "
+            "conference clues on it (research: uniform among its topic's true statements; conferences: "
+            "among the sets that tell Planet X apart); false: clues are plain facts, every board left "
+            "equally likely"
+        },
+    )
     max_days = Integer(load_default=300, validate=validate.Range(10, 1000))
     games_per_shard = Integer(load_default=None, validate=validate.Range(1, 5000))
     sample_games = Integer(
@@ -427,6 +445,7 @@ class SimulateResult(Schema):
     unfinished = fields.Integer(metadata={"description": "games that hit max_days"})
     wrong_locates = fields.Integer()
     conference_spaces = fields.List(fields.Integer(), metadata={"description": "empty: no conferences"})
+    weigh_clues = fields.Boolean()
     action_mix = fields.Dict(
         keys=fields.String(), values=fields.Float(), metadata={"description": "actions per game by type"}
     )

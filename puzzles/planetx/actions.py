@@ -1,6 +1,7 @@
 """The actions a Planet X player can take, and what each would tell them about the remaining boards.
 
-Every board is equally likely, so an action's outcome distribution is counted over the remaining boards.
+An action's outcome distribution is counted over the remaining boards, each with its weight (1 unless the
+clues heard made some boards likelier than others: `BoardSet.weights`).
 Two measures of an action's worth:
 - `bits`: the entropy of its outcome (the seed's measure: information about the whole board);
 - `goal_bits`: the mutual information between its outcome and what a player must name to locate Planet X
@@ -179,7 +180,8 @@ def score(boards: BoardSet, actions: Sequence[AnyAction]) -> Scores:
     pattern. A million expert boards become a few hundred thousand weighted classes at most."""
     triples, goal = np.unique(boards.planet_x_triples(), return_inverse=True)
     width = len(triples)
-    joint = np.zeros((len(actions), OUTCOME_VALUES, width), dtype=np.int64)
+    joint = np.zeros((len(actions), OUTCOME_VALUES, width))
+    weights = boards.weights
     research = {
         j: _research_joint(boards, action.topic, goal, width)
         for j, action in enumerate(actions)
@@ -193,7 +195,9 @@ def score(boards: BoardSet, actions: Sequence[AnyAction]) -> Scores:
         if action.type == "target":
             column = boards.grid[:, action.sectors[0] - 1]
             shown = np.where(column == PLANET_X, EMPTY, column).astype(np.int64)
-            joint[j] = np.bincount(shown * width + goal, minlength=OUTCOME_VALUES * width).reshape(-1, width)
+            joint[j] = np.bincount(
+                shown * width + goal, weights=weights, minlength=OUTCOME_VALUES * width
+            ).reshape(-1, width)
     counts = list(joint.sum(axis=2))
     bits = entropy_bits(joint.sum(axis=2), axis=1)
     joint_bits = entropy_bits(joint.reshape(len(actions), -1), axis=1)
@@ -201,7 +205,7 @@ def score(boards: BoardSet, actions: Sequence[AnyAction]) -> Scores:
         counts[j] = table.sum(axis=1)
         bits[j] = entropy_bits(counts[j]) - draw_bits
         joint_bits[j] = entropy_bits(table.reshape(-1)) - draw_bits
-    goal_bits = bits + entropy_bits(np.bincount(goal, minlength=width)) - joint_bits
+    goal_bits = bits + entropy_bits(np.bincount(goal, weights=weights, minlength=width)) - joint_bits
     return Scores(counts, bits, np.maximum(goal_bits, 0.0))
 
 
@@ -211,7 +215,7 @@ def _research_joint(boards: BoardSet, topic: Topic, goal: np.ndarray, width: int
     take off the outcome's entropy: what a research tells about the board is H(shown) - H(shown | board))."""
     size = len(topic.statements)
     truth = topic.truth[boards.rows].astype(np.int64)  # at most 40 statements: fits with the triple
-    classes, weights = np.unique(truth * width + goal, return_counts=True)
+    classes, weights = _weighted_classes(truth * width + goal, boards.weights)
     words, triples = classes // width, classes % width
     true = (words[:, None] >> np.arange(size)) & 1
     shown = true.sum(axis=1)
@@ -238,7 +242,7 @@ def _survey_joint(
     bit_of = {c: 1 << i for i, c in enumerate(columns)}
     hit = any_of(boards.grid[:, columns], seen(obj))
     pattern = (hit.astype(np.int64) << np.arange(len(columns), dtype=np.int64)).sum(axis=1)
-    classes, weights = np.unique(pattern * width + goal, return_counts=True)
+    classes, weights = _weighted_classes(pattern * width + goal, boards.weights)
     patterns, triples = classes // width, classes % width
     popcount = np.array([bin(m).count("1") for m in range(1 << len(columns))], dtype=np.int64)
     for j, action in picks:
@@ -247,3 +251,9 @@ def _survey_joint(
         joint[j] = np.bincount(
             seen_count * width + triples, weights=weights, minlength=OUTCOME_VALUES * width
         ).reshape(-1, width)
+
+
+def _weighted_classes(keys: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct keys and the total weight of the boards holding each."""
+    classes, inverse = np.unique(keys, return_inverse=True)
+    return classes, np.bincount(inverse, weights=weights, minlength=len(classes))

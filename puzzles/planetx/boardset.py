@@ -4,6 +4,9 @@ Deduction and simulation start from every board of a mode. When the host offers 
 (`run.resource("planetx.boards", mode=...)` returns a key naming it and a loader of its codes), that is
 used; otherwise the boards are enumerated on demand with the combinatorial enumerator (about 0.1 s
 standard, 20 s expert). Either way they are kept for the life of the process.
+
+A set may weigh its boards (`weighted`): each board's likelihood given the clues heard, scaled to average
+1, so weighted counts read as expected boards. Unweighted, every board counts 1.
 """
 
 from __future__ import annotations
@@ -31,10 +34,27 @@ class BoardSet:
     #: set (research clues' truth) applies to any subset
     rows: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
     origin: BoardSet | None = field(default=None, repr=False)
+    #: each board's relative likelihood given what was seen (None: all equally likely)
+    likelihood: np.ndarray | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         if self.rows is None:
             object.__setattr__(self, "rows", np.arange(len(self.codes)))
+
+    @property
+    def weights(self) -> np.ndarray:
+        """Each board's weight: its likelihood, or 1 when all are equally likely."""
+        return np.ones(len(self.codes)) if self.likelihood is None else self.likelihood
+
+    def weighted(self, factor: np.ndarray) -> BoardSet:
+        """The boards where `factor` (a likelihood per board) is not 0, each board's weight multiplied by
+        it; weights are scaled to average 1, so weighted counts stay "expected boards"."""
+        keep = factor > 0
+        likelihood = (self.weights * factor)[keep]
+        if len(likelihood):
+            likelihood *= len(likelihood) / likelihood.sum()
+        kept = self.subset(keep)
+        return BoardSet(self.mode, kept.codes, kept.grid, self.source, kept.rows, self.whole, likelihood)
 
     @property
     def whole(self) -> BoardSet:
@@ -54,8 +74,10 @@ class BoardSet:
 
     def subset(self, keep: np.ndarray) -> BoardSet:
         """The boards where `keep` (a boolean mask or an index array) selects them."""
-        rows = self.rows[keep]
-        return BoardSet(self.mode, self.codes[keep], self.grid[keep], self.source, rows, self.whole)
+        likelihood = None if self.likelihood is None else self.likelihood[keep]
+        return BoardSet(
+            self.mode, self.codes[keep], self.grid[keep], self.source, self.rows[keep], self.whole, likelihood
+        )
 
     def planet_x_triples(self) -> np.ndarray:
         """Per board: Planet X's sector and its two neighbours' objects as one number (what a player
@@ -68,8 +90,10 @@ class BoardSet:
         return where.astype(np.int64) * 36 + left * 6 + right
 
     def triple_counts(self) -> tuple[np.ndarray, np.ndarray]:
-        """Every Planet X triple left and how many boards hold it, most likely first (ties: lower triple)."""
-        triples, counts = np.unique(self.planet_x_triples(), return_counts=True)
+        """Every Planet X triple left and how many boards hold it (weighted), most likely first (ties: lower
+        triple)."""
+        triples, inverse = np.unique(self.planet_x_triples(), return_inverse=True)
+        counts = np.bincount(inverse, weights=self.weights, minlength=len(triples))
         order = np.lexsort((triples, -counts))
         return triples[order], counts[order]
 

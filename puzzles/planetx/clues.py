@@ -20,11 +20,15 @@ pair of objects, kept only when it is true on the board.
   a player reaches its space: 10 in standard, 7 and 16 in expert (where EluvK/planetx_server puts them;
   another fan tool says 12, and 10 and 22), so the spaces are a parameter of the simulation.
 
-A player uses a clue as a plain fact: the boards where it is false are ruled out, the rest stay equally
-likely. The worth of a research action before it is taken uses the draw model above, and so does one more
-sure deduction: once every conference is heard, a board on which the game would not have read those
-clues (they fail to tell Planet X apart from its truly empty sectors while another set would) is ruled
-out too (`told_apart`).
+A player who knows how the game draws uses a clue twice. As a fact: the boards where it is false are ruled
+out. And as evidence: a board on which the game had fewer statements to choose from was more likely to show
+this one, so each board left is weighted by the chance the draw shows the clue there (`research_likelihood`:
+one over the topic's true statements; `conference_likelihood`: one over the sets of true statements that
+tell Planet X apart). A board on which the game would not have read the conference clues at all (they fail
+to tell Planet X apart from its truly empty sectors while another set would) gets chance 0: it is ruled out
+(`told_apart`). `hear_research` and `hear_conferences` do both; without weighing (a player who does not
+trust the model), clues are plain facts. The worth of a research action before it is taken uses the same
+draw model.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import reduce
 from itertools import combinations
+from math import comb
 from operator import or_
 from typing import Any
 from weakref import WeakKeyDictionary
@@ -243,20 +248,100 @@ def _impostors(mode: Mode, grid: np.ndarray) -> Iterator[tuple[int, np.ndarray, 
 
 def _some_set_tells(boards: BoardSet, count: int) -> np.ndarray:
     """Per board: do some `count` conference statements true on it rule out each of its impostors?"""
-    mode = boards.mode
+    return _telling_sets(*_coverage(boards), count) > 0
+
+
+def _coverage(boards: BoardSet) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per board: which conference statements are true on it (statements × boards), which impostors it
+    has (bit j: Planet X moved into sector j), and per statement the impostors it rules out (statements ×
+    boards, as bits). An impostor is itself a board of the mode, so what holds on it is looked up in the
+    whole set's truth table when the whole set holds it."""
+    mode, whole = boards.mode, boards.whole
     topic = conference_topic(boards)
-    clues = [parse(mode, statement) for statement in topic.statements]
-    true = topic.true_on(boards.rows)  # boards × statements
-    needed = np.zeros(len(boards), dtype=np.int64)  # bit j: an impostor with Planet X in sector j
-    ruled_out = np.zeros(true.shape, dtype=np.int64)  # per statement, the impostors it rules out
+    bits = np.arange(len(topic.statements), dtype=np.uint64)
+    true = ((topic.truth[boards.rows][None, :] >> bits[:, None]) & np.uint64(1)).astype(bool)
+    needed = np.zeros(len(boards), dtype=np.int32)
+    ruled_out = np.zeros(true.shape, dtype=np.int32)
+    planet_x = np.argmax(boards.grid == PLANET_X, axis=1).astype(np.int64)
     for j, rows, moved in _impostors(mode, boards.grid):
-        bit = np.int64(1) << np.int64(j)
+        bit = np.int32(1 << j)
         needed[rows] |= bit
-        for k, clue in enumerate(clues):
-            ruled_out[rows[~clue.mask(mode, moved)], k] |= bit
+        codes = boards.codes[rows] - (np.int64(1) << 3 * planet_x[rows]) + (np.int64(1) << 3 * j)
+        at = np.minimum(np.searchsorted(whole.codes, codes), len(whole.codes) - 1)
+        if np.array_equal(whole.codes[at], codes):
+            false = ~((topic.truth[at][None, :] >> bits[:, None]) & np.uint64(1)).astype(bool)
+        else:  # a partial whole set: evaluate the statements on the impostors
+            false = np.array([~parse(mode, s).mask(mode, moved) for s in topic.statements])
+        ruled_out[:, rows] |= np.where(false, bit, np.int32(0))
     ruled_out[~true] = 0
-    found = needed == 0
-    for chosen in combinations(range(len(clues)), min(count, len(clues))):
-        covered = reduce(or_, (ruled_out[:, k] for k in chosen))
-        found |= (covered & needed) == needed
+    return true, needed, ruled_out
+
+
+def _telling_sets(true: np.ndarray, needed: np.ndarray, ruled_out: np.ndarray, count: int) -> np.ndarray:
+    """Per board: how many sets of `count` conference statements true on it rule out all its impostors
+    (the arguments as `_coverage` gives them)."""
+    found = np.zeros(len(needed), dtype=np.int64)
+    useful = [k for k in range(len(true)) if true[k].any()]
+    for chosen in combinations(useful, min(count, len(useful))):
+        covered = reduce(or_, (ruled_out[k] for k in chosen))
+        valid = np.logical_and.reduce([true[k] for k in chosen])
+        found += valid & ((covered & needed) == needed)
     return found
+
+
+# -- how likely each board makes what was shown --------------------------------------------------------
+def research_likelihood(boards: BoardSet, topic: Topic, statement: Statement) -> np.ndarray | None:
+    """Per board: the chance the game shows `statement` for `topic` were the board the hidden one
+    (uniform among the topic's statements true on it). None when the model never shows that statement:
+    then it can only be used as a plain fact."""
+    k = _position(boards.mode, topic.statements, statement)
+    if k is None:
+        return None
+    truth = topic.truth[boards.rows]
+    holds = (truth >> np.uint64(k)) & np.uint64(1)
+    return holds / np.maximum(np.bitwise_count(truth), 1)
+
+
+def conference_likelihood(boards: BoardSet, shown: Sequence[Statement]) -> np.ndarray | None:
+    """Per board: the chance the game reads the conference clues `shown` (all of the game's, in any
+    order) were the board the hidden one: `draw_conferences` picks uniformly among the sets of true
+    statements that tell Planet X apart, or among all sets of true statements when none does. 0 exactly
+    where `told_apart` rules the board out (or a clue is false). None when the model never reads one of
+    them."""
+    topic = conference_topic(boards)
+    picked = [_position(boards.mode, topic.statements, statement) for statement in shown]
+    if None in picked or len(set(picked)) < len(picked):
+        return None
+    true, needed, ruled_out = _coverage(boards)
+    shown_true = np.logical_and.reduce([true[k] for k in picked])
+    covered = reduce(or_, (ruled_out[k] for k in picked))
+    telling = _telling_sets(true, needed, ruled_out, len(shown))
+    sets_of = np.array([comb(n, len(shown)) for n in range(len(true) + 1)], dtype=float)
+    every_set = sets_of[true.sum(axis=0)]
+    tells = (covered & needed) == needed
+    chance = np.where(telling > 0, tells / np.maximum(telling, 1), 1 / np.maximum(every_set, 1))
+    return np.where(shown_true, chance, 0.0)
+
+
+def _position(mode: Mode, statements: Sequence[Statement], statement: Statement) -> int | None:
+    """Where `statement` (as recorded: any equivalent form) is among `statements`, if it is."""
+    wanted = parse(mode, statement)
+    return next((k for k, s in enumerate(statements) if parse(mode, s) == wanted), None)
+
+
+def hear_research(boards: BoardSet, topic: Topic, statement: Statement, weigh: bool = True) -> BoardSet:
+    """The boards left once research of `topic` showed `statement`: those where it holds, and (`weigh`)
+    each weighted by how likely the game was to show it there."""
+    chance = research_likelihood(boards, topic, statement) if weigh else None
+    if chance is None:
+        return boards.subset(parse(boards.mode, statement).mask(boards.mode, boards.grid))
+    return boards.weighted(chance)
+
+
+def hear_conferences(boards: BoardSet, shown: Sequence[Statement], weigh: bool = True) -> BoardSet:
+    """The boards left once every conference clue of the game is in (`shown`, already applied as facts):
+    those `told_apart` keeps, and (`weigh`) each weighted by how likely the game was to read them there."""
+    chance = conference_likelihood(boards, shown) if weigh else None
+    if chance is None:
+        return boards.subset(told_apart(boards, shown))
+    return boards.weighted(chance)

@@ -6,6 +6,8 @@ the legal next actions ranked by expected information per day: surveys and targe
 research of the game's topics (`topics`: letter → the pair of objects the game shows) not yet researched,
 unless the last action was research. Conference clues recorded with their `topic` (X1, X2) also rule out,
 once all of the mode's are in, the boards the game would not have read them on (`clues.told_apart`).
+With `weigh_clues` (the default), probabilities and rankings weigh each board by how likely the game was to
+show the recorded research clues (of the `topics` given) and conference clues on it (see `clues`).
 With `verify_with_z3`, the remaining boards are also counted by Z3 with the observations as constraints
 (without that last deduction).
 """
@@ -30,7 +32,14 @@ from puzzles.planetx.actions import (
 )
 from puzzles.planetx.board import MODES, OBJECT_NAMES, PLANET_X, Mode
 from puzzles.planetx.boardset import BoardSet, all_boards, triple_parts
-from puzzles.planetx.clues import CONFERENCE_SPACES, TOPIC_LETTERS, Topic, research_topic, told_apart
+from puzzles.planetx.clues import (
+    CONFERENCE_SPACES,
+    TOPIC_LETTERS,
+    Topic,
+    hear_conferences,
+    hear_research,
+    research_topic,
+)
 from puzzles.planetx.observations import Observation, parse_all
 from puzzles.planetx.solver import BoardModel, enumerate_models
 from puzzles.runtime import Run
@@ -41,16 +50,24 @@ RANKINGS = ("bits_per_day", "goal_bits_per_day")
 
 
 def remaining_boards(
-    boards: BoardSet, observations: Sequence[Observation], conferences: Sequence[dict[str, Any]] = ()
+    boards: BoardSet,
+    observations: Sequence[Observation],
+    conferences: Sequence[dict[str, Any]] = (),
+    research: Sequence[tuple[Topic, dict[str, Any]]] = (),
+    weigh: bool = True,
 ) -> BoardSet:
     """The boards every observation allows; once all the mode's conference clues are among them (clues
-    with `topic` X1, X2), also only those where the game could have shown them (`clues.told_apart`)."""
+    with `topic` X1, X2), also only those where the game could have shown them (`clues.told_apart`).
+    With `weigh`, each board is weighted by how likely the game was to show the `research` clues (topic,
+    statement) and the conference clues on it."""
     keep = np.ones(len(boards), dtype=bool)
     for observation in observations:
         keep &= observation.mask(boards.mode, boards.grid)
     left = boards.subset(keep)
+    for topic, statement in research if weigh else ():
+        left = hear_research(left, topic, statement)
     if len(left) and conferences and len(conferences) == len(CONFERENCE_SPACES[boards.mode.name]):
-        left = left.subset(told_apart(left, conferences))
+        left = hear_conferences(left, conferences, weigh)
     return left
 
 
@@ -74,7 +91,7 @@ def sector_table(boards: BoardSet) -> list[dict[str, Any]]:
     total = len(boards)
     table = []
     for index in range(boards.mode.sectors):
-        counts = np.bincount(boards.grid[:, index], minlength=6)
+        counts = np.bincount(boards.grid[:, index], weights=boards.weights, minlength=6)
         table.append(
             {
                 "sector": index + 1,
@@ -85,7 +102,8 @@ def sector_table(boards: BoardSet) -> list[dict[str, Any]]:
 
 
 def planet_x_candidates(boards: BoardSet) -> list[dict[str, Any]]:
-    counts = np.bincount(np.argmax(boards.grid == PLANET_X, axis=1), minlength=boards.mode.sectors)
+    where = np.argmax(boards.grid == PLANET_X, axis=1)
+    counts = np.bincount(where, weights=boards.weights, minlength=boards.mode.sectors)
     order = sorted((int(i) for i in np.flatnonzero(counts)), key=lambda i: (-counts[i], i))
     return [{"sector": i + 1, "probability": float(counts[i] / len(boards))} for i in order]
 
@@ -161,6 +179,15 @@ def game_topics(everything: BoardSet, params: dict[str, Any]) -> dict[str, Topic
     }
 
 
+def research_clues(params: dict[str, Any], topics: dict[str, Topic]) -> list[tuple[Topic, dict[str, Any]]]:
+    """The recorded clues of the game's research topics, each with its topic."""
+    return [
+        (topics[o["topic"]], o)
+        for o in params.get("observations") or []
+        if o.get("type") == "clue" and o.get("topic") in topics
+    ]
+
+
 def researched_letters(params: dict[str, Any]) -> set[str]:
     """Topics already researched: named in `researched`, or the `topic` of a recorded clue."""
     recorded = {o.get("topic") for o in params.get("observations") or [] if o.get("type") == "clue"}
@@ -173,7 +200,14 @@ def solve(params: dict[str, Any], run: Run) -> dict[str, Any]:
     observations = parse_all(mode, params.get("observations") or [])
     everything = all_boards(mode, run)
     run.raise_if_stopped()
-    boards = remaining_boards(everything, observations, conference_clues(params))
+    topics = game_topics(everything, params)
+    boards = remaining_boards(
+        everything,
+        observations,
+        conference_clues(params),
+        research_clues(params, topics),
+        params.get("weigh_clues", True),
+    )
     result: dict[str, Any] = {
         "mode": mode.name,
         "boards": len(boards),
@@ -191,9 +225,7 @@ def solve(params: dict[str, Any], run: Run) -> dict[str, Any]:
         }
     targets_left = MAX_TARGETS - params.get("targets_used", 0)
     actions: list[AnyAction] = [*legal_actions(mode, params.get("sky_start", 1), targets_left)]
-    actions += research_actions(
-        game_topics(everything, params), researched_letters(params), params.get("last_action_research", False)
-    )
+    actions += research_actions(topics, researched_letters(params), params.get("last_action_research", False))
     guess = locate_guess(boards)
     candidates = planet_x_candidates(boards)
     return {

@@ -3,6 +3,8 @@
 A game draws a board uniformly and, from it, the game's clues (see `clues`): six research topics with the
 statement each would show, and the Planet X conference clues. Then it repeats: read any conference whose
 time has come (free; after the last, also what the game's guarantee about them rules out: `told_apart`);
+each research and conference clue also weighs the boards left by how likely the game was to show it on
+each (`clues.hear_research`, `hear_conferences`; `weigh_clues: false` treats clues as plain facts);
 if Planet X's sector and both neighbours are known, locate it (5 days) and stop;
 otherwise let the policy pick an action, learn its outcome on the hidden board, keep the boards that agree
 and advance the sky by the days spent. A wrong locate costs its 5 days and rules that guess out. The rules
@@ -54,7 +56,8 @@ from puzzles.planetx.clues import (
     draw_conferences,
     draw_statement,
     draw_topics,
-    told_apart,
+    hear_conferences,
+    hear_research,
 )
 from puzzles.planetx.observations import WrongLocate, parse
 from puzzles.runtime import Run
@@ -83,6 +86,7 @@ class Game:
     wrong_locates: int = 0
     last_was_research: bool = False
     conferences_heard: int = 0
+    weigh: bool = True  # weigh the boards by how likely each makes the clues shown (else: plain facts)
 
     def __post_init__(self) -> None:
         self.mix: Counter[str] = Counter()
@@ -136,6 +140,7 @@ def _decide(policy: str, game: Game, boards: BoardSet, triple_counts: np.ndarray
         game.targets_used,
         tuple((r.letter, id(r.topic)) for r in research),
         hash(boards.codes.tobytes()),
+        None if boards.likelihood is None else hash(boards.likelihood.round(9).tobytes()),
         len(boards),
     )
     decision = _decisions.get(key)
@@ -174,6 +179,7 @@ def play(
     max_days: int = 300,
     seeds: list[int] | None = None,
     spaces: list[int] | None = None,
+    weigh: bool = True,
 ) -> dict[str, Any]:
     """One game on board `secret` (a row of `everything`); returns its days and action mix. `spaces`: the
     time-track spaces of the conferences (none: a game without them)."""
@@ -181,6 +187,7 @@ def play(
     truth = everything.subset(np.array([secret]))
     truth_triple = int(truth.planet_x_triples()[0])
     game = new_game(everything, secret, policy, seeds or [secret], spaces or [])
+    game.weigh = weigh
     boards = everything
     while game.days < max_days:
         run.raise_if_stopped()
@@ -213,15 +220,14 @@ def _hear_conferences(game: Game, boards: BoardSet) -> BoardSet:
         boards = boards.subset(parse(boards.mode, statement).mask(boards.mode, boards.grid))
         game.conferences_heard += 1
     if heard < game.conferences_heard == len(game.conferences):
-        boards = boards.subset(told_apart(boards, [statement for _, statement in game.conferences]))
+        boards = hear_conferences(boards, [statement for _, statement in game.conferences], game.weigh)
     return boards
 
 
 def _act(game: Game, boards: BoardSet, truth: BoardSet, action: AnyAction) -> BoardSet:
     """Take `action`: learn its outcome on the hidden board and keep the boards that agree."""
     if isinstance(action, Research):
-        clue = parse(boards.mode, game.clues[action.letter])
-        boards = boards.subset(clue.mask(boards.mode, boards.grid))
+        boards = hear_research(boards, action.topic, game.clues[action.letter], game.weigh)
         game.researched.add(action.letter)
     else:
         seen = outcomes(truth, [action])[0, 0]
@@ -278,7 +284,16 @@ def run_shard(params: dict[str, Any], key: str, run: Run) -> ShardResult:
         began = time.perf_counter()
         secret = secret_of(params, index, len(everything))
         seeds = [params.get("seed", 0), index]
-        game = play(everything, secret, policy, run, params.get("max_days", 300), seeds, spaces)
+        game = play(
+            everything,
+            secret,
+            policy,
+            run,
+            params.get("max_days", 300),
+            seeds,
+            spaces,
+            params.get("weigh_clues", True),
+        )
         run.progress(games_done=index - indices.start + 1, games=len(indices))
         return {
             "game": index,
@@ -310,6 +325,7 @@ def combine(params: dict[str, Any], summaries: list[dict[str, Any]]) -> dict[str
         "unfinished": sum(not g["found"] for g in games),
         "wrong_locates": sum(g["wrong_locates"] for g in games),
         "conference_spaces": conference_spaces(params),
+        "weigh_clues": params.get("weigh_clues", True),
         "action_mix": {k: mix[k] / len(games) for k in sorted(mix)} if games else {},
         "days_histogram": {str(d): histogram[d] for d in sorted(histogram)},
         "seconds_per_game": statistics.fmean(g["seconds"] for g in games) if games else None,

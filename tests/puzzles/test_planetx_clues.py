@@ -150,6 +150,87 @@ def test_deduce_applies_the_guarantee_once_every_conference_is_recorded(standard
     assert told["status"] == "ok"
 
 
+def test_a_research_clue_weighs_each_board_by_one_over_its_true_statements(standard: BoardSet) -> None:
+    rng = np.random.default_rng(21)
+    rows = rng.choice(len(standard), size=80, replace=False)
+    sample, boards = standard.subset(rows), [letters_of(standard, int(row)) for row in rows]
+    for pair in (("comet", "asteroid"), ("asteroid", "asteroid"), ("gas_cloud", "empty")):
+        topic = clues.research_topic(standard, *pair)
+        shown = clues.draw_statement(rng, topic, int(rows[0]))
+        expected = []
+        for board in boards:
+            true = [st for st in topic.statements if holds(st, board)]
+            expected.append(1 / len(true) if holds(shown, board) else 0.0)
+        assert clues.research_likelihood(sample, topic, shown).tolist() == pytest.approx(expected)
+        assert clues.research_likelihood(sample, topic, {**shown, "topic": "B"}).tolist() == pytest.approx(
+            expected
+        ), "a recorded clue carries its topic letter"
+    never = {"type": "clue", "relation": "band", "subject": "comet", "width": 12, "exact": False}
+    assert clues.research_likelihood(sample, clues.research_topic(standard, "comet", "comet"), never) is None
+
+
+def test_conference_clues_weigh_each_board_by_the_chance_the_game_picks_them(standard: BoardSet) -> None:
+    rng = np.random.default_rng(22)
+    statements = clues.conference_topic(standard).statements
+    for count, size in ((1, 40), (2, 12)):
+        rows = rng.choice(len(standard), size=size, replace=False)
+        sample = standard.subset(rows)
+        hidden = int(rows[0])
+        shown = clues.draw_conferences(rng, standard, hidden, count)
+        chance = clues.conference_likelihood(sample, shown)
+        assert chance[0] > 0
+        for row, got in zip(rows, chance, strict=True):
+            board = letters_of(standard, int(row))
+            true = [st for st in statements if holds(st, board)]
+            sets = [list(chosen) for chosen in itertools.combinations(true, count)]
+            telling = [chosen for chosen in sets if singles_out(board, chosen)]
+            pool = telling or sets
+            picked = any(sorted(map(repr, chosen)) == sorted(map(repr, shown)) for chosen in pool)
+            assert got == pytest.approx(1 / len(pool) if picked else 0.0), (board, shown)
+        true = np.logical_and.reduce([parse(STANDARD, st).mask(STANDARD, sample.grid) for st in shown])
+        assert (chance > 0).tolist() == (true & clues.told_apart(sample, shown)).tolist()
+        assert true.sum() > 0 and (chance > 0).sum() < len(rows)
+
+
+def test_weights_average_one_and_follow_the_boards_they_belong_to(standard: BoardSet) -> None:
+    sample = standard.subset(np.arange(10))
+    weighted = sample.weighted(np.array([0, 1, 2, 0, 1, 1, 1, 1, 1, 2], dtype=float))
+    assert len(weighted) == 8 and weighted.weights.sum() == pytest.approx(8)
+    assert weighted.weights.tolist() == pytest.approx([0.8, 1.6, 0.8, 0.8, 0.8, 0.8, 0.8, 1.6])
+    assert weighted.rows.tolist() == [1, 2, 4, 5, 6, 7, 8, 9]
+    again = weighted.subset(np.array([1, 7]))
+    assert again.weights.tolist() == pytest.approx([1.6, 1.6]) and again.whole is standard
+    triples, counts = weighted.triple_counts()
+    by_triple = Counter()
+    for triple, weight in zip(weighted.planet_x_triples(), weighted.weights, strict=True):
+        by_triple[int(triple)] += weight
+    assert dict(zip(triples.tolist(), counts.tolist(), strict=True)) == pytest.approx(dict(by_triple))
+    assert counts.tolist() == sorted(counts.tolist(), reverse=True)
+
+
+def test_deduce_weighs_recorded_research_clues_unless_told_not_to(standard: BoardSet) -> None:
+    topic = clues.research_topic(standard, "comet", "asteroid")
+    rng = np.random.default_rng(23)
+    shown = {**clues.draw_statement(rng, topic, int(rng.integers(len(standard)))), "topic": "A"}
+    base = {"mode": "standard", "observations": [shown], "topics": {"A": ["comet", "asteroid"]}}
+    with Run(60) as run:
+        weighed = deduce.solve(base, run)
+        plain = deduce.solve({**base, "weigh_clues": False}, run)
+    left = [letters_of(standard, row) for row in range(len(standard))]
+    left = [board for board in left if holds(shown, board)]
+    assert weighed["boards"] == plain["boards"] == len(left)
+    chance = {board: 1 / sum(holds(st, board) for st in topic.statements) for board in left}
+    for result, weight in ((weighed, chance), (plain, dict.fromkeys(left, 1.0))):
+        total = sum(weight.values())
+        for candidate in result["planet_x"]:
+            share = sum(w for board, w in weight.items() if board.index("X") + 1 == candidate["sector"])
+            assert candidate["probability"] == pytest.approx(share / total)
+        for row in result["sectors"]:
+            comets = sum(w for board, w in weight.items() if board[row["sector"] - 1] == "C")
+            assert row["probabilities"]["comet"] == pytest.approx(comets / total)
+    assert weighed["planet_x"] != plain["planet_x"]
+
+
 def test_a_research_actions_outcomes_add_up_to_the_boards_left(standard: BoardSet) -> None:
     observations = [{"type": "survey", "object": "asteroid", "first": 1, "last": 6, "count": 2}]
     params = {
@@ -256,6 +337,7 @@ def test_simulated_games_with_research_obey_the_rules() -> None:
         summaries = [simulate.run_shard(params, key, run).summary for key in simulate.plan(params, run)]
     result = simulate.combine(params, summaries)
     assert result["games"] == 40 and result["unfinished"] == 0 and result["conference_spaces"] == [10]
+    assert result["weigh_clues"] is True
     researched_games = 0
     for game in result["sample"]:
         moves = game["moves"]
@@ -280,11 +362,13 @@ def test_simulated_games_with_research_obey_the_rules() -> None:
 
 @pytest.mark.slow
 def test_research_saves_days_over_the_goal_policy() -> None:
-    def average(policy: str, conferences: bool) -> float:
+    def average(policy: str, conferences: bool, weigh: bool = True) -> float:
         params = {"mode": "standard", "games": 150, "seed": 31, "policy": policy, "conferences": conferences}
+        params["weigh_clues"] = weigh
         with Run(600) as run:
             summaries = [simulate.run_shard(params, key, run).summary for key in simulate.plan(params, run)]
         return simulate.combine(params, summaries)["avg_days"]
 
     without = average("goal", conferences=False)
     assert average("research", conferences=True) < average("goal", conferences=True) < without
+    assert average("research", conferences=True) < average("research", conferences=True, weigh=False)
