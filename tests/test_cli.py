@@ -77,6 +77,16 @@ def test_planetx_deduce_prints_ranked_actions_and_a_sector_table(tmp_path: Path)
 
 
 @pytest.mark.slow
+def test_planetx_deduce_weighs_clues_unless_told_to_take_them_as_facts() -> None:
+    clue = {"type": "clue", "relation": "within", "quantifier": "all", "distance": 2, "topic": "A"}
+    clue |= {"subject": "comet", "object": "asteroid"}
+    args = ["planetx", "deduce", "--obs", json.dumps([clue]), "--topic", "A=comet,asteroid", "--json"]
+    weighed, plain = (json.loads(zolve(*args, *extra).stdout) for extra in ((), ("--clues-as-facts",)))
+    assert weighed["boards"] == plain["boards"] > 0
+    assert weighed["planet_x"] != plain["planet_x"]
+
+
+@pytest.mark.slow
 def test_solve_reads_params_from_a_file(tmp_path: Path) -> None:
     params = tmp_path / "rpsls.json"
     params.write_text(

@@ -43,7 +43,11 @@ def test_research_topics_load_and_bad_ones_are_field_errors() -> None:
         {"mode": "standard", "topics": {"A": ["comet", "asteroid"], "F": ["gas_cloud", "empty"]}}
     )
     assert loaded["topics"]["F"] == ["gas_cloud", "empty"] and loaded["researched"] == []
-    assert loaded["last_action_research"] is False
+    assert loaded["last_action_research"] is False and loaded["weigh_clues"] is True
+    assert DeduceParams().load({"mode": "standard", "weigh_clues": False})["weigh_clues"] is False
+    with pytest.raises(ValidationError) as caught:
+        DeduceParams().load({"mode": "standard", "weigh_clues": "sometimes"})
+    assert caught.value.messages == {"weigh_clues": ["Not a valid boolean."]}
     bad = {"A": ["empty", "comet"], "B": ["comet", "planet_x"], "C": ["comet"]}
     with pytest.raises(ValidationError) as caught:
         DeduceParams().load({"mode": "standard", "topics": bad, "researched": ["G"]})

@@ -33,6 +33,12 @@ def planetx() -> None:
 )
 @click.option("--researched", default="", help="topics already researched, e.g. AC")
 @click.option("--after-research", is_flag=True, help="the last action was research (none is offered)")
+@click.option(
+    "--clues-as-facts",
+    is_flag=True,
+    help="use research and conference clues as plain facts (default: also weigh each board by how likely "
+    "the game was to show them on it)",
+)
 @click.option("--json", "as_json", is_flag=True, help="print the result JSON instead of tables")
 def deduce(
     mode: str,
@@ -44,6 +50,7 @@ def deduce(
     topics: tuple[str, ...],
     researched: str,
     after_research: bool,
+    clues_as_facts: bool,
     as_json: bool,
 ) -> None:
     """Rank the next actions (surveys, targets, research) by expected bits per day and show each sector's
@@ -60,6 +67,7 @@ def deduce(
         "topics": dict(_topic(text) for text in topics),
         "researched": list(researched.upper()),
         "last_action_research": after_research,
+        "weigh_clues": not clues_as_facts,
     }
     result = solve_locally("planetx.deduce", params)
     if as_json:
@@ -133,7 +141,15 @@ def _percent(p: float) -> str:
     show_default=True,
 )
 @click.option("--no-conferences", is_flag=True, help="play without the Planet X conference clues")
-def simulate(mode: str, games: int, seed: int, policy: str, no_conferences: bool) -> None:
+@click.option(
+    "--clues-as-facts",
+    is_flag=True,
+    help="use research and conference clues as plain facts (default: also weigh each board by how likely "
+    "the game was to show them on it)",
+)
+def simulate(
+    mode: str, games: int, seed: int, policy: str, no_conferences: bool, clues_as_facts: bool
+) -> None:
     """Play games on random boards on every core and print the days they took (JSON)."""
     from zolve.commands.common import print_json, solve_locally
 
@@ -143,6 +159,7 @@ def simulate(mode: str, games: int, seed: int, policy: str, no_conferences: bool
         "seed": seed,
         "policy": policy,
         "conferences": not no_conferences,
+        "weigh_clues": not clues_as_facts,
         "sample_games": 0,
     }
     print_json(solve_locally("planetx.simulate", params))
