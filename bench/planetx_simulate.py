@@ -1,7 +1,9 @@
 """Days to locate Planet X by policy, over many simulated games on random boards, against the seed's
 published figure (survey-only, about 30 days) and the survey-only policy re-run here on the same boards.
 The policies without research play the game without conferences (as first measured) and `goal` also with
-them, so what research adds is seen apart from what the free conference clues add.
+them, so what research adds is seen apart from what the free conference clues add. With clues heard, the
+player either weighs each board by how likely the game was to show them there (`weigh_clues`, the default)
+or takes them as plain facts; both are reported.
 
     .venv/bin/python bench/planetx_simulate.py [--games 3000] [--expert-games 0]
 
@@ -23,40 +25,44 @@ from puzzles.runtime import Run  # noqa: E402
 SEED_DAYS = 30.0  # the seed's survey-only average ("about 30 days")
 
 
-#: (policy, conferences) in the order reported
+#: (policy, conferences, weigh_clues) in the order reported; weighing only matters with clues heard
 RUNS = [
-    ("survey-only", False),
-    ("entropy", False),
-    ("goal", False),
-    ("goal", True),
-    ("research", True),
+    ("survey-only", False, False),
+    ("entropy", False, False),
+    ("goal", False, False),
+    ("goal", True, False),
+    ("goal", True, True),
+    ("research", True, False),
+    ("research", True, True),
 ]
 
 
-def play(mode: str, policy: str, conferences: bool, games: int, seed: int) -> tuple[dict, float]:
+def play(mode: str, policy: str, conferences: bool, weigh: bool, games: int, seed: int) -> tuple[dict, float]:
     params = {"mode": mode, "games": games, "seed": seed, "policy": policy, "conferences": conferences}
+    params["weigh_clues"] = weigh
     started = time.perf_counter()
     with Run(24 * 3600) as run:
         result = simulate.solve(params, run)
     return result, time.perf_counter() - started
 
 
-def report(mode: str, games: int, seed: int, runs: list[tuple[str, bool]]) -> None:
+def report(mode: str, games: int, seed: int, runs: list[tuple[str, bool, bool]]) -> None:
     print(f"{mode}: {games} games, seed {seed}, the same boards (and conference clues) for every policy")
     print(
-        f"  {'policy':12} {'conf.':5} {'avg':>6} {'median':>6} {'max':>4} {'vs first':>8} {'vs goal':>7}"
-        f" {'vs seed ~30':>11} {'s/game':>7}  actions per game"
+        f"  {'policy':12} {'conf.':5} {'weigh':5} {'avg':>6} {'median':>6} {'max':>4} {'vs first':>8}"
+        f" {'vs goal':>7} {'vs seed ~30':>11} {'s/game':>7}  actions per game"
     )
     baseline = goal = None
-    for policy, conferences in runs:
-        result, seconds = play(mode, policy, conferences, games, seed)
+    for policy, conferences, weigh in runs:
+        result, seconds = play(mode, policy, conferences, weigh, games, seed)
         baseline = baseline or result["avg_days"]
         if policy == "goal" and not conferences:
             goal = result["avg_days"]
         mix = ", ".join(f"{k} {v:.2f}" for k, v in result["action_mix"].items())
         versus_goal = f"{result['avg_days'] / goal:6.2f}x" if goal else f"{'':7}"
         print(
-            f"  {policy:12} {'yes' if conferences else 'no':5} {result['avg_days']:6.2f}"
+            f"  {policy:12} {'yes' if conferences else 'no':5} {'yes' if weigh else 'no':5}"
+            f" {result['avg_days']:6.2f}"
             f" {result['median_days']:6.1f} {result['max_days']:4d} {result['avg_days'] / baseline:7.2f}x"
             f" {versus_goal} {result['avg_days'] / SEED_DAYS:10.2f}x {seconds / games:7.4f}  {mix}",
             flush=True,
