@@ -212,7 +212,8 @@ def test_deduce_weighs_recorded_research_clues_unless_told_not_to(standard: Boar
     topic = clues.research_topic(standard, "comet", "asteroid")
     rng = np.random.default_rng(23)
     shown = {**clues.draw_statement(rng, topic, int(rng.integers(len(standard)))), "topic": "A"}
-    base = {"mode": "standard", "observations": [shown], "topics": {"A": ["comet", "asteroid"]}}
+    topics = {"A": ["comet", "asteroid"], "B": ["asteroid", "empty"]}
+    base = {"mode": "standard", "observations": [shown], "topics": topics, "top": 500}
     with Run(60) as run:
         weighed = deduce.solve(base, run)
         plain = deduce.solve({**base, "weigh_clues": False}, run)
@@ -229,6 +230,8 @@ def test_deduce_weighs_recorded_research_clues_unless_told_not_to(standard: Boar
             comets = sum(w for board, w in weight.items() if board[row["sector"] - 1] == "C")
             assert row["probabilities"]["comet"] == pytest.approx(comets / total)
     assert weighed["planet_x"] != plain["planet_x"]
+    [research] = [r for r in weighed["actions"] if r["action"] == {"type": "research", "topic": "B"}]
+    assert sum(o["boards"] for o in research["outcomes"]) == pytest.approx(len(left))
 
 
 def test_a_research_actions_outcomes_add_up_to_the_boards_left(standard: BoardSet) -> None:
