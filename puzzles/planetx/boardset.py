@@ -92,8 +92,11 @@ class BoardSet:
     def triple_counts(self) -> tuple[np.ndarray, np.ndarray]:
         """Every Planet X triple left and how many boards hold it (weighted), most likely first (ties: lower
         triple)."""
-        triples, inverse = np.unique(self.planet_x_triples(), return_inverse=True)
-        counts = np.bincount(inverse, weights=self.weights, minlength=len(triples))
+        if self.likelihood is None:
+            triples, counts = np.unique(self.planet_x_triples(), return_counts=True)
+        else:
+            triples, inverse = np.unique(self.planet_x_triples(), return_inverse=True)
+            counts = np.bincount(inverse, weights=self.likelihood, minlength=len(triples))
         order = np.lexsort((triples, -counts))
         return triples[order], counts[order]
 
