@@ -230,6 +230,17 @@ def _research_pair(pair: list[str]) -> None:
         raise ValidationError(f"a topic's other object is one of {', '.join(RESEARCH_OTHERS)}")
 
 
+def _weigh_clues() -> fields.Boolean:
+    return fields.Boolean(
+        load_default=True,
+        metadata={
+            "description": "weigh each board by how likely the game was to show the research and conference "
+            "clues heard on it (research: uniform among its topic's true statements; conferences: among the "
+            "sets that tell Planet X apart); false: clues are plain facts, every board left equally likely"
+        },
+    )
+
+
 class DeduceParams(Schema):
     mode = fields.String(required=True, validate=validate.OneOf(MODES))
     observations = fields.List(
@@ -282,15 +293,7 @@ class DeduceParams(Schema):
         load_default=False,
         metadata={"description": "the last action was research: none is offered (never twice in a row)"},
     )
-    weigh_clues = fields.Boolean(
-        load_default=True,
-        metadata={
-            "description": "weigh each board by how likely the game was to show the recorded research and "
-            "conference clues on it (research: uniform among its topic's true statements; conferences: "
-            "among the sets that tell Planet X apart); false: clues are plain facts, every board left "
-            "equally likely"
-        },
-    )
+    weigh_clues = _weigh_clues()
 
     @validates_schema
     def _sectors_exist(self, data: dict[str, Any], **kwargs: Any) -> None:
@@ -404,15 +407,7 @@ class SimulateParams(Schema):
             "description": "time-track spaces of the conferences (default: 10 standard; 7 and 16 expert)"
         },
     )
-    weigh_clues = fields.Boolean(
-        load_default=True,
-        metadata={
-            "description": "weigh each board by how likely the game was to show the recorded research and "
-            "conference clues on it (research: uniform among its topic's true statements; conferences: "
-            "among the sets that tell Planet X apart); false: clues are plain facts, every board left "
-            "equally likely"
-        },
-    )
+    weigh_clues = _weigh_clues()
     max_days = Integer(load_default=300, validate=validate.Range(10, 1000))
     games_per_shard = Integer(load_default=None, validate=validate.Range(1, 5000))
     sample_games = Integer(
