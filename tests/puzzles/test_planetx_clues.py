@@ -129,6 +129,20 @@ def test_the_conference_guarantee_keeps_the_boards_the_game_could_read_them_on(s
     assert ruled_out > 0, "the guarantee tells something"
 
 
+def test_the_guarantee_is_the_same_on_a_set_that_is_not_cut_from_every_board(standard: BoardSet) -> None:
+    """Impostors are looked up in the whole set when it has them, else the statements are evaluated."""
+    rng = np.random.default_rng(14)
+    rows = np.sort(rng.choice(len(standard), size=400, replace=False))
+    partial = BoardSet.from_codes(STANDARD, standard.codes[rows])  # its own whole: most impostors missing
+    ruled_out = 0
+    for hidden in rows[:5]:
+        shown = clues.draw_conferences(rng, standard, int(hidden), 1)
+        cut = clues.told_apart(standard.subset(rows), shown)
+        assert clues.told_apart(partial, shown).tolist() == cut.tolist()
+        ruled_out += int((~cut).sum())
+    assert ruled_out > 0
+
+
 def test_a_hidden_board_always_survives_its_own_conferences(standard: BoardSet) -> None:
     rng = np.random.default_rng(12)
     rows = rng.choice(len(standard), size=300, replace=False)
