@@ -38,6 +38,25 @@ def test_deduce_reads_the_stored_enumeration(client, stored_standard, wait_job) 
     assert len(result["actions"]) == 10 and result["actions"][0]["bits_per_day"] > 0
 
 
+def test_deduce_weighs_recorded_clues_on_the_stored_enumeration(client, stored_standard, wait_job) -> None:
+    headers = stored_standard
+    research = {"type": "clue", "relation": "within", "quantifier": "all", "distance": 2, "topic": "A"}
+    research |= {"subject": "comet", "object": "asteroid"}
+    conference = {"type": "clue", "relation": "adjacent", "quantifier": "some", "topic": "X1"}
+    conference |= {"subject": "planet_x", "object": "asteroid"}
+    params = {"mode": "standard", "observations": [research, conference]}
+    params["topics"] = {"A": ["comet", "asteroid"]}
+    results = {}
+    for weigh in (True, False):
+        body = {"kind": "planetx.deduce", "params": {**params, "weigh_clues": weigh}}
+        job = wait_job(headers, client.post("/jobs", json=body, headers=headers).get_json()["id"])
+        assert job["state"] == "succeeded", job
+        results[weigh] = job["result"]
+    assert results[True]["source"] == "stored" and results[True]["boards"] == results[False]["boards"] > 0
+    assert results[True]["planet_x"] != results[False]["planet_x"]
+    assert sum(c["probability"] for c in results[True]["planet_x"]) == pytest.approx(1)
+
+
 def test_bad_observations_get_field_level_422(client, auth) -> None:
     cases = [
         ({"type": "survey", "object": "asteroid", "first": 1, "count": 2}, "last"),
