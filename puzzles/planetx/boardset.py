@@ -12,7 +12,7 @@ A set may weigh its boards (`weighted`): each board's likelihood given the clues
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -53,8 +53,7 @@ class BoardSet:
         likelihood = (self.weights * factor)[keep]
         if len(likelihood):
             likelihood *= len(likelihood) / likelihood.sum()
-        kept = self.subset(keep)
-        return BoardSet(self.mode, kept.codes, kept.grid, self.source, kept.rows, self.whole, likelihood)
+        return replace(self.subset(keep), likelihood=likelihood)
 
     @property
     def whole(self) -> BoardSet:
