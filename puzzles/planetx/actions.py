@@ -21,7 +21,7 @@ from typing import Any, Union
 import numpy as np
 
 from puzzles.planetx.board import EMPTY, OBJECT_NAMES, PLANET_X, Mode
-from puzzles.planetx.boardset import BoardSet
+from puzzles.planetx.boardset import BoardSet, weighted_unique
 from puzzles.planetx.clues import Statement, Topic
 from puzzles.planetx.observations import any_of, arc, seen
 
@@ -215,7 +215,7 @@ def _research_joint(boards: BoardSet, topic: Topic, goal: np.ndarray, width: int
     take off the outcome's entropy: what a research tells about the board is H(shown) - H(shown | board))."""
     size = len(topic.statements)
     truth = topic.truth[boards.rows].astype(np.int64)  # at most 40 statements: fits with the triple
-    classes, weights = _weighted_classes(truth * width + goal, boards.likelihood)
+    classes, weights = weighted_unique(truth * width + goal, boards.likelihood)
     words, triples = classes // width, classes % width
     true = (words[:, None] >> np.arange(size)) & 1
     shown = true.sum(axis=1)
@@ -242,7 +242,7 @@ def _survey_joint(
     bit_of = {c: 1 << i for i, c in enumerate(columns)}
     hit = any_of(boards.grid[:, columns], seen(obj))
     pattern = (hit.astype(np.int64) << np.arange(len(columns), dtype=np.int64)).sum(axis=1)
-    classes, weights = _weighted_classes(pattern * width + goal, boards.likelihood)
+    classes, weights = weighted_unique(pattern * width + goal, boards.likelihood)
     patterns, triples = classes // width, classes % width
     popcount = np.array([bin(m).count("1") for m in range(1 << len(columns))], dtype=np.int64)
     for j, action in picks:
@@ -251,11 +251,3 @@ def _survey_joint(
         joint[j] = np.bincount(
             seen_count * width + triples, weights=weights, minlength=OUTCOME_VALUES * width
         ).reshape(-1, width)
-
-
-def _weighted_classes(keys: np.ndarray, weights: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct keys and the total weight of the boards holding each (None: each board weighs 1)."""
-    if weights is None:
-        return np.unique(keys, return_counts=True)
-    classes, inverse = np.unique(keys, return_inverse=True)
-    return classes, np.bincount(inverse, weights=weights, minlength=len(classes))

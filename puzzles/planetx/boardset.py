@@ -91,13 +91,17 @@ class BoardSet:
     def triple_counts(self) -> tuple[np.ndarray, np.ndarray]:
         """Every Planet X triple left and how many boards hold it (weighted), most likely first (ties: lower
         triple)."""
-        if self.likelihood is None:
-            triples, counts = np.unique(self.planet_x_triples(), return_counts=True)
-        else:
-            triples, inverse = np.unique(self.planet_x_triples(), return_inverse=True)
-            counts = np.bincount(inverse, weights=self.likelihood, minlength=len(triples))
+        triples, counts = weighted_unique(self.planet_x_triples(), self.likelihood)
         order = np.lexsort((triples, -counts))
         return triples[order], counts[order]
+
+
+def weighted_unique(keys: np.ndarray, weights: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct keys and the total weight of the boards holding each (None: each board weighs 1)."""
+    if weights is None:
+        return np.unique(keys, return_counts=True)
+    distinct, inverse = np.unique(keys, return_inverse=True)
+    return distinct, np.bincount(inverse, weights=weights, minlength=len(distinct))
 
 
 def triple_parts(triple: int) -> tuple[int, int, int]:
