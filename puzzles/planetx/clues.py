@@ -258,8 +258,7 @@ def _coverage(boards: BoardSet) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     whole set's truth table when the whole set holds it."""
     mode, whole = boards.mode, boards.whole
     topic = conference_topic(boards)
-    bits = np.arange(len(topic.statements), dtype=np.uint64)
-    true = ((topic.truth[boards.rows][None, :] >> bits[:, None]) & np.uint64(1)).astype(bool)
+    true = np.ascontiguousarray(topic.true_on(boards.rows).T)
     needed = np.zeros(len(boards), dtype=np.int32)
     ruled_out = np.zeros(true.shape, dtype=np.int32)
     planet_x = np.argmax(boards.grid == PLANET_X, axis=1).astype(np.int64)
@@ -269,7 +268,7 @@ def _coverage(boards: BoardSet) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         codes = boards.codes[rows] - (np.int64(1) << 3 * planet_x[rows]) + (np.int64(1) << 3 * j)
         at = np.minimum(np.searchsorted(whole.codes, codes), len(whole.codes) - 1)
         if np.array_equal(whole.codes[at], codes):
-            false = ~((topic.truth[at][None, :] >> bits[:, None]) & np.uint64(1)).astype(bool)
+            false = ~topic.true_on(at).T
         else:  # a partial whole set: evaluate the statements on the impostors
             false = np.array([~parse(mode, s).mask(mode, moved) for s in topic.statements])
         ruled_out[:, rows] |= np.where(false, bit, np.int32(0))
