@@ -9,6 +9,7 @@ from flask import current_app
 from flask_smorest import Blueprint
 
 from api.limits import storage_uri
+from core.version import VERSION
 from kinds import KINDS
 from schemas.jobs import Kind
 from store import heartbeats
@@ -20,8 +21,8 @@ blp = Blueprint("meta", __name__, description="Health and discovery")
 @blp.doc(security=[])
 @blp.response(200)
 def health() -> Any:
-    """Liveness: the process answers (touches nothing else)."""
-    return {"status": "ok"}
+    """Liveness: the process answers (touches nothing else), with the version it runs."""
+    return {"status": "ok", "version": VERSION}
 
 
 @blp.route("/ready")

@@ -1,3 +1,5 @@
 """zolve: board-game puzzles solved with Z3, as a distributed job service."""
 
-__version__ = "0.1.0"
+from core.version import VERSION as __version__
+
+__all__ = ["__version__"]

@@ -1,0 +1,1 @@
+"""Alembic revisions (a package so that the wheel ships them like any other module)."""
