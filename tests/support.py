@@ -8,7 +8,6 @@ import shutil
 import signal
 import socket
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -25,6 +24,7 @@ from typing import Any
 from sqlalchemy import create_engine, func, make_url, select, text
 
 from store.db import normalize_url
+from tests import installed
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -63,6 +63,38 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def installed_popen(
+    args: Sequence[str], env: dict[str, str] | None = None, prefix: Sequence[str] = (), **popen: Any
+) -> subprocess.Popen:
+    """`zolve ARGS` from the installed product (tests/installed.py), run from outside the checkout with the
+    test-only kinds importable; `prefix` runs it through another command (e.g. `ip netns exec NS`)."""
+    product = installed.product()
+    return subprocess.Popen(
+        [*prefix, *product.command(*args)], env=product.env(env), cwd=product.workdir, **popen
+    )
+
+
+def _logged_to(log: Any) -> dict[str, Any]:
+    """Popen arguments for a server child: output to `log`, in a process group of its own (see stop_group)."""
+    return {"stdout": log, "stderr": subprocess.STDOUT, "start_new_session": True}
+
+
+def run_installed(
+    args: Sequence[str], env: dict[str, str] | None = None, timeout: float = 120, **run: Any
+) -> subprocess.CompletedProcess:
+    """Run `zolve ARGS` from the installed product to its end, its output captured as text."""
+    product = installed.product()
+    return subprocess.run(
+        product.command(*args),
+        env=product.env(env),
+        cwd=product.workdir,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        **run,
+    )
+
+
 class WorkerProcess:
     """A real `zolve worker` (Celery) subprocess in its own process group, so kill -9 takes it all."""
 
@@ -89,25 +121,9 @@ class WorkerProcess:
     def launch(self) -> WorkerProcess:
         """Start the process without waiting for it to be ready (see wait_ready)."""
         log = open(self.log_path, "ab")  # noqa: SIM115 - owned by the child process
-        self.process = subprocess.Popen(
-            [
-                *self.prefix,
-                sys.executable,
-                "-m",
-                "zolve",
-                "worker",
-                "--concurrency",
-                str(self.concurrency),
-                "--pool",
-                self.pool,
-                *(["--queues", self.queues] if self.queues else []),
-            ],
-            env=self.env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            cwd=ROOT,
-        )
+        queues = ["--queues", self.queues] if self.queues else []
+        command = ["worker", "--concurrency", str(self.concurrency), "--pool", self.pool, *queues]
+        self.process = installed_popen(command, self.env, prefix=self.prefix, **_logged_to(log))
         return self
 
     def wait_ready(self, timeout: float = 60) -> WorkerProcess:
@@ -284,14 +300,7 @@ class ApiServer:
 
         log = open(self.log_path, "ab")  # noqa: SIM115 - owned by the child process
         command = ["api", "--port", str(self.port), "--workers", "1", "--threads", str(self.threads)]
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "zolve", *command],
-            env=self.env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            cwd=ROOT,
-        )
+        self.process = installed_popen(command, self.env, **_logged_to(log))
 
         def healthy() -> bool:
             if self.process.poll() is not None:

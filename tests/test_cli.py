@@ -4,24 +4,17 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import requests
 
-from tests.support import ROOT, free_port, wait_until
+from tests.support import free_port, installed_popen, run_installed, wait_until
 
 
 def zolve(*args: str, env: dict | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "zolve", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=timeout,
-        cwd=ROOT,
-    )
+    """`zolve ARGS` as a user who installed the wheel runs it (tests/installed.py)."""
+    return run_installed(args, env, timeout)
 
 
 def embedded_env(data_dir: Path) -> dict[str, str]:
@@ -152,13 +145,12 @@ def _processes_mentioning(text: str) -> list[int]:
 
 
 def _start_up(data_dir: Path, port: int) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-m", "zolve", "up", "--port", str(port), "--workers", "1", "--api-workers", "1"],
-        env=embedded_env(data_dir),
+    return installed_popen(
+        ["up", "--port", str(port), "--workers", "1", "--api-workers", "1"],
+        embedded_env(data_dir),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        cwd=ROOT,
     )
 
 

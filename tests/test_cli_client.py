@@ -11,7 +11,6 @@ import pty
 import re
 import select
 import subprocess
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -21,7 +20,7 @@ import pytest
 import requests
 from werkzeug.serving import make_server
 
-from tests.support import ROOT
+from tests.support import installed_popen
 from tests.test_cli import zolve
 from zolve.client import Client, NoRows, ProgressReporter, describe_progress
 
@@ -168,13 +167,7 @@ def test_wait_draws_a_live_line_when_stderr_is_a_terminal(cli_env: dict) -> None
     job_id = json.loads(zolve(*args, env=cli_env).stdout)["id"]
     controller, terminal = pty.openpty()
     env = {**cli_env, "TERM": "xterm", "COLUMNS": "160"}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "zolve", "wait", job_id],
-        stdout=subprocess.PIPE,
-        stderr=terminal,
-        env=env,
-        cwd=ROOT,
-    )
+    process = installed_popen(["wait", job_id], env, stdout=subprocess.PIPE, stderr=terminal)
     os.close(terminal)
     screen = b""
     while True:  # read the terminal until the process closes it

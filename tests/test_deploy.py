@@ -76,22 +76,6 @@ def test_solving_and_webhooks_run_on_workers_of_their_own() -> None:
     assert (queues(solver["command"]), queues(sender["command"])) == (QUEUE, WEBHOOK_QUEUE)
 
 
-def _packages() -> set[str]:
-    """The top-level packages pyproject installs (`[tool.setuptools.packages.find] include`)."""
-    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    include = pyproject["tool"]["setuptools"]["packages"]["find"]["include"]
-    return {pattern.rstrip("*").rstrip(".") for pattern in include}
-
-
-def test_the_image_copies_every_package_pyproject_installs() -> None:
-    """`pip install .` in the image installs only what was COPYed: a package left out is missing at run
-    time (core/, kinds/ and services/ once were)."""
-    copied = set(re.findall(r"^COPY (\w+) \./(\w+)/?$", (ROOT / "Dockerfile").read_text(), re.MULTILINE))
-    packages = _packages()
-    assert "api" in packages and "core" in packages  # the include list was read
-    assert sorted(packages - {source for source, target in copied if source == target}) == []
-
-
 # -- Kubernetes (deploy/k8s) ----------------------------------------------------------------------------
 K8S = ROOT / "deploy" / "k8s"
 #: the Kubernetes release whose API schemas the manifests are checked against (kubernetes-validate has them)

@@ -5,13 +5,12 @@ import os
 import signal
 import socket
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import requests
 
-from tests.support import ROOT, create_database, drop_database, free_port, wait_until
+from tests.support import create_database, drop_database, free_port, installed_popen, wait_until
 
 SYSTEM_POSTGRES = os.environ.get(
     "ZOLVE_TEST_EXTERNAL_DATABASE_URL", "postgresql://postgres@127.0.0.1:5432/postgres"
@@ -43,13 +42,12 @@ def test_zolve_up_uses_external_servers_when_urls_are_set(external_database: str
         "REDIS_URL": SYSTEM_REDIS,
         "ZOLVE_DATA_DIR": str(tmp_path),
     }
-    service = subprocess.Popen(
-        [sys.executable, "-m", "zolve", "up", "--port", str(port), "--workers", "1", "--api-workers", "1"],
-        env=env,
+    service = installed_popen(
+        ["up", "--port", str(port), "--workers", "1", "--api-workers", "1"],
+        env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        cwd=ROOT,
     )
     try:
         key = service.stdout.readline().strip().split("=", 1)[1]

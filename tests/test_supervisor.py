@@ -6,15 +6,13 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import psutil
 import pytest
 import requests
 
-from tests.support import ROOT, free_port, wait_until
+from tests.support import free_port, installed_popen, wait_until
 from tests.test_cli import embedded_env, zolve
 
 pytestmark = pytest.mark.integration  # each test runs its own `zolve up`
@@ -30,13 +28,11 @@ class Up:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.out, self.err = data_dir.parent / "up.out", data_dir.parent / "up.err"
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "zolve", "up", "--port", str(self.port), "--workers", "1"]
-            + ["--api-workers", "1"],
-            env=embedded_env(data_dir),
+        self.process = installed_popen(
+            ["up", "--port", str(self.port), "--workers", "1", "--api-workers", "1"],
+            embedded_env(data_dir),
             stdout=self.out.open("w"),
             stderr=self.err.open("w"),
-            cwd=ROOT,
         )
         wait_until(self._ready_or_dead, 180, 0.3, "zolve up to be ready")
         assert self.process.poll() is None, self.err.read_text()[-3000:]

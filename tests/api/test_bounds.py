@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -15,7 +14,7 @@ import pytest
 import requests
 from sqlalchemy import text
 
-from tests.support import ROOT, TEST_ENV, free_port, wait_until
+from tests.support import TEST_ENV, free_port, installed_popen, wait_until
 
 SLOW = {"kind": "test.sharded", "params": {"plan_seconds": 2, "keys": ["a"], "shard_seconds": 4}}
 
@@ -33,13 +32,8 @@ def gunicorn_api(settings, tmp_path: Path):
         "ZOLVE_SUBMIT_RATE_LIMIT": "",
     }
     log = (tmp_path / "api.log").open("wb")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "zolve", "api", "--port", str(port), "--workers", "1", "--threads", "8"],
-        env=env,
-        cwd=ROOT,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
+    command = ["api", "--port", str(port), "--workers", "1", "--threads", "8"]
+    process = installed_popen(command, env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
         wait_until(lambda: _answers(url + "/health"), 60, what="the API")

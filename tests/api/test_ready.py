@@ -13,6 +13,13 @@ from store.models import Worker
 from tests.support import free_port
 
 
+def test_health_reports_the_installed_version(client) -> None:
+    from importlib.metadata import version
+
+    health = client.get("/health")
+    assert health.status_code == 200 and health.get_json() == {"status": "ok", "version": version("zolve")}
+
+
 def test_ready_when_the_database_the_broker_and_a_worker_answer(client, worker) -> None:
     ready = client.get("/ready")
     assert ready.status_code == 200 and ready.get_json() == {"status": "ready"}

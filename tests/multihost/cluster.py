@@ -22,7 +22,6 @@ import re
 import secrets
 import shutil
 import subprocess
-import sys
 import tempfile
 import time
 import uuid
@@ -33,6 +32,7 @@ from typing import Any
 
 from sqlalchemy import func, select
 
+from tests import installed
 from tests.multihost.netns import (
     SUBNET,
     Host,
@@ -41,7 +41,7 @@ from tests.multihost.netns import (
     remove_stale_namespaces,
     require_namespaces,
 )
-from tests.support import ROOT, TEST_ENV, WorkerProcess, job_row, shard_rows, wait_until
+from tests.support import TEST_ENV, WorkerProcess, job_row, shard_rows, wait_until
 
 PG_PORT = 5432
 REDIS_PORT = 6379
@@ -295,9 +295,10 @@ class Cluster:
 
     def start_api(self, wait: bool = True) -> None:
         env = self.env(ZOLVE_SECRET_KEY=self.secret_key)
-        args = [sys.executable, "-m", "zolve", "api", "--host", self.api_host.address,
-                "--port", str(API_PORT), "--workers", "2", "--threads", "8"]  # fmt: skip
-        self.api_host.spawn(args, self.api_log, env=env, cwd=ROOT)
+        product = installed.product()
+        args = product.command("api", "--host", self.api_host.address,
+                               "--port", str(API_PORT), "--workers", "2", "--threads", "8")  # fmt: skip
+        self.api_host.spawn(args, self.api_log, env=product.env(env), cwd=product.workdir)
         if wait:
             self.wait_api()
 

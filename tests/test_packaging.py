@@ -1,0 +1,90 @@
+"""What ships is what the checkout holds: the built wheel carries every file of every product package, and
+the installed product imports and answers from outside the checkout (pictures/ was once left out of the
+wheel, and every installed copy died on import while the suite, run from the checkout, stayed green)."""
+
+from __future__ import annotations
+
+import subprocess
+import tomllib
+import zipfile
+from fnmatch import fnmatch
+from pathlib import Path
+
+import pytest
+
+from tests.installed import ROOT, product
+from tests.support import run_installed
+
+pytestmark = pytest.mark.slow  # builds and installs the wheel (once per session)
+
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+
+
+def _product_packages() -> set[str]:
+    """The checkout's top-level packages less the ones pyproject.toml keeps out of the wheel."""
+    excluded = PYPROJECT["tool"]["setuptools"]["packages"]["find"]["exclude"]
+    packages = {path.parent.name for path in ROOT.glob("*/__init__.py")}
+    return {name for name in packages if not any(fnmatch(name, pattern) for pattern in excluded)}
+
+
+def _source_files(package: str) -> set[str]:
+    return {
+        path.relative_to(ROOT).as_posix()
+        for path in (ROOT / package).rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"
+    }
+
+
+def test_the_packages_kept_out_are_the_development_ones() -> None:
+    packages = _product_packages()
+    layers = {"api", "core", "kinds", "pictures", "puzzles", "schemas", "services", "store", "workers"}
+    assert layers < packages
+    assert {"zolve", "migrations"} < packages
+    assert not packages & {"tests", "bench", "scripts", "docs", "deploy"}
+
+
+def test_the_wheel_holds_every_file_of_every_product_package() -> None:
+    shipped = {name for name in zipfile.ZipFile(product().wheel).namelist() if ".dist-info/" not in name}
+    expected = set().union(*(_source_files(package) for package in _product_packages()))
+    assert sorted(expected - shipped) == [], "files the wheel leaves out"
+    assert sorted(shipped - expected) == [], "files the wheel has that the checkout does not"
+
+
+def test_every_module_of_the_installed_product_imports_outside_the_checkout() -> None:
+    """Each module, imported in the installed environment from a directory outside the checkout, finds
+    what it imports (a module missing from the wheel, or a dependency missing from the lock, fails here)."""
+    check = """
+import importlib, pkgutil, sys
+failed = []
+for top in sys.argv[1:]:
+    package = importlib.import_module(top)
+    assert package.__file__.startswith(sys.prefix), (top, package.__file__)
+    for module in pkgutil.walk_packages(package.__path__, top + "."):
+        # scripts that run inside a program, not modules: the command line's, Alembic's (`zolve migrate`)
+        if module.name.endswith(".__main__") or module.name == "migrations.env":
+            continue
+        try:
+            importlib.import_module(module.name)
+        except Exception as error:
+            failed.append(f"{module.name}: {error!r}")
+print("\\n".join(failed))
+"""
+    installed = product()
+    done = subprocess.run(
+        [str(installed.python), "-c", check, *sorted(_product_packages())],
+        capture_output=True,
+        text=True,
+        cwd=installed.workdir,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == ""
+
+
+def test_the_installed_command_line_answers_and_reports_the_version() -> None:
+    version = run_installed(["--version"])
+    assert version.returncode == 0 and version.stdout.split()[-1] == PYPROJECT["project"]["version"]
+    solved = run_installed(["solve", "dice", "--params", '{"dice": 3, "faces": 4}'])
+    assert solved.returncode == 0, solved.stderr
+    assert '"optimal": true' in solved.stdout
+    assert not Path(product().workdir).is_relative_to(ROOT)
