@@ -57,3 +57,10 @@ lock: $(STAMP)
 
 clean:
 	rm -rf $(VENV) zolve-data .pytest_cache
+
+# The container image and the deployment run from it (podman; scripts/image/ installs what it needs).
+# `make image` builds localhost/zolve:latest on a base made from Debian's packages (README, "Install");
+# `make test-image` runs docker-compose.yml's services from it (several minutes: not part of `make test`).
+.PHONY: image test-image
+image:
+	bash scripts/image/build.sh
