@@ -41,11 +41,15 @@ def _feed() -> EventFeed:
     return current_app.extensions["zolve.events"]
 
 
-def _last_event_id() -> int:
-    raw = request.headers.get("Last-Event-ID") or request.args.get("last_event_id") or "0"
-    if not (raw.isascii() and raw.isdigit() and len(raw) <= 18):
+def _resumed_after(last_event_id: int | None) -> int | None:
+    """The event id a stream resumes after: the Last-Event-ID header, else `?last_event_id=`; None: not
+    resumed."""
+    header = request.headers.get("Last-Event-ID")
+    if not header:
+        return last_event_id
+    if not (header.isascii() and header.isdigit() and len(header) <= 18):
         abort(422, errors={"Last-Event-ID": ["must be an event id from this stream"]})
-    return int(raw)
+    return int(header)
 
 
 def _data(event: JobEvent, kind: str) -> dict[str, Any]:
@@ -114,15 +118,17 @@ def _stream(where: StreamFilter, after: int, key_id: int) -> Response:
 
 @blp.route("/jobs/<uuid:job_id>/events", endpoint="job_events")
 @auth.login_required
+@blp.arguments(event_schemas.StreamResumeArgs, location="query")
 @blp.response(200, description=STREAM_DOC, content_type="text/event-stream")
 @blp.alt_response(404, description="No such job, or not yours")
 @blp.alt_response(429, description="This key (or this server) holds as many streams as it may")
-def job_events(job_id: uuid.UUID) -> Response:
+def job_events(args: dict[str, Any], job_id: uuid.UUID) -> Response:
     """A job's events as they happen (from the start, or after `Last-Event-ID`); ends after its final
     state."""
     who = caller()
     job_service.get(context(), who, job_id)  # 404 unless the caller may see it
-    return _stream(StreamFilter(job_id=job_id), _last_event_id(), who.key_id)
+    after = _resumed_after(args["last_event_id"])
+    return _stream(StreamFilter(job_id=job_id), 0 if after is None else after, who.key_id)
 
 
 @blp.route("/events", endpoint="client_events")
@@ -131,9 +137,9 @@ def job_events(job_id: uuid.UUID) -> Response:
 @blp.response(200, description=STREAM_DOC, content_type="text/event-stream")
 @blp.alt_response(429, description="This key (or this server) holds as many streams as it may")
 def client_events(args: dict[str, Any]) -> Response:
-    """Your jobs' events (admins: everyone's) as they happen, from `Last-Event-ID` on (without it: only
-    what happens from now on), narrowed by kind, state and batch. Ends after a while (reconnect with
-    `Last-Event-ID`)."""
+    """Your jobs' events (admins: everyone's) as they happen, after `Last-Event-ID` (or `?last_event_id=`;
+    0: from the start; without either: only what happens from now on), narrowed by kind, state and
+    batch. Ends after a while (reconnect with `Last-Event-ID`)."""
     who = caller()
     where = StreamFilter(
         owner_id=who.owner_filter,
@@ -141,8 +147,8 @@ def client_events(args: dict[str, Any]) -> Response:
         states=tuple(args["state"]),
         batch_id=args["batch"],
     )
-    resumed = request.headers.get("Last-Event-ID") or "last_event_id" in request.args
-    return _stream(where, _last_event_id() if resumed else _feed_start(), who.key_id)
+    after = _resumed_after(args["last_event_id"])
+    return _stream(where, _feed_start() if after is None else after, who.key_id)
 
 
 def _feed_start() -> int:

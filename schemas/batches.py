@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
-from schemas.fields import Float, Integer, check_storable
+from schemas.fields import Float, QueryInteger, check_storable
 from schemas.jobs import KIND_NAME, JobError, callback_url_field
 
 MAX_BATCH_ITEMS = 500
@@ -80,7 +80,7 @@ class Batch(Schema):
 
 
 class BatchGetArgs(Schema):
-    limit = Integer(load_default=50, validate=validate.Range(1, MAX_BATCH_ITEMS))
+    limit = QueryInteger(load_default=50, validate=validate.Range(1, MAX_BATCH_ITEMS))
     cursor = fields.String(
         validate=validate.Regexp(r"^[0-9]{1,9}$", error="not a cursor from this service"),
         metadata={"description": "next_cursor of the previous page"},

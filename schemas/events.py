@@ -5,10 +5,24 @@ from __future__ import annotations
 from marshmallow import Schema, fields, validate
 
 from core.states import JOB_STATES
+from schemas.fields import QueryInteger
 from schemas.jobs import KIND_NAME
 
+#: event ids are PostgreSQL bigints
+MAX_EVENT_ID = 2**63 - 1
 
-class EventStreamArgs(Schema):
+
+class StreamResumeArgs(Schema):
+    """Where a stream resumes: after this event id (the `Last-Event-ID` header, when sent, wins)."""
+
+    last_event_id = QueryInteger(
+        load_default=None,
+        validate=validate.Range(0, MAX_EVENT_ID),
+        metadata={"description": "resume after this event id, as Last-Event-ID does (0: from the start)"},
+    )
+
+
+class EventStreamArgs(StreamResumeArgs):
     """Filters of `GET /events`: every one given must hold (repeat `kind` or `state` for several)."""
 
     kind = fields.List(

@@ -1,12 +1,13 @@
 """Fields and checks for request values: numbers, and text PostgreSQL can store.
 
-Numbers: only ASCII digits make a number, and every number is finite.
+Numbers in a JSON body are JSON numbers: `Integer` takes an int only (marshmallow's `strict=True`: "3",
+3.0 and true are errors) and `Float` an int or a finite float (never a string such as "10"), so every
+number of a body is read one way, as JSON means it.
 
-marshmallow's Integer and Float hand strings to int() / float(), which also read other scripts' digits
-('٣' is 3, '１' is 1), underscores ('1_0' is 10) and padding (' 1'); its Integer also truncates 1.5 to 1.
-These accept what JSON and query strings plainly mean: an int (or an integral float) for Integer, any finite
-number for Float, or a string of ASCII digits in the same forms. Both are still `integer` and `number` in
-the OpenAPI spec. Use them (or `fields.Integer(strict=True)`) for every number a request holds.
+A query string holds text by nature, so `QueryInteger` and `QueryFloat` also read a string, of ASCII digits
+only. marshmallow's own Integer and Float hand strings to int() / float(), which also read other scripts'
+digits ('٣' is 3, '１' is 1), underscores ('1_0' is 10) and padding (' 1'); its Integer also truncates 1.5
+to 1. All four are still `integer` and `number` in the OpenAPI spec.
 
 Text: PostgreSQL's text and jsonb cannot hold a NUL character, and a lone surrogate ("\\ud800" in JSON)
 cannot even be encoded; so `check_storable` refuses them in a field, `unstorable` finds them (or a NaN or
@@ -30,7 +31,25 @@ _FLOAT = re.compile(r"[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?")
 
 
 class Integer(fields.Integer):
-    """An integer from an int, an integral float (3.0) or ASCII digits ("-12"); 1.5 and '٣' are errors."""
+    """An integer of a JSON body: an int; "3", 3.0, 1.5 and true are errors."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(strict=True, **kwargs)
+
+
+class Float(fields.Float):
+    """A number of a JSON body: an int or a finite float; "10", NaN and infinities are errors (marshmallow's
+    allow_nan=False)."""
+
+    def _validated(self, value: Any) -> float:
+        if isinstance(value, str):
+            raise self.make_error("invalid", input=value)
+        return super()._validated(value)
+
+
+class QueryInteger(fields.Integer):
+    """An integer of a query string: ASCII digits ("-12"), or an int or integral float where the args come
+    as data; 1.5 and '٣' are errors."""
 
     def _validated(self, value: Any) -> int:
         if isinstance(value, str) and not _INTEGER.fullmatch(value):
@@ -40,9 +59,9 @@ class Integer(fields.Integer):
         return super()._validated(value)
 
 
-class Float(fields.Float):
-    """A finite number from an int, a float or ASCII digits ("1.5", "2e-3"); NaN and infinities are errors
-    (marshmallow's allow_nan=False), and so is '٣.5'."""
+class QueryFloat(fields.Float):
+    """A finite number of a query string: ASCII digits ("1.5", "2e-3"), or an int or a float; NaN,
+    infinities and '٣.5' are errors."""
 
     def _validated(self, value: Any) -> float:
         if isinstance(value, str) and not _FLOAT.fullmatch(value):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from marshmallow import Schema, fields, validate
 
 from core.states import JOB_STATES
-from schemas.fields import Float, Integer
+from schemas.fields import Float, QueryFloat, QueryInteger
 
 #: what a kind's name looks like (e.g. planetx.enumerate)
 KIND_NAME = r"^[a-z0-9_]+(\.[a-z0-9_]+)*$"
@@ -101,12 +101,12 @@ class JobListArgs(Schema):
         metadata={"description": "filter by state (repeatable)"},
     )
     kind = fields.String(validate=validate.Regexp(KIND_NAME), metadata={"description": "filter by kind"})
-    limit = Integer(load_default=20, validate=validate.Range(1, 100))
+    limit = QueryInteger(load_default=20, validate=validate.Range(1, 100))
     cursor = fields.String(validate=validate.Length(max=200))
 
 
 class JobGetArgs(Schema):
-    wait = Float(
+    wait = QueryFloat(
         load_default=0,
         validate=validate.Range(min=0),
         metadata={"description": "long-poll: block up to this many seconds (capped) until the job finishes"},
@@ -127,8 +127,8 @@ class Error(Schema):
 
 
 class ResultItemsArgs(Schema):
-    limit = Integer(load_default=100, validate=validate.Range(1, 1000))
-    cursor = Integer(
+    limit = QueryInteger(load_default=100, validate=validate.Range(1, 1000))
+    cursor = QueryInteger(
         validate=validate.Range(0, 2**31 - 1), metadata={"description": "next_cursor of the previous page"}
     )
 

@@ -6,7 +6,7 @@ from typing import Any
 
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
-from schemas.fields import Integer
+from schemas.fields import Integer, QueryInteger
 from schemas.rows import RowPageQuery
 
 OBJECT_NAMES = ("empty", "planet_x", "gas_cloud", "dwarf_planet", "asteroid", "comet")
@@ -80,12 +80,12 @@ class EnumerateResult(Schema):
 class BoardFilters(Schema):
     """The board filters of pages and exports: one parameter per object, its values sectors."""
 
-    e = fields.List(Integer(validate=validate.Range(1, MAX_SECTORS)))
-    x = fields.List(Integer(validate=validate.Range(1, MAX_SECTORS)))
-    g = fields.List(Integer(validate=validate.Range(1, MAX_SECTORS)))
-    d = fields.List(Integer(validate=validate.Range(1, MAX_SECTORS)))
-    a = fields.List(Integer(validate=validate.Range(1, MAX_SECTORS)))
-    c = fields.List(Integer(validate=validate.Range(1, MAX_SECTORS)))
+    e = fields.List(QueryInteger(validate=validate.Range(1, MAX_SECTORS)))
+    x = fields.List(QueryInteger(validate=validate.Range(1, MAX_SECTORS)))
+    g = fields.List(QueryInteger(validate=validate.Range(1, MAX_SECTORS)))
+    d = fields.List(QueryInteger(validate=validate.Range(1, MAX_SECTORS)))
+    a = fields.List(QueryInteger(validate=validate.Range(1, MAX_SECTORS)))
+    c = fields.List(QueryInteger(validate=validate.Range(1, MAX_SECTORS)))
 
 
 class BoardQuery(BoardFilters, RowPageQuery):

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
-from schemas.fields import Integer
+from schemas.fields import QueryInteger
 
 
 class RowPageQuery(Schema):
-    limit = Integer(load_default=100, validate=validate.Range(1, 1000))
-    cursor = Integer(
+    limit = QueryInteger(load_default=100, validate=validate.Range(1, 1000))
+    cursor = QueryInteger(
         validate=validate.Range(0, 2**63 - 1),  # a row's code is a PostgreSQL bigint
         metadata={"description": "next_cursor of the previous page"},
     )

@@ -32,7 +32,6 @@ _RANGE_FORMS = (
     (re.compile(rf"{_DIGITS}\+"), lambda m: (int(m[1]), OPEN_MAX)),
     (re.compile(f"{_DIGITS}-{_DIGITS}"), lambda m: tuple(sorted((int(m[1]), int(m[2]))))),
 )
-_WHOLE = re.compile(_DIGITS)
 
 
 class RequestError(ValueError):
@@ -40,9 +39,9 @@ class RequestError(ValueError):
 
 
 def parse_range(value: Any) -> tuple[int, int]:
-    """`les`' RANGE syntax ("1", "-3", "1+", "1-3", multi-digit too), an int, [lo, hi] or {min, max}.
-    Numbers are whole (5.0 is 5; 1.5, infinity and NaN are refused), written in ASCII digits, and at most
-    MAX_NUMBER."""
+    """`les`' RANGE syntax ("1", "-3", "1+", "1-3", multi-digit too, in ASCII digits), an int, [lo, hi] or
+    {min, max}. Outside the text form a number is an int (as JSON writes it: "5", 5.0 and 1.5 are refused),
+    and every number is at most MAX_NUMBER."""
     if isinstance(value, Mapping):
         return _checked(_whole(value.get("min", 0)), _whole(value.get("max", OPEN_MAX)))
     if isinstance(value, Sequence) and not isinstance(value, str) and len(value) == 2:
@@ -59,10 +58,7 @@ def parse_range(value: Any) -> tuple[int, int]:
 
 
 def _whole(value: Any) -> int:
-    """A whole number from a range's JSON: an int, an integral float or a string of ASCII digits."""
-    integral = isinstance(value, float) and value.is_integer()  # never NaN or infinite
-    if integral or (isinstance(value, str) and _WHOLE.fullmatch(value.strip())):
-        value = int(value)
+    """A whole number from a range's JSON: an int (a string or a float is not one)."""
     if not isinstance(value, int) or isinstance(value, bool):
         raise RequestError(f"expected {RANGE_HELP}")
     return value

@@ -118,6 +118,36 @@ def test_a_clients_stream_shows_only_its_jobs_that_pass_the_filters(
     assert names[0] == "created" and names[-1] == "succeeded"
 
 
+def test_a_stream_resumes_from_last_event_id_in_the_query_string(
+    live_api: ApiServer, worker, make_key: Callable[..., dict[str, str]]
+) -> None:
+    """`?last_event_id=0` (as the README shows) reads a client's events from the start, like the header;
+    a job's stream takes it too; anything but an event id is a 422 on the field."""
+    headers = make_key()
+    batch = requests.post(
+        f"{live_api.url}/batches",
+        json={"kind": "dice", "items": [{"client_id": "a", "params": DICE}]},
+        headers=headers,
+        timeout=10,
+    ).json()
+    job_id = batch["items"][0]["job_id"]
+    with _stream(f"{live_api.url}/events", headers, last_event_id=0, batch=batch["id"]) as stream:
+        assert stream.status_code == 200, stream.text
+        seen: list[Event] = []
+        for event in _events(stream):
+            seen.append(event)
+            if event.event == "succeeded":
+                break
+    assert seen[0].event == "created" and {e.data["job_id"] for e in seen} == {job_id}
+
+    job_url = f"{live_api.url}/jobs/{job_id}/events"
+    after_first = list(_events(_stream(job_url, headers, last_event_id=seen[0].id)))
+    assert [e.id for e in after_first] == [e.id for e in seen[1:]]
+    for url in (f"{live_api.url}/events", job_url):
+        bad = _stream(url, headers, last_event_id="x")
+        assert bad.status_code == 422 and "last_event_id" in bad.json()["errors"], bad.text
+
+
 def test_33_open_streams_leave_health_answering(
     live_api: ApiServer, make_key: Callable[..., dict[str, str]]
 ) -> None:

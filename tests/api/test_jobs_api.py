@@ -123,6 +123,29 @@ def test_hostile_params_are_a_422_naming_the_field(client, auth, kind, params) -
     assert list(errors) == ["params"] and errors["params"], errors
 
 
+def test_numbers_sent_as_strings_are_the_fields_422_in_a_job_and_a_batch(client, auth) -> None:
+    """Numbers are JSON numbers everywhere in a body: "3" is not 3, whichever field holds it."""
+    strings = {"kind": "dice", "params": {"dice": "3", "faces": 6}}
+    response = client.post("/jobs", json=strings, headers=auth)
+    assert response.status_code == 422
+    assert response.get_json()["errors"] == {"params": {"dice": ["Not a valid integer."]}}
+    timed = {"kind": "dice", "params": {"dice": 3, "faces": 6}, "time_limit": "10"}
+    response = client.post("/jobs", json=timed, headers=auth)
+    assert response.status_code == 422
+    assert response.get_json()["errors"] == {"time_limit": ["Not a valid number."]}
+
+    items = [{"client_id": "a", "params": {"dice": 3, "faces": "6"}}]
+    response = client.post(
+        "/batches", json={"kind": "dice", "items": items, "time_limit": "10"}, headers=auth
+    )
+    assert response.status_code == 422
+    assert response.get_json()["errors"] == {"time_limit": ["Not a valid number."]}
+    response = client.post("/batches", json={"kind": "dice", "items": items}, headers=auth)
+    assert response.status_code == 202
+    (item,) = response.get_json()["items"]
+    assert item["state"] == "rejected" and item["errors"] == {"params": {"faces": ["Not a valid integer."]}}
+
+
 def test_param_errors_name_the_nested_field(client, auth) -> None:
     response = client.post("/jobs", json={"kind": "dice", "params": {"dice": 3}}, headers=auth)
     assert "faces" in response.get_json()["errors"]["params"]

@@ -101,6 +101,8 @@ def test_the_new_job_form_starts_from_an_example_and_shows_field_errors_inline(a
     assert not_json.status_code == 422 and "not JSON" in not_json.get_data(as_text=True)
     limit = web.post("/admin/new/dice", data={"params": "{}", "time_limit": "soon", "csrf_token": token})
     assert limit.status_code == 422 and "<code>time_limit</code>" in limit.get_data(as_text=True)
+    timed = {"params": '{"dice": 3, "faces": 4}', "time_limit": "90", "csrf_token": token}
+    assert web.post("/admin/new/dice", data=timed).status_code == 302  # the field's text is a number
     good = web.post("/admin/new/dice", data={"params": '{"dice": 3, "faces": 4}', "csrf_token": token})
     assert good.status_code == 302 and re.fullmatch(r"/admin/jobs/[0-9a-f-]{36}", good.headers["Location"])
 

@@ -84,5 +84,13 @@ def test_a_range_holds_ascii_digits_and_sane_numbers_only(field: str, value: obj
 
 
 def test_a_range_may_still_be_a_pair_of_whole_numbers() -> None:
-    loaded = PlanParams().load({"origin": "E", "destination": "L", "cost": [2.0, "30"], "time": {"max": 4}})
+    loaded = PlanParams().load({"origin": "E", "destination": "L", "cost": [2, 30], "time": {"max": 4}})
     assert loaded["cost"] == [2, 30] and loaded["time"] == [0, 4]
+
+
+@pytest.mark.parametrize("value", [[2.0, 30], [2, "30"], {"max": "4"}, {"min": 1.0}])
+def test_the_numbers_of_a_range_pair_are_json_integers(value: object) -> None:
+    """Only the text form ("2-30") is text; a pair's or a {min, max}'s numbers are ints, as everywhere."""
+    with pytest.raises(ValidationError) as caught:
+        PlanParams().load({"origin": "E", "destination": "L", "cost": value})
+    assert list(caught.value.messages) == ["cost"]

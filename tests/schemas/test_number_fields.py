@@ -1,4 +1,5 @@
-"""Numbers in requests: only ASCII digits are numbers, and every number is finite and whole where it must be.
+"""Numbers in requests: a JSON body's numbers are JSON numbers (a string such as "3" is a field error, and
+an integer is an int); a query string's are ASCII digits; every number is finite and whole where it must be.
 
 marshmallow's own Integer and Float call int() / float() on strings, which also read other scripts' digits
 ('٣' is 3, '１' is 1), underscores ('1_0' is 10) and padding; its Integer truncates 1.5 to 1.
@@ -16,18 +17,21 @@ from kinds import KINDS
 from schemas import fields as ascii_fields
 from schemas.batches import BatchCreate, BatchGetArgs
 from schemas.dice import DiceParams
-from schemas.jobs import JobCreate, JobGetArgs, JobListArgs
+from schemas.events import EventStreamArgs, StreamResumeArgs
+from schemas.jobs import JobCreate, JobGetArgs, JobListArgs, ResultItemsArgs
 from schemas.leaving_earth import PlanParams
 from schemas.planetx import BoardExportQuery, BoardQuery, DeduceParams, EnumerateParams, SimulateParams
 
-REQUEST_SCHEMAS = [
-    JobCreate,
+BODY_SCHEMAS = [JobCreate, BatchCreate]
+QUERY_SCHEMAS = [
     JobGetArgs,
     JobListArgs,
-    BatchCreate,
+    ResultItemsArgs,
     BatchGetArgs,
     BoardQuery,
     BoardExportQuery,
+    EventStreamArgs,
+    StreamResumeArgs,
 ]
 NOT_NUMBERS = ["٣", "١٢", "１", "²", "1٣", "1_0", " 1", "0x1", "1e3", "", "Infinity", "NaN", "\x00", "1\x00"]
 
@@ -48,56 +52,98 @@ def _inner(field: fields.Field, path: str) -> Iterator[tuple[str, fields.Field]]
         yield from _inner(field.value_field, f"{path}{{}}")
 
 
-def _request_schemas() -> list[type[Schema]]:
+def _body_schemas() -> list[type[Schema]]:
     kinds = [kind.params_schema for name, kind in sorted(KINDS.items()) if not name.startswith("test.")]
-    return kinds + REQUEST_SCHEMAS
+    return kinds + BODY_SCHEMAS
 
 
-@pytest.mark.parametrize("schema", _request_schemas(), ids=lambda schema: schema.__name__)
-def test_every_number_a_request_holds_is_read_from_ascii_digits_only(schema: type[Schema]) -> None:
+def _strict(field: fields.Field) -> bool:
+    return isinstance(field, ascii_fields.Float) or (isinstance(field, fields.Integer) and field.strict)
+
+
+@pytest.mark.parametrize("schema", _body_schemas(), ids=lambda schema: schema.__name__)
+def test_every_number_a_body_holds_is_a_json_number(schema: type[Schema]) -> None:
+    numbers = list(_number_fields(schema()))
+    loose = [path for path, field in numbers if not _strict(field)]
+    assert not loose, f"use schemas.fields.Integer / Float (or strict=True) for {loose}"
+    for _path, field in numbers:
+        for text in ("1", "2.5", "٣"):
+            with pytest.raises(ValidationError):
+                field.deserialize(text)
+
+
+@pytest.mark.parametrize("schema", QUERY_SCHEMAS, ids=lambda schema: schema.__name__)
+def test_every_number_a_query_holds_is_read_from_ascii_digits_only(schema: type[Schema]) -> None:
     loose = [
         path
         for path, field in _number_fields(schema())
-        if not isinstance(field, ascii_fields.Integer | ascii_fields.Float)
-        and not (isinstance(field, fields.Integer) and field.strict)
+        if not isinstance(field, ascii_fields.QueryInteger | ascii_fields.QueryFloat) and not _strict(field)
     ]
-    assert not loose, f"use schemas.fields.Integer / Float (or strict=True) for {loose}"
+    assert not loose, f"use schemas.fields.QueryInteger / QueryFloat for {loose}"
 
 
 @pytest.mark.parametrize("text", NOT_NUMBERS)
-def test_only_ascii_digits_make_an_integer_or_a_float(text: str) -> None:
+def test_only_ascii_digits_make_a_query_integer_or_float(text: str) -> None:
     with pytest.raises(ValidationError):
-        ascii_fields.Integer().deserialize(text)
+        ascii_fields.QueryInteger().deserialize(text)
     if text != "1e3":
         with pytest.raises(ValidationError):
-            ascii_fields.Float().deserialize(text)
+            ascii_fields.QueryFloat().deserialize(text)
 
 
 @pytest.mark.parametrize(
     ("value", "expected"), [("12", 12), ("-3", -3), ("+4", 4), ("007", 7), (5, 5), (6.0, 6), (-0.0, 0)]
 )
-def test_integers_as_before(value: object, expected: int) -> None:
-    assert ascii_fields.Integer().deserialize(value) == expected
+def test_query_integers(value: object, expected: int) -> None:
+    assert ascii_fields.QueryInteger().deserialize(value) == expected
 
 
 @pytest.mark.parametrize("value", [1.5, -0.25, math.inf, -math.inf, math.nan, 1e308 + 0.5j, True, [1], None])
 def test_an_integer_is_whole_and_finite(value: object) -> None:
     with pytest.raises(ValidationError):
+        ascii_fields.QueryInteger().deserialize(value)
+    with pytest.raises(ValidationError):
         ascii_fields.Integer().deserialize(value)
+
+
+@pytest.mark.parametrize("value", ["3", "-3", "+4", 3.0, -0.0, "3.0"])
+def test_a_body_integer_is_an_int_only(value: object) -> None:
+    with pytest.raises(ValidationError) as caught:
+        ascii_fields.Integer().deserialize(value)
+    assert caught.value.messages == ["Not a valid integer."]
+
+
+@pytest.mark.parametrize(("value", "expected"), [(12, 12), (-3, -3), (10**20, 10**20)])
+def test_body_integers(value: int, expected: int) -> None:
+    assert ascii_fields.Integer().deserialize(value) == expected
 
 
 @pytest.mark.parametrize(
     ("value", "expected"),
     [("1.5", 1.5), ("-2", -2.0), (".5", 0.5), ("3.", 3.0), ("1e3", 1000.0), ("2.5E-1", 0.25), (7, 7.0)],
 )
-def test_floats_as_before(value: object, expected: float) -> None:
+def test_query_floats(value: object, expected: float) -> None:
+    assert ascii_fields.QueryFloat().deserialize(value) == expected
+
+
+@pytest.mark.parametrize(("value", "expected"), [(1.5, 1.5), (7, 7.0), (-0.0, 0.0), (1e308, 1e308)])
+def test_body_floats(value: object, expected: float) -> None:
     assert ascii_fields.Float().deserialize(value) == expected
 
 
 @pytest.mark.parametrize("value", [math.inf, math.nan, "inf", "-Infinity", "1e999", 10**400, "٣.5", "1_0.5"])
 def test_a_float_is_finite_and_ascii(value: object) -> None:
     with pytest.raises(ValidationError):
+        ascii_fields.QueryFloat().deserialize(value)
+    with pytest.raises(ValidationError):
         ascii_fields.Float().deserialize(value)
+
+
+@pytest.mark.parametrize("value", ["10", "1.5", True])
+def test_a_body_float_is_a_json_number(value: object) -> None:
+    with pytest.raises(ValidationError) as caught:
+        ascii_fields.Float().deserialize(value)
+    assert caught.value.messages == ["Not a valid number."]
 
 
 @pytest.mark.parametrize(
@@ -143,7 +189,36 @@ def test_a_non_ascii_or_non_finite_number_is_a_field_error(
     assert field in caught.value.messages, caught.value.messages
 
 
-def test_ascii_digit_strings_still_load() -> None:
-    assert DiceParams().load({"dice": "3", "faces": "6"})["faces"] == 6
+@pytest.mark.parametrize(
+    ("schema", "data", "path"),
+    [
+        (DiceParams, {"dice": "3", "faces": 6}, ("dice",)),
+        (DiceParams, {"dice": 3, "faces": 6.0}, ("faces",)),
+        (JobCreate, {"kind": "dice", "time_limit": "10"}, ("time_limit",)),
+        (BatchCreate, {"items": [{"client_id": "a"}], "time_limit": "10"}, ("time_limit",)),
+        (SimulateParams, {"mode": "standard", "games": "5"}, ("games",)),
+        (
+            DeduceParams,
+            {"mode": "standard", "observations": [{"type": "target", "sector": "4", "seen": "empty"}]},
+            ("observations", 0, "sector"),
+        ),
+        (PlanParams, {"origin": "E", "destination": "L", "year": "1960"}, ("year",)),
+        (PlanParams, {"origin": "E", "destination": "L", "cost": [2, "30"]}, ("cost",)),
+        (PlanParams, {"origin": "E", "destination": "L", "cost": {"max": "30"}}, ("cost",)),
+    ],
+    ids=lambda value: value.__name__ if isinstance(value, type) else None,
+)
+def test_a_number_sent_as_a_string_is_the_fields_error(schema: type[Schema], data: dict, path: tuple) -> None:
+    with pytest.raises(ValidationError) as caught:
+        schema().load(data)
+    messages = caught.value.messages
+    for key in path:
+        messages = messages[key]
+    assert messages, caught.value.messages
+
+
+def test_query_strings_still_load_ascii_digits() -> None:
     assert JobListArgs().load({"limit": "50"})["limit"] == 50
+    assert JobGetArgs().load({"wait": "2.5"})["wait"] == 2.5
     assert BoardQuery().load({"x": ["7"], "cursor": "12"}) == {"x": [7], "cursor": 12, "limit": 100}
+    assert EventStreamArgs().load({"last_event_id": "0"})["last_event_id"] == 0
