@@ -10,7 +10,6 @@ from typing import Any
 from marshmallow import ValidationError
 from sqlalchemy.orm import Session
 
-from core.states import JobState
 from kinds import KINDS, Kind
 from schemas.jobs import JobCreate
 from services.context import Caller, Context
@@ -161,14 +160,14 @@ def picture(ctx: Context, caller: Caller, job_id: uuid.UUID) -> str:
 
 
 def cancel(ctx: Context, caller: Caller, job_id: uuid.UUID) -> Job:
-    """A queued job never starts; a running one is interrupted within about a second. Cancelling a
-    cancelled job changes nothing; a succeeded or failed one is a Conflict."""
+    """A queued job never starts; a running one is interrupted within about a second. A finished job
+    (succeeded, failed or cancelled) is a Conflict; cancelling a job already cancelling changes nothing."""
     with ctx.db.session() as session:
         job = job_store.get_job(session, job_id, caller.owner_filter)
         if job is None:
             raise NotFound("no such job")
-        if job.state in (JobState.SUCCEEDED, JobState.FAILED):
-            raise Conflict(f"the job already {job.state}")
+        if job.is_final:
+            raise Conflict(f"the job has already finished ({job.state}): there is nothing to cancel")
         job = job_store.request_cancel(session, job, actor_key_id=caller.key_id)
     send(ctx, Messages(owners={job.owner_id}))  # a cancelled queued job frees its client's turn now
     return job

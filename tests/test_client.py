@@ -12,8 +12,17 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from tests.support import ApiServer
-from zolve.client import Client, Conflict, Invalid, JobFailed, NotFound, RateLimited, Unreachable
+from tests.support import ApiServer, wait_until
+from zolve.client import (
+    Client,
+    Conflict,
+    Invalid,
+    JobFailed,
+    NotFound,
+    RateLimited,
+    Unreachable,
+    WaitTimeout,
+)
 
 #: a standard enumeration that leaves few boards: Planet X in sector 1, a comet in sector 2
 FEW_BOARDS = {
@@ -58,7 +67,7 @@ def test_refusals_are_typed_and_carry_the_fields_messages(api: Client) -> None:
     with pytest.raises(NotFound):
         api.get("00000000-0000-0000-0000-000000000000")
     done = api.wait(api.submit("dice", {"dice": 3, "faces": 3}, fresh=True)["id"], show_progress=False)
-    with pytest.raises(Conflict, match="409: the job already succeeded"):
+    with pytest.raises(Conflict, match=r"409: the job has already finished \(succeeded\)"):
         api.cancel(done["id"])
     with pytest.raises(Unreachable):
         Client("http://127.0.0.1:9", "zk_x", retries=0).get(done["id"])
@@ -97,6 +106,40 @@ def test_wait_long_polls_when_no_stream_is_to_be_had(api: Client, live_api: ApiS
     finally:
         for stream in held:
             stream.close()
+
+
+def _slow_job(api: Client, seconds: float) -> dict:
+    """A job that runs about `seconds` (one test.sharded shard) and says nothing meanwhile."""
+    return api.submit("test.sharded", {"shard_seconds": seconds}, fresh=True, time_limit=120)
+
+
+def test_wait_gives_up_at_its_timeout_on_a_quiet_stream(api: Client) -> None:
+    job = _slow_job(api, 20)
+    try:
+        wait_until(lambda: api.get(job["id"])["state"] == "running", 30, what="the job to run")
+        started = time.monotonic()
+        with pytest.raises(WaitTimeout):
+            api.wait(job["id"], timeout=2, show_progress=False)
+        assert time.monotonic() - started < 4, "the deadline holds while only keepalives come"
+    finally:
+        api.cancel(job["id"])
+
+
+def test_wait_outlives_the_servers_stream_limit(
+    worker, worker_env: dict[str, str], make_key: Callable[..., dict[str, str]], tmp_path
+) -> None:
+    env = {**worker_env, "ZOLVE_RATE_LIMIT": "", "ZOLVE_SUBMIT_RATE_LIMIT": "", "ZOLVE_SECRET_KEY": "test"}
+    env |= {"ZOLVE_STREAM_MAX_SECONDS": "1", "ZOLVE_STREAM_KEEPALIVE_SECONDS": "1"}
+    server = ApiServer(env, tmp_path / "api.log").start()
+    try:
+        api = Client(server.url, make_key()["Authorization"].split()[1])
+        job = _slow_job(api, 8)
+        try:
+            assert api.result(job["id"], timeout=60) == {"count": 1, "keys": ["a"]}
+        finally:
+            api.cancel(job["id"]) if api.get(job["id"])["state"] not in ("succeeded",) else None
+    finally:
+        server.stop()
 
 
 # -- retries --------------------------------------------------------------------------------------------

@@ -279,7 +279,12 @@ def job_export(job_id: uuid.UUID, fmt: str) -> Response:
 
 # -- actions --------------------------------------------------------------------------------------
 def _confirm(title: str, message: str, job_id: uuid.UUID) -> str:
-    return render_template("admin/confirm.html", title=title, message=message, job_id=job_id)
+    return render_template("admin/confirm.html", title=title, message=message, job_id=job_id, ask=True)
+
+
+def _refuse(title: str, message: str, job_id: uuid.UUID) -> tuple[str, int]:
+    """The confirmation page of an action the job's state forbids: why, and no button to go on."""
+    return render_template("admin/confirm.html", title=title, message=message, job_id=job_id, ask=False), 409
 
 
 def _admin() -> Caller:
@@ -299,11 +304,12 @@ def _act(job_id: uuid.UUID, action: Callable[[], str]) -> Response:
 @bp.route("/jobs/<uuid:job_id>/cancel", methods=["GET", "POST"])
 def cancel_job(job_id: uuid.UUID) -> Any:
     job = _job_or_404(job_id)
+    if request.method == "GET" and job.is_final:
+        return _refuse(
+            "Cancel job", f"The job has already finished ({job.state}): there is nothing to cancel.", job_id
+        )
     if request.method == "GET":
         return _confirm("Cancel job", f"Cancel {job.kind} job {job.id} ({job.state})?", job_id)
-    if job.is_final:
-        flash(f"the job already {job.state}", "error")
-        return redirect(url_for("admin.job_page", job_id=job_id))
 
     def cancel() -> str:
         cancelled = job_service.cancel(context(), caller_of_session(), job_id)

@@ -351,6 +351,18 @@ def test_a_client_cancel_is_recorded_with_its_key(db, client, auth) -> None:
     job_id = _stored_job(db, auth, state="queued")
     assert client.post(f"/jobs/{job_id}/cancel", headers=auth).get_json()["state"] == "cancelled"
     assert events_of(db, job_id) == [("created", key_id(db, auth)), ("cancelled", key_id(db, auth))]
+    again = client.post(f"/jobs/{job_id}/cancel", headers=auth)  # cancelled is final, as the README says
+    assert again.status_code == 409 and "already finished (cancelled)" in again.get_json()["message"]
+    assert events_of(db, job_id) == [("created", key_id(db, auth)), ("cancelled", key_id(db, auth))]
+
+
+def test_the_cancel_page_of_a_finished_job_says_so_and_offers_no_cancel(db, admin_client, auth) -> None:
+    for state in ("cancelled", "succeeded"):
+        job_id = _stored_job(db, auth, state=state)
+        response = admin_client.get(f"/admin/jobs/{job_id}/cancel")
+        text = response.get_data(as_text=True)
+        assert response.status_code == 409 and f"already finished ({state})" in text
+        assert "Yes, cancel job" not in text and 'method="post"' not in text.split("<main")[-1]
 
 
 def test_retry_runs_a_failed_job_again(db, admin_client, admin, client, auth, worker, wait_job) -> None:

@@ -136,3 +136,9 @@ def test_cancel_a_running_job_and_watch_it_stop(
     expect(status).to_have_text("cancelled", timeout=15_000)  # the status fragment polls every second
     expect(page.locator("#history")).to_contain_text("cancel_requested")  # the page reloads when final
     expect(page.get_by_role("link", name="Cancel…")).to_have_count(0)
+    # the confirmation page of a job already cancelled (an old link, a second tab) offers no cancel
+    page.goto(f"{live_server}/admin/jobs/{job_id}/cancel")
+    expect(page.locator("#confirm-message")).to_contain_text("already finished (cancelled)")
+    expect(page.get_by_role("button", name="Yes, cancel job")).to_have_count(0)
+    page.get_by_role("link", name="Back to the job").click()
+    expect(page).to_have_url(f"{live_server}/admin/jobs/{job_id}")
