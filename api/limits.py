@@ -2,9 +2,10 @@
 
 A client is its API key (by id: no secret ends up in Redis) or, without a valid one, its address: a
 flood of random tokens shares its address's budget instead of opening a bucket per token. Submits have a
-tighter budget that `POST /batches` draws on item by item (accepted submits only). Over the limit: `429`
-with `Retry-After`. If Redis is away, counting falls back to each process's memory rather than failing
-requests: a broker outage must not stop `POST /jobs` from answering `202`.
+tighter budget that `POST /batches` draws on item by item (accepted submits only); a submit that is refused
+as invalid (its body, or a job's params) is checked before the budget, so it is its `422`, never a `429`.
+Over the limit: `429` with `Retry-After`. If Redis is away, counting falls back to each process's memory
+rather than failing requests: a broker outage must not stop `POST /jobs` from answering `202`.
 """
 
 from __future__ import annotations
@@ -17,6 +18,10 @@ from limits import parse_many
 
 from api.keycache import caller_for
 from core.config import Settings
+from schemas.batches import BatchCreate
+from schemas.jobs import JobCreate
+from services.errors import Invalid
+from services.jobs import kind_named, validated_params
 
 #: never limited: probes, the spec and its UI
 EXEMPT = (
@@ -84,12 +89,30 @@ def init_limits(app: Flask, settings: Settings) -> Limiter:
             return min(batch_items(), budget)
 
         app.view_functions["batches.BatchCollection"] = limiter.shared_limit(
-            settings.submit_rate_limit, cost=batch_cost, **accepted
+            settings.submit_rate_limit, cost=batch_cost, exempt_when=invalid_batch, **accepted
         )(batch)
         app.view_functions["jobs.JobCollection"] = limiter.shared_limit(
-            settings.submit_rate_limit, **accepted
+            settings.submit_rate_limit, exempt_when=invalid_job, **accepted
         )(submit)
     return limiter
+
+
+def invalid_job() -> bool:
+    """A POST /jobs its schema or its kind refuses: the view answers 422 (and it would cost nothing)."""
+    body = request.get_json(silent=True)
+    if JobCreate().validate(body):
+        return True
+    try:
+        validated_params(kind_named(body["kind"]), body.get("params", {}))
+    except Invalid:
+        return True
+    return False
+
+
+def invalid_batch() -> bool:
+    """A POST /batches its schema refuses (e.g. over 500 items): the view answers 422. A bad item's params
+    are not: the batch is accepted with that item rejected."""
+    return bool(BatchCreate().validate(request.get_json(silent=True)))
 
 
 def batch_items() -> int:

@@ -86,6 +86,22 @@ def test_a_batch_draws_on_the_submit_budget_item_by_item(limited_app, make_key) 
     assert client.post("/jobs", json=DICE, headers=george).status_code == 429, "it spent the whole budget"
 
 
+def test_an_invalid_submit_is_its_422_whatever_is_left_of_the_budget(limited_app, make_key) -> None:
+    """Validated before the budget is charged: a batch of 501 items is told it is too big, not 429."""
+    client, hana = limited_app.test_client(), make_key()
+    two = [{"client_id": str(n), "params": DICE["params"]} for n in range(2)]
+    assert client.post("/batches", json={"kind": "dice", "items": two}, headers=hana).status_code == 202
+    too_many = [{"client_id": str(n), "params": DICE["params"]} for n in range(501)]
+    strings = {"kind": "dice", "params": {"dice": "3", "faces": 4}}
+    for spent in ("part", "all"):
+        refused = client.post("/batches", json={"kind": "dice", "items": too_many}, headers=hana)
+        assert refused.status_code == 422 and "items" in refused.get_json()["errors"], (spent, refused.data)
+        refused = client.post("/jobs", json=strings, headers=hana)
+        assert refused.status_code == 422 and "params" in refused.get_json()["errors"], (spent, refused.data)
+        assert client.post("/jobs", json={"params": {}}, headers=hana).status_code == 422
+        assert client.post("/jobs", json=DICE, headers=hana).status_code == (202 if spent == "part" else 429)
+
+
 def test_a_key_has_at_most_its_quota_of_unfinished_jobs(settings, make_key) -> None:
     import tests.plugins  # noqa: F401 - test.sharded
     from api.app import create_app
