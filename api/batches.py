@@ -11,10 +11,11 @@ from typing import Any
 
 from flask import Response, stream_with_context, url_for
 from flask.views import MethodView
-from flask_smorest import Blueprint, abort
+from flask_smorest import abort
 from marshmallow import RAISE
 
 from api.auth import auth
+from api.bodies import Blueprint
 from api.deps import caller, context, database
 from api.resources import job_error
 from core.states import FINAL_STATES
@@ -84,6 +85,7 @@ class BatchCollection(MethodView):
     @blp.arguments(batch_schemas.BatchCreate)
     @blp.response(202, batch_schemas.Batch)
     @blp.alt_response(422, description="Unknown kind, no items, too many items or a repeated client_id")
+    @blp.alt_response(415, description="The body is not sent as application/json")
     def post(self, body: dict[str, Any]) -> Any:
         """Submit up to 500 requests of one kind. Each item is validated on its own (a bad one is
         `rejected`, the rest run); identical requests are solved once. Answers 202 with the batch."""

@@ -49,6 +49,7 @@ _MESSAGES = {
     404: "not found",
     405: "method not allowed",
     413: "request body too large",
+    415: "the request body must be JSON: send it with Content-Type: application/json",
     422: "the request is invalid; see errors for each field",
 }
 

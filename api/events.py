@@ -12,10 +12,11 @@ from collections.abc import Iterator
 from typing import Any
 
 from flask import Response, current_app, request, stream_with_context
-from flask_smorest import Blueprint, abort
+from flask_smorest import abort
 from marshmallow import RAISE
 
 from api.auth import auth
+from api.bodies import Blueprint
 from api.deps import caller, context, database, settings
 from kinds import KINDS
 from schemas import events as event_schemas

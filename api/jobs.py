@@ -8,11 +8,12 @@ from typing import Any
 
 from flask import Response, current_app, request, url_for
 from flask.views import MethodView
-from flask_smorest import Blueprint, abort
+from flask_smorest import abort
 from marshmallow import RAISE
 
 from api import job_cache
 from api.auth import auth
+from api.bodies import Blueprint
 from api.deps import caller, context, database, settings
 from api.resources import job_resource
 from schemas import jobs as job_schemas
@@ -33,6 +34,7 @@ class JobCollection(MethodView):
     @blp.response(202, job_schemas.Job)
     @blp.alt_response(422, description="Unknown kind, bad params or a reused Idempotency-Key")
     @blp.alt_response(413, description="Request body too large")
+    @blp.alt_response(415, description="The body is not sent as application/json")
     def post(self, body: dict[str, Any]) -> Any:
         """Submit a job. Answers 202 with the job and its Location; honours Idempotency-Key."""
         who = caller()

@@ -6,8 +6,8 @@ from typing import Any
 
 import redis
 from flask import current_app
-from flask_smorest import Blueprint
 
+from api.bodies import Blueprint
 from api.limits import storage_uri
 from core.version import VERSION
 from kinds import KINDS

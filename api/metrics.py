@@ -8,11 +8,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from flask import Response, current_app
-from flask_smorest import Blueprint, abort
+from flask_smorest import abort
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 
 from api.auth import auth
+from api.bodies import Blueprint
 from api.deps import caller
 from store import metrics
 from store.db import Database

@@ -13,10 +13,11 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from flask import Response, current_app, stream_with_context
-from flask_smorest import Blueprint, abort
+from flask_smorest import abort
 from marshmallow import RAISE, Schema
 
 from api.auth import auth
+from api.bodies import Blueprint
 from api.deps import caller, context, database
 from kinds import KINDS, Rows
 from services import jobs as job_service

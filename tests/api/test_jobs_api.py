@@ -95,6 +95,22 @@ def test_hostile_bodies_get_a_4xx_json_error(client, auth, data, content_type) -
         assert response.get_json()["code"] == response.status_code
 
 
+@pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", None])
+def test_a_json_body_sent_as_another_type_is_a_415_that_says_to_send_json(client, auth, content_type) -> None:
+    batch = {"kind": "dice", "items": [{"client_id": "a", "params": DICE["params"]}]}
+    for path, body in (("/jobs", DICE), ("/batches", batch)):
+        headers = {**auth, **({"Content-Type": content_type} if content_type else {})}
+        response = client.post(path, data=json.dumps(body), headers=headers)
+        assert response.status_code == 415, (path, response.get_json())
+        error = response.get_json()
+        assert error["code"] == 415 and error["status"] == "Unsupported Media Type"
+        assert "Content-Type: application/json" in error["message"], error
+    sent = client.post(
+        "/jobs", data=json.dumps(DICE), headers={**auth, "Content-Type": "application/json; charset=utf-8"}
+    )
+    assert sent.status_code == 202
+
+
 # Each of these was a 500, or was accepted and then failed in the worker, or was read as another number.
 # time_limit is over the maximum, so params that pass are a 422 on time_limit alone and no job is made.
 @pytest.mark.parametrize(
