@@ -137,7 +137,8 @@ def test_wait_outlives_the_servers_stream_limit(
         try:
             assert api.result(job["id"], timeout=60) == {"count": 1, "keys": ["a"]}
         finally:
-            api.cancel(job["id"]) if api.get(job["id"])["state"] not in ("succeeded",) else None
+            if api.get(job["id"])["state"] != "succeeded":
+                api.cancel(job["id"])
     finally:
         server.stop()
 

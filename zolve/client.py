@@ -244,6 +244,12 @@ class Event:
 
 def parse_events(lines: Iterator[str]) -> Iterator[Event]:
     """Server-sent events from a stream's lines (comments and `retry:` lines skipped)."""
+    return (event for event in _frames(lines) if event is not None)
+
+
+def _frames(lines: Iterator[str]) -> Iterator[Event | None]:
+    """A stream's events, and None for each comment (the server's keepalives): a sign of life that lets
+    a waiting reader look at its clock."""
     fields: dict[str, str] = {}
     for line in lines:
         if line == "":
@@ -252,7 +258,9 @@ def parse_events(lines: Iterator[str]) -> Iterator[Event]:
                     int(fields.get("id") or 0), fields.get("event", "message"), json.loads(fields["data"])
                 )
             fields = {}
-        elif not line.startswith(":"):
+        elif line.startswith(":"):
+            yield None
+        else:
             name, _, value = line.partition(":")
             value = value.removeprefix(" ")
             fields[name] = fields[name] + "\n" + value if name == "data" and name in fields else value
@@ -366,7 +374,7 @@ class Client:
 
     def iter_boards(self, job_id: str, page_size: int = 1000, **filters: Any) -> Iterator[dict[str, Any]]:
         """Every stored row of a job (a Planet X enumeration's boards: {code, board}), a page at a time,
-        narrowed by the kind's filters (e.g. planet_x_sector=3)."""
+        narrowed by the kind's filters (e.g. x=3: Planet X in sector 3)."""
         return self._pages(self._rows_link(job_id, "rows"), {"limit": page_size, **filters})
 
     # -- events -----------------------------------------------------------------------------------------
@@ -374,10 +382,18 @@ class Client:
         self, job_id: str | None = None, last_event_id: int | None = None, **filters: Any
     ) -> Iterator[Event]:
         """A job's events (or, without `job_id`, all of yours, narrowed by kind, state, batch) as they
-        happen. A dropped connection is resumed with Last-Event-ID; a job's stream ends after its final
-        state."""
+        happen. A dropped connection, or one the server ends after its `stream_max_seconds`, is resumed
+        with Last-Event-ID; a job's stream ends after its final state."""
+        feed = self._feed(job_id, last_event_id, None, filters)
+        return (event for event in feed if event is not None)
+
+    def _feed(
+        self, job_id: str | None, last: int | None, deadline: float | None, filters: dict[str, Any]
+    ) -> Iterator[Event | None]:
+        """Events, and None for every keepalive, over as many connections as it takes; WaitTimeout once
+        `deadline` (monotonic) has passed."""
         path = f"jobs/{job_id}/events" if job_id else "events"
-        last, drops = last_event_id, 0
+        drops = 0
         while True:
             headers = {"Accept": "text/event-stream"}
             if last is not None:
@@ -389,24 +405,39 @@ class Client:
                     params=filters or None,
                     headers=headers,
                     stream=True,
-                    timeout=(self.timeout, 60),
+                    timeout=(self.timeout, self._read_timeout(deadline)),
                 )
                 with response:
                     response.encoding = "utf-8"
-                    for event in parse_events(response.iter_lines(decode_unicode=True)):
-                        last, drops = event.id, 0
+                    for event in _frames(response.iter_lines(decode_unicode=True)):
+                        _check(deadline)
+                        if event is not None:
+                            last, drops = event.id, 0
                         yield event
-                if job_id:
+                        if job_id and event is not None and event.event in FINAL_STATES:
+                            return
+                # the server ended the stream: its time limit, or the job had ended (a long-poll reads
+                # the job fresh, past the API's short cache, and answers at once if it has)
+                if job_id and self.get(job_id, wait=1)["state"] in FINAL_STATES:
                     return
             except (
                 requests.ConnectionError,
                 requests.Timeout,
                 requests.exceptions.ChunkedEncodingError,
             ) as exc:
+                _check(deadline)
                 drops += 1
                 if drops > self.retries:
                     raise Unreachable(f"the event stream of {self.url} keeps dropping") from exc
                 time.sleep(min(0.2 * 2**drops, self.max_backoff))
+            _check(deadline)
+
+    @staticmethod
+    def _read_timeout(deadline: float | None) -> float:
+        """How long a stream may stay silent: a minute, or until just past the caller's deadline."""
+        if deadline is None:
+            return 60.0
+        return max(0.1, min(60.0, deadline - time.monotonic() + 0.1))
 
     def wait(
         self,
@@ -436,6 +467,8 @@ class Client:
                 return job
             try:
                 return self._wait_streaming(job, deadline, update)
+            except WaitTimeout:
+                raise WaitTimeout(f"job {job_id} had not finished after {timeout:g} s") from None
             except (RateLimited, NotFound, Unreachable):
                 pass  # no stream to be had: long-polls
             while True:
@@ -451,9 +484,9 @@ class Client:
         self, job: dict[str, Any], deadline: float | None, update: Callable[[dict[str, Any]], None]
     ) -> dict[str, Any]:
         shown = dict(job)
-        for event in self.events(job["id"]):
-            if deadline is not None and time.monotonic() > deadline:
-                raise WaitTimeout(f"job {job['id']} still {shown['state']} after the time given")
+        for event in self._feed(job["id"], None, deadline, {}):
+            if event is None:
+                continue
             if event.event in FINAL_STATES:
                 # a long-poll reads the job fresh (a plain GET may be served from the API's short cache)
                 final = self.get(job["id"], wait=5)
@@ -467,7 +500,10 @@ class Client:
             else:
                 continue
             update(shown)
-        return self.get(job["id"], wait=5)
+        # the stream ended on a final state the feed read from the job itself
+        final = self.get(job["id"], wait=5)
+        update(final)
+        return final
 
     # -- exports ----------------------------------------------------------------------------------------
     def export(self, job_id: str, fmt: str, output: Any, show_progress: bool = True) -> int:
@@ -537,6 +573,11 @@ class Client:
     def deliveries(self, job_id: str) -> list[dict[str, Any]]:
         """The job's webhook deliveries, each with every attempt (status, latency, error)."""
         return self._request("GET", f"jobs/{job_id}/deliveries")["items"]
+
+
+def _check(deadline: float | None) -> None:
+    if deadline is not None and time.monotonic() > deadline:
+        raise WaitTimeout("the job had not finished within the time given")
 
 
 class _Nothing:
