@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import os
+import socket
 import tempfile
 from dataclasses import replace
 from pathlib import Path
@@ -18,6 +20,17 @@ class ConfigurationError(RuntimeError):
 
 #: unix socket paths are limited to ~107 bytes
 _MAX_SOCKET_PATH = 100
+
+#: what gunicorn reads of a request before the app sees it: the request line (method, URL, version; 8,190
+#: is gunicorn's largest short of no limit at all), each header field, and how many header fields
+REQUEST_LINE_BYTES = 8190
+HEADER_FIELD_BYTES = 8190
+HEADER_FIELDS = 100
+#: the messages of gunicorn's own refusals, by status (others keep gunicorn's message)
+_REFUSALS = {
+    414: f"the request line (method, URL and query string) is longer than {REQUEST_LINE_BYTES} bytes",
+    431: f"a header is over {HEADER_FIELD_BYTES} bytes, or the request has over {HEADER_FIELDS} headers",
+}
 
 
 def control_socket(settings: Settings, port: int) -> str:
@@ -49,10 +62,28 @@ def gunicorn_options(
         # gunicorn would believe X-Forwarded-Proto from 127.0.0.1 by itself: the app's ProxyFix decides
         # alone, from ZOLVE_TRUSTED_PROXIES (api.security)
         "forwarded_allow_ips": "",
+        "limit_request_line": REQUEST_LINE_BYTES,
+        "limit_request_field_size": HEADER_FIELD_BYTES,
+        "limit_request_fields": HEADER_FIELDS,
     }
 
 
+def json_refusal(sock: socket.socket, status_int: int, reason: str, mesg: str) -> None:
+    """gunicorn's answer to a request it refuses before the app sees it (a URL over its limit: 414, a
+    header: 431, a malformed request: 400), in the API's JSON error body instead of an HTML page."""
+    from gunicorn import util
+
+    message = _REFUSALS.get(status_int) or mesg or reason
+    body = json.dumps({"code": status_int, "status": reason, "message": message}).encode()
+    head = (
+        f"HTTP/1.1 {status_int} {reason}\r\nConnection: close\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n\r\n"
+    )
+    util.write_nonblock(sock, head.encode("latin-1") + body)
+
+
 def serve_api(settings: Settings, *, host: str, port: int, workers: int, threads: int) -> None:
+    from gunicorn import util
     from gunicorn.app.base import BaseApplication
 
     from api.app import create_app
@@ -63,6 +94,8 @@ def serve_api(settings: Settings, *, host: str, port: int, workers: int, threads
     # resolved once, before gunicorn forks: every process signs the dashboard's sessions alike
     settings = replace(settings, secret_key=secret_key_for(settings))
     options = gunicorn_options(settings, host=host, port=port, workers=workers, threads=threads)
+    # gunicorn has no setting for its error page: its workers write every refusal through this function
+    util.write_error = json_refusal
 
     class _Gunicorn(BaseApplication):
         def load_config(self) -> None:
