@@ -107,14 +107,27 @@ class Run:
             ctx.interrupt()
         return ctx
 
+    @contextmanager
+    def adopt(self, ctx: z3.Context) -> Iterator[z3.Context]:
+        """Let `stop()` interrupt a long-lived context (kept by the process across runs) while this run
+        uses it. Z3 forgets an interrupt that lands between checks, so check `raise_if_stopped()` before
+        each; the watchdog's interrupt is the deadline (no per-check `timeout` parameter)."""
+        with self._lock:
+            self._contexts.append(ctx)
+        try:
+            yield ctx
+        finally:
+            with self._lock:
+                self._contexts = [c for c in self._contexts if c is not ctx]
+
     def stop(self, reason: str = "cancelled") -> None:
         """Stop the run from any thread: every running `check()` returns within about a second."""
         with self._lock:
             if self._stop_reason is None:
                 self._stop_reason = reason
-            contexts = list(self._contexts)
-        for ctx in contexts:
-            ctx.interrupt()
+            # under the lock: once `adopt` has let go of a shared context, no late interrupt reaches it
+            for ctx in self._contexts:
+                ctx.interrupt()
 
     # -- inside the puzzle -----------------------------------------------------------------------
     @property

@@ -1,19 +1,22 @@
 """The placement rules as Z3 constraints, and model enumeration of one shard.
 
 Encoding: one Boolean per (sector, object), exactly one object per sector and exact object counts as
-pseudo-Boolean constraints, solved with `SolverFor("QF_FD")`. A shard fixes the objects of its first
-sectors in a fresh context and enumerates models with a blocking clause after each. The rate of one solver
-falls as blocking clauses pile up, so shards are kept small and a shard that outgrows its cap says so.
+pseudo-Boolean constraints. A shard fixes the objects of its first sectors and walks every board in one
+check with Z3's user propagator (`puzzles.allmodels`), in a solver that the process keeps per mode and
+facts. The check–model–block loop (`enumerate_models`, on `SolverFor("QF_FD")`) stays for one-off solvers.
 """
 
 from __future__ import annotations
 
+import functools
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import z3
 
-from puzzles.planetx.board import ASTEROID, BITS, COMET, DWARF_PLANET, EMPTY, GAS_CLOUD, PLANET_X, Mode
+from puzzles.allmodels import ModelWalker, propagator_solver
+from puzzles.planetx.board import ASTEROID, BITS, COMET, DWARF_PLANET, EMPTY, GAS_CLOUD, MODES, PLANET_X, Mode
 from puzzles.planetx.rules import Fact
 from puzzles.runtime import Run
 
@@ -21,11 +24,14 @@ from puzzles.runtime import Run
 class BoardModel:
     """The rules of one mode in one Z3 context."""
 
-    def __init__(self, mode: Mode, ctx: z3.Context, facts: Sequence[Fact] = ()):
+    def __init__(
+        self, mode: Mode, ctx: z3.Context, facts: Sequence[Fact] = (), solver: z3.Solver | None = None
+    ):
+        """`solver`: where the rules go (default: a new `SolverFor("QF_FD")` in `ctx`)."""
         self.mode, self.ctx = mode, ctx
         n = mode.sectors
         self.vars = [[z3.Bool(f"s{s}o{o}", ctx) for o in range(6)] for s in range(1, n + 1)]
-        self.solver = z3.SolverFor("QF_FD", ctx=ctx)
+        self.solver = solver if solver is not None else z3.SolverFor("QF_FD", ctx=ctx)
         self.solver.add(*self._rules())
         for sector, obj, present in facts:
             self.solver.add(self.at(sector, obj) if present else z3.Not(self.at(sector, obj)))
@@ -131,14 +137,43 @@ class ShardOutcome:
 def enumerate_shard(
     mode: Mode, prefix: Sequence[int], run: Run, facts: Sequence[Fact] = (), cap: int | None = None
 ) -> ShardOutcome:
-    """Every board that starts with `prefix` (and satisfies the facts), in a fresh Z3 context."""
-    model = BoardModel(mode, run.context(), facts)
-    model.fix(prefix)
-    return enumerate_models(model, run, cap)
+    """Every board that starts with `prefix` (and satisfies the facts), walked by the process's
+    long-lived propagator solver for this mode and facts."""
+    walker = board_walker(mode, tuple(facts))
+    return walker.shard(prefix, run, cap)
+
+
+class BoardWalker:
+    """The rules of one mode and facts in a long-lived SMT solver, with a `ModelWalker` over the
+    (sector, object) literals weighted so that a model's value is its board code."""
+
+    def __init__(self, mode: Mode, facts: Sequence[Fact]):
+        ctx = z3.Context()
+        self.model = BoardModel(mode, ctx, facts, solver=propagator_solver(ctx))
+        rows = enumerate(self.model.vars)
+        groups = [[(v, obj << (BITS * i)) for obj, v in enumerate(row)] for i, row in rows]
+        self.walker = ModelWalker(self.model.solver, groups)
+
+    def shard(self, prefix: Sequence[int], run: Run, cap: int | None = None) -> ShardOutcome:
+        fixed = [self.model.at(index + 1, obj) for index, obj in enumerate(prefix)]
+        walk = self.walker.walk(run, fixed, cap)
+        return ShardOutcome(walk.values, walk.complete)
+
+
+def board_walker(mode: Mode, facts: tuple[Fact, ...] = ()) -> BoardWalker:
+    """This process's walker for the mode and facts (a forked child makes its own)."""
+    return _walker(mode.name, facts, os.getpid())
+
+
+@functools.lru_cache(maxsize=8)
+def _walker(mode_name: str, facts: tuple[Fact, ...], _pid: int) -> BoardWalker:
+    return BoardWalker(MODES[mode_name], facts)
 
 
 def enumerate_models(model: BoardModel, run: Run, cap: int | None = None) -> ShardOutcome:
-    """Every board the model's solver allows, with a blocking clause after each (up to `cap`)."""
+    """Every board the model's solver allows, with a blocking clause after each (up to `cap`): for a
+    one-off solver (a fresh context per call, e.g. `deduce.z3_count`), where a long-lived propagator
+    solver does not pay off."""
     enumerator = Enumerator(model)
     codes: list[int] = []
     # the first check sets Z3's own timeout for the rest of the run; cancel interrupts any check anyway
