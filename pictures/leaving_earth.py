@@ -47,6 +47,10 @@ def _components(components: Mapping[str, Any]) -> str:
     return ", ".join(f"{name} × {count}" for name, count in components.items()) or "none"
 
 
+def _years(count: Any) -> str:
+    return f"{count} year" if count == 1 else f"{count} years"
+
+
 def _place(drawing: Drawing, route, y: float, name: str) -> None:
     place = drawing.group(name, route, class_="place")
     drawing.add("circle", place, cx=NODE_X, cy=y, r=9, fill="#ffffff", stroke=INK, stroke_width=2)
@@ -57,7 +61,7 @@ def _maneuver(drawing: Drawing, i: int, step: Mapping[str, Any], y: float) -> No
     fired = step.get("components") or {}
     flags = [w for w in ("aerobraking", "slingshot", "faster") if step.get(w)]
     years = step.get("time")
-    about = f"difficulty {step.get('difficulty', '?')}" + (f", {years} years" if years else "")
+    about = f"difficulty {step.get('difficulty', '?')}" + (f", {_years(years)}" if years else "")
     if step.get("year"):
         about += f", year {step['year']}"
     group = drawing.group(

@@ -7,7 +7,7 @@ import colorsys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pictures.svg import INK, LINE, MUTED, Drawing, bar_chart, message
+from pictures.svg import INK, LINE, MUTED, Drawing, bar_chart, histogram_bars, message
 
 #: the first colours are the board game's; past them, evenly spaced hues
 BASE = ["#e0413a", "#3670d8", "#37a34a", "#f2cf30", "#f08c2e", "#8f45c7", "#1fb5b5", "#e36bb2"]
@@ -137,8 +137,7 @@ def games(params: Mapping[str, Any], result: Mapping[str, Any]) -> str:
     height = 260 + (40 + len(rows) * ROW if rows else 0)
     drawing = Drawing(640, height, title, "mastermind")
     drawing.text(16, 24, title, font_size=14, font_weight="bold")
-    bars = sorted((int(t), int(c)) for t, c in histogram.items())
-    bar_chart(drawing, 50, 50, 570, 160, [(str(t), c) for t, c in bars], "turns to break the code")
+    bar_chart(drawing, 50, 50, 570, 160, histogram_bars(histogram), "turns to break the code")
     if rows:
         drawing.text(12, 276, f"first game, secret {first.get('secret')}", fill=MUTED)
         _turns(drawing, 290, n, k, rows, None)

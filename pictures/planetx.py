@@ -5,7 +5,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from pictures.svg import INK, LINE, MUTED, Drawing, band_path, bar_chart, message, percent, polar
+from pictures.svg import (
+    INK,
+    LINE,
+    MUTED,
+    Drawing,
+    band_path,
+    bar_chart,
+    histogram_bars,
+    message,
+    percent,
+    polar,
+)
 
 #: drawn from the centre outwards; Planet X outermost, where its candidates are outlined
 OBJECTS = ("empty", "gas_cloud", "dwarf_planet", "asteroid", "comet", "planet_x")
@@ -160,7 +171,7 @@ def days(result: dict[str, Any]) -> str:
     histogram = result.get("days_histogram") or {}
     if not histogram:
         return message("no finished games to draw", "planetx")
-    bars = sorted(((int(d), int(n)) for d, n in histogram.items()))
+    bars = histogram_bars(histogram)
     title = f"{result.get('games', sum(n for _, n in bars))} games, policy {result.get('policy', '?')}"
     drawing = Drawing(640, 300, title, "planetx")
     drawing.text(16, 24, title, font_size=15, font_weight="bold")
@@ -168,5 +179,5 @@ def days(result: dict[str, Any]) -> str:
         drawing.text(
             16, 44, f"average {result['avg_days']:.1f} days, median {result.get('median_days')}", fill=MUTED
         )
-    bar_chart(drawing, 50, 60, 570, 180, [(str(d), n) for d, n in bars], "days to locate Planet X")
+    bar_chart(drawing, 50, 60, 570, 180, bars, "days to locate Planet X")
     return drawing.to_string()

@@ -5,6 +5,8 @@ inline in the dashboard keeps to its Content-Security-Policy."""
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any
 from xml.etree import ElementTree as ET
 
 SVG_NS = "http://www.w3.org/2000/svg"
@@ -97,6 +99,15 @@ def band_path(cx: float, cy: float, r0: float, r1: float, a0: float, a1: float) 
         f"M{x0} {y0} L{x1} {y1} A{_value(r1)} {_value(r1)} 0 0 1 {x2} {y2} "
         f"L{x3} {y3} A{_value(r0)} {_value(r0)} 0 0 0 {x0} {y0} Z"
     )
+
+
+def histogram_bars(histogram: Mapping[str, Any]) -> list[tuple[str, int]]:
+    """A histogram keyed by whole numbers ({"12": 3, "15": 1}) as one bar per number from the smallest to
+    the largest, the empty ones 0: an evenly spaced axis (12, 13, 14, 15), not one that skips."""
+    counts = {int(key): int(value) for key, value in histogram.items()}
+    if not counts:
+        return []
+    return [(str(at), counts.get(at, 0)) for at in range(min(counts), max(counts) + 1)]
 
 
 def bar_chart(

@@ -11,6 +11,7 @@ from typing import Any
 from core.states import JobState
 from kinds import KINDS
 from kinds.base import ResultTable
+from services.resources import progress_of
 from store.dashboard import Minute
 from store.models import Job, JobEvent
 
@@ -36,9 +37,10 @@ def progress_percent(job: Job) -> int | None:
 
 
 def progress_label(job: Job) -> str:
+    """The job's progress in a line, as the API tells it (a finished job's has no `phase`)."""
     if job.shards_total:
         return f"{job.shards_done}/{job.shards_total} shards, {job.rows_done:,} rows"
-    progress = job.progress or {}
+    progress = progress_of(job) or {}
     return ", ".join(f"{k}: {v}" for k, v in progress.items() if isinstance(v, str | int | float))[:120]
 
 

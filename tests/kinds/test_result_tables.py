@@ -1,6 +1,6 @@
 """Each kind makes its own dashboard tables of a result; the dashboard only asks (api.admin.present)."""
 
-from api.admin.present import result_tables
+from api.admin.present import cell_text, result_tables
 
 
 def test_dice_results_read_as_one_row_per_die() -> None:
@@ -25,6 +25,21 @@ def test_a_mission_plan_reads_as_totals_and_steps() -> None:
     mission, plan = result_tables("leaving_earth.plan", result)
     assert mission.rows == [["components", "juno × 2"], ["cost", 12]]
     assert plan.rows == [[1, "E", "L"]]
+
+
+def test_a_mission_plans_years_read_as_years() -> None:
+    """A year is 1960 in the table, never a count with a thousands separator (1,960)."""
+    step = {"origin": "Eo", "destination": "ipt", "time": 1, "year": 1960}
+    mission, plan = result_tables(
+        "leaving_earth.plan", {"time": 1, "start": 1960, "end": 1961, "plan": [step]}
+    )
+    assert [[cell_text(v) for v in row] for row in mission.rows] == [
+        ["time", "1"],
+        ["start", "1960"],
+        ["end", "1961"],
+    ]
+    assert plan.columns == ["step", "origin", "destination", "time", "year"]
+    assert [cell_text(v) for v in plan.rows[0]] == ["1", "Eo", "ipt", "1", "1960"]
 
 
 def test_kinds_without_tables_and_odd_results_show_the_json_alone() -> None:

@@ -111,8 +111,28 @@ def test_a_contradiction_and_a_simulation_are_drawn_too() -> None:
     simulation = parse(KINDS["planetx.simulate"].draw({}, {"games": 3, "days_histogram": {"12": 2, "9": 1}}))
     assert [t for t in titles(simulation) if t.startswith("days")] == [
         "days to locate Planet X 9: 1",
+        "days to locate Planet X 10: 0",
+        "days to locate Planet X 11: 0",
         "days to locate Planet X 12: 2",
     ]
+
+
+@pytest.mark.parametrize(
+    ("kind", "params", "result"),
+    [
+        ("planetx.simulate", {}, {"games": 4, "days_histogram": {"20": 1, "14": 2, "17": 1}}),
+        ("mastermind.play", {"n": 4, "k": 6}, {"games_count": 3, "turn_histogram": {"3": 1, "7": 2}}),
+    ],
+)
+def test_a_histograms_axis_is_evenly_spaced_empty_bins_included(
+    kind: str, params: dict, result: dict
+) -> None:
+    root = parse(KINDS[kind].draw(params, result))
+    bars = [g for g in root.iter() if g.get("class") == "bar"]
+    xs = [float(g.find("svg:rect", NS).get("x")) for g in bars]
+    steps = [b - a for a, b in zip(xs, xs[1:], strict=False)]
+    assert len(bars) > len(next(v for k, v in result.items() if k.endswith("histogram")))
+    assert max(steps) - min(steps) < 0.05, xs  # rounded to hundredths
 
 
 def test_a_mastermind_picture_has_a_row_of_pegs_per_guess_and_its_feedback() -> None:
@@ -146,6 +166,14 @@ def test_a_leaving_earth_picture_follows_the_route_with_its_rockets() -> None:
         if g.get("class") == "maneuver"
     ]
     assert rockets == [["rocket rocket-soyuz"], ["rocket rocket-juno", "rocket rocket-juno"]]
+    years = [
+        {"origin": "Earth orbit", "destination": "Venus orbit", "difficulty": 3, "time": t} for t in (1, 2)
+    ]
+    timed = draw("leaving_earth.plan", {"origin": "Eo", "destination": "Vo"}, {**result, "plan": years})
+    assert [t for t in titles(timed) if t.startswith("maneuver")] == [
+        "maneuver 1: difficulty 3, 1 year; fires none",
+        "maneuver 2: difficulty 3, 2 years; fires none",
+    ]
     infeasible = parse(KINDS["leaving_earth.plan"].draw({}, {"status": "infeasible", "message": "too far"}))
     assert "too far" in titles(infeasible)[0]
 
