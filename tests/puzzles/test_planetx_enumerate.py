@@ -120,3 +120,11 @@ def test_a_sample_of_expert_shards_is_the_reference() -> None:
             assert result.split is None and result.summary["count"] == len(result.rows)
             assert len(set(result.rows)) == len(result.rows)
             assert digest(result.rows) == digest(enumerate_boards(EXPERT, prefix=prefix(key))), key
+
+
+def test_the_histogram_counts_each_object_per_sector() -> None:
+    codes = enumerate_boards(EXPERT, prefix=prefix("AAG"))
+    table = planetx.histogram(EXPERT, codes)
+    boards = [decode(code, 18) for code in codes]
+    assert table == [[sum(b[i] == obj for b in boards) for obj in range(6)] for i in range(18)]
+    assert planetx.histogram(EXPERT, []) == [[0] * 6 for _ in range(18)]
