@@ -3,7 +3,8 @@ back-off, and the deliveries a client may read.
 
 Deliveries follow the Standard Webhooks convention: `webhook-id` (the same on every attempt of one
 delivery), `webhook-timestamp` (Unix seconds) and `webhook-signature: v1,<base64 HMAC-SHA256>` over
-`id.timestamp.body`, keyed with the base64-decoded part of the key's `whsec_...` secret.
+`id.timestamp.body`, keyed with the base64-decoded part of the key's `whsec_...` secret. A receiver
+checks them with `zolve.client.verify_signature`.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import requests
+import urllib3
 
 from core.config import Settings
 from core.states import FINAL_STATES
@@ -46,9 +48,23 @@ def _allowed_networks(settings: Settings) -> list[ipaddress.IPv4Network | ipaddr
     return [ipaddress.ip_network(cidr) for cidr in cidrs if cidr]
 
 
-def refused_address(settings: Settings, url: str) -> str | None:
-    """Why `url` may not be called (its host resolves to a private, loopback, link-local or otherwise
-    non-public address outside ZOLVE_WEBHOOK_ALLOWED_NETWORKS, or does not resolve), or None."""
+@dataclass(frozen=True)
+class Target:
+    """Where a callback goes: the addresses its host resolved to when checked (the only ones it is sent
+    to: a second lookup could answer otherwise) and what the request names."""
+
+    scheme: str
+    host: str
+    port: int
+    host_header: str
+    path: str
+    addresses: tuple[str, ...]
+
+
+def resolve(settings: Settings, url: str) -> Target | str:
+    """The callback's checked Target, or why it may not be called: its host resolves to a private,
+    loopback, link-local or otherwise non-public address outside ZOLVE_WEBHOOK_ALLOWED_NETWORKS, or does
+    not resolve."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return "must be an http or https URL with a host"
@@ -58,15 +74,24 @@ def refused_address(settings: Settings, url: str) -> str | None:
     except (OSError, ValueError, UnicodeError):
         return f"the host {parts.hostname!r} does not resolve"
     allowed = _allowed_networks(settings)
-    for info in infos:
-        address = ipaddress.ip_address(info[4][0].split("%")[0])
+    addresses = list(dict.fromkeys(info[4][0].split("%")[0] for info in infos))
+    for text in addresses:
+        address = ipaddress.ip_address(text)
         if address.is_global or any(address in network for network in allowed):
             continue
         return (
             f"resolves to {address}, a private, loopback or link-local address "
             "(the operator may allow such networks with ZOLVE_WEBHOOK_ALLOWED_NETWORKS)"
         )
-    return None
+    path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    host_header = parts.netloc.rpartition("@")[2]
+    return Target(parts.scheme, parts.hostname, port, host_header, path, tuple(addresses))
+
+
+def refused_address(settings: Settings, url: str) -> str | None:
+    """Why `url` may not be called (see resolve), or None."""
+    target = resolve(settings, url)
+    return target if isinstance(target, str) else None
 
 
 def checked_callback_url(settings: Settings, url: str | None, field: str = "callback_url") -> str | None:
@@ -90,20 +115,6 @@ def signature(secret_text: str, message_id: str, timestamp: int, body: bytes) ->
     key = base64.b64decode(secret_text.removeprefix(SECRET_PREFIX))
     signed = f"{message_id}.{timestamp}.".encode() + body
     return "v1," + base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
-
-
-def verify(secret_text: str, headers: dict[str, str], body: bytes, tolerance: float = 300) -> bool:
-    """A receiver's check of a delivery (what the tests and the client library use)."""
-    lowered = {name.lower(): value for name, value in headers.items()}
-    try:
-        message_id, timestamp = lowered["webhook-id"], int(lowered["webhook-timestamp"])
-    except (KeyError, ValueError):
-        return False
-    if abs(time.time() - timestamp) > tolerance:
-        return False
-    expected = signature(secret_text, message_id, timestamp, body).partition(",")[2]
-    offered = [part.partition(",")[2] for part in lowered.get("webhook-signature", "").split()]
-    return any(hmac.compare_digest(expected, candidate) for candidate in offered)
 
 
 # -- sending ----------------------------------------------------------------------------------------
@@ -148,12 +159,43 @@ def _message(ctx: Context, delivery_id: int) -> Message | None:
     return Message(delivery, json.dumps(body, separators=(",", ":")).encode(), key_secret)
 
 
-def _post(settings: Settings, message: Message) -> Attempt:
-    problem = refused_address(settings, message.delivery.url)  # checked again: DNS may have changed
-    if problem:
-        return Attempt(None, None, f"refused: {problem}")
+def _pool(target: Target, address: str, timeout: float) -> urllib3.HTTPConnectionPool:
+    """A connection to `address` itself; over TLS it still names and verifies the URL's host."""
+    options: dict[str, Any] = {"timeout": urllib3.Timeout(connect=timeout, read=timeout), "retries": False}
+    if target.scheme == "https":
+        return urllib3.HTTPSConnectionPool(
+            address,
+            target.port,
+            server_hostname=target.host,
+            assert_hostname=target.host,
+            cert_reqs="CERT_REQUIRED",
+            ca_certs=requests.certs.where(),
+            **options,
+        )
+    return urllib3.HTTPConnectionPool(address, target.port, **options)
+
+
+def _post(target: Target, body: bytes, headers: dict[str, str], timeout: float) -> urllib3.BaseHTTPResponse:
+    """POST to the first checked address that takes the connection."""
+    for address in target.addresses[:-1]:
+        try:
+            with _pool(target, address, timeout) as pool:
+                return pool.urlopen("POST", target.path, body=body, headers=headers, redirect=False)
+        except urllib3.exceptions.NewConnectionError:
+            continue
+    with _pool(target, target.addresses[-1], timeout) as pool:
+        return pool.urlopen("POST", target.path, body=body, headers=headers, redirect=False)
+
+
+def send(settings: Settings, message: Message) -> Attempt:
+    """One attempt at sending the message, to an address its host was just checked to resolve to (the
+    check is made again before each attempt: DNS may have changed)."""
+    target = resolve(settings, message.delivery.url)
+    if isinstance(target, str):
+        return Attempt(None, None, f"refused: {target}")
     message_id, timestamp = f"msg_{message.delivery.id}", int(time.time())
     headers = {
+        "Host": target.host_header,
         "content-type": "application/json",
         "user-agent": "zolve-webhooks/1",
         "webhook-id": message_id,
@@ -162,19 +204,15 @@ def _post(settings: Settings, message: Message) -> Attempt:
     }
     started = time.monotonic()
     try:
-        answer = requests.post(
-            message.delivery.url,
-            data=message.body,
-            headers=headers,
-            timeout=settings.webhook_timeout,
-            allow_redirects=False,
-        )
-    except requests.RequestException as exc:
+        answer = _post(target, message.body, headers, settings.webhook_timeout)
+    except urllib3.exceptions.HTTPError as exc:
         elapsed = (time.monotonic() - started) * 1000
         return Attempt(None, round(elapsed, 1), f"{type(exc).__name__}: {exc}"[:ERROR_CHARS])
     elapsed = (time.monotonic() - started) * 1000
-    error = None if answer.ok else f"HTTP {answer.status_code}: {answer.text[:200]}"
-    return Attempt(answer.status_code, round(elapsed, 1), error)
+    error = None
+    if answer.status >= 400:
+        error = f"HTTP {answer.status}: {answer.data[:200].decode(errors='replace')}"
+    return Attempt(answer.status, round(elapsed, 1), error)
 
 
 def backoff(settings: Settings, attempt: int) -> float:
@@ -195,7 +233,7 @@ def deliver(ctx: Context, delivery_id: int) -> float | None:
     message = _message(ctx, delivery_id)
     if message is None:
         return None
-    attempt = _post(ctx.settings, message)
+    attempt = send(ctx.settings, message)
     tries = message.delivery.attempts
     retry_in = None
     if _retried(attempt) and tries < ctx.settings.webhook_max_attempts:

@@ -262,6 +262,7 @@ def retry_job(session: Session, job_id: uuid.UUID, actor_key_id: int) -> Job:
         .values(
             state=JobState.QUEUED,
             attempts=0,
+            retries=Job.retries + 1,
             cancel_requested=False,
             progress=None,
             result=None,

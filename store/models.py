@@ -145,8 +145,10 @@ class Job(Base):
     finalize_enqueued_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     #: how many times a finalize started: a finalize that keeps dying fails the job after max_attempts
     finalize_attempts: Mapped[int] = mapped_column(Integer, server_default=text("0"))
-    #: where the final state is POSTed (signed), once; see store.webhooks
+    #: where the final state is POSTed (signed), once per run; see store.webhooks
     callback_url: Mapped[str | None] = mapped_column(Text)
+    #: how many times an operator retried the job after it failed: each run's finish is delivered
+    retries: Mapped[int] = mapped_column(Integer, server_default=text("0"))
 
     @property
     def is_final(self) -> bool:
@@ -348,7 +350,7 @@ class WebhookDelivery(Base):
     __table_args__ = (
         CheckConstraint("state IN ('pending', 'delivered', 'failed')", name="webhook_deliveries_state"),
         CheckConstraint("(job_id IS NULL) <> (batch_id IS NULL)", name="webhook_deliveries_target"),
-        Index("ux_webhook_deliveries_job", "job_id", unique=True),
+        Index("ux_webhook_deliveries_job", "job_id", "job_run", unique=True),
         Index("ux_webhook_deliveries_batch", "batch_id", unique=True),
         Index("ix_webhook_deliveries_pending", "next_attempt_at", postgresql_where=text("state = 'pending'")),
         Index(
@@ -361,6 +363,8 @@ class WebhookDelivery(Base):
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     owner_id: Mapped[int] = mapped_column(ForeignKey("api_keys.id"))
     job_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"))
+    #: the job's run it reports (jobs.retries when it finished): a retried job's finish is a new delivery
+    job_run: Mapped[int] = mapped_column(Integer, server_default=text("0"))
     batch_id: Mapped[uuid.UUID | None] = mapped_column(ForeignKey("batches.id", ondelete="CASCADE"))
     url: Mapped[str] = mapped_column(Text)
     state: Mapped[DeliveryState] = mapped_column(StateColumn(DeliveryState), server_default=text("'pending'"))

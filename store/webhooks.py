@@ -1,5 +1,6 @@
-"""Webhook deliveries (rows made by migration 0010's trigger when a job or batch with a callback URL
-finishes) and every attempt at them, and the per-key secret that signs them."""
+"""Webhook deliveries (rows made by the finish trigger of migrations 0010 and 0012 when a job, each run of
+it, or a batch with a callback URL finishes) and every attempt at them, and the per-key secret that signs
+them."""
 
 from __future__ import annotations
 

@@ -14,10 +14,13 @@ Every refusal of the API raises an ApiError subclass carrying its status, messag
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import json
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TextIO
 from urllib.parse import urljoin
@@ -230,6 +233,25 @@ def _error_of(response: requests.Response) -> ApiError:
         status=response.status_code,
         retry_after=float(retry_after) if retry_after and retry_after.isdigit() else None,
     )
+
+
+# -- webhooks -------------------------------------------------------------------------------------------
+def verify_signature(secret: str, headers: Mapping[str, str], body: bytes, tolerance: float = 300) -> bool:
+    """Whether a webhook delivery is the service's: its `webhook-signature` (Standard Webhooks: `v1,`
+    base64 HMAC-SHA256 of "id.timestamp.body", keyed with the decoded part of your `whsec_` secret) is
+    right and its `webhook-timestamp` within `tolerance` seconds of now (a replay is refused)."""
+    lowered = {name.lower(): value for name, value in headers.items()}
+    try:
+        message_id, timestamp = lowered["webhook-id"], int(lowered["webhook-timestamp"])
+        key = base64.b64decode(secret.removeprefix("whsec_"), validate=True)
+    except (KeyError, ValueError):
+        return False
+    if abs(time.time() - timestamp) > tolerance:
+        return False
+    signed = f"{message_id}.{timestamp}.".encode() + body
+    expected = base64.b64encode(hmac.new(key, signed, hashlib.sha256).digest()).decode()
+    offered = [part.partition(",") for part in lowered.get("webhook-signature", "").split()]
+    return any(version == "v1" and hmac.compare_digest(expected, sig) for version, _, sig in offered)
 
 
 # -- server-sent events ---------------------------------------------------------------------------------

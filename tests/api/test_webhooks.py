@@ -6,13 +6,19 @@ from __future__ import annotations
 
 import json
 import re
+import socket
+import threading
 from collections.abc import Callable, Iterator
+from dataclasses import replace
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from services.webhooks import verify
+from services import webhooks
+from store.models import WebhookDelivery
 from tests.api.test_admin import log_in
 from tests.support import Receiver, wait_until, webhook_receiver
+from zolve.client import verify_signature as verify
 
 DICE = {"dice": 3, "faces": 3}
 
@@ -137,3 +143,59 @@ def test_a_private_callback_is_refused_with_a_422(client, auth, url: str) -> Non
         "/jobs", json={"kind": "dice", "params": DICE, "callback_url": "ftp://x"}, headers=auth
     )
     assert not_a_url.status_code == 422 and "callback_url" in not_a_url.get_json()["errors"]
+
+
+def test_a_retried_job_gets_a_delivery_of_its_own(client, auth, make_key, worker, receiver: Receiver) -> None:
+    failing = {"kind": "test.sharded", "params": {"finalize": "unstorable"}, "fresh": True}
+    body = {**failing, "callback_url": f"{receiver.url}/ok/retried"}
+    job_id = client.post("/jobs", json=body, headers=auth).get_json()["id"]
+    (first,) = wait_until(_settled(client, auth, job_id), 60, 0.1, "the first delivery")
+    assert first["state"] == "delivered" and receiver.bodies("/ok/retried")[0]["state"] == "failed"
+    assert client.post(f"/admin/jobs/{job_id}/retry", headers=make_key(admin=True)).status_code == 302
+
+    def two_settled() -> list[dict] | None:
+        found = _settled(client, auth, job_id)()
+        return found if found and len(found) == 2 else None
+
+    deliveries = wait_until(two_settled, 60, 0.1, "the retried job's own delivery")
+    assert [d["state"] for d in deliveries] == ["delivered", "delivered"]
+    got = [r for r in receiver.received if r.path == "/ok/retried"]
+    assert len(got) == 2 and got[0].headers["webhook-id"] != got[1].headers["webhook-id"]
+
+
+def test_the_delivery_connects_to_the_address_it_checked(settings, monkeypatch) -> None:
+    """DNS rebinding: the name resolves to an allowed address when checked and to another when the
+    connection is made (a resolver the attacker controls); the delivery must go to the checked one."""
+    with webhook_receiver() as allowed:
+        port = int(allowed.url.rpartition(":")[2])
+        rebound: list[str] = []
+
+        class Rebound(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 - the http.server hook
+                rebound.append(self.path)
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        other = ThreadingHTTPServer(("127.0.0.2", port), Rebound)  # same port, an address not allowed
+        threading.Thread(target=other.serve_forever, daemon=True).start()
+        real, asked = socket.getaddrinfo, []
+
+        def rebinding(host, port, *args, **kwargs):  # type: ignore[no-untyped-def]
+            if host != "rebind.example":
+                return real(host, port, *args, **kwargs)
+            asked.append(host)
+            return real("127.0.0.1" if len(asked) == 1 else "127.0.0.2", port, *args, **kwargs)
+
+        monkeypatch.setattr(socket, "getaddrinfo", rebinding)
+        own = replace(settings, webhook_allowed_networks="127.0.0.1/32")
+        delivery = WebhookDelivery(id=1, url=f"http://rebind.example:{port}/hook")
+        try:
+            attempt = webhooks.send(own, webhooks.Message(delivery, b"{}", "whsec_" + "A" * 44))
+        finally:
+            other.shutdown()
+        assert rebound == [], "the connection went to an address that was never checked"
+        assert attempt.status_code == 200 and [r.path for r in allowed.received] == ["/hook"]
+        assert allowed.received[0].headers["Host"] == f"rebind.example:{port}"
