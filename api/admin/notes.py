@@ -47,6 +47,49 @@ CHOICES = {
 }
 
 
+#: objects as a player says them: plain (a survey's, a target's) and with an article (a clue's other end)
+_PLAIN = {"planet_x": "Planet X", "gas_cloud": "gas cloud", "dwarf_planet": "dwarf planet"}
+_ARTICLED = {"planet_x": "Planet X", "empty": "an empty sector", "asteroid": "an asteroid"}
+_RELATIONS = {"adjacent": "adjacent to", "opposite": "opposite"}
+_SAYS = {"all": "every {} is", "some": "at least one {} is", "none": "no {} is"}
+_PLANET_X_SAYS = {"all": "Planet X is", "some": "Planet X is", "none": "Planet X is not"}
+
+
+def _plain(name: Any) -> str:
+    return _PLAIN.get(name, str(name))
+
+
+def _articled(name: Any) -> str:
+    return _ARTICLED.get(name) or f"a {_plain(name)}"
+
+
+def observation_text(o: dict[str, Any]) -> str:
+    """An observation as a player reads it: "survey asteroid 1–6: none", "target 4: empty", "research B:
+    no gas cloud is adjacent to a comet"."""
+    kind = o.get("type")
+    if kind == "survey":
+        return f"survey {_plain(o['object'])} {o['first']}–{o['last']}: {o['count'] or 'none'}"
+    if kind == "target":
+        return f"target {o['sector']}: {_plain(o['seen'])}"
+    if kind == "sector":
+        return f"sector {o['sector']}: {'' if o.get('present', True) else 'no '}{_plain(o['object'])}"
+    if kind == "locate":
+        return f"locate Planet X in {o['sector']} between {_plain(o['left'])} and {_plain(o['right'])}: wrong"
+    topic = o.get("topic")
+    source = f"conference {topic}" if topic in ("X1", "X2") else f"research {topic}" if topic else "clue"
+    return f"{source}: {_clue_text(o)}"
+
+
+def _clue_text(o: dict[str, Any]) -> str:
+    subject = _plain(o["subject"])
+    if o["relation"] == "band":
+        width = f"{'exactly' if o.get('exact') else 'at most'} {o['width']}"
+        return f"every {subject} lies in a band of {width} sectors"
+    relation = _RELATIONS.get(o["relation"]) or f"within {o['distance']} sectors of"
+    said = _PLANET_X_SAYS if o["subject"] == "planet_x" else _SAYS
+    return f"{said[o['quantifier']].format(subject)} {relation} {_articled(o['object'])}"
+
+
 def _value(name: str, raw: str) -> Any:
     """A form value as the schema reads it; text that is no number stays text, for the schema to refuse."""
     if name in INTEGERS and raw.lstrip("-").isascii() and raw.lstrip("-").isdigit():
@@ -105,6 +148,7 @@ def _render(job: Job, entry: str | None = None, errors: list[tuple[str, str]] | 
         actions=result.get("actions") or [],
         theories=session.get(THEORIES, []),
         entries=ENTRIES,
+        describe=observation_text,
         failed_entry=entry,
         errors=errors or [],
         **CHOICES,

@@ -101,7 +101,9 @@ def test_the_note_sheet_recommends_anew_after_an_observation(
     expect(page.locator("#boards-left")).to_contain_text("548 of 4,446 boards fit", timeout=30_000)
     expect(recommendation).not_to_contain_text("survey asteroid 1-6")
     expect(recommendation).to_contain_text("Next:")
-    expect(page.locator("#observations")).to_contain_text('"count": 0')
+    observation = page.locator("#observations .observation")
+    expect(observation).to_have_text("survey asteroid 1–6: none")  # in words, not as JSON
+    expect(observation).to_have_attribute("title", re.compile(r'"count": 0'))
     expect(page.locator("#actions tbody tr").first).to_be_visible()
     loaded(page.locator("#sheet-live img"))
     screenshot(page, "client-notes.png")

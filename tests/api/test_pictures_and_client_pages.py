@@ -11,6 +11,10 @@ import json
 import re
 import uuid
 
+import pytest
+
+from api.admin.notes import observation_text
+from kinds import KINDS
 from tests.api.test_admin import _stored_job, csrf_token, log_in
 from tests.pictures.test_pictures import TAIJI, lit_tiles, parse, titles
 from tests.support import wait_until
@@ -190,9 +194,8 @@ def test_the_note_sheet_deduces_after_each_entry_and_shows_errors_inline(app, ma
     assert after.status_code == 302 and after.headers["Location"] != started.headers["Location"]
     second = _sheet(web, after.headers["Location"])
     assert "of 4,446 boards fit" in second and "4,446 of 4,446" not in second
-    assert '{"count": 0, "first": 1, "last": 6, "object": "comet", "type": "survey"}' in second.replace(
-        "&#34;", '"'
-    )
+    assert "survey comet 1–6: none" in second  # as a player reads it, the JSON in its tooltip
+    assert """title='{"count": 0, "first": 1, "last": 6, "object": "comet", "type": "survey"}'""" in second
 
     refused = web.post(
         after.headers["Location"],
@@ -208,6 +211,76 @@ def test_the_note_sheet_deduces_after_each_entry_and_shows_errors_inline(app, ma
     assert web.post(after.headers["Location"], data=odd).status_code == 302, "non-ASCII digits are no numbers"
     removed = web.post(after.headers["Location"], data={"entry": "remove", "index": "0", "csrf_token": token})
     assert "4,446 of 4,446 boards fit" in _sheet(web, removed.headers["Location"])
+
+
+@pytest.mark.parametrize(
+    ("observation", "text"),
+    [
+        (
+            {"type": "survey", "object": "asteroid", "first": 1, "last": 6, "count": 0},
+            "survey asteroid 1–6: none",
+        ),
+        (
+            {"type": "survey", "object": "gas_cloud", "first": 11, "last": 2, "count": 2},
+            "survey gas cloud 11–2: 2",
+        ),
+        ({"type": "target", "sector": 4, "seen": "empty"}, "target 4: empty"),
+        ({"type": "sector", "sector": 3, "object": "comet", "present": False}, "sector 3: no comet"),
+        ({"type": "sector", "sector": 9, "object": "planet_x"}, "sector 9: Planet X"),
+        (
+            {
+                "type": "clue",
+                "relation": "adjacent",
+                "quantifier": "none",
+                "subject": "gas_cloud",
+                "object": "comet",
+                "topic": "B",
+            },
+            "research B: no gas cloud is adjacent to a comet",
+        ),
+        (
+            {
+                "type": "clue",
+                "relation": "opposite",
+                "quantifier": "some",
+                "subject": "comet",
+                "object": "asteroid",
+            },
+            "clue: at least one comet is opposite an asteroid",
+        ),
+        (
+            {
+                "type": "clue",
+                "relation": "within",
+                "quantifier": "none",
+                "distance": 2,
+                "subject": "planet_x",
+                "object": "empty",
+                "topic": "X1",
+            },
+            "conference X1: Planet X is not within 2 sectors of an empty sector",
+        ),
+        (
+            {
+                "type": "clue",
+                "relation": "band",
+                "subject": "dwarf_planet",
+                "width": 4,
+                "exact": True,
+                "topic": "C",
+            },
+            "research C: every dwarf planet lies in a band of exactly 4 sectors",
+        ),
+        (
+            {"type": "locate", "sector": 5, "left": "asteroid", "right": "empty"},
+            "locate Planet X in 5 between asteroid and empty: wrong",
+        ),
+    ],
+    ids=lambda value: value["type"] if isinstance(value, dict) else None,
+)
+def test_the_note_sheet_lists_each_observation_in_words(observation: dict, text: str) -> None:
+    KINDS["planetx.deduce"].load_params({"mode": "standard", "observations": [observation]})  # a real one
+    assert observation_text(observation) == text
 
 
 def test_a_sheet_keeps_params_it_does_not_know(app, client, make_key, worker, db) -> None:
