@@ -17,9 +17,11 @@ term in a Python object on every callback, which costs about 8×). Needs the SMT
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import z3
 
@@ -35,6 +37,48 @@ _POP = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_uint)
 _FRESH = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
 _FIXED = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
 _FINAL = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p)
+
+
+def _libz3() -> ctypes.CDLL | None:
+    """The libz3 that the z3 package loaded, if it came from the package's own folder (RTLD_NOLOAD: never
+    a second copy of the library)."""
+    for path in sorted((Path(z3.__file__).parent / "lib").glob("libz3.*")):
+        try:
+            return ctypes.CDLL(str(path), mode=os.RTLD_NOLOAD | os.RTLD_NOW)
+        except OSError:
+            continue
+    return None
+
+
+def _bind_consequence() -> Callable[[z3.ContextObj, int, int, ctypes.Array[ctypes.c_void_p], z3.Ast], bool]:
+    """(ctx, solver callback, n, fixed terms, conseq) → Z3_solver_propagate_consequence with no equalities,
+    under our own prototype: z3core's wrapper converts and error-checks every argument on every call, a
+    third of the cost of a model. Falls back to that wrapper when libz3 came from elsewhere."""
+    lib = _libz3()
+    if lib is None:
+        return _wrapped_consequence
+    function = lib.Z3_solver_propagate_consequence
+    function.restype = ctypes.c_bool
+    pointer = ctypes.c_void_p
+    function.argtypes = [pointer, pointer, ctypes.c_uint, ctypes.POINTER(pointer)]
+    function.argtypes += [ctypes.c_uint, pointer, pointer, pointer]
+
+    def consequence(
+        ctx: z3.ContextObj, cb: int, n: int, terms: ctypes.Array[ctypes.c_void_p], conseq: z3.Ast
+    ) -> bool:
+        return function(ctx, cb, n, terms, 0, None, None, conseq)
+
+    return consequence
+
+
+def _wrapped_consequence(
+    ctx: z3.ContextObj, cb: int, n: int, terms: ctypes.Array[ctypes.c_void_p], conseq: z3.Ast
+) -> bool:
+    fixed = ctypes.cast(terms, ctypes.POINTER(z3.Ast))
+    return z3.Z3_solver_propagate_consequence(ctx, ctypes.c_void_p(cb), n, fixed, 0, None, None, conseq)
+
+
+_consequence = _bind_consequence()
 
 
 class PropagatorError(RuntimeError):
@@ -61,28 +105,14 @@ class ModelWalker:
 
     def __init__(self, solver: z3.Solver, groups: Sequence[Sequence[Literal]]):
         self.solver = solver
-        ctx = solver.ctx
-        self._ctx_ref = ctx.ref()
+        self._ctx_ref = solver.ctx.ref()
         self._solver_ref = solver.solver
-        self._groups = len(groups)
         self._keep = [lit for group in groups for lit, _ in group]  # Z3 ref-counts the terms we point at
-        self._weights = {lit.as_ast().value: weight for group in groups for lit, weight in group}
-        self._true_ref = z3.BoolVal(True, ctx).as_ast().value
-        self._false = z3.BoolVal(False, ctx)
-        self._trail: list[int] = []
-        self._levels: list[int] = []
-        self._value = 0
         self._found: list[int] = []
         self._cap: int | None = None
         self._failure: str | None = None
         self._lock = threading.Lock()
-        self._callbacks = (
-            _PUSH(self._on_push),
-            _POP(self._on_pop),
-            _FRESH(self._on_fresh),
-            _FIXED(self._on_fixed),
-            _FINAL(self._on_final),
-        )
+        self._callbacks = self._bind(groups)
         push, pop, fresh, fixed, final = self._callbacks
         z3.Z3_solver_propagate_init(self._ctx_ref, self._solver_ref, None, push, pop, fresh)
         z3.Z3_solver_propagate_fixed(self._ctx_ref, self._solver_ref, fixed)
@@ -116,46 +146,45 @@ class ModelWalker:
         finally:
             self._found = []
 
-    # -- callbacks (called by Z3 from inside check(); an exception here cannot reach the caller) ------
-    def _on_push(self, _user: int | None, _cb: int | None) -> None:
-        self._levels.append(len(self._trail))
+    def _bind(self, groups: Sequence[Sequence[Literal]]) -> tuple[ctypes._CFuncPtr, ...]:
+        """The callbacks, as closures over local state (they run millions of times: no attribute
+        look-ups). Z3 calls them from inside check(); an exception there cannot reach the caller, so
+        they record a failure for `walk` to raise."""
+        weights = {lit.as_ast().value: weight for group in groups for lit, weight in group}
+        true_ref = z3.BoolVal(True, self.solver.ctx).as_ast().value
+        self._false = z3.BoolVal(False, self.solver.ctx)  # kept alive: Z3 ref-counts it
+        false_ref, ctx_ref, size = self._false.as_ast(), self._ctx_ref, len(groups)
+        trail: list[int] = []  # the registered terms fixed true, in order
+        levels: list[int] = []  # the trail's length at each push
+        conflict_terms = (ctypes.c_void_p * size)()
 
-    def _on_pop(self, _user: int | None, _cb: int | None, scopes: int) -> None:
-        mark = self._levels[-scopes]
-        del self._levels[-scopes:]
-        weights = self._weights
-        for term in self._trail[mark:]:
-            self._value -= weights[term]
-        del self._trail[mark:]
+        def on_push(_user: int | None, _cb: int | None) -> None:
+            levels.append(len(trail))
 
-    def _on_fresh(self, user: int | None, _new_ctx: int | None) -> int | None:
-        self._failure = "Z3 asked for a copy of the propagator (a parallel or cubing solver)"
-        return user
+        def on_pop(_user: int | None, _cb: int | None, scopes: int) -> None:
+            del trail[levels[-scopes] :]
+            del levels[-scopes:]
 
-    def _on_fixed(self, _user: int | None, _cb: int | None, term: int, value: int) -> None:
-        if value == self._true_ref:
-            self._trail.append(term)
-            self._value += self._weights[term]
+        def on_fresh(user: int | None, _new_ctx: int | None) -> int | None:
+            self._failure = "Z3 asked for a copy of the propagator (a parallel or cubing solver)"
+            return user
 
-    def _on_final(self, _user: int | None, cb: int) -> None:
-        try:
-            trail = self._trail
-            if len(trail) != self._groups:
-                self._failure = f"a model with {len(trail)} of {self._groups} groups set"
+        def on_fixed(_user: int | None, _cb: int | None, term: int, value: int) -> None:
+            if value == true_ref:
+                trail.append(term)
+
+        def on_final(_user: int | None, cb: int) -> None:
+            if len(trail) != size:
+                self._failure = f"a model with {len(trail)} of {size} groups set"
                 return
-            if self._cap is not None and len(self._found) >= self._cap:
+            found = self._found
+            if self._cap is not None and len(found) >= self._cap:
                 return  # no conflict: the check answers sat, the walk is incomplete
-            self._found.append(self._value)
-            self._conflict(cb, trail)
-        except Exception as exc:  # noqa: BLE001 - reported by walk()
-            self._failure = f"final callback failed: {exc!r}"
+            found.append(sum(map(weights.__getitem__, trail)))
+            conflict_terms[:] = trail  # these terms at their values imply false
+            _consequence(ctx_ref, cb, size, conflict_terms, false_ref)
 
-    def _conflict(self, cb: int, terms: list[int]) -> None:
-        """This assignment of the true literals is not allowed: fixed terms → false."""
-        array = (z3.Ast * len(terms))(*terms)
-        z3.Z3_solver_propagate_consequence(
-            self._ctx_ref, ctypes.c_void_p(cb), len(terms), array, 0, None, None, self._false.as_ast()
-        )
+        return _PUSH(on_push), _POP(on_pop), _FRESH(on_fresh), _FIXED(on_fixed), _FINAL(on_final)
 
 
 def propagator_solver(ctx: z3.Context) -> z3.Solver:
