@@ -80,6 +80,37 @@ def test_planetx_deduce_weighs_clues_unless_told_to_take_them_as_facts() -> None
 
 
 @pytest.mark.slow
+def test_each_in_process_command_names_itself_when_it_says_its_time_limit() -> None:
+    les = zolve("les", "E", "L")
+    assert les.returncode == 0 and "zolve les: time limit 3600 s" in les.stderr, les.stderr
+    deduce = zolve("planetx", "deduce", "--top", "1", "--json")
+    assert deduce.returncode == 0 and "zolve planetx deduce: time limit 3600 s" in deduce.stderr, (
+        deduce.stderr
+    )
+    assert "zolve solve" not in les.stderr + deduce.stderr
+    timed = zolve("planetx", "deduce", "--top", "1", "--json", "--time-limit", "60")
+    assert timed.returncode == 0 and "time limit" not in timed.stderr, timed.stderr
+
+
+def test_planetx_simulate_prints_the_sample_games_a_job_returns(client, auth, worker, wait_job) -> None:
+    """The command plays in this process what the service's job plays on its workers: the same games, the
+    same 5 shown in full."""
+    done = zolve("planetx", "simulate", "--games", "6", "--seed", "1")
+    assert done.returncode == 0, done.stderr
+    assert "zolve planetx simulate: time limit 3600 s" in done.stderr
+    printed = json.loads(done.stdout)
+    params = {"mode": "standard", "games": 6, "seed": 1}
+    job = client.post("/jobs", json={"kind": "planetx.simulate", "params": params}, headers=auth).get_json()
+    served = wait_job(auth, job["id"])["result"]
+
+    def games(result: dict) -> list[tuple]:
+        return [(g["game"], g["board"], g["days"], g["moves"]) for g in result["sample"]]
+
+    assert len(printed["sample"]) == 5 and games(printed) == games(served)
+    assert printed["days_histogram"] == served["days_histogram"]
+
+
+@pytest.mark.slow
 def test_solve_reads_params_from_a_file(tmp_path: Path) -> None:
     params = tmp_path / "rpsls.json"
     params.write_text(

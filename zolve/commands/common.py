@@ -102,7 +102,8 @@ def solve_locally(kind: str, raw_params: Any, time_limit: float | None = None, o
         sys.exit(2)
     limit = time_limit or local_time_limit(spec)
     if time_limit is None:
-        click.echo(f"zolve solve: time limit {limit:g} s (--time-limit to change it)", err=True)
+        command = click.get_current_context().command_path  # e.g. "zolve planetx deduce"
+        click.echo(f"{command}: time limit {limit:g} s (--time-limit to change it)", err=True)
     rows = (lambda codes: on_rows(spec, params, codes)) if on_rows else None
     try:
         with Run(time_limit=limit, on_rows=rows) as run:

@@ -6,6 +6,10 @@ from typing import Any
 
 import click
 
+time_limit_option = click.option(
+    "--time-limit", type=click.FloatRange(min=0.1), default=None, help="seconds (default: the kind's own)"
+)
+
 
 @click.group()
 def planetx() -> None:
@@ -40,6 +44,7 @@ def planetx() -> None:
     "the game was to show them on it)",
 )
 @click.option("--json", "as_json", is_flag=True, help="print the result JSON instead of tables")
+@time_limit_option
 def deduce(
     mode: str,
     observations: str,
@@ -52,6 +57,7 @@ def deduce(
     after_research: bool,
     clues_as_facts: bool,
     as_json: bool,
+    time_limit: float | None,
 ) -> None:
     """Rank the next actions (surveys, targets, research) by expected bits per day and show each sector's
     odds."""
@@ -69,7 +75,7 @@ def deduce(
         "last_action_research": after_research,
         "weigh_clues": not clues_as_facts,
     }
-    result = solve_locally("planetx.deduce", params)
+    result = solve_locally("planetx.deduce", params, time_limit)
     if as_json:
         print_json(result)
     elif result["status"] != "ok":
@@ -147,10 +153,24 @@ def _percent(p: float) -> str:
     help="use research and conference clues as plain facts (default: also weigh each board by how likely "
     "the game was to show them on it)",
 )
+@click.option(
+    "--sample-games",
+    type=click.IntRange(0, 100),
+    default=None,
+    help="games printed in full with their moves [default: as many as the service's job returns]",
+)
+@time_limit_option
 def simulate(
-    mode: str, games: int, seed: int, policy: str, no_conferences: bool, clues_as_facts: bool
+    mode: str,
+    games: int,
+    seed: int,
+    policy: str,
+    no_conferences: bool,
+    clues_as_facts: bool,
+    sample_games: int | None,
+    time_limit: float | None,
 ) -> None:
-    """Play games on random boards on every core and print the days they took (JSON)."""
+    """Play games on random boards on every core and print the days they took, and sample games (JSON)."""
     from zolve.commands.common import print_json, solve_locally
 
     params = {
@@ -160,6 +180,7 @@ def simulate(
         "policy": policy,
         "conferences": not no_conferences,
         "weigh_clues": not clues_as_facts,
-        "sample_games": 0,
     }
-    print_json(solve_locally("planetx.simulate", params))
+    if sample_games is not None:
+        params["sample_games"] = sample_games
+    print_json(solve_locally("planetx.simulate", params, time_limit))
