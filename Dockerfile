@@ -31,9 +31,11 @@ COPY requirements.lock scripts/image/python-before-3.11.3.lock /tmp/
 RUN if [ -n "$PIP_CA_BUNDLE" ]; then export PIP_CERT="$PIP_CA_BUNDLE"; fi \
  && pip install --require-hashes -r /tmp/requirements.lock -r /tmp/python-before-3.11.3.lock \
  && rm /tmp/*.lock
-# then the product itself: the wheel, its dependencies already there
-RUN --mount=type=bind,from=builder,source=/wheels,target=/wheels \
-    pip install --no-deps /wheels/zolve-*.whl
+# then the product itself: the wheel, its dependencies already there. COPY, not a RUN --mount of the
+# builder's folder: buildah's cache key for such a RUN leaves out the mounted files, so a code change
+# would reuse the layer of the old wheel.
+COPY --from=builder /wheels/ /tmp/wheels/
+RUN pip install --no-deps /tmp/wheels/zolve-*.whl && rm -rf /tmp/wheels
 # numeric, so that Kubernetes' runAsNonRoot can check it
 USER 1000
 WORKDIR /home/zolve

@@ -64,3 +64,7 @@ clean:
 .PHONY: image test-image
 image:
 	bash scripts/image/build.sh
+
+# as root; about 1 minute with the image built (scripts/image/test_image.py says what it runs and checks)
+test-image: $(STAMP) image
+	$(BIN)/python scripts/image/test_image.py
