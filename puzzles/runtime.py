@@ -117,8 +117,8 @@ class Run:
         try:
             yield ctx
         finally:
-            with self._lock:
-                self._contexts = [c for c in self._contexts if c is not ctx]
+            with self._lock:  # only this adoption: the run may hold the context for itself as well
+                del self._contexts[max(i for i, c in enumerate(self._contexts) if c is ctx)]
 
     def stop(self, reason: str = "cancelled") -> None:
         """Stop the run from any thread: every running `check()` returns within about a second."""

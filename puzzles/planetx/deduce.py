@@ -41,7 +41,7 @@ from puzzles.planetx.clues import (
     research_topic,
 )
 from puzzles.planetx.observations import Observation, parse_all
-from puzzles.planetx.solver import BoardModel, enumerate_models
+from puzzles.planetx.solver import BoardWalker
 from puzzles.runtime import Run
 
 #: Z3 cross-checks count at most this many models
@@ -81,10 +81,10 @@ def z3_count(
     mode: Mode, observations: Sequence[Observation], run: Run, cap: int = Z3_COUNT_CAP
 ) -> int | None:
     """Boards satisfying the rules and observations, counted by Z3 (None past `cap`)."""
-    model = BoardModel(mode, run.context())
-    model.solver.add(*(observation.constraint(model) for observation in observations))
-    found = enumerate_models(model, run, cap)
-    return len(found.codes) if found.complete else None
+    walker = BoardWalker(mode, ctx=run.context())
+    model = walker.model
+    found = walker.walker.walk(run, [observation.constraint(model) for observation in observations], cap)
+    return len(found.values) if found.complete else None
 
 
 def sector_table(boards: BoardSet) -> list[dict[str, Any]]:

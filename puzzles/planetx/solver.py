@@ -3,7 +3,7 @@
 Encoding: one Boolean per (sector, object), exactly one object per sector and exact object counts as
 pseudo-Boolean constraints. A shard fixes the objects of its first sectors and walks every board in one
 check with Z3's user propagator (`puzzles.allmodels`), in a solver that the process keeps per mode and
-facts. The check–model–block loop (`enumerate_models`, on `SolverFor("QF_FD")`) stays for one-off solvers.
+facts. The check–model–block loop (`enumerate_models`, on `SolverFor("QF_FD")`) stays as the baseline.
 """
 
 from __future__ import annotations
@@ -147,8 +147,9 @@ class BoardWalker:
     """The rules of one mode and facts in a long-lived SMT solver, with a `ModelWalker` over the
     (sector, object) literals weighted so that a model's value is its board code."""
 
-    def __init__(self, mode: Mode, facts: Sequence[Fact]):
-        ctx = z3.Context()
+    def __init__(self, mode: Mode, facts: Sequence[Fact] = (), ctx: z3.Context | None = None):
+        """`ctx`: a run's context for a one-off walker (default: a context of its own, kept)."""
+        ctx = ctx if ctx is not None else z3.Context()
         self.model = BoardModel(mode, ctx, facts, solver=propagator_solver(ctx))
         rows = enumerate(self.model.vars)
         groups = [[(v, obj << (BITS * i)) for obj, v in enumerate(row)] for i, row in rows]
@@ -171,9 +172,8 @@ def _walker(mode_name: str, facts: tuple[Fact, ...], _pid: int) -> BoardWalker:
 
 
 def enumerate_models(model: BoardModel, run: Run, cap: int | None = None) -> ShardOutcome:
-    """Every board the model's solver allows, with a blocking clause after each (up to `cap`): for a
-    one-off solver (a fresh context per call, e.g. `deduce.z3_count`), where a long-lived propagator
-    solver does not pay off."""
+    """Every board the model's solver allows, with a blocking clause after each (up to `cap`). Kept as
+    the baseline of bench/planetx_enumerate.py; the kind enumerates with `BoardWalker`."""
     enumerator = Enumerator(model)
     codes: list[int] = []
     # the first check sets Z3's own timeout for the rest of the run; cancel interrupts any check anyway

@@ -1,3 +1,4 @@
+import threading
 import time
 
 import pytest
@@ -50,3 +51,15 @@ def test_an_interrupt_outside_a_check_is_the_runs_stop_not_an_error() -> None:
     with pytest.raises(z3.Z3Exception), Run(60) as run:  # not stopped: a real error stays an error
         raise z3.Z3Exception("canceled")
     assert ctx is not None
+
+
+def test_a_context_the_run_made_stays_interruptible_after_an_adoption_ends() -> None:
+    with Run(30) as run:
+        ctx = run.context()
+        with run.adopt(ctx):
+            pass
+        threading.Timer(0.3, run.stop).start()
+        started = time.monotonic()
+        with pytest.raises(Cancelled):
+            run.check(hard_problem(ctx))
+    assert time.monotonic() - started < 3
