@@ -34,7 +34,9 @@ def test_requests_without_a_valid_key_get_401_json(client) -> None:
 
 
 def test_health_and_spec_need_no_key(client, worker) -> None:
-    assert client.get("/health").get_json() == {"status": "ok"}
+    from core.version import VERSION
+
+    assert client.get("/health").get_json() == {"status": "ok", "version": VERSION}
     assert client.get("/ready").status_code == 200
     assert client.get("/openapi.json").status_code == 200
 
