@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -356,14 +356,20 @@ class SweepReport:
 
 
 def sweep(
-    session: Session, *, max_attempts: int, requeue_after: float | None, batch: int = 500
+    session: Session,
+    *,
+    max_attempts: int,
+    requeue_after: float | None,
+    held: Collection[str] = (),
+    batch: int = 500,
 ) -> SweepReport:
     """Recover what dead workers and lost messages left behind. Safe to run from many workers at once:
     rows are locked with SKIP LOCKED and each transition is guarded by the state it expects.
 
-    Queued jobs published more than `requeue_after` seconds ago are sent again only when `requeue_after`
-    is given (the caller saw an empty broker queue, so their message was lost, e.g. Redis restarted without
-    persistence). Queued jobs never sent are held for store.dispatch, which releases them in turn."""
+    Queued jobs published more than `requeue_after` seconds ago (None: not judged, the broker could not
+    be read) are sent again unless their id is among the messages the broker `held` when the caller
+    read it, just before: their message was lost. Queued jobs never sent are held for store.dispatch,
+    which releases them in turn."""
     expired = list(
         session.scalars(
             select(Job)
@@ -400,6 +406,7 @@ def sweep(
             .where(
                 Job.state == JobState.QUEUED,
                 shards.sent_long_ago(Job.enqueued_at, requeue_after),
+                *([Job.id.notin_([uuid.UUID(job_id) for job_id in held])] if held else []),
             )
             .order_by(Job.created_at)
             .limit(batch)

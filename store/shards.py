@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 import uuid
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -34,8 +34,8 @@ def unsent_or_lost(enqueued_at: Any, requeue_after: float | None) -> Any:
 
 
 def sent_long_ago(enqueued_at: Any, requeue_after: float | None) -> Any:
-    """Rows (given `requeue_after`) whose message was sent that long ago: lost, when the queue is empty.
-    Held rows (never sent) are store.dispatch's."""
+    """Rows (given `requeue_after`) whose message was sent that long ago: lost, unless the broker still
+    holds it (the sweeps' `held`). Rows never sent are store.dispatch's."""
     if requeue_after is None:
         return false()
     return enqueued_at < func.now() - timedelta(seconds=requeue_after)
@@ -398,11 +398,17 @@ class ShardSweep:
 
 
 def sweep_shards(
-    session: Session, *, max_attempts: int, requeue_after: float | None, stale_after: float, batch: int = 500
+    session: Session,
+    *,
+    max_attempts: int,
+    requeue_after: float | None,
+    stale_after: float,
+    held: Collection[str] = (),
+    batch: int = 500,
 ) -> ShardSweep:
     """Requeue shards whose worker died (fail the job after `max_attempts`), resend lost messages (see
-    store.jobs.sweep for `requeue_after`), find finished jobs whose finalize message was lost (quiet for
-    `stale_after` seconds), and settle abandoned cancellations."""
+    store.jobs.sweep for `requeue_after` and `held`), find finished jobs whose finalize message was lost
+    (quiet for `stale_after` seconds), and settle abandoned cancellations."""
     expired = list(
         session.scalars(
             select(Shard)
@@ -434,6 +440,7 @@ def sweep_shards(
                 Shard.state == ShardState.QUEUED,
                 Job.state == JobState.RUNNING,
                 sent_long_ago(Shard.enqueued_at, requeue_after),
+                *([Shard.id.notin_([int(shard_id) for shard_id in held])] if held else []),
             )
             .order_by(Shard.id)
             .limit(batch)

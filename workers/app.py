@@ -6,11 +6,18 @@ settings here only make redelivery *possible*; the sweeper makes it *certain*.
 
 from __future__ import annotations
 
+import base64
+import json
+import logging
+from dataclasses import dataclass, field
+
 from amqp.exceptions import ChannelError
 from celery import Celery
 
 from core.config import Settings
-from services.messages import QUEUE
+from services.messages import QUEUE, RUN_JOB, RUN_SHARD
+
+log = logging.getLogger("zolve.broker")
 
 
 def make_celery(settings: Settings) -> Celery:
@@ -84,3 +91,51 @@ def queue_depth(celery: Celery) -> int | None:
         return 0
     except Exception:
         return None
+
+
+@dataclass
+class BrokerTargets:
+    """What the broker holds a wake-up message for: job ids (RUN_JOB) and shard ids (RUN_SHARD)."""
+
+    jobs: set[str] = field(default_factory=set)
+    shards: set[str] = field(default_factory=set)
+
+
+def broker_targets(celery: Celery) -> BrokerTargets | None:
+    """The targets of every message the broker holds for QUEUE: waiting in its lists (one per priority)
+    or delivered to a worker and not yet acknowledged (kombu's `unacked` hash), read in one Redis
+    transaction. None when the broker cannot be read. The queue holds only released work (a window per
+    client, see store.dispatch), so reading it whole stays small."""
+    try:
+        with celery.connection_for_write() as connection:
+            channel = connection.default_channel
+            with channel.client.pipeline() as pipe:
+                for priority in channel.priority_steps:
+                    pipe.lrange(channel._q_for_pri(QUEUE, priority), 0, -1)
+                pipe.hvals(channel.unacked_key)
+                *waiting, unacked = pipe.execute()
+    except Exception:
+        log.warning("could not read the broker's messages", exc_info=True)
+        return None
+    held = BrokerTargets()
+    payloads = [json.loads(raw) for queue in waiting for raw in queue]
+    payloads += [json.loads(raw)[0] for raw in unacked]  # [message, exchange, routing key]
+    for payload in payloads:
+        task, target = _task_and_target(payload)
+        if task == RUN_JOB:
+            held.jobs.add(target)
+        elif task == RUN_SHARD:
+            held.shards.add(target)
+    return held
+
+
+def _task_and_target(payload: dict) -> tuple[str | None, str]:
+    """A Celery (protocol 2) message's task name and first argument."""
+    try:
+        body = payload["body"]
+        if payload.get("properties", {}).get("body_encoding") == "base64":
+            body = base64.b64decode(body)
+        args = json.loads(body)[0]
+        return payload["headers"]["task"], str(args[0]) if args else ""
+    except (KeyError, IndexError, TypeError, ValueError):
+        return None, ""

@@ -40,7 +40,13 @@ from store import heartbeats, jobs, shards, tallies
 from store import webhooks as webhook_store
 from store.db import Database
 from workers import broker_fixes
-from workers.app import broker_was_emptied, make_celery, mark_broker, queue_depth
+from workers.app import (
+    BrokerTargets,
+    broker_targets,
+    broker_was_emptied,
+    make_celery,
+    mark_broker,
+)
 from workers.runner import execute, execute_shard, finalize
 
 log = logging.getLogger("zolve.worker")
@@ -114,22 +120,27 @@ def _sweep(celery: Celery, db: Database, settings: Settings, judge_silence: bool
     """Fail, cancel or requeue what dead workers and expired leases left behind, and (re)publish wake-up
     messages.
 
-    A broker that lost its data has every waiting row re-sent at once. Otherwise old queued rows count as
-    lost messages only while the broker's queue is empty: a long backlog is legitimately waiting, and
-    re-publishing it would flood the queue with duplicates."""
+    A broker that lost its data has every waiting row re-sent at once. Otherwise loss is judged per row,
+    whatever the queue's length: a queued row sent more than `requeue_after` ago whose message the broker
+    no longer holds (read before the rows, so a message sent meanwhile is never taken for lost)."""
     recover_emptied_broker(celery, Context(db, settings, celery))
-    requeue_after = settings.requeue_after if queue_depth(celery) == 0 else None
+    held = broker_targets(celery)
+    requeue_after = settings.requeue_after if held is not None else None
+    held = held or BrokerTargets()
     with db.session() as session:
         heartbeats.expire_orphaned_leases(session, settings.worker_alive_within, judge_silence)
         tallies.compact(session)  # the counters' deltas stay few, whoever reads them
     with db.session() as session:
-        report = jobs.sweep(session, max_attempts=settings.max_attempts, requeue_after=requeue_after)
+        report = jobs.sweep(
+            session, max_attempts=settings.max_attempts, requeue_after=requeue_after, held=held.jobs
+        )
     with db.session() as session:
         shard_report = shards.sweep_shards(
             session,
             max_attempts=settings.max_attempts,
             requeue_after=requeue_after,
             stale_after=settings.requeue_after,
+            held=held.shards,
         )
     publish(
         celery,

@@ -119,3 +119,45 @@ def test_a_finalize_that_keeps_killing_its_process_fails_the_job_after_max_attem
     with db.session() as session:
         # max_attempts (3 in the tests) runs, then the one that gives up
         assert session.get(Job, uuid.UUID(job_id)).finalize_attempts >= 4
+
+
+def _delete_message(redis_url: str, target: str) -> int:
+    """Drop the waiting message that names `target` from the broker's queue, as a lost message would."""
+    from kombu import Connection
+
+    with Connection(redis_url) as connection:
+        client = connection.default_channel.client
+        gone = 0
+        for raw in client.lrange("zolve", 0, -1):
+            if target in raw.decode():
+                gone += client.lrem("zolve", 1, raw)
+        return gone
+
+
+def test_a_message_lost_while_the_queue_is_busy_is_sent_again(settings: Settings, tmp_path: Path) -> None:
+    """Loss is judged per row (sent long ago, not running, not in the broker), not only once the queue
+    is empty: here one pool process runs a 30 s shard while five jobs wait in the broker's queue."""
+    env = {"ZOLVE_MAX_IN_FLIGHT_PER_KEY": "8"}  # every job below is sent at once; ZOLVE_REQUEUE_AFTER: 10
+    with private_stack(settings, tmp_path / "data", concurrency=1, env=env) as stack:
+        stack.worker.start()
+
+        def submit(kind: str, params: dict) -> str:
+            answer = stack.client.post("/jobs", json={"kind": kind, "params": params}, headers=stack.headers)
+            assert answer.status_code == 202, answer.get_json()
+            return answer.get_json()["id"]
+
+        slow = submit("test.sharded", {"shard_seconds": 30})
+        wait_until(lambda: _running(stack, slow, "a"), 30, what="the slow shard to run")
+        waiting = [submit("dice", {"dice": 3, "faces": faces}) for faces in range(3, 9)]
+        wait_until(lambda: all(stack.job(j).enqueued_at for j in waiting), 10, what="the jobs to be sent")
+        victim = waiting[0]
+        sent_at = stack.job(victim).enqueued_at
+        assert _delete_message(stack.settings.redis_url, victim) == 1
+        try:
+            wait_until(lambda: stack.job(victim).enqueued_at > sent_at, 25, what="the lost message re-sent")
+            assert _running(stack, slow, "a"), "the queue was busy all along"
+            assert all(stack.job(j).state == "queued" for j in waiting[1:])
+        finally:
+            stack.client.post(f"/jobs/{slow}/cancel", headers=stack.headers)
+        for job_id in waiting:
+            assert poll_job(stack.client, stack.headers, job_id, 30)["state"] == "succeeded"
