@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session
 
 from core.states import JobState, ShardState
 from store import events, heartbeats
-from store.models import ApiKey, Board, Job, JobEvent, ResultItem, Shard, Worker
+from store.models import ApiKey, Job, JobEvent, ResultItem, Shard, Worker
 from store.tallies import JobCount, compact, job_counts
 
 CHART_MINUTES = 60
@@ -243,8 +243,10 @@ def _shard_cells(session: Session, job_id: uuid.UUID, stuck_after: float) -> lis
 
 # -- actions --------------------------------------------------------------------------------------
 def retry_job(session: Session, job_id: uuid.UUID, actor_key_id: int) -> Job:
-    """A failed job starts over: queued, attempts and counters reset, its shards and stored boards
-    dropped (a sharded job is planned again). The caller publishes the wake-up message after commit."""
+    """A failed job starts over: queued, attempts and counters reset, its shards dropped (a sharded job is
+    planned again). Its stored rows (up to a million boards) are not deleted here, under the caller's
+    statement timeout: the worker that plans the job again deletes them first, in chunks
+    (store.rows.delete_rows). The caller publishes the wake-up message after commit."""
     job = session.scalar(select(Job).where(Job.id == job_id).with_for_update())
     if job is None or job.state != JobState.FAILED:
         raise ActionRefused("only a failed job can be retried")
@@ -254,7 +256,6 @@ def retry_job(session: Session, job_id: uuid.UUID, actor_key_id: int) -> Job:
         raise ActionRefused("some of its shards are still stopping; try again in a few seconds")
     detail = {"previous_attempts": job.attempts, "error": events.error_detail(job.error)}
     session.execute(delete(Shard).where(Shard.job_id == job_id))
-    session.execute(delete(Board).where(Board.job_id == job_id))
     session.execute(delete(ResultItem).where(ResultItem.job_id == job_id))
     session.execute(
         update(Job)

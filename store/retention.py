@@ -20,12 +20,12 @@ from sqlalchemy import ColumnElement, Select, and_, delete, exists, func, not_, 
 from sqlalchemy.orm import Session, aliased
 
 from core.states import FINAL_STATES
-from store import tallies
+from store import rows, tallies
 from store.db import Database
 from store.models import Batch, BatchItem, Board, Job, JobEvent, Shard
 
 CHUNK = 500
-ROWS_CHUNK = 20_000
+ROWS_CHUNK = rows.DELETE_CHUNK
 #: pg_try_advisory_xact_lock key: "zolve purge"
 PURGE_LOCK = 0x7A6F_6C76_6570
 
@@ -154,27 +154,14 @@ _ORPHAN_OWNERS = text(
     """
 )
 
-_DELETE_ROWS = text(
-    """
-    DELETE FROM boards WHERE job_id = :job_id AND code IN (
-        SELECT code FROM boards WHERE job_id = :job_id ORDER BY code LIMIT :limit
-    )
-    """
-)
-
-
 def _delete_orphan_rows(db: Database, rows_chunk: int) -> int:
     """Delete the rows of jobs that are gone, `rows_chunk` rows per transaction. Returns how many."""
     with db.session() as session:
         orphans = list(session.scalars(_ORPHAN_OWNERS))
     deleted = 0
     for job_id in orphans:
-        while True:
-            with db.session() as session:
-                if not _locked(session):
-                    return deleted
-                done = session.execute(_DELETE_ROWS, {"job_id": job_id, "limit": rows_chunk}).rowcount
-            deleted += done
-            if done < rows_chunk:
-                break
+        done, complete = rows.delete_rows(db, job_id, _locked, rows_chunk)
+        deleted += done
+        if not complete:
+            return deleted  # another purger is at work
     return deleted

@@ -6,10 +6,11 @@ describes (kinds.base.Rows.filters), so this module knows no kind."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import ColumnElement, func, literal_column, select
+from sqlalchemy import ColumnElement, func, literal_column, select, text
+from sqlalchemy.orm import Session
 
 from core.states import JobState
 from store.db import Database
@@ -80,3 +81,36 @@ def all_codes(db: Database, job_id: uuid.UUID) -> list[int]:
     """Every code a job stored (unordered), in one round trip."""
     with db.session() as session:
         return list(session.scalars(select(Board.code).where(Board.job_id == job_id)))
+
+
+#: rows deleted per transaction (an expert enumeration stores about a million)
+DELETE_CHUNK = 20_000
+
+_DELETE_ROWS = text(
+    """
+    DELETE FROM boards WHERE job_id = :job_id AND code IN (
+        SELECT code FROM boards WHERE job_id = :job_id ORDER BY code LIMIT :limit
+    )
+    """
+)
+
+
+def delete_rows(
+    db: Database,
+    job_id: uuid.UUID,
+    keep_going: Callable[[Session], bool],
+    chunk: int = DELETE_CHUNK,
+) -> tuple[int, bool]:
+    """Delete every row a job stored, `chunk` rows per transaction, so that no statement runs long (the
+    one way rows are deleted: retention's purge, and a retried job's worker before it plans again).
+    `keep_going(session)` runs first in each chunk's transaction (a purge holds its lock, a job its
+    lease); False stops. Returns how many rows went, and whether they all did."""
+    deleted = 0
+    while True:
+        with db.session() as session:
+            if not keep_going(session):
+                return deleted, False
+            done = session.execute(_DELETE_ROWS, {"job_id": job_id, "limit": chunk}).rowcount
+        deleted += done
+        if done < chunk:
+            return deleted, True

@@ -24,7 +24,7 @@ from core.states import JobState
 from kinds import Kind, get_kind
 from puzzles.runtime import Cancelled, Run, TimeLimitExceeded
 from services.messages import Messages
-from store import jobs, results, shards
+from store import jobs, results, rows, shards
 from store.db import Database
 
 log = logging.getLogger("zolve.worker")
@@ -153,6 +153,17 @@ def _error(exc: Exception) -> dict[str, Any]:
     return {"type": type(exc).__name__, "message": str(exc), "traceback": traceback.format_exc()}
 
 
+def _clear_rows(db: Database, settings: Settings, job_id: uuid.UUID, worker: str) -> bool:
+    """Delete the rows an earlier run of the job stored (an operator's retry leaves them to us), a chunk
+    per transaction, the lease extended with each; False when the lease was lost. A first run has none:
+    one index probe."""
+
+    def still_ours(session: Session) -> bool:
+        return jobs.heartbeat(session, job_id, worker, settings.lease_seconds, None) is not None
+
+    return retry_on_db_error(lambda: rows.delete_rows(db, job_id, still_ours)[1], settings.lease_seconds)
+
+
 def _run_claimed_job(
     db: Database,
     settings: Settings,
@@ -173,6 +184,9 @@ def _run_claimed_job(
         return stop
 
     if spec.sharded:
+        if not _clear_rows(db, settings, job_id, worker):
+            log.warning("job %s: lease lost while its old rows were deleted", job_id)
+            return followups
         outcome = run_watched(
             db, settings, beat, spec, time_limit, lambda run: spec.puzzle().plan(params, run)
         )

@@ -6,7 +6,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import func, select, update
 
-from store import dashboard, events, heartbeats, jobs, keys, shards
+from store import dashboard, events, heartbeats, jobs, keys, rows, shards
 from store.db import Database
 from store.models import Board, Job, JobEvent, Shard, Worker
 from tests.support import new_job
@@ -155,6 +155,10 @@ def test_retry_starts_a_failed_sharded_job_over(isolated_db: Database, planned, 
     )
     with isolated_db.session() as session:
         assert session.scalar(select(func.count()).where(Shard.job_id == job.id)) == 0
+        # its rows are the planner's to delete, in chunks, not the retry's (tests/api/test_retry_rows.py)
+        assert session.scalar(select(func.count()).where(Board.job_id == job.id)) == 2
+    assert rows.delete_rows(isolated_db, job.id, lambda session: True, chunk=1) == (2, True)
+    with isolated_db.session() as session:
         assert session.scalar(select(func.count()).where(Board.job_id == job.id)) == 0
         assert jobs.claim(session, job.id, "planner", 30) is not None
         assert shards.create_shards(session, job.id, "planner", ["AA", "AG", "CE"])

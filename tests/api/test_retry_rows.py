@@ -1,0 +1,50 @@
+"""Retrying a failed job that stored many rows: the request only re-queues it; its old rows go in chunks
+on a worker (the same chunked path retention uses), never in one statement under the API's statement
+timeout."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import replace
+
+from sqlalchemy import func, select, text
+
+from store.models import Board
+from tests.support import wait_until
+
+OLD_ROWS = 500_000
+
+
+def test_a_retry_of_a_job_with_many_rows_answers_at_once_and_its_rows_go_on_a_worker(
+    settings, db, client, make_key, worker, wait_job
+) -> None:
+    from api.app import create_app
+
+    owner, admin = make_key(), make_key(admin=True)
+    body = {"kind": "test.sharded", "params": {"keys": ["a"], "finalize": "unstorable"}, "fresh": True}
+    job_id = client.post("/jobs", json=body, headers=owner).get_json()["id"]
+    assert wait_job(owner, job_id)["state"] == "failed"
+    with db.session() as session:  # an enumeration's worth of stored rows from the failed run
+        session.execute(
+            text("INSERT INTO boards (job_id, code) SELECT :job, g FROM generate_series(1, :n) g"),
+            {"job": job_id, "n": OLD_ROWS},
+        )
+    # an API whose statements must end within 0.1 s: deleting the rows in one go took 0.35 s here
+    strict = create_app(replace(settings, api_statement_timeout=0.1))
+    try:
+        answer = strict.test_client().post(f"/admin/jobs/{job_id}/retry", headers=admin)
+        assert answer.status_code == 302, answer.get_data(as_text=True)[:300]
+    finally:
+        strict.extensions["zolve.events"].close()
+        strict.extensions["zolve.db"].dispose()
+
+    def old_rows() -> int:
+        with db.session() as session:
+            query = select(func.count()).where(Board.job_id == uuid.UUID(job_id), Board.code <= OLD_ROWS)
+            return session.scalar(query)
+
+    wait_until(lambda: old_rows() == 0, 60, 0.5, "the old rows to be deleted")
+    assert wait_job(owner, job_id)["state"] == "failed", "the rerun fails again the same way"
+    with db.session() as session:
+        codes = list(session.scalars(select(Board.code).where(Board.job_id == uuid.UUID(job_id))))
+    assert len(codes) == 1 and codes[0] > OLD_ROWS, "only the rerun's own row is left"
