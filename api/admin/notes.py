@@ -90,9 +90,18 @@ def _clue_text(o: dict[str, Any]) -> str:
     return f"{said[o['quantifier']].format(subject)} {relation} {_articled(o['object'])}"
 
 
+#: more digits than any field takes: such text stays text (int() refuses past 4,300 digits anyway)
+MAX_DIGITS = 9
+
+
+def _digits(raw: str) -> bool:
+    """ASCII digits, few enough to read as an int."""
+    return raw.isascii() and raw.isdigit() and len(raw) <= MAX_DIGITS
+
+
 def _value(name: str, raw: str) -> Any:
     """A form value as the schema reads it; text that is no number stays text, for the schema to refuse."""
-    if name in INTEGERS and raw.lstrip("-").isascii() and raw.lstrip("-").isdigit():
+    if name in INTEGERS and _digits(raw.removeprefix("-")):
         return int(raw)
     if name in YES_NO:
         return raw == "yes"
@@ -169,7 +178,7 @@ def notes_entry(job_id: uuid.UUID) -> Any:
         params["observations"] = [*observations, observation_from_form(entry)]
     elif entry == "remove":
         index = request.form.get("index", "")
-        if not (index.isascii() and index.isdigit() and int(index) < len(observations)):
+        if not (_digits(index) and int(index) < len(observations)):
             abort(400, "no such observation")
         params["observations"] = observations[: int(index)] + observations[int(index) + 1 :]
     elif entry == "settings":
@@ -186,9 +195,9 @@ def _note_theory(job_id: uuid.UUID) -> Response:
     theory = {"object": request.form.get("object", ""), "sector": request.form.get("sector", "")}
     theories = list(session.get(THEORIES, []))
     forget = request.form.get("forget", "")
-    if forget.isascii() and forget.isdigit():
+    if _digits(forget):
         del theories[int(forget) : int(forget) + 1]
-    elif theory["object"] in OBJECT_NAMES and theory["sector"].isascii() and theory["sector"].isdigit():
+    elif theory["object"] in OBJECT_NAMES and _digits(theory["sector"]):
         theories = [*theories, {"object": theory["object"], "sector": int(theory["sector"])}][-MAX_THEORIES:]
     session[THEORIES] = theories
     return redirect(url_for("admin.notes_sheet", job_id=job_id))

@@ -45,8 +45,10 @@ def new_job_of_kind(kind_name: str) -> Any:
     text, time_limit = request.form.get("params", ""), request.form.get("time_limit", "").strip()
     try:
         params = json.loads(text or "{}")
-    except ValueError as err:
+    except ValueError as err:  # a JSON error, or a number over 4,300 digits
         return _form(kind_name, text, time_limit, [("params", f"not JSON: {err}")]), 422
+    except RecursionError:
+        return _form(kind_name, text, time_limit, [("params", "not JSON: nested too deeply")]), 422
     body: dict[str, Any] = {"kind": kind_name, "params": params}
     if time_limit:
         body["time_limit"] = _number(time_limit)
@@ -64,7 +66,7 @@ def _number(text: str) -> Any:
     schema to refuse as POST /jobs would."""
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return text
 
 

@@ -6,6 +6,7 @@ see the overview and take the operator actions (retry, requeue)."""
 from __future__ import annotations
 
 import logging
+import re
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -125,10 +126,14 @@ def login() -> Any:
     return redirect(_safe_next())
 
 
+#: a dashboard path and its query, in printable ASCII: no CR/LF (a header split), no backslash or space
+SAFE_NEXT = re.compile(r"/admin(?:[/?][!#-\[\]-~]*)?")
+
+
 def _safe_next() -> str:
-    """Where to go after login: a dashboard path only (never another site)."""
+    """Where to go after login: a dashboard path only (never another site, never a broken header)."""
     target = request.values.get("next", "")
-    if target.startswith("/admin") and not target.startswith("/admin/login"):
+    if SAFE_NEXT.fullmatch(target) and not target.startswith("/admin/login"):
         return target
     return url_for("admin.overview")
 
