@@ -29,7 +29,7 @@ from werkzeug.exceptions import HTTPException
 from api import job_cache, rows
 from api.admin import present
 from api.deps import context, database, settings
-from api.resources import job_links
+from api.resources import job_error, job_links
 from core.states import JOB_STATES, JobState
 from kinds import KINDS
 from services import jobs as job_service
@@ -266,6 +266,8 @@ def job_page(job_id: uuid.UUID) -> str:
         has_rows=bool(kind and kind.rows and job.state == JobState.SUCCEEDED),
         rows_name=kind.rows_name if kind else "rows",
         links=job_links(job),
+        # the traceback (server paths) is for admins only, as in the API's answers
+        error=job_error(job, is_admin=g.key.is_admin),
         deliveries=deliveries,
     )
 
