@@ -1,17 +1,19 @@
 """Every model of a Z3 solver in one `check()`, through Z3's user propagator.
 
-The caller names the Boolean literals that tell models apart, in one-hot groups (the solver's rules must
-make exactly one literal of each group true), each literal with an integer weight; a model's value is the
-sum of the weights of its true literals (e.g. a board's code). The literals are registered with the user
-propagator. Its `fixed`, `push` and `pop` callbacks keep the true literals and the value up to date as
-the search moves; when the search reaches a full model, the `final` callback records the value and raises
-a conflict over the true literals, so the search goes on to the next model and the check ends `unsat`
-once every model is recorded. That costs no restart and no model object per model, which the
-check–model–block loop (`blocking_loop`, kept for solvers a propagator does not fit) pays every time.
+The caller names Boolean literals, each with an integer weight, such that the solver's rules make exactly
+`true_count` of them true in every model and those determine the model (one-hot groups, say, where a
+value that the others imply may be left out); a model's value is the sum of the weights of its true
+literals (e.g. a board's code). The literals are registered with the user propagator: its `fixed`, `push`
+and `pop` callbacks keep the list of true literals up to date as the search moves; when the search reaches
+a full model, the `final` callback records the value and raises a conflict over the true literals, so the
+search goes on to the next model and the check ends `unsat` once every model is recorded. Z3 may drop a
+conflict learned this way and find that model again: a value seen before is blocked again but not
+recorded twice (`Walk.repeats` counts them). No restart and no model object per model, which the
+check–model–block loop (`puzzles.planetx.solver.enumerate_models`) pays every time.
 
 The callbacks are bound straight to Z3's C API with ctypes (Z3's `UserPropagateBase` class wraps every
 term in a Python object on every callback, which costs about 8×). Needs the SMT core
-(`z3.SimpleSolver`), with `PROPAGATOR_PARAMS`: the SAT core reaches `final` with literals unset.
+(`propagator_solver`): the SAT core reaches `final` with literals unset.
 """
 
 from __future__ import annotations
@@ -90,29 +92,33 @@ class Walk:
     values: list[int]
     #: False when the walk stopped at its cap with models left
     complete: bool
+    #: models found again after Z3 dropped their conflict (not in `values`)
+    repeats: int = 0
 
 
 Literal = tuple[z3.BoolRef, int]
 
 
 class ModelWalker:
-    """All models of one long-lived solver, distinct on `groups`; `walk()` once per scope of extra facts.
+    """All models of one long-lived solver, distinct on `literals`; `walk()` once per scope of extra facts.
 
-    The solver must be an SMT solver (`z3.SimpleSolver`) whose rules make each group one-hot. Literals are
-    registered once, at the solver's base level, so `walk` works inside any `push()` the caller makes.
+    The solver must be an SMT solver (`propagator_solver`) whose rules make exactly `true_count` of the
+    literals true in every model. They are registered once, at the solver's base level.
     One walk at a time (`walk` holds a lock).
     """
 
-    def __init__(self, solver: z3.Solver, groups: Sequence[Sequence[Literal]]):
+    def __init__(self, solver: z3.Solver, literals: Sequence[Literal], true_count: int):
         self.solver = solver
         self._ctx_ref = solver.ctx.ref()
         self._solver_ref = solver.solver
-        self._keep = [lit for group in groups for lit, _ in group]  # Z3 ref-counts the terms we point at
+        self._keep = [lit for lit, _ in literals]  # Z3 ref-counts the terms we point at
         self._found: list[int] = []
+        self._seen: set[int] = set()
+        self._repeats = 0
         self._cap: int | None = None
         self._failure: str | None = None
         self._lock = threading.Lock()
-        self._callbacks = self._bind(groups)
+        self._callbacks = self._bind(literals, true_count)
         push, pop, fresh, fixed, final = self._callbacks
         z3.Z3_solver_propagate_init(self._ctx_ref, self._solver_ref, None, push, pop, fresh)
         z3.Z3_solver_propagate_fixed(self._ctx_ref, self._solver_ref, fixed)
@@ -137,23 +143,23 @@ class ModelWalker:
                 run.raise_for_unknown(self.solver)
             if status == z3.Z3_L_TRUE and (cap is None or len(found) < cap):
                 raise PropagatorError("the search ended on a model that the propagator did not block")
-            return Walk(found, complete=status == z3.Z3_L_FALSE)
+            return Walk(found, complete=status == z3.Z3_L_FALSE, repeats=self._repeats)
 
     def _check(self, cap: int | None) -> tuple[int, list[int]]:
-        self._found, self._cap, self._failure = [], cap, None
+        self._found, self._seen, self._cap, self._failure, self._repeats = [], set(), cap, None, 0
         try:
             return z3.Z3_solver_check(self._ctx_ref, self._solver_ref), self._found
         finally:
-            self._found = []
+            self._found, self._seen = [], set()
 
-    def _bind(self, groups: Sequence[Sequence[Literal]]) -> tuple[ctypes._CFuncPtr, ...]:
+    def _bind(self, literals: Sequence[Literal], size: int) -> tuple[ctypes._CFuncPtr, ...]:
         """The callbacks, as closures over local state (they run millions of times: no attribute
         look-ups). Z3 calls them from inside check(); an exception there cannot reach the caller, so
         they record a failure for `walk` to raise."""
-        weights = {lit.as_ast().value: weight for group in groups for lit, weight in group}
+        weights = {lit.as_ast().value: weight for lit, weight in literals}
         true_ref = z3.BoolVal(True, self.solver.ctx).as_ast().value
         self._false = z3.BoolVal(False, self.solver.ctx)  # kept alive: Z3 ref-counts it
-        false_ref, ctx_ref, size = self._false.as_ast(), self._ctx_ref, len(groups)
+        false_ref, ctx_ref = self._false.as_ast(), self._ctx_ref
         trail: list[int] = []  # the registered terms fixed true, in order
         levels: list[int] = []  # the trail's length at each push
         conflict_terms = (ctypes.c_void_p * size)()
@@ -175,12 +181,16 @@ class ModelWalker:
 
         def on_final(_user: int | None, cb: int) -> None:
             if len(trail) != size:
-                self._failure = f"a model with {len(trail)} of {size} groups set"
+                self._failure = f"a model with {len(trail)} true literals, not {size}"
                 return
-            found = self._found
-            if self._cap is not None and len(found) >= self._cap:
+            value = sum(map(weights.__getitem__, trail))
+            if value in self._seen:
+                self._repeats += 1
+            elif self._cap is not None and len(self._found) >= self._cap:
                 return  # no conflict: the check answers sat, the walk is incomplete
-            found.append(sum(map(weights.__getitem__, trail)))
+            else:
+                self._seen.add(value)
+                self._found.append(value)
             conflict_terms[:] = trail  # these terms at their values imply false
             _consequence(ctx_ref, cb, size, conflict_terms, false_ref)
 

@@ -151,9 +151,11 @@ class BoardWalker:
         """`ctx`: a run's context for a one-off walker (default: a context of its own, kept)."""
         ctx = ctx if ctx is not None else z3.Context()
         self.model = BoardModel(mode, ctx, facts, solver=propagator_solver(ctx))
+        # the objects other than empty space: with the counts fixed, they determine the board
         rows = enumerate(self.model.vars)
-        groups = [[(v, obj << (BITS * i)) for obj, v in enumerate(row)] for i, row in rows]
-        self.walker = ModelWalker(self.model.solver, groups)
+        literals = [(v, obj << (BITS * i)) for i, row in rows for obj, v in enumerate(row) if obj != EMPTY]
+        placed = mode.sectors - mode.counts[EMPTY]
+        self.walker = ModelWalker(self.model.solver, literals, placed)
 
     def shard(self, prefix: Sequence[int], run: Run, cap: int | None = None) -> ShardOutcome:
         fixed = [self.model.at(index + 1, obj) for index, obj in enumerate(prefix)]

@@ -22,8 +22,8 @@ def one_hot_grid(ctx: z3.Context, cells: int, values: int) -> tuple[z3.Solver, l
 
 def walker_for(solver: z3.Solver, grid: list[list[z3.BoolRef]], values: int) -> ModelWalker:
     """A model's value: the cells' values as the digits of a base-`values` number."""
-    groups = [[(lit, v * values**c) for v, lit in enumerate(row)] for c, row in enumerate(grid)]
-    return ModelWalker(solver, groups)
+    literals = [(lit, v * values**c) for c, row in enumerate(grid) for v, lit in enumerate(row)]
+    return ModelWalker(solver, literals, len(grid))
 
 
 def expected(cells: int, values: int, keep: object) -> list[int]:

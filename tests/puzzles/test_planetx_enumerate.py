@@ -13,7 +13,7 @@ import pytest
 from puzzles.planetx import enumerate as planetx
 from puzzles.planetx.board import LETTERS, MODES, decode
 from puzzles.planetx.rules import enumerate_boards, is_valid
-from puzzles.planetx.solver import board_walker, enumerate_shard
+from puzzles.planetx.solver import BoardWalker, board_walker, enumerate_shard
 from puzzles.runtime import Cancelled, Run, TimeLimitExceeded
 
 STANDARD, EXPERT = MODES["standard"], MODES["expert"]
@@ -128,3 +128,17 @@ def test_the_histogram_counts_each_object_per_sector() -> None:
     boards = [decode(code, 18) for code in codes]
     assert table == [[sum(b[i] == obj for b in boards) for obj in range(6)] for i in range(18)]
     assert planetx.histogram(EXPERT, []) == [[0] * 6 for _ in range(18)]
+
+
+@pytest.mark.slow
+def test_boards_found_again_are_not_counted_twice() -> None:
+    """With phase selection 0 Z3 drops some of the walk's conflicts and meets those boards again."""
+    walker = BoardWalker(EXPERT)
+    walker.model.solver.set("smt.phase_selection", 0)
+    with Run(600) as run:
+        keys = planetx.plan({"mode": "expert", "shard_depth": 4}, run)
+        for key in random.Random(39).sample(keys, 40):
+            fixed = [walker.model.at(index + 1, obj) for index, obj in enumerate(prefix(key))]
+            walk = walker.walker.walk(run, fixed)
+            assert walk.complete and len(set(walk.values)) == len(walk.values)
+            assert digest(walk.values) == digest(enumerate_boards(EXPERT, prefix=prefix(key))), key
