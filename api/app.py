@@ -59,7 +59,7 @@ def create_app(settings: Settings | None = None) -> Flask:
     app.extensions["zolve.waiting"] = Slots(settings.max_waiting, settings.max_waiting_per_key)
     app.extensions["zolve.exports"] = Slots(settings.max_exports_per_key * 1000, settings.max_exports_per_key)
     app.extensions["zolve.streams"] = Slots(settings.max_streams, settings.max_streams_per_key)
-    app.extensions["zolve.events"] = EventFeed(app.extensions["zolve.db"], settings.event_gap_seconds)
+    app.extensions["zolve.events"] = EventFeed(app.extensions["zolve.db"])
     app.extensions["zolve.celery"] = make_celery(settings)
     app.extensions["zolve.context"] = Context(
         app.extensions["zolve.db"], settings, app.extensions["zolve.celery"]

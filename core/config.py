@@ -94,8 +94,6 @@ class Settings:
     #: comment line when idle this long (a vanished client is noticed)
     stream_max_seconds: float = 600.0
     stream_keepalive_seconds: float = 15.0
-    #: an event id missing this long (its transaction rolled back) no longer holds back later events
-    event_gap_seconds: float = 2.0
     #: webhook deliveries: tries before giving up, seconds each may take, back-off base (doubling per
     #: try, at most webhook_backoff_max)
     webhook_max_attempts: int = 8
@@ -146,7 +144,6 @@ class Settings:
             stream_keepalive_seconds=_env_float(
                 "ZOLVE_STREAM_KEEPALIVE_SECONDS", defaults.stream_keepalive_seconds
             ),
-            event_gap_seconds=_env_float("ZOLVE_EVENT_GAP_SECONDS", defaults.event_gap_seconds),
             webhook_max_attempts=_env_int("ZOLVE_WEBHOOK_MAX_ATTEMPTS", defaults.webhook_max_attempts),
             webhook_timeout=_env_float("ZOLVE_WEBHOOK_TIMEOUT", defaults.webhook_timeout),
             webhook_backoff=_env_float("ZOLVE_WEBHOOK_BACKOFF", defaults.webhook_backoff),

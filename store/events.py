@@ -7,7 +7,7 @@ import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func, insert, select
+from sqlalchemy import func, insert, select, text
 from sqlalchemy.orm import Session
 
 from store.models import BatchItem, Job, JobEvent
@@ -114,3 +114,38 @@ def since(session: Session, after: int, limit: int = 5000) -> list[tuple[int, in
 
 def last_id(session: Session) -> int:
     return session.scalar(select(func.coalesce(func.max(JobEvent.id), 0)))
+
+
+@dataclass(frozen=True)
+class Horizon:
+    """Every event id up to `last_id` had been handed out, and `writers` (transaction ids) were in progress
+    just after: once they have all ended, each id up to `last_id` is visible or never will be."""
+
+    last_id: int
+    writers: list[str]
+
+
+def horizon(session: Session) -> Horizon:
+    """The last event id handed out, then the transactions in progress: two statements, in that order, so
+    the second's snapshot lists whoever still holds an id up to it (migration 0013 gives an event's
+    writer its transaction id before the event takes its id)."""
+    last = session.scalar(
+        text("SELECT CASE WHEN is_called THEN last_value ELSE last_value - 1 END FROM job_events_id_seq")
+    )
+    writers = session.scalars(text("SELECT pg_snapshot_xip(pg_current_snapshot())::text"))
+    return Horizon(int(last or 0), list(writers))
+
+
+def ended(session: Session, writers: list[str]) -> bool:
+    """Whether every one of these transactions has committed or rolled back."""
+    if not writers:
+        return True
+    return bool(
+        session.scalar(
+            text(
+                "SELECT bool_and(coalesce(pg_xact_status(x::xid8) <> 'in progress', true)) "
+                "FROM unnest(CAST(:writers AS text[])) AS x"
+            ),
+            {"writers": writers},
+        )
+    )

@@ -2,8 +2,11 @@
 
 Event ids come from a sequence, so they are handed out in insert order but may become visible (commit) in
 another order: a stream that read id 12 while id 11 was still uncommitted would skip 11 for good. The feed
-therefore keeps a *safe id*: the highest id below which every id is visible, or was missing for longer
-than `gap_seconds` (its transaction rolled back). Streams read only up to it, in id order, so a
+therefore keeps a *safe id*: the highest id below which every id is visible, or never will be. The
+database says which: when an id is missing, the feed notes a Horizon (the last id handed out, then the
+transactions in progress) and passes the missing ids up to it only once all those transactions have ended
+(committed: their events are visible; rolled back: never). No clock is involved, so a transaction that
+commits late still has its events streamed, in id order. Streams read only up to the safe id, so a
 `Last-Event-ID` resume neither misses nor repeats an event.
 """
 
@@ -12,7 +15,6 @@ from __future__ import annotations
 import logging
 import os
 import threading
-import time
 from dataclasses import dataclass, field
 
 import psycopg
@@ -28,6 +30,8 @@ CHANNEL = "zolve_job_events"
 IDLE_SECONDS = 30.0
 #: event ids read per look
 PAGE = 5000
+#: how often the feed looks while a missing id waits for its transaction (a rollback sends no NOTIFY)
+POLL_SECONDS = 0.1
 
 
 @dataclass(eq=False)
@@ -44,8 +48,8 @@ class Subscription:
 
 
 class EventFeed:
-    def __init__(self, db: Database, gap_seconds: float):
-        self.db, self.gap_seconds = db, gap_seconds
+    def __init__(self, db: Database):
+        self.db = db
         self.safe_id = 0
         self._subscriptions: set[Subscription] = set()
         self._lock = threading.Lock()
@@ -53,8 +57,8 @@ class EventFeed:
         self._thread: threading.Thread | None = None
         self._pid = 0
         self._closed = threading.Event()
-        #: the first missing id and since when it has been missing
-        self._gap: tuple[int, float] | None = None
+        #: taken when an id was missing: the missing ids up to it pass once its writers have ended
+        self._horizon: events.Horizon | None = None
 
     def subscribe(self, owner_id: int | None) -> Subscription:
         """Wake-ups for a stream (close with `unsubscribe`); starts the listener on first use."""
@@ -118,29 +122,32 @@ class EventFeed:
         while not self._closed.is_set():
             if self._advance():
                 continue  # a full page: read on before waiting
-            timeout = IDLE_SECONDS
-            if self._gap is not None:
-                timeout = max(0.05, self._gap[1] + self.gap_seconds - time.monotonic())
+            timeout = IDLE_SECONDS if self._horizon is None else POLL_SECONDS
             for _ in connection.notifies(timeout=timeout, stop_after=1):
                 pass
 
     def _advance(self) -> bool:
-        """Move the safe id over every event now visible (and over gaps that timed out); wake the streams
-        of the owners whose events it passed. True when there may be more to read at once."""
+        """Move the safe id over every event now visible (and over missing ids the database says will
+        never be); wake the streams of the owners whose events it passed. True when there may be more to
+        read at once."""
+        horizon = self._horizon
         with self.db.session() as session:
+            # first whether the horizon's writers ended, then the events: that read sees what they wrote
+            settled = horizon is not None and events.ended(session, horizon.writers)
             visible = events.since(session, self.safe_id, PAGE)
-        safe, owners, now = self.safe_id, set(), time.monotonic()
+        safe, owners = self.safe_id, set()
         for event_id, owner in visible:
-            if event_id != safe + 1:
-                missing = safe + 1
-                if self._gap is None or self._gap[0] != missing:
-                    self._gap = (missing, now)
-                if now - self._gap[1] < self.gap_seconds:
-                    break
+            if event_id != safe + 1 and not (settled and event_id - 1 <= horizon.last_id):
+                break
             safe = event_id
             owners.add(owner)
-        if self._gap is not None and self._gap[0] <= safe:
-            self._gap = None
+        if settled:
+            if len(visible) < PAGE or visible[-1][0] >= horizon.last_id:
+                safe = max(safe, horizon.last_id)  # the ids up to it that are not visible never will be
+            self._horizon = None
+        if self._horizon is None and any(event_id > safe for event_id, _ in visible):
+            with self.db.session() as session:
+                self._horizon = events.horizon(session)
         if safe == self.safe_id:
             return False
         self.safe_id = safe

@@ -18,7 +18,7 @@ def listener_threads(feed: EventFeed) -> list:
 
 
 def test_a_closed_feed_stops_listening_quietly(db: Database, caplog: pytest.LogCaptureFixture) -> None:
-    feed = EventFeed(db, gap_seconds=1.0)
+    feed = EventFeed(db)
     feed.unsubscribe(feed.subscribe(owner_id=None))  # starts the listener
     assert listener_threads(feed)
 
@@ -29,3 +29,80 @@ def test_a_closed_feed_stops_listening_quietly(db: Database, caplog: pytest.LogC
     assert not [r for r in caplog.records if r.name == "zolve.events" and r.levelno >= logging.WARNING]
     with pytest.raises(RuntimeError, match="closed"):
         feed.subscribe(owner_id=None)
+
+
+def test_an_event_committed_late_is_streamed_before_the_ones_after_it(isolated_db: Database) -> None:
+    """Event ids are handed out in insert order but become visible at commit: a transaction that holds
+    its event for 3 s (longer than any fixed guess) must not lose it to a stream that reads on."""
+    import threading
+    import time
+
+    from store import events, keys
+    from store.events import StreamFilter
+    from tests.support import new_job
+
+    with isolated_db.session() as session:
+        owner = keys.create_key(session, name="o").id
+    job = new_job(isolated_db, owner)
+    feed = EventFeed(isolated_db)
+    subscription = feed.subscribe(owner_id=None)
+    held_open, later_committed = threading.Event(), threading.Event()
+
+    def slow_writer() -> None:
+        with isolated_db.session() as session:
+            events.record(session, job.id, "progress", detail={"n": 1})
+            session.flush()
+            held_open.set()
+            later_committed.wait(10)
+            time.sleep(3)  # the slow transaction: commits 3 s after a later event did
+
+    writer = threading.Thread(target=slow_writer)
+    writer.start()
+    held_open.wait(10)
+    with isolated_db.session() as session:
+        events.record(session, job.id, "progress", detail={"n": 2})
+    later_committed.set()
+
+    seen: list[int] = []
+    last = [0]
+
+    def read_on() -> bool:  # what a stream does: read after the last id, up to the feed's safe id
+        with isolated_db.session() as session:
+            page = events.stream_page(session, StreamFilter(job_id=job.id), after=last[0], upto=feed.safe_id)
+        for event, _ in page:
+            last[0] = event.id
+            if event.event == "progress":
+                seen.append(event.detail["n"])
+        return 2 in seen
+
+    try:
+        wait_until(read_on, 15, 0.05, "the later event to be streamed")
+    finally:
+        writer.join()
+        feed.unsubscribe(subscription)
+        feed.close()
+    assert seen == [1, 2], "the event that committed late came first, and was not skipped"
+
+
+def test_an_id_whose_transaction_rolled_back_holds_nothing_back(isolated_db: Database) -> None:
+    from store import events, keys
+    from tests.support import new_job
+
+    with isolated_db.session() as session:
+        owner = keys.create_key(session, name="o").id
+    job = new_job(isolated_db, owner)
+    feed = EventFeed(isolated_db)
+    subscription = feed.subscribe(owner_id=None)
+    try:
+        with pytest.raises(RuntimeError), isolated_db.session() as session:
+            events.record(session, job.id, "progress", detail={"n": 1})
+            session.flush()
+            with isolated_db.session() as other:
+                events.record(other, job.id, "progress", detail={"n": 2})
+            raise RuntimeError("rolled back")
+        with isolated_db.session() as session:
+            later = events.last_id(session)
+        wait_until(lambda: feed.safe_id >= later, 10, 0.05, "the safe id to pass the rolled-back id")
+    finally:
+        feed.unsubscribe(subscription)
+        feed.close()
