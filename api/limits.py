@@ -40,13 +40,16 @@ def exempt() -> bool:
 
 
 def client_key() -> str:
-    """A key this process has verified recently counts as itself; anything else (no key, or a token not
-    yet verified, e.g. one of a flood of random `zk_...` tokens) counts against its address, so that
-    unknown tokens cannot each open a fresh bucket."""
+    """A key this process has verified recently counts as itself, and so does a dashboard session (its
+    cookie is signed: the key it names signed in); anything else (no key, or a token not yet verified,
+    e.g. one of a flood of random `zk_...` tokens) counts against its address, so that unknown tokens
+    cannot each open a fresh bucket."""
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")
     caller = caller_for(token) if scheme.lower() == "bearer" else None
     if caller is not None:
         return f"key:{caller.key_id}"
+    if request.blueprint == "admin" and isinstance(session.get("key_id"), int):
+        return f"key:{session['key_id']}"
     return "ip:" + (request.remote_addr or "unknown")
 
 
@@ -94,7 +97,21 @@ def init_limits(app: Flask, settings: Settings) -> Limiter:
         app.view_functions["jobs.JobCollection"] = limiter.shared_limit(
             settings.submit_rate_limit, exempt_when=invalid_job, **accepted
         )(submit)
+        # the dashboard's ways to make work draw on the same budget (a form it refuses answers 422, free)
+        for endpoint in DASHBOARD_SUBMITS:
+            app.view_functions[endpoint] = limiter.shared_limit(
+                settings.submit_rate_limit, exempt_when=not_a_submit, **accepted
+            )(app.view_functions[endpoint])
     return limiter
+
+
+#: the dashboard's endpoints that submit (or re-run) a job on a POST
+DASHBOARD_SUBMITS = ("admin.new_job_of_kind", "admin.notes", "admin.notes_entry", "admin.retry_job")
+
+
+def not_a_submit() -> bool:
+    """A note sheet's theory makes no job: it costs nothing."""
+    return request.endpoint == "admin.notes_entry" and request.form.get("entry") == "theory"
 
 
 def invalid_job() -> bool:

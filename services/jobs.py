@@ -178,6 +178,9 @@ def retry(ctx: Context, caller: Caller, job_id: uuid.UUID) -> Job:
     _require_admin(caller)
     try:
         with ctx.db.session() as session:
+            failed = job_store.get_job(session, job_id, None)
+            if failed is not None:  # it counts as its owner's unfinished job again
+                check_unfinished_quota(ctx, session, Caller(failed.owner_id, is_admin=False), 1)
             job = dashboard.retry_job(session, job_id, caller.key_id)
     except dashboard.ActionRefused as refused:
         raise Conflict(str(refused)) from None

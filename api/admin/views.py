@@ -29,6 +29,7 @@ from werkzeug.exceptions import HTTPException
 from api import job_cache, rows
 from api.admin import present
 from api.deps import context, database, settings
+from api.limits import seconds_until_reset
 from api.resources import job_error, job_links
 from core.states import JOB_STATES, JobState
 from kinds import KINDS
@@ -106,9 +107,12 @@ def _to_login() -> Response:
 
 
 @bp.errorhandler(HTTPException)
-def http_error(error: HTTPException) -> tuple[str, int]:
+def http_error(error: HTTPException) -> Response:
     code = error.code or 500
-    return render_template("admin/error.html", code=code, error=error), code
+    response = Response(render_template("admin/error.html", code=code, error=error), code)
+    if code == 429:  # the submit budget, as the API says it
+        response.headers["Retry-After"] = str(seconds_until_reset())
+    return response
 
 
 @bp.route("/login", methods=["GET", "POST"])
