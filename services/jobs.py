@@ -124,9 +124,14 @@ def submit_request(ctx: Context, caller: Caller, raw: Any, idempotency_key: str 
 
 
 def check_unfinished_quota(ctx: Context, session: Session, caller: Caller, adding: int) -> None:
-    """A key may have at most ZOLVE_MAX_UNFINISHED_PER_KEY jobs not yet finished."""
+    """A key may have at most ZOLVE_MAX_UNFINISHED_PER_KEY jobs not yet finished. Call it in the
+    transaction that inserts the jobs: it holds the key's lock until that transaction ends, so concurrent
+    submits of one key are counted one after the other."""
     limit = ctx.settings.max_unfinished_per_key
-    if limit and job_store.unfinished_count(session, caller.key_id) + adding > limit:
+    if not limit:
+        return
+    job_store.lock_owner(session, caller.key_id)
+    if job_store.unfinished_count(session, caller.key_id) + adding > limit:
         raise TooMany(
             f"this key has too many unfinished jobs to add {adding} (at most {limit}): "
             "retry once some have finished"

@@ -194,6 +194,18 @@ def forget_published(session: Session) -> None:
     )
 
 
+#: pg_advisory_xact_lock's two-key space (apart from the single-key locks of dispatch, purge, tallies):
+#: (this namespace, an owner's key id) serialises that owner's submits
+OWNER_LOCK = 0x7A51
+
+
+def lock_owner(session: Session, owner_id: int) -> None:
+    """Hold the owner's submit lock until this transaction ends: a count of its jobs taken after this
+    sees every job a concurrent submit of the same owner inserted, so a quota check and its insert are
+    one step."""
+    session.execute(select(func.pg_advisory_xact_lock(OWNER_LOCK, owner_id)))
+
+
 def unfinished_count(session: Session, owner_id: int) -> int:
     """The client's jobs not yet finished (queued, running or cancelling)."""
     unfinished = (JobState.QUEUED, JobState.RUNNING, JobState.CANCELLING)

@@ -1,0 +1,69 @@
+"""Issue 37, item 7: the unfinished-jobs quota holds under concurrency: 30 submits at once (or 20 batches)
+with a quota of 3 leave exactly 3 unfinished jobs, the rest refused with 429."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+
+import pytest
+from sqlalchemy import func, select
+
+from store import keys
+from store.models import Job
+from tests.security.helpers import bearer_token
+
+QUOTA = 3
+#: long enough that none finishes while the test runs, even beside a worker (the cleanup cancels them)
+LONG = {"dice": 10, "faces": 20}
+
+
+@pytest.fixture
+def quota_app(settings):
+    from api.app import create_app
+
+    return create_app(replace(settings, max_unfinished_per_key=QUOTA))
+
+
+def _all_at_once(count: int, request: Callable[[], int]) -> Counter:
+    barrier = threading.Barrier(count)
+
+    def one() -> int:
+        barrier.wait()
+        return request()
+
+    with ThreadPoolExecutor(count) as pool:
+        return Counter(pool.map(lambda _: one(), range(count)))
+
+
+def _unfinished(db, headers: dict[str, str]) -> int:
+    with db.session() as session:
+        owner = keys.authenticate(session, bearer_token(headers)).id
+        return session.scalar(
+            select(func.count())
+            .select_from(Job)
+            .where(Job.owner_id == owner, Job.state.in_(("queued", "running", "cancelling")))
+        )
+
+
+def test_thirty_concurrent_submits_leave_exactly_the_quota(quota_app, db, make_key) -> None:
+    key = make_key()
+    body = {"kind": "dice", "params": LONG, "time_limit": 60, "fresh": True}
+    statuses = _all_at_once(
+        30, lambda: quota_app.test_client().post("/jobs", json=body, headers=key).status_code
+    )
+    assert statuses == Counter({202: QUOTA, 429: 30 - QUOTA})
+    assert _unfinished(db, key) == QUOTA
+
+
+def test_twenty_concurrent_batches_leave_exactly_the_quota(quota_app, db, make_key) -> None:
+    key = make_key()
+    body = {"kind": "dice", "time_limit": 60, "items": [{"client_id": "a", "params": LONG}]}
+    statuses = _all_at_once(
+        20, lambda: quota_app.test_client().post("/batches", json=body, headers=key).status_code
+    )
+    assert statuses == Counter({202: QUOTA, 429: 20 - QUOTA})
+    assert _unfinished(db, key) == QUOTA
