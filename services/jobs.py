@@ -14,7 +14,7 @@ from kinds import KINDS, Kind
 from schemas.jobs import JobCreate
 from services.context import Caller, Context
 from services.errors import Conflict, Invalid, NotFound, TooMany
-from services.messages import Messages, publish, publish_deliveries, send
+from services.messages import Messages, publish, publish_deliveries, release_in_turn, send
 from services.webhooks import checked_callback_url
 from store import dashboard
 from store import jobs as job_store
@@ -29,7 +29,8 @@ class Submission:
     job: Job
     #: False: an earlier request with the same Idempotency-Key made this job
     created: bool = True
-    #: served from an identical succeeded job instead of solved again
+    #: served from an identical succeeded job of the same client instead of solved again (a copy of
+    #: another client's job is not told apart from fresh work)
     cache_hit: bool = False
 
 
@@ -99,9 +100,9 @@ def submit(
     if cached is not None:
         if callback:
             publish_deliveries(ctx.broker, ctx.db)  # finished at once: its webhook goes now
-        return Submission(cached, cache_hit=True)
+        return Submission(cached.job, cache_hit=cached.own)
     if created:
-        send(ctx, Messages(owners={caller.key_id}))  # it goes now, or when the caller's turn comes
+        release_in_turn(ctx, {caller.key_id})  # it goes now, or when the caller's turn comes
     return Submission(job, created=created)
 
 

@@ -13,7 +13,7 @@ import uuid
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any
+from typing import Any, NamedTuple
 
 from sqlalchemy import and_, func, or_, select, true, update
 from sqlalchemy.exc import IntegrityError
@@ -98,6 +98,12 @@ def _replay(job: Job, digest: str, time_limit: float) -> Job:
     return job
 
 
+class CacheHit(NamedTuple):
+    job: Job
+    #: copied from a job of the same owner (else nothing may say it was a copy)
+    own: bool
+
+
 def create_cached_job(
     session: Session,
     *,
@@ -106,8 +112,11 @@ def create_cached_job(
     params: dict[str, Any],
     time_limit: float,
     callback_url: str | None = None,
-) -> Job | None:
-    """A succeeded copy of the latest identical job (same kind and params), sharing its stored rows."""
+) -> CacheHit | None:
+    """A succeeded copy of the latest identical job (same kind and params), sharing its stored rows.
+
+    A copy of another client's job reads as fresh work: no trace of the job it came from (its id, a
+    `cached` mark) in the copy's progress or events."""
     digest = params_hash(kind, params)
     source = session.scalar(
         select(Job)
@@ -122,6 +131,7 @@ def create_cached_job(
     )
     if source is None:
         return None
+    own = source.owner_id == owner_id
     job = job_row(
         owner_id,
         kind,
@@ -134,18 +144,18 @@ def create_cached_job(
         shards_total=source.shards_total,
         shards_done=source.shards_done,
         rows_done=source.rows_done,
-        progress={"cached": True},
+        progress={"cached": True} if own else None,
         callback_url=callback_url,
         started_at=func.now(),
         finished_at=func.now(),
     )
     session.add(job)
     session.flush()
-    cached = {"cached_from": str(source.id)}
+    cached = {"cached_from": str(source.id)} if own else None
     events.record(session, job.id, "created", actor_key_id=owner_id, detail=cached)
     events.record(session, job.id, "succeeded", detail=cached)
     session.refresh(job)
-    return job
+    return CacheHit(job, own)
 
 
 def mark_unsent(
