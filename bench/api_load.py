@@ -4,8 +4,11 @@ Three phases of `--seconds` each, every client on its own keep-alive connection:
 1. bare: `--clients` clients hammer `GET /health` (no key, no database): the server's ceiling;
 2. status: the same number of clients poll `GET /jobs/{id}` of finished jobs (auth, rate limit; the row
    is cached once the job is final), then of unfinished (queued) jobs, whose every poll reads PostgreSQL;
-3. mixed: a fifth of the clients submit trivial jobs and poll each to the end, the rest poll statuses.
-Reports requests/s, p50/p99 latency per endpoint, errors, and status/bare throughput.
+3. submits: a fifth of the clients, each with a key of its own, submit trivial jobs as fast as they are
+   answered (no worker runs: the jobs pile up, held in their client's turn), the rest poll finished jobs;
+4. mixed: a fifth of the clients submit trivial jobs and poll each to the end, the rest poll statuses.
+Reports requests/s, p50/p99 latency per endpoint, errors, status/bare throughput, and the submits' p99
+against bare /health's p99 of the same run.
 
     .venv/bin/python bench/api_load.py [--clients 50] [--seconds 30] [--api-workers 2]
 """
@@ -159,9 +162,26 @@ def main() -> None:
             args.clients, args.seconds, lambda i, s: status_loop(i, s, waiting, waiting_ids)
         )
         waiting_rate = report("queued", waiting, elapsed)["GET /jobs/{id}"]
+        submitters = max(1, args.clients // 5)
+        own_keys = [stack.new_key() for _ in range(submitters)]
+
+        def submit_only_loop(index: int, stop: threading.Event, recorder: Recorder) -> None:
+            client = Client(stack.port, own_keys[index], recorder)
+            while not stop.is_set():
+                client.call("POST /jobs", "POST", "/jobs", TRIVIAL)
+
+        submits = Recorder()
+
+        def submits_loop(index: int, stop: threading.Event) -> None:
+            if index < submitters:
+                submit_only_loop(index, stop, submits)
+            else:
+                status_loop(index, stop, submits)
+
+        elapsed = run_clients(args.clients, args.seconds, submits_loop)
+        submit_rate = report("submits", submits, elapsed)["POST /jobs"]
         stack.start_worker(concurrency=1)
         mixed = Recorder()
-        submitters = max(1, args.clients // 5)
 
         def mixed_loop(index: int, stop: threading.Event) -> None:
             (submit_loop if index < submitters else status_loop)(index, stop, mixed)
@@ -173,7 +193,14 @@ def main() -> None:
             f" {waiting_rate / bare_rate:.2f}x unfinished"
             f" ({status_rate:.0f}, {waiting_rate:.0f} / {bare_rate:.0f} req/s)"
         )
-        errors = sum(r.errors[name] for r in (bare, status, waiting, mixed) for name in r.latencies)
+        bare_p99 = percentile(bare.latencies["GET /health"], 0.99) * 1000
+        submit_p99 = percentile(submits.latencies["POST /jobs"], 0.99) * 1000
+        print(
+            f"  submits beside {args.clients - submitters} pollers: {submit_rate:.0f}/s"
+            f" from {submitters} keys,"
+            f" p99 {submit_p99:.0f} ms = {submit_p99 / bare_p99:.2f}x bare /health p99 ({bare_p99:.0f} ms)"
+        )
+        errors = sum(r.errors[name] for r in (bare, status, waiting, submits, mixed) for name in r.latencies)
         print(f"  errors (non-2xx or connection failures) across all phases: {errors}")
 
 

@@ -68,6 +68,11 @@ class Stack:
         self._wait(lambda: self._get("/health"), "the API")
         return self
 
+    def new_key(self) -> str:
+        """A client key of its own (not an admin's)."""
+        with self.db.session() as session:
+            return keys.create_key(session, name="bench client").key
+
     def _spawn(self, name: str, args: list[str]) -> None:
         log = open(Path(self.tmp.name) / f"{name}.log", "ab")  # noqa: SIM115
         self.children[name] = subprocess.Popen(

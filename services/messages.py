@@ -66,11 +66,18 @@ def send(ctx: Context, messages: Messages) -> None:
     webhook delivery a finished job left (see publish_deliveries)."""
     publish(ctx.broker, ctx.db, messages)
     publish_deliveries(ctx.broker, ctx.db)
-    if messages.owners:
-        try:
-            release(ctx, messages.owners)
-        except Exception:  # what was committed stands: the sweeper releases it within a sweep
-            log.warning("could not release held work of %s; the sweeper will", messages.owners, exc_info=True)
+    release_in_turn(ctx, messages.owners)
+
+
+def release_in_turn(ctx: Context, owners: Collection[int]) -> None:
+    """Release and publish these clients' held work that fits their windows (a new submission's, say);
+    a failure leaves it to the sweeper."""
+    if not owners:
+        return
+    try:
+        release(ctx, owners)
+    except Exception:  # what was committed stands: the sweeper releases it within a sweep
+        log.warning("could not release held work of %s; the sweeper will", owners, exc_info=True)
 
 
 def release(ctx: Context, owners: Collection[int] | None = None) -> Released:

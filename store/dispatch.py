@@ -6,8 +6,9 @@ once. The broker's queue therefore interleaves clients (a client with 1,000 queu
 window of places ahead of a newcomer), and each finished job or shard lets its client's next one go.
 
 The window is the number of live worker processes plus one (at least MIN_WINDOW), so that one client alone
-still keeps every process busy. Releases are serialised by a transaction-level advisory lock: concurrent
-releasers never send more than the window."""
+still keeps every process busy. Releases of one client are serialised by a transaction-level advisory lock
+of that client's (concurrent releasers never send more than its window); releases of different clients
+never wait on each other. The sweeper releases every client's, taking their locks in id order."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import uuid
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
-from sqlalchemy import ColumnElement, Select, and_, func, or_, select, update
+from sqlalchemy import ColumnElement, Select, and_, func, or_, select, union, update
 from sqlalchemy.orm import Session
 from sqlalchemy.sql.selectable import Subquery
 
@@ -24,8 +25,9 @@ from store import heartbeats
 from store.models import Job, Shard
 
 MIN_WINDOW = 2
-#: pg_advisory_xact_lock key: "zolve release"
-RELEASE_LOCK = 0x7A6F_6C72_656C
+#: pg_advisory_xact_lock(RELEASE_LOCK, owner): "zolr", one lock per client (the two-key lock space is
+#: apart from the one-key locks of retention and the sweeper)
+RELEASE_LOCK = 0x7A6F_6C72
 BATCH = 1000
 
 
@@ -122,10 +124,32 @@ def _pick(session: Session, in_flight: Select, held: Subquery, window: int) -> l
     return [row_id for row_id, owner, place in fitting if place <= room.get(owner, window)][:BATCH]
 
 
+def _holding(session: Session) -> list[int]:
+    """The clients with held work (jobs, or shards of running jobs, never sent)."""
+    jobs = select(Job.owner_id).where(Job.state == JobState.QUEUED, Job.enqueued_at.is_(None))
+    shards = (
+        select(Job.owner_id)
+        .join(Shard, Shard.job_id == Job.id)
+        .where(Shard.state == ShardState.QUEUED, Shard.enqueued_at.is_(None), Job.state == JobState.RUNNING)
+    )
+    return list(session.scalars(union(jobs, shards)))
+
+
+def _lock(session: Session, owners: Collection[int] | None) -> list[int]:
+    """Take the release locks of these clients (None: every client with held work), in id order so that
+    two releasers never wait on each other crosswise; returns them."""
+    locked = sorted(set(_holding(session) if owners is None else owners))
+    for owner in locked:
+        session.execute(select(func.pg_advisory_xact_lock(RELEASE_LOCK, owner)))
+    return locked
+
+
 def release(session: Session, window: int, owners: Collection[int] | None = None) -> Released:
     """Mark sent, and return, the held work that fits each client's window (`owners`: only theirs).
     The caller publishes it once this transaction commits."""
-    session.execute(select(func.pg_advisory_xact_lock(RELEASE_LOCK)))
+    owners = _lock(session, owners)
+    if not owners:
+        return Released()
     jobs = session.scalars(
         update(Job)
         .where(Job.id.in_(_pick(session, *_jobs_to_release(owners), window)), Job.enqueued_at.is_(None))

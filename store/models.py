@@ -69,6 +69,9 @@ class ApiKey(Base):
     revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     #: signs this key's webhook deliveries (`whsec_` + base64), made on first use; readable and rotatable
     webhook_secret: Mapped[str | None] = mapped_column(Text)
+    #: a dashboard session holds the generation it signed in under; logout moves it on, ending every
+    #: session (and every copy of its cookie) of the key
+    session_generation: Mapped[int] = mapped_column(Integer, server_default=text("0"))
 
 
 class Job(Base):
@@ -92,6 +95,14 @@ class Job(Base):
             "owner_id",
             "state",
             postgresql_where=text("state IN ('queued', 'running', 'cancelling')"),
+        ),
+        # store.dispatch ranks one client's held jobs (queued, never sent), oldest first
+        Index(
+            "ix_jobs_held",
+            "owner_id",
+            "created_at",
+            "id",
+            postgresql_where=text("state = 'queued' AND enqueued_at IS NULL"),
         ),
         # the sweeper scans only unfinished jobs
         Index(
@@ -167,6 +178,12 @@ class Shard(Base):
             "state",
             "lease_expires_at",
             postgresql_where=text("state IN ('queued', 'running')"),
+        ),
+        Index(
+            "ix_shards_held",
+            "job_id",
+            "id",
+            postgresql_where=text("state = 'queued' AND enqueued_at IS NULL"),
         ),
     )
 

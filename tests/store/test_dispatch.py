@@ -118,3 +118,18 @@ def test_a_shard_whose_worker_died_goes_first_and_is_marked_retried(isolated_db:
         shards.claim_shard(session, planned[2], "w", 30)
         shards.complete_shard(session, planned[2], "w", [], {"count": 0}, 0.1)
     assert release(isolated_db, 1).shards == planned[:1], "then the line in order"
+
+
+def test_releases_of_two_clients_never_wait_on_each_other(isolated_db: Database, owners) -> None:
+    from sqlalchemy import text
+
+    a, b = owners
+    submit(isolated_db, a, 2)
+    theirs = submit(isolated_db, b, 2)
+    with isolated_db.session() as holding:  # b's release, its transaction still open
+        assert dispatch.release(holding, window=1, owners={b}).jobs == theirs[:1]
+        with isolated_db.session() as session:
+            session.execute(text("SET LOCAL lock_timeout = '2s'"))
+            assert len(dispatch.release(session, window=1, owners={a}).jobs) == 1, "a's went meanwhile"
+            with pytest.raises(Exception, match="lock timeout"):  # b's own next release waits its turn
+                dispatch.release(session, window=1, owners={b})
