@@ -39,6 +39,7 @@ from services.messages import (
 from store import heartbeats, jobs, shards, tallies
 from store import webhooks as webhook_store
 from store.db import Database
+from store.leader import Leadership
 from workers import broker_fixes
 from workers.app import (
     BrokerTargets,
@@ -114,6 +115,12 @@ def sweep_once(
         raise
     health.ok()
     return report
+
+
+def lead_sweeps(celery: Celery, db: Database, settings: Settings, leadership: Leadership) -> None:
+    """A sweep, if this process leads the sweeps now."""
+    if leadership.held():
+        sweep_once(celery, db, settings)
 
 
 def _sweep(celery: Celery, db: Database, settings: Settings, judge_silence: bool) -> jobs.SweepReport:
@@ -316,7 +323,13 @@ def create_worker_app(settings: Settings) -> Celery:
     worker_process_init.connect(lambda **_: announce(db), weak=False)
     celery.steps["consumer"].add(broker_connection_step(celery, ctx))
     steps = celery.steps["worker"]
-    steps.add(timer_step("sweeper", settings.sweep_interval, lambda _: sweep_once(celery, db, settings)))
+    # one sweeper at a time (store.leader); a node that leads sweeps, the others only try to lead
+    leadership = Leadership(db, silent_after=3 * settings.sweep_interval)
+    steps.add(
+        timer_step(
+            "sweeper", settings.sweep_interval, lambda _: lead_sweeps(celery, db, settings, leadership)
+        )
+    )
     pool = ("celery.worker.components:Pool",)
     steps.add(timer_step("heartbeat", settings.sweep_interval, lambda worker: beat(db, worker), pool))
     # the timer only asks: the purge itself runs as a task in a pool process, so a long one never holds
