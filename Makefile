@@ -60,11 +60,12 @@ clean:
 
 # The container image and the deployment run from it (podman; scripts/image/ installs what it needs).
 # `make image` builds localhost/zolve:latest on a base made from Debian's packages (README, "Install");
-# `make test-image` runs docker-compose.yml's services from it (several minutes: not part of `make test`).
+# `make test-image` runs docker-compose.yml's services and deploy/k8s from it (not part of `make test`).
 .PHONY: image test-image
 image:
 	bash scripts/image/build.sh
 
-# as root; about 1 minute with the image built (scripts/image/test_image.py says what it runs and checks)
+# as root; under a minute with the image built, about 3½ minutes on a fresh machine
+# (scripts/image/test_image.py says what it runs and checks; README, "Install")
 test-image: $(STAMP) image
 	$(BIN)/python scripts/image/test_image.py
