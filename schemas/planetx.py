@@ -40,13 +40,13 @@ class EnumerateParams(Schema):
         load_default=None,
         validate=validate.Range(1, 8),
         metadata={
-            "description": "shard by the objects of this many first sectors (default: 2 standard, 5 expert)"
+            "description": "shard by the objects of this many first sectors (default: 2 standard, 4 expert)"
         },
     )
     max_shard_boards = Integer(
         load_default=None,
         validate=validate.Range(100, 1_000_000),
-        metadata={"description": "a shard finding more boards splits by one more sector (default 12000)"},
+        metadata={"description": "a shard finding more boards splits by one more sector (default 50000)"},
     )
 
     @validates_schema

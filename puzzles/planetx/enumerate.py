@@ -1,8 +1,8 @@
 """Kind `planetx.enumerate`: every board of a mode (optionally under extra facts), in shards.
 
 A shard is a prefix: the objects of the first k sectors. Planning walks the prefix tree with one Z3 solver
-and assumptions, dropping every prefix that cannot start a board. Each shard is then enumerated in a
-fresh context (see `solver.enumerate_shard`).
+and assumptions, dropping every prefix that cannot start a board. Each shard is then walked in one check
+by the process's long-lived propagator solver (see `solver.enumerate_shard`).
 """
 
 from __future__ import annotations
@@ -19,10 +19,12 @@ from puzzles.planetx.solver import BoardModel, enumerate_shard
 from puzzles.runtime import Run
 from puzzles.sharding import ShardResult, solve_in_process
 
-#: prefix length per mode: expert at 5 gives ~1,300 shards of at most ~8,500 boards
-DEFAULT_SHARD_DEPTH = {"standard": 2, "expert": 5}
-#: a shard that finds more boards than this stops and splits by one more sector
-SHARD_CAP = 12_000
+#: prefix length per mode: expert at 4 gives 370 shards of at most 22,053 boards, the fastest of depths 3-5
+#: in bench/planetx_enumerate.py (in-process and through the service)
+DEFAULT_SHARD_DEPTH = {"standard": 2, "expert": 4}
+#: a shard that finds more boards than this stops and splits by one more sector (the walk does not slow
+#: down as a shard grows; this bounds a shard's rows in memory)
+SHARD_CAP = 50_000
 
 
 @dataclass(frozen=True)

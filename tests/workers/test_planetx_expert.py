@@ -43,7 +43,7 @@ def test_expert_enumeration_matches_the_combinatorial_count_and_set(
             select(Board.code).where(Board.job_id == uuid.UUID(job["id"])).order_by(Board.code)
         ).all()
     assert list(stored) == expected
-    assert final["progress"]["shards_done"] == final["progress"]["shards_total"] >= 1299
+    assert final["progress"]["shards_done"] == final["progress"]["shards_total"] >= 370  # depth 4
     del stored, expected
 
     # the CSV export streams every one of the million rows in constant memory
