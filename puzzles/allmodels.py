@@ -54,8 +54,8 @@ def _libz3() -> ctypes.CDLL | None:
 
 def _bind_consequence() -> Callable[[z3.ContextObj, int, int, ctypes.Array[ctypes.c_void_p], z3.Ast], bool]:
     """(ctx, solver callback, n, fixed terms, conseq) → Z3_solver_propagate_consequence with no equalities,
-    under our own prototype: z3core's wrapper converts and error-checks every argument on every call, a
-    third of the cost of a model. Falls back to that wrapper when libz3 came from elsewhere."""
+    under our own prototype: z3core's wrapper converts and error-checks every argument on every call (about
+    a tenth of the time per model). Falls back to that wrapper when libz3 came from elsewhere."""
     lib = _libz3()
     if lib is None:
         return _wrapped_consequence
@@ -84,7 +84,8 @@ _consequence = _bind_consequence()
 
 
 class PropagatorError(RuntimeError):
-    """The walk saw something it cannot trust (a model with a group unset, a failing callback)."""
+    """The walk saw something it cannot trust (a model with the wrong number of true literals, a model it
+    did not block, a copy of the propagator)."""
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,8 @@ from itertools import product
 import pytest
 import z3
 
-from puzzles.allmodels import ModelWalker, propagator_solver
+from puzzles import allmodels
+from puzzles.allmodels import ModelWalker, PropagatorError, propagator_solver
 from puzzles.runtime import Cancelled, Run, TimeLimitExceeded
 
 
@@ -108,3 +109,22 @@ def test_a_stopped_run_does_not_start_a_walk() -> None:
             walker.walk(run)
     with Run(60) as run:  # a later run on the same long-lived solver is not hit by the old stop
         assert sorted(walker.walk(run).values) == [0, 1, 2, 3]
+
+
+def test_the_conflict_through_z3cores_wrapper_walks_the_same_models(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fallback when libz3 is not the z3 package's own."""
+    monkeypatch.setattr(allmodels, "_consequence", allmodels._wrapped_consequence)
+    ctx = z3.Context()
+    solver, grid = one_hot_grid(ctx, 4, 3)
+    solver.add(z3.Not(grid[2][1]))
+    with Run(60) as run:
+        walk = walker_for(solver, grid, 3).walk(run)
+    assert walk.complete and sorted(walk.values) == expected(4, 3, lambda a: a[2] != 1)
+
+
+def test_a_model_with_the_wrong_number_of_true_literals_is_an_error() -> None:
+    ctx = z3.Context()
+    solver, grid = one_hot_grid(ctx, 3, 2)
+    literals = [(row[1], 1 << c) for c, row in enumerate(grid)]  # not a count that holds in every model
+    with Run(60) as run, pytest.raises(PropagatorError):
+        ModelWalker(solver, literals, 3).walk(run)
