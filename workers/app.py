@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import json
 import logging
+import time
 from dataclasses import dataclass, field
 
 from amqp.exceptions import ChannelError
@@ -101,25 +102,33 @@ class BrokerTargets:
     shards: set[str] = field(default_factory=set)
 
 
-def broker_targets(celery: Celery) -> BrokerTargets | None:
+def broker_targets(celery: Celery, taken_within: float | None = None) -> BrokerTargets | None:
     """The targets of every message the broker holds for QUEUE: waiting in its lists (one per priority)
     or delivered to a worker and not yet acknowledged (kombu's `unacked` hash), read in one Redis
     transaction. None when the broker cannot be read. The queue holds only released work (a window per
-    client, see store.dispatch), so reading it whole stays small."""
+    client, see store.dispatch), so reading it whole stays small.
+
+    With `taken_within`, a message a worker took longer ago than that is not counted: a worker (prefetch
+    1, acknowledging late) starts what it takes at once, so a row still queued behind such a message was
+    taken by a worker that died before starting it, and the broker would hold it until its visibility
+    timeout (over an hour)."""
     try:
         with celery.connection_for_write() as connection:
             channel = connection.default_channel
             with channel.client.pipeline() as pipe:
                 for priority in channel.priority_steps:
                     pipe.lrange(channel._q_for_pri(QUEUE, priority), 0, -1)
-                pipe.hvals(channel.unacked_key)
-                *waiting, unacked = pipe.execute()
+                pipe.hgetall(channel.unacked_key)
+                since = "-inf" if taken_within is None else time.time() - taken_within
+                pipe.zrangebyscore(channel.unacked_index_key, since, "+inf")
+                *waiting, unacked, recent = pipe.execute()
     except Exception:
         log.warning("could not read the broker's messages", exc_info=True)
         return None
     held = BrokerTargets()
     payloads = [json.loads(raw) for queue in waiting for raw in queue]
-    payloads += [json.loads(raw)[0] for raw in unacked]  # [message, exchange, routing key]
+    # [message, exchange, routing key] by delivery tag
+    payloads += [json.loads(unacked[tag])[0] for tag in recent if tag in unacked]
     for payload in payloads:
         task, target = _task_and_target(payload)
         if task == RUN_JOB:

@@ -131,7 +131,7 @@ def _sweep(celery: Celery, db: Database, settings: Settings, judge_silence: bool
     whatever the queue's length: a queued row sent more than `requeue_after` ago whose message the broker
     no longer holds (read before the rows, so a message sent meanwhile is never taken for lost)."""
     recover_emptied_broker(celery, Context(db, settings, celery))
-    held = broker_targets(celery)
+    held = broker_targets(celery, taken_within=settings.requeue_after)
     requeue_after = settings.requeue_after if held is not None else None
     held = held or BrokerTargets()
     with db.session() as session:

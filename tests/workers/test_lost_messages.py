@@ -161,3 +161,53 @@ def test_a_message_lost_while_the_queue_is_busy_is_sent_again(settings: Settings
             stack.client.post(f"/jobs/{slow}/cancel", headers=stack.headers)
         for job_id in waiting:
             assert poll_job(stack.client, stack.headers, job_id, 30)["state"] == "succeeded"
+
+
+def _take_as_a_worker_that_died(redis_url: str, target: str, taken_ago: float) -> int:
+    """Move the waiting message that names `target` into kombu's unacknowledged set, delivered `taken_ago`
+    seconds ago: what a worker leaves behind when it is killed after taking a message and before
+    starting it (kombu's QoS.append, then no ack and no restore until the visibility timeout)."""
+    import json
+    import time
+
+    from kombu import Connection
+
+    with Connection(redis_url) as connection:
+        channel = connection.default_channel
+        client, moved = channel.client, 0
+        for raw in client.lrange("zolve", 0, -1):
+            if target in raw.decode() and client.lrem("zolve", 1, raw):
+                tag = f"dead-{target}"
+                client.hset(channel.unacked_key, tag, json.dumps([json.loads(raw), "", "zolve"]))
+                client.zadd(channel.unacked_index_key, {tag: time.time() - taken_ago})
+                moved += 1
+        return moved
+
+
+def test_a_message_taken_by_a_worker_that_died_before_starting_it_is_sent_again(
+    settings: Settings, tmp_path: Path
+) -> None:
+    """A message a worker took long ago (longer than ZOLVE_REQUEUE_AFTER, 10 s here) while its row is still
+    queued does not count as held: the row is sent again instead of waiting for the broker's visibility
+    timeout (over an hour). Seen in `make test-image` with a worker container SIGKILLed mid-enumeration.
+    The only pool process runs a 30 s shard meanwhile, so the job's message waits in the broker."""
+    with private_stack(settings, tmp_path / "data", concurrency=1) as stack:
+        stack.worker.start()
+
+        def submit(kind: str, params: dict) -> str:
+            answer = stack.client.post("/jobs", json={"kind": kind, "params": params}, headers=stack.headers)
+            assert answer.status_code == 202, answer.get_json()
+            return answer.get_json()["id"]
+
+        slow = submit("test.sharded", {"shard_seconds": 30})
+        wait_until(lambda: _running(stack, slow, "a"), 30, what="the slow shard to run")
+        job_id = submit("dice", {"dice": 3, "faces": 6})
+        wait_until(lambda: stack.job(job_id).enqueued_at, 10, what="the job to be sent")
+        sent_at = stack.job(job_id).enqueued_at
+        assert _take_as_a_worker_that_died(stack.settings.redis_url, job_id, taken_ago=60) == 1
+        try:
+            wait_until(lambda: stack.job(job_id).enqueued_at > sent_at, 25, what="the taken message re-sent")
+            assert _running(stack, slow, "a"), "the only process was busy all along"
+        finally:
+            stack.client.post(f"/jobs/{slow}/cancel", headers=stack.headers)
+        assert poll_job(stack.client, stack.headers, job_id, 30)["state"] == "succeeded"
