@@ -30,20 +30,24 @@ class Leadership:
         self._connection: psycopg.Connection | None = None
         self._leading = False
         self._pid = os.getpid()
+        #: whether the last check reached the database (a follower's view of it, too)
+        self.reached = False
 
     def held(self) -> bool:
         """Whether this process leads now: it keeps the lock while its session lives, and otherwise tries
         to take it. False when the database cannot be reached."""
         if self._pid != os.getpid():  # a connection never crosses a fork
             self._connection, self._leading, self._pid = None, False, os.getpid()
+        self.reached = False
         try:
             if self._connection is None or self._connection.closed:
                 self._connection, self._leading = self._connect(), False
             if self._leading:
                 self._connection.execute("SELECT 1")
+                self.reached = True
                 return True
             row = self._connection.execute("SELECT pg_try_advisory_lock(%s)", (self.key,)).fetchone()
-            self._leading = bool(row and row[0])
+            self.reached, self._leading = True, bool(row and row[0])
             if self._leading:
                 log.info("this process now leads the sweeps")
             return self._leading

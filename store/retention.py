@@ -154,6 +154,7 @@ _ORPHAN_OWNERS = text(
     """
 )
 
+
 def _delete_orphan_rows(db: Database, rows_chunk: int) -> int:
     """Delete the rows of jobs that are gone, `rows_chunk` rows per transaction. Returns how many."""
     with db.session() as session:

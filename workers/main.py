@@ -118,9 +118,14 @@ def sweep_once(
 
 
 def lead_sweeps(celery: Celery, db: Database, settings: Settings, leadership: Leadership) -> None:
-    """A sweep, if this process leads the sweeps now."""
+    """A sweep, if this process leads the sweeps now. A follower keeps its view of the database too, so
+    that when it takes over it may judge silent workers at once (see DatabaseHealth)."""
     if leadership.held():
         sweep_once(celery, db, settings)
+    elif leadership.reached:
+        SWEEPER_HEALTH.ok()
+    else:
+        SWEEPER_HEALTH.failed()
 
 
 def _sweep(celery: Celery, db: Database, settings: Settings, judge_silence: bool) -> jobs.SweepReport:
