@@ -81,6 +81,10 @@ class Settings:
     purge_interval: float = 3600.0
     #: signs the admin dashboard's session cookies; unset: see `secret_key_for`
     secret_key: str | None = None
+    #: a dashboard session ends after this long without a request, and this long after its login however
+    #: busy it is (logout and revoking the key end it at once)
+    session_idle_seconds: float = 2 * 3600.0
+    session_max_seconds: float = 12 * 3600.0
     #: proxies in front of the API whose X-Forwarded-For/-Proto/-Host/-Port/-Prefix headers are believed
     #: (werkzeug's ProxyFix, that many hops); 0 = none: such headers are ignored, whoever sends them
     trusted_proxies: int = 0
@@ -136,6 +140,8 @@ class Settings:
             submit_rate_limit=os.environ.get("ZOLVE_SUBMIT_RATE_LIMIT", defaults.submit_rate_limit),
             status_cache_seconds=_env_float("ZOLVE_STATUS_CACHE_SECONDS", defaults.status_cache_seconds),
             secret_key=os.environ.get("ZOLVE_SECRET_KEY") or None,
+            session_idle_seconds=_env_float("ZOLVE_SESSION_IDLE_SECONDS", defaults.session_idle_seconds),
+            session_max_seconds=_env_float("ZOLVE_SESSION_MAX_SECONDS", defaults.session_max_seconds),
             trusted_proxies=_env_int("ZOLVE_TRUSTED_PROXIES", defaults.trusted_proxies),
             hsts_seconds=_env_int("ZOLVE_HSTS_SECONDS", defaults.hsts_seconds),
             max_streams=_env_int("ZOLVE_MAX_STREAMS", defaults.max_streams),

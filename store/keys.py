@@ -6,7 +6,7 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
 from store.models import ApiKey
@@ -60,3 +60,10 @@ def revoke_key(session: Session, key_id: int) -> ApiKey | None:
         row.revoked_at = session.scalar(select(func.now()))
         session.flush()
     return row
+
+
+def end_sessions(session: Session, key_id: int) -> None:
+    """End every dashboard session of the key: the sessions signed in before this are refused."""
+    session.execute(
+        update(ApiKey).where(ApiKey.id == key_id).values(session_generation=ApiKey.session_generation + 1)
+    )

@@ -20,7 +20,9 @@ def init_admin(app: Flask, settings: Settings) -> None:
         SESSION_COOKIE_NAME="zolve_admin",
         SESSION_COOKIE_HTTPONLY=True,
         SESSION_COOKIE_SAMESITE="Lax",
-        PERMANENT_SESSION_LIFETIME=timedelta(hours=12),
+        # the idle lifetime: a cookie signed longer ago is refused (each request signs it anew); the
+        # absolute one is views._session_holds
+        PERMANENT_SESSION_LIFETIME=timedelta(seconds=settings.session_idle_seconds),
         # the bearer-token API has no forms: the dashboard asks for the token itself (views.guard)
         WTF_CSRF_CHECK_DEFAULT=False,
         # a token lives as long as the session, so a page left open still submits

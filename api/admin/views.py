@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -68,10 +69,22 @@ def _key_from_request() -> tuple[ApiKey | None, str | None]:
         return None, None
     with database().session() as db_session:
         row = db_session.get(ApiKey, key_id)
-    if row is None or row.revoked_at is not None:
+    if row is None or not _session_holds(row):
         session.clear()
         return None, None
     return row, "session"
+
+
+def _session_holds(key: ApiKey) -> bool:
+    """The session's key is not revoked, has not logged out since (its generation), and the session is
+    younger than its absolute lifetime (the idle one is the cookie's signed age, see setup.py)."""
+    since = session.get("since")
+    return (
+        key.revoked_at is None
+        and session.get("generation") == key.session_generation
+        and isinstance(since, int | float)
+        and time.time() - since < settings().session_max_seconds
+    )
 
 
 @bp.before_request
@@ -125,7 +138,7 @@ def login() -> Any:
     if key is None:
         return render_template("admin/login.html", next=_safe_next(), error="not a valid API key"), 401
     session.clear()
-    session["key_id"] = key.id
+    session.update(key_id=key.id, generation=key.session_generation, since=int(time.time()))
     session.permanent = True
     return redirect(_safe_next())
 
@@ -144,6 +157,9 @@ def _safe_next() -> str:
 
 @bp.post("/logout")
 def logout() -> Response:
+    """End the key's sessions: this one and every copy of its cookie (the key's other sessions too)."""
+    with database().session() as db_session:
+        keys.end_sessions(db_session, g.key.id)
     session.clear()
     return redirect(url_for("admin.login"))
 
