@@ -79,6 +79,11 @@ class Settings:
     retention_days: float = 30.0
     #: how often each worker purges what expired (one at a time: they take turns through a lock)
     purge_interval: float = 3600.0
+    #: `zolve api`'s front reads a request whole before gunicorn sees it: its head within this long, its
+    #: body within this long (else 408), with at most this many client connections open (else 503)
+    request_header_seconds: float = 10.0
+    request_body_seconds: float = 30.0
+    max_connections: int = 2000
     #: signs the admin dashboard's session cookies; unset: see `secret_key_for`
     secret_key: str | None = None
     #: a dashboard session ends after this long without a request, and this long after its login however
@@ -139,6 +144,11 @@ class Settings:
             rate_limit=os.environ.get("ZOLVE_RATE_LIMIT", defaults.rate_limit),
             submit_rate_limit=os.environ.get("ZOLVE_SUBMIT_RATE_LIMIT", defaults.submit_rate_limit),
             status_cache_seconds=_env_float("ZOLVE_STATUS_CACHE_SECONDS", defaults.status_cache_seconds),
+            request_header_seconds=_env_float(
+                "ZOLVE_REQUEST_HEADER_SECONDS", defaults.request_header_seconds
+            ),
+            request_body_seconds=_env_float("ZOLVE_REQUEST_BODY_SECONDS", defaults.request_body_seconds),
+            max_connections=_env_int("ZOLVE_MAX_CONNECTIONS", defaults.max_connections),
             secret_key=os.environ.get("ZOLVE_SECRET_KEY") or None,
             session_idle_seconds=_env_float("ZOLVE_SESSION_IDLE_SECONDS", defaults.session_idle_seconds),
             session_max_seconds=_env_float("ZOLVE_SESSION_MAX_SECONDS", defaults.session_max_seconds),

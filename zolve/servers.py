@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import json
 import logging
+import multiprocessing
+import multiprocessing.connection
 import os
+import signal
 import socket
 import tempfile
+import threading
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -45,11 +49,15 @@ def control_socket(settings: Settings, port: int) -> str:
 
 
 def gunicorn_options(
-    settings: Settings, *, host: str, port: int, workers: int, threads: int
+    settings: Settings, *, host: str, port: int, workers: int, threads: int, upstream: str | None = None
 ) -> dict[str, Any]:
+    """gunicorn's settings; given `upstream` (a unix socket), it listens there behind zolve.front, which
+    names each client's address in a PROXY protocol line."""
+    behind_front = {"proxy_protocol": "v1", "proxy_allow_ips": "127.0.0.1,::1"} if upstream else {}
     return {
+        **behind_front,
         "control_socket": control_socket(settings, port),
-        "bind": f"{host}:{port}",
+        "bind": f"unix:{upstream}" if upstream else f"{host}:{port}",
         "workers": workers,
         "worker_class": "gthread",
         # event streams hold a thread each, at most max_streams: on top of the threads everything else
@@ -93,7 +101,10 @@ def serve_api(settings: Settings, *, host: str, port: int, workers: int, threads
         raise ConfigurationError(problem)
     # resolved once, before gunicorn forks: every process signs the dashboard's sessions alike
     settings = replace(settings, secret_key=secret_key_for(settings))
-    options = gunicorn_options(settings, host=host, port=port, workers=workers, threads=threads)
+    upstream = start_front(settings, host, port)
+    options = gunicorn_options(
+        settings, host=host, port=port, workers=workers, threads=threads, upstream=upstream
+    )
     # gunicorn has no setting for its error page: its workers write every refusal through this function
     util.write_error = json_refusal
 
@@ -106,6 +117,38 @@ def serve_api(settings: Settings, *, host: str, port: int, workers: int, threads
             return create_app(settings)
 
     _Gunicorn().run()
+
+
+def start_front(settings: Settings, host: str, port: int) -> str:
+    """Listen on host:port in a process of its own (zolve.front) that reads each request whole before
+    passing it to gunicorn; returns the unix socket (in a private directory) gunicorn is to listen on."""
+    from zolve import front
+
+    private = Path(tempfile.mkdtemp(prefix="zolve-api-"))  # 0700: only this user reaches gunicorn
+    upstream = str(private / "gunicorn.sock")
+    family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+    listener = socket.create_server((host, port), family=family, backlog=2048)
+    config = front.FrontConfig(
+        upstream=upstream,
+        header_seconds=settings.request_header_seconds,
+        body_seconds=settings.request_body_seconds,
+        max_body_bytes=settings.max_body_bytes,
+        max_connections=settings.max_connections,
+    )
+    process = multiprocessing.get_context("fork").Process(
+        target=front.run, args=(listener, config), name="zolve-front", daemon=True
+    )
+    process.start()
+    listener.close()  # the front's now
+    threading.Thread(target=_stop_with, args=(process,), name="front-watch", daemon=True).start()
+    return upstream
+
+
+def _stop_with(front: multiprocessing.process.BaseProcess) -> None:
+    """Without its front the API serves no one: stop gunicorn too (SIGTERM, graceful), so that whoever
+    runs `zolve api` (zolve up, a container) sees it end and starts it again."""
+    multiprocessing.connection.wait([front.sentinel])
+    os.kill(os.getpid(), signal.SIGTERM)
 
 
 def serve_worker(

@@ -1,0 +1,123 @@
+"""Slow clients against the API: N sockets that send a request's headers (or its body) a byte at a time,
+and meanwhile `/health` asked again and again on fresh connections; prints its latency percentiles.
+
+Loopback only, bounded: at most 1,000 sockets, at most 120 s. A socket the server closes (its read
+deadline) is replaced by a new one, so that N stay open throughout.
+
+    .venv/bin/python bench/slow_clients.py http://127.0.0.1:8000 [--sockets 200] [--seconds 30]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import socket
+import statistics
+import threading
+import time
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+MAX_SOCKETS = 1000
+MAX_SECONDS = 120.0
+
+
+@dataclass
+class SlowClients:
+    """Sockets that each send a request's start, then one more byte every `drip` seconds, until stopped."""
+
+    host: str
+    port: int
+    count: int
+    drip: float = 1.0
+    body: bool = False  # send whole headers and trickle a promised body instead
+    replenish: bool = False  # open a new socket for each one the server closes: keep `count` open
+    sockets: list[socket.socket] = field(default_factory=list)
+    stopped: threading.Event = field(default_factory=threading.Event)
+
+    def __post_init__(self) -> None:
+        if not ipaddress.ip_address(self.host).is_loopback:
+            raise ValueError("slow clients are for loopback only")
+        self.count = min(self.count, MAX_SOCKETS)
+
+    def start(self) -> SlowClients:
+        for _ in range(self.count):
+            self._open()
+        threading.Thread(target=self._drip, daemon=True).start()
+        return self
+
+    def _open(self) -> None:
+        body_start = b"POST /jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        body_start += b"Content-Length: 100000\r\n\r\n{"
+        sock = socket.create_connection((self.host, self.port), timeout=5)
+        sock.sendall(body_start if self.body else b"GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        self.sockets.append(sock)
+
+    def _drip(self) -> None:
+        while not self.stopped.wait(self.drip):
+            for sock in list(self.sockets):
+                try:
+                    sock.send(b"a")
+                except OSError:
+                    self.sockets.remove(sock)  # the server closed it (its deadline): that is the point
+                    sock.close()
+                    if self.replenish and not self.stopped.is_set():
+                        self._open()
+
+    def open_count(self) -> int:
+        return len(self.sockets)
+
+    def stop(self) -> None:
+        self.stopped.set()
+        for sock in self.sockets:
+            sock.close()
+
+
+def health_latencies(host: str, port: int, seconds: float, timeout: float = 2.0) -> list[float]:
+    """`GET /health` on a fresh connection, again and again for `seconds`: each one's seconds (a timeout or
+    a refused connection counts as `timeout`)."""
+    latencies, deadline = [], time.monotonic() + min(seconds, MAX_SECONDS)
+    while time.monotonic() < deadline:
+        started = time.monotonic()
+        try:
+            with socket.create_connection((host, port), timeout=timeout) as sock:
+                sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+                answer = sock.recv(64)
+            ok = answer.startswith(b"HTTP/1.1 200")
+        except OSError:
+            ok = False
+        latencies.append(time.monotonic() - started if ok else timeout)
+        time.sleep(0.05)
+    return latencies
+
+
+def percentile(values: list[float], share: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("url")
+    parser.add_argument("--sockets", type=int, default=200)
+    parser.add_argument("--seconds", type=float, default=30.0)
+    parser.add_argument("--body", action="store_true", help="trickle a body instead of headers")
+    args = parser.parse_args()
+    parts = urlsplit(args.url)
+    slow = SlowClients(parts.hostname, parts.port, args.sockets, body=args.body, replenish=True).start()
+    try:
+        latencies = health_latencies(parts.hostname, parts.port, args.seconds)
+    finally:
+        still_open = slow.open_count()
+        slow.stop()
+    p50, p99 = statistics.median(latencies) * 1000, percentile(latencies, 0.99) * 1000
+    print(
+        f"{len(latencies)} /health requests beside {args.sockets} slow sockets ({still_open} still open "
+        f"at the end): p50 {p50:.1f} ms, p99 {p99:.1f} ms, max {max(latencies) * 1000:.1f} ms"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,85 @@
+"""Issue 37, item 3: slow clients cannot exhaust the API. 200 sockets trickling their headers (or a body)
+a byte a second, against a real `zolve api`: `/health` still answers every time, quickly; and the slow
+sockets are cut off at the read deadline instead of being held forever."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+from pathlib import Path
+
+from bench.slow_clients import SlowClients, health_latencies, percentile
+from tests.support import ApiServer, wait_until
+
+
+def _address(live_api) -> tuple[str, int]:
+    return "127.0.0.1", live_api.port
+
+
+def test_health_answers_beside_200_sockets_sending_headers_slowly(live_api) -> None:
+    host, port = _address(live_api)
+    slow = SlowClients(host, port, 200).start()
+    try:
+        latencies = health_latencies(host, port, seconds=8)
+    finally:
+        slow.stop()
+    assert max(latencies) < 2.0, "every /health answered (a timeout counts 2 s)"
+    assert percentile(latencies, 0.99) < 0.5, sorted(latencies)[-5:]
+
+
+def test_health_answers_beside_200_sockets_sending_a_body_slowly(live_api) -> None:
+    host, port = _address(live_api)
+    slow = SlowClients(host, port, 200, body=True).start()
+    try:
+        latencies = health_latencies(host, port, seconds=8)
+    finally:
+        slow.stop()
+    assert max(latencies) < 2.0 and percentile(latencies, 0.99) < 0.5, sorted(latencies)[-5:]
+
+
+def test_a_socket_that_never_finishes_its_headers_is_cut_off(live_api) -> None:
+    """The header deadline (ZOLVE_REQUEST_HEADER_SECONDS, 10 s by default): the server answers 408 and
+    closes, whatever the client keeps sending."""
+    host, port = _address(live_api)
+    slow = SlowClients(host, port, 3).start()
+    try:
+        wait_until(lambda: slow.open_count() == 0, 30, 0.5, "the server to close the slow sockets")
+    finally:
+        slow.stop()
+
+
+def test_a_complete_request_is_still_served_and_refusals_stay_json(live_api) -> None:
+    host, port = _address(live_api)
+    with socket.create_connection((host, port), timeout=5) as sock:
+        sock.sendall(b"GET /" + b"a" * 9000 + b" HTTP/1.1\r\nHost: x\r\n\r\n")
+        answer = sock.makefile("rb").read()
+    assert answer.startswith(b"HTTP/1.1 414") and b'"code": 414' in answer
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                if int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1]) == pid:
+                    found.append(int(entry.name))
+    return found
+
+
+def _comm(pid: int) -> str:
+    with contextlib.suppress(OSError):
+        return (Path("/proc") / str(pid) / "comm").read_text().strip()
+    return ""
+
+
+def test_zolve_api_ends_when_its_front_dies(worker_env, tmp_path) -> None:
+    """Without its front nobody reaches the API: `zolve api` stops, for its supervisor to start it again."""
+    server = ApiServer({**worker_env, "ZOLVE_SECRET_KEY": "test"}, tmp_path / "api.log").start()
+    try:
+        (front,) = [pid for pid in _children(server.process.pid) if _comm(pid) == "zolve-front"]
+        os.kill(front, signal.SIGKILL)
+        server.process.wait(30)
+    finally:
+        server.stop()
