@@ -72,6 +72,9 @@ TEST_ENV = {
     # a killed worker's shard runs again after its lease: 6 s instead of 30
     "ZOLVE_LEASE_SECONDS": "6",
     "ZOLVE_SWEEP_INTERVAL": "1",
+    # a shard message the killed worker had taken but not yet started is lost with it (its row stays
+    # queued, no lease to expire) and is sent again after ZOLVE_REQUEUE_AFTER: 15 s instead of 120
+    "ZOLVE_REQUEUE_AFTER": "15",
     # the webhook receiver of the test listens on the namespace's loopback
     "ZOLVE_WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8",
 }
