@@ -48,6 +48,7 @@ class EmbeddedServices:
 
         self.data_dir.mkdir(parents=True, exist_ok=True)
         self._postgres = pgserver.get_server(self.data_dir / "postgres", cleanup_mode="stop")
+        self._keep_private()
         exists = self._postgres.psql(f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE_NAME}';")
         if "(1 row)" not in exists:
             self._postgres.psql(f"CREATE DATABASE {DATABASE_NAME};")
@@ -55,9 +56,20 @@ class EmbeddedServices:
         return f"postgresql+psycopg://postgres@/{DATABASE_NAME}?host={quote(socket_dir)}"
 
     # -- Redis -----------------------------------------------------------------------------------
+    def _keep_private(self) -> None:
+        """The data directory holds the dashboard's signing key, Redis's files and PostgreSQL's data: no
+        other user reads it. When we are root, pgserver runs PostgreSQL as a user of its own and opens
+        the directories above its data to everyone (g+rx, o+rx) at each start: that user still needs to
+        traverse this one, so others keep only that (0711)."""
+        try:
+            self.data_dir.chmod(0o711 if os.getuid() == 0 else 0o700)
+        except PermissionError:  # not ours (a mounted volume): say so rather than fail to start
+            log.warning("cannot make %s private (not its owner): other users may read it", self.data_dir)
+
     def _redis_paths(self) -> tuple[Path, Path]:
         redis_dir = self.data_dir / "redis"
-        redis_dir.mkdir(parents=True, exist_ok=True)
+        redis_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+        redis_dir.chmod(0o700)  # made by an older version with the umask's mode
         if self._redis_socket is None:  # chosen once: a restarted Redis keeps its URL
             self._redis_socket = redis_dir / "redis.sock"
             if len(str(self._redis_socket)) > _MAX_SOCKET_PATH:
@@ -116,6 +128,7 @@ class EmbeddedServices:
 
         with pgserver.PostgresServer._lock:
             self._postgres.ensure_postgres_running()
+        self._keep_private()
         socket_dir = self._postgres.get_uri().split("host=", 1)[1]
         return f"postgresql+psycopg://postgres@/{DATABASE_NAME}?host={quote(socket_dir)}"
 
