@@ -27,9 +27,9 @@ ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 PIP_DISABLE_PIP_VERSION_CHECK=1
 RUN useradd --create-home --uid 1000 zolve && python3 -m venv /opt/zolve
 # the dependencies exactly as CI installed and tested them (requirements.lock: pinned, with hashes), in a
 # layer of their own that a code change does not rebuild (and what the lock lacks below Python 3.11.3)
-COPY requirements.lock scripts/image/python-before-3.11.3.lock /tmp/
+COPY requirements.lock requirements-before-3.11.3.lock /tmp/
 RUN if [ -n "$PIP_CA_BUNDLE" ]; then export PIP_CERT="$PIP_CA_BUNDLE"; fi \
- && pip install --require-hashes -r /tmp/requirements.lock -r /tmp/python-before-3.11.3.lock \
+ && pip install --require-hashes -r /tmp/requirements.lock -r /tmp/requirements-before-3.11.3.lock \
  && rm /tmp/*.lock
 # then the product itself: the wheel, its dependencies already there. COPY, not a RUN --mount of the
 # builder's folder: buildah's cache key for such a RUN leaves out the mounted files, so a code change

@@ -11,10 +11,10 @@ STAMP := $(VENV)/.installed
 # The runtime dependencies come from requirements.lock (pinned, with hashes: what the image installs), so
 # the tests run on what deploys; then the project itself and its dev tools.
 # After changing the dependencies in pyproject.toml: `make lock`.
-$(STAMP): pyproject.toml requirements.lock
+$(STAMP): pyproject.toml requirements.lock requirements-before-3.11.3.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet --require-hashes -r requirements.lock
+	$(BIN)/python -m pip install --quiet --require-hashes -r requirements.lock -r requirements-before-3.11.3.lock
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 

@@ -30,6 +30,8 @@ ROOT = Path(__file__).resolve().parent.parent
 _NOT_BUILT = shutil.ignore_patterns(
     ".git", ".venv", "zolve-data", "build", "dist", "*.egg-info", "__pycache__", "*.pyc", ".*_cache"
 )
+#: the pinned dependencies, as `make` and the image install them
+LOCKS = ("requirements.lock", "requirements-before-3.11.3.lock")
 #: the test-only kinds that ZOLVE_PLUGINS=tests.plugins loads into the product's processes
 _PLUGIN_FILES = ("__init__.py", "plugins.py", "sharded_plugin.py")
 
@@ -67,7 +69,7 @@ def _cache_dir() -> Path:
 def _dependencies() -> Path:
     """The environment of the pinned dependencies, made once per lock file and Python (under a file lock:
     several test sessions may start at once); returns its site-packages."""
-    lock = (ROOT / "requirements.lock").read_bytes()
+    lock = b"".join((ROOT / name).read_bytes() for name in LOCKS)
     key = hashlib.sha256(lock + sys.version.encode()).hexdigest()[:16]
     venv = _cache_dir() / f"deps-{key}"
     _cache_dir().mkdir(parents=True, exist_ok=True)
@@ -76,7 +78,8 @@ def _dependencies() -> Path:
         if not (venv / "complete").exists():
             shutil.rmtree(venv, ignore_errors=True)
             _run(sys.executable, "-m", "venv", "--without-pip", str(venv))
-            _pip(venv, "install", "--quiet", "--require-hashes", "-r", str(ROOT / "requirements.lock"))
+            requirements = [arg for name in LOCKS for arg in ("-r", str(ROOT / name))]
+            _pip(venv, "install", "--quiet", "--require-hashes", *requirements)
             (venv / "complete").touch()
     return _site_packages(venv)
 

@@ -270,13 +270,18 @@ def test_the_tests_run_on_the_locked_versions() -> None:
     assert drift == {}, "installed versions differ from requirements.lock (pinned, installed): `make` again"
 
 
-def test_the_image_installs_the_lock_and_nothing_else() -> None:
+def test_the_image_installs_the_locks_and_then_the_wheel_alone() -> None:
+    """The image, `make` and the tests' installed copy install the same pinned dependencies (the lock, and
+    what it lacks below Python 3.11.3); the image then adds the wheel with no dependency of its own."""
+    from tests.installed import LOCKS
+
+    locks = "--require-hashes -r /tmp/requirements.lock -r /tmp/requirements-before-3.11.3.lock"
     dockerfile = (ROOT / "Dockerfile").read_text()
-    lock_install = dockerfile.index("pip install --no-cache-dir --require-hashes -r requirements.lock")
-    project_install = dockerfile.index("pip install --no-cache-dir --no-deps .")
-    assert lock_install < project_install
+    assert LOCKS == ("requirements.lock", "requirements-before-3.11.3.lock")
+    wheel = "pip install --no-deps /tmp/wheels/zolve-"
+    assert dockerfile.index(f"pip install {locks}") < dockerfile.index(wheel)
     makefile = (ROOT / "Makefile").read_text()
-    assert "--require-hashes -r requirements.lock" in makefile, "CI installs the same lock"
+    assert "--require-hashes -r requirements.lock -r requirements-before-3.11.3.lock" in makefile
 
 
 @pytest.mark.integration
