@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -139,28 +140,36 @@ def test_a_message_lost_while_the_queue_is_busy_is_sent_again(settings: Settings
     is empty: here one pool process runs a 30 s shard while five jobs wait in the broker's queue."""
     env = {"ZOLVE_MAX_IN_FLIGHT_PER_KEY": "8"}  # every job below is sent at once; ZOLVE_REQUEUE_AFTER: 10
     with private_stack(settings, tmp_path / "data", concurrency=1, env=env) as stack:
-        stack.worker.start()
-
-        def submit(kind: str, params: dict) -> str:
-            answer = stack.client.post("/jobs", json={"kind": kind, "params": params}, headers=stack.headers)
-            assert answer.status_code == 202, answer.get_json()
-            return answer.get_json()["id"]
-
-        slow = submit("test.sharded", {"shard_seconds": 30})
-        wait_until(lambda: _running(stack, slow, "a"), 30, what="the slow shard to run")
-        waiting = [submit("dice", {"dice": 3, "faces": faces}) for faces in range(3, 9)]
-        wait_until(lambda: all(stack.job(j).enqueued_at for j in waiting), 10, what="the jobs to be sent")
-        victim = waiting[0]
-        sent_at = stack.job(victim).enqueued_at
-        assert _delete_message(stack.settings.redis_url, victim) == 1
-        try:
+        with _busy(stack) as slow:
+            waiting = [_submit(stack, "dice", {"dice": 3, "faces": faces}) for faces in range(3, 9)]
+            wait_until(lambda: all(stack.job(j).enqueued_at for j in waiting), 10, what="the jobs to be sent")
+            victim = waiting[0]
+            sent_at = stack.job(victim).enqueued_at
+            assert _delete_message(stack.settings.redis_url, victim) == 1
             wait_until(lambda: stack.job(victim).enqueued_at > sent_at, 25, what="the lost message re-sent")
             assert _running(stack, slow, "a"), "the queue was busy all along"
             assert all(stack.job(j).state == "queued" for j in waiting[1:])
-        finally:
-            stack.client.post(f"/jobs/{slow}/cancel", headers=stack.headers)
         for job_id in waiting:
             assert poll_job(stack.client, stack.headers, job_id, 30)["state"] == "succeeded"
+
+
+def _submit(stack: PrivateStack, kind: str, params: dict) -> str:
+    answer = stack.client.post("/jobs", json={"kind": kind, "params": params}, headers=stack.headers)
+    assert answer.status_code == 202, answer.get_json()
+    return answer.get_json()["id"]
+
+
+@contextmanager
+def _busy(stack: PrivateStack) -> Iterator[str]:
+    """Start the stack's worker and keep its only pool process on a 30 s shard (cancelled on the way out),
+    so what is submitted meanwhile waits in the broker; yields the slow job's id."""
+    stack.worker.start()
+    slow = _submit(stack, "test.sharded", {"shard_seconds": 30})
+    wait_until(lambda: _running(stack, slow, "a"), 30, what="the slow shard to run")
+    try:
+        yield slow
+    finally:
+        stack.client.post(f"/jobs/{slow}/cancel", headers=stack.headers)
 
 
 def _take_as_a_worker_that_died(redis_url: str, target: str, taken_ago: float) -> int:
@@ -192,22 +201,11 @@ def test_a_message_taken_by_a_worker_that_died_before_starting_it_is_sent_again(
     timeout (over an hour). Seen in `make test-image` with a worker container SIGKILLed mid-enumeration.
     The only pool process runs a 30 s shard meanwhile, so the job's message waits in the broker."""
     with private_stack(settings, tmp_path / "data", concurrency=1) as stack:
-        stack.worker.start()
-
-        def submit(kind: str, params: dict) -> str:
-            answer = stack.client.post("/jobs", json={"kind": kind, "params": params}, headers=stack.headers)
-            assert answer.status_code == 202, answer.get_json()
-            return answer.get_json()["id"]
-
-        slow = submit("test.sharded", {"shard_seconds": 30})
-        wait_until(lambda: _running(stack, slow, "a"), 30, what="the slow shard to run")
-        job_id = submit("dice", {"dice": 3, "faces": 6})
-        wait_until(lambda: stack.job(job_id).enqueued_at, 10, what="the job to be sent")
-        sent_at = stack.job(job_id).enqueued_at
-        assert _take_as_a_worker_that_died(stack.settings.redis_url, job_id, taken_ago=60) == 1
-        try:
+        with _busy(stack) as slow:
+            job_id = _submit(stack, "dice", {"dice": 3, "faces": 6})
+            wait_until(lambda: stack.job(job_id).enqueued_at, 10, what="the job to be sent")
+            sent_at = stack.job(job_id).enqueued_at
+            assert _take_as_a_worker_that_died(stack.settings.redis_url, job_id, taken_ago=60) == 1
             wait_until(lambda: stack.job(job_id).enqueued_at > sent_at, 25, what="the taken message re-sent")
             assert _running(stack, slow, "a"), "the only process was busy all along"
-        finally:
-            stack.client.post(f"/jobs/{slow}/cancel", headers=stack.headers)
         assert poll_job(stack.client, stack.headers, job_id, 30)["state"] == "succeeded"
