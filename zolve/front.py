@@ -195,6 +195,9 @@ class Front:
         try:
             up_writer.write(request)
             await up_writer.drain()
+            # and nothing after it: whatever framing gunicorn reads, it never waits for more from us
+            if up_writer.can_write_eof():
+                up_writer.write_eof()
             while chunk := await up_reader.read(_PIPE_CHUNK):
                 writer.write(chunk)
                 await writer.drain()

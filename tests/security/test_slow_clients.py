@@ -87,3 +87,18 @@ def test_zolve_api_ends_when_its_front_dies(worker_env, tmp_path) -> None:
         server.process.wait(30)
     finally:
         server.stop()
+
+
+def test_a_request_whose_body_gunicorn_would_wait_for_is_answered(live_api) -> None:
+    """The front hands gunicorn the request and then the end of it: a framing the two read differently (a
+    Transfer-Encoding other than chunked) cannot leave a gunicorn thread waiting for more."""
+    host, port = _address(live_api)
+    for encoding in (b"identity", b"gzip", b"chunked, gzip"):
+        with socket.create_connection((host, port), timeout=TIMEOUT) as sock:
+            sock.sendall(
+                b"POST /jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b"Transfer-Encoding: " + encoding + b"\r\n\r\n"
+            )
+            answer = sock.makefile("rb").read()
+        status = int(answer.split(b" ", 2)[1])
+        assert 400 <= status < 500, answer[:200]
