@@ -10,6 +10,7 @@ rather than failing requests: a broker outage must not stop `POST /jobs` from an
 
 from __future__ import annotations
 
+import json
 import time
 
 from flask import Flask, current_app, request, session
@@ -110,20 +111,39 @@ DASHBOARD_SUBMITS = ("admin.new_job_of_kind", "admin.notes", "admin.notes_entry"
 
 
 def not_a_submit() -> bool:
-    """A note sheet's theory makes no job: it costs nothing."""
-    return request.endpoint == "admin.notes_entry" and request.form.get("entry") == "theory"
+    """A note sheet's theory makes no job, and a new-job form its schema refuses is its 422 (as
+    `invalid_job`): neither costs anything, nor meets a 429."""
+    if request.endpoint == "admin.notes_entry":
+        return request.form.get("entry") == "theory"
+    return request.endpoint == "admin.new_job_of_kind" and invalid_form()
 
 
-def invalid_job() -> bool:
-    """A POST /jobs its schema or its kind refuses: the view answers 422 (and it would cost nothing)."""
-    body = request.get_json(silent=True)
-    if JobCreate().validate(body):
+def invalid_form() -> bool:
+    """The new-job form as `POST /jobs` would read it (the view's own reading: api.admin.pages)."""
+    try:
+        params = json.loads(request.form.get("params") or "{}")
+        limit = request.form.get("time_limit", "").strip()
+        body = {"kind": (request.view_args or {}).get("kind_name"), "params": params}
+        if limit:
+            body["time_limit"] = json.loads(limit)
+    except (ValueError, RecursionError):
+        return True
+    return _refused(body)
+
+
+def _refused(body: object) -> bool:
+    if not isinstance(body, dict) or JobCreate().validate(body):
         return True
     try:
         validated_params(kind_named(body["kind"]), body.get("params", {}))
     except Invalid:
         return True
     return False
+
+
+def invalid_job() -> bool:
+    """A POST /jobs its schema or its kind refuses: the view answers 422 (and it would cost nothing)."""
+    return _refused(request.get_json(silent=True))
 
 
 def invalid_batch() -> bool:

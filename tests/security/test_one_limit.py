@@ -45,6 +45,8 @@ def test_dashboard_submits_share_the_api_submit_budget(limited_app, make_key) ->
     refused = _form_submit(dashboard)
     assert refused.status_code == 429 and int(refused.headers["Retry-After"]) > 0
     assert api.post("/jobs", json=DICE, headers=key).status_code == 429
+    # over the budget, a form the schema refuses is still its 422 (as POST /jobs)
+    assert _form_submit(dashboard, params='{"dice": "x"}').status_code == 422
     other = make_key()
     assert _form_submit(signed_in(limited_app, other)).status_code == 302, "another key has its own"
 
