@@ -161,7 +161,8 @@ def _feed_start() -> int:
 @blp.response(200, event_schemas.DeliveryList)
 @blp.alt_response(404, description="No such job, or not yours")
 def job_deliveries(job_id: uuid.UUID) -> Any:
-    """The job's webhook deliveries (and its batch's), each with every attempt: status, latency, error."""
+    """The job's webhook deliveries (and its batch's), each with every attempt: status, latency and a
+    reason of the service's own (never the receiver's bytes)."""
     return {"items": webhooks.deliveries(context(), caller(), job_id)}
 
 

@@ -43,7 +43,14 @@ class DeliveryAttempt(Schema):
     at = fields.DateTime()
     status_code = fields.Integer(allow_none=True, metadata={"description": "None: no answer"})
     latency_ms = fields.Float(allow_none=True)
-    error = fields.String(allow_none=True)
+    reason = fields.String(
+        allow_none=True,
+        metadata={
+            "description": "why it did not deliver, in the service's words: timeout, connection refused, "
+            "connection failed, TLS error, invalid response, address not allowed, host does not resolve, "
+            "HTTP <status>; never what the receiver sent. None: delivered"
+        },
+    )
 
 
 class Delivery(Schema):

@@ -10,19 +10,25 @@ checks them with `zolve.client.verify_signature`.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import hmac
+import http.client
 import ipaddress
 import json
 import socket
+import ssl
+import threading
 import time
 import uuid
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 from urllib.parse import urlsplit
 
 import requests
 import urllib3
+import urllib3.connection
 
 from core.config import Settings
 from core.states import FINAL_STATES
@@ -38,8 +44,20 @@ from store.webhooks import SECRET_PREFIX, Attempt
 
 #: answers that are worth another try: timeouts and server errors (and being told to slow down)
 RETRIED_STATUSES = frozenset({408, 425, 429})
-#: an error's text is kept to this length
-ERROR_CHARS = 300
+
+
+class Reason(StrEnum):
+    """Why an attempt did not deliver, in our own words (a 4xx or 5xx is `HTTP <status>`): the delivery
+    log never holds the receiver's bytes or an exception's text, which would let a client read internal
+    services or scan ports through it."""
+
+    TIMEOUT = "timeout"
+    CONNECTION_REFUSED = "connection refused"
+    CONNECTION_FAILED = "connection failed"
+    TLS = "TLS error"
+    INVALID_RESPONSE = "invalid response"
+    ADDRESS_NOT_ALLOWED = "address not allowed"
+    UNRESOLVED = "host does not resolve"
 
 
 # -- where a callback may go ------------------------------------------------------------------------
@@ -61,31 +79,44 @@ class Target:
     addresses: tuple[str, ...]
 
 
-def resolve(settings: Settings, url: str) -> Target | str:
-    """The callback's checked Target, or why it may not be called: its host resolves to a private,
-    loopback, link-local or otherwise non-public address outside ZOLVE_WEBHOOK_ALLOWED_NETWORKS, or does
-    not resolve."""
+@dataclass(frozen=True)
+class Refusal:
+    reason: Reason
+    message: str
+
+
+def _check(settings: Settings, url: str) -> Target | Refusal:
+    """The callback's checked Target, or why it may not be called."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        return "must be an http or https URL with a host"
+        return Refusal(Reason.ADDRESS_NOT_ALLOWED, "must be an http or https URL with a host")
     try:
         port = parts.port or (443 if parts.scheme == "https" else 80)
         infos = socket.getaddrinfo(parts.hostname, port, type=socket.SOCK_STREAM)
     except (OSError, ValueError, UnicodeError):
-        return f"the host {parts.hostname!r} does not resolve"
+        return Refusal(Reason.UNRESOLVED, f"the host {parts.hostname!r} does not resolve")
     allowed = _allowed_networks(settings)
     addresses = list(dict.fromkeys(info[4][0].split("%")[0] for info in infos))
     for text in addresses:
         address = ipaddress.ip_address(text)
         if address.is_global or any(address in network for network in allowed):
             continue
-        return (
+        return Refusal(
+            Reason.ADDRESS_NOT_ALLOWED,
             f"resolves to {address}, a private, loopback or link-local address "
-            "(the operator may allow such networks with ZOLVE_WEBHOOK_ALLOWED_NETWORKS)"
+            "(the operator may allow such networks with ZOLVE_WEBHOOK_ALLOWED_NETWORKS)",
         )
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     host_header = parts.netloc.rpartition("@")[2]
     return Target(parts.scheme, parts.hostname, port, host_header, path, tuple(addresses))
+
+
+def resolve(settings: Settings, url: str) -> Target | str:
+    """The callback's checked Target, or why it may not be called: its host resolves to a private,
+    loopback, link-local or otherwise non-public address outside ZOLVE_WEBHOOK_ALLOWED_NETWORKS, or does
+    not resolve."""
+    target = _check(settings, url)
+    return target.message if isinstance(target, Refusal) else target
 
 
 def refused_address(settings: Settings, url: str) -> str | None:
@@ -159,40 +190,134 @@ def _message(ctx: Context, delivery_id: int) -> Message | None:
     return Message(delivery, json.dumps(body, separators=(",", ":")).encode(), key_secret)
 
 
-def _pool(target: Target, address: str, timeout: float) -> urllib3.HTTPConnectionPool:
+class _Cuttable:
+    """A urllib3 connection that keeps its socket from the moment it exists (before any TLS handshake),
+    so that a deadline can cut it off at whatever stage the exchange is."""
+
+    raw: socket.socket | None = None
+
+    def _new_conn(self) -> socket.socket:
+        self.raw = super()._new_conn()  # type: ignore[misc]
+        return self.raw
+
+    def cut(self) -> None:
+        if self.raw is not None:
+            with contextlib.suppress(OSError):
+                self.raw.shutdown(socket.SHUT_RDWR)
+
+
+class _HTTPConnection(_Cuttable, urllib3.connection.HTTPConnection):
+    pass
+
+
+class _HTTPSConnection(_Cuttable, urllib3.connection.HTTPSConnection):
+    pass
+
+
+class _Deadline:
+    """One total deadline for an attempt. Socket timeouts bound each read, not the whole: a receiver that
+    sends a byte now and then would hold the attempt as long as it likes. When the time is up, the
+    connection in use is shut down, which ends any connect, send or read blocked on it."""
+
+    def __init__(self, seconds: float) -> None:
+        self.ends = time.monotonic() + seconds
+        self.passed = False
+        self._lock = threading.Lock()
+        self._connection: _Cuttable | None = None
+        self._timer = threading.Timer(seconds, self._cut)
+        self._timer.daemon = True
+
+    def __enter__(self) -> _Deadline:
+        self._timer.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._timer.cancel()
+
+    def remaining(self) -> float:
+        return max(self.ends - time.monotonic(), 0.001)
+
+    def watch(self, connection: _Cuttable) -> None:
+        with self._lock:
+            self._connection = connection
+            if self.passed:
+                connection.cut()
+
+    def _cut(self) -> None:
+        with self._lock:
+            self.passed = True
+            if self._connection is not None:
+                self._connection.cut()
+
+
+def _connection(target: Target, address: str, timeout: float) -> _HTTPConnection | _HTTPSConnection:
     """A connection to `address` itself; over TLS it still names and verifies the URL's host."""
-    options: dict[str, Any] = {"timeout": urllib3.Timeout(connect=timeout, read=timeout), "retries": False}
     if target.scheme == "https":
-        return urllib3.HTTPSConnectionPool(
+        return _HTTPSConnection(
             address,
             target.port,
+            timeout=timeout,
             server_hostname=target.host,
             assert_hostname=target.host,
             cert_reqs="CERT_REQUIRED",
             ca_certs=requests.certs.where(),
-            **options,
         )
-    return urllib3.HTTPConnectionPool(address, target.port, **options)
+    return _HTTPConnection(address, target.port, timeout=timeout)
 
 
-def _post(target: Target, body: bytes, headers: dict[str, str], timeout: float) -> urllib3.BaseHTTPResponse:
-    """POST to the first checked address that takes the connection."""
-    for address in target.addresses[:-1]:
+def _status(target: Target, address: str, request: _Request, deadline: _Deadline) -> int:
+    """POST to one address; only the status line and headers are read, never the body."""
+    connection = _connection(target, address, deadline.remaining())
+    deadline.watch(connection)
+    try:
+        connection.connect()
+        connection.request(
+            "POST", target.path, body=request.body, headers=request.headers, preload_content=False
+        )
+        return connection.getresponse().status
+    finally:
+        connection.close()
+
+
+def _post(target: Target, request: _Request, timeout: float) -> int:
+    """POST to the first checked address that takes the connection, all within `timeout` seconds."""
+    with _Deadline(timeout) as deadline:
         try:
-            with _pool(target, address, timeout) as pool:
-                return pool.urlopen("POST", target.path, body=body, headers=headers, redirect=False)
-        except urllib3.exceptions.NewConnectionError:
-            continue
-    with _pool(target, target.addresses[-1], timeout) as pool:
-        return pool.urlopen("POST", target.path, body=body, headers=headers, redirect=False)
+            for address in target.addresses[:-1]:
+                try:
+                    return _status(target, address, request, deadline)
+                except urllib3.exceptions.NewConnectionError:
+                    if deadline.passed:
+                        raise
+            return _status(target, target.addresses[-1], request, deadline)
+        except Exception as exc:
+            if deadline.passed:
+                raise TimeoutError("the attempt's deadline passed") from exc
+            raise
 
 
-def send(settings: Settings, message: Message) -> Attempt:
-    """One attempt at sending the message, to an address its host was just checked to resolve to (the
-    check is made again before each attempt: DNS may have changed)."""
-    target = resolve(settings, message.delivery.url)
-    if isinstance(target, str):
-        return Attempt(None, None, f"refused: {target}")
+def _reason(exc: BaseException) -> Reason:
+    """Our own word for what went wrong; the exception's text (the receiver's bytes, addresses, ports)
+    is never kept."""
+    if isinstance(exc, urllib3.exceptions.NewConnectionError):
+        refused = isinstance(exc.__cause__, ConnectionRefusedError)
+        return Reason.CONNECTION_REFUSED if refused else Reason.CONNECTION_FAILED
+    if isinstance(exc, (TimeoutError, urllib3.exceptions.TimeoutError)):
+        return Reason.TIMEOUT
+    if isinstance(exc, (ssl.SSLError, ssl.CertificateError, urllib3.exceptions.SSLError)):
+        return Reason.TLS
+    if isinstance(exc, (http.client.HTTPException, urllib3.exceptions.ProtocolError)):
+        return Reason.INVALID_RESPONSE
+    return Reason.CONNECTION_FAILED
+
+
+@dataclass(frozen=True)
+class _Request:
+    body: bytes
+    headers: dict[str, str]
+
+
+def _request(target: Target, message: Message) -> _Request:
     message_id, timestamp = f"msg_{message.delivery.id}", int(time.time())
     headers = {
         "Host": target.host_header,
@@ -202,17 +327,26 @@ def send(settings: Settings, message: Message) -> Attempt:
         "webhook-timestamp": str(timestamp),
         "webhook-signature": signature(message.secret, message_id, timestamp, message.body),
     }
+    return _Request(message.body, headers)
+
+
+def send(settings: Settings, message: Message) -> Attempt:
+    """One attempt at sending the message, to an address its host was just checked to resolve to (the
+    check is made again before each attempt: DNS may have changed), within ZOLVE_WEBHOOK_TIMEOUT in all.
+    Only the status is kept, with a reason of our own when it is not a success."""
+    target = _check(settings, message.delivery.url)
+    if isinstance(target, Refusal):
+        return Attempt(None, None, target.reason)
     started = time.monotonic()
     try:
-        answer = _post(target, message.body, headers, settings.webhook_timeout)
-    except urllib3.exceptions.HTTPError as exc:
-        elapsed = (time.monotonic() - started) * 1000
-        return Attempt(None, round(elapsed, 1), f"{type(exc).__name__}: {exc}"[:ERROR_CHARS])
-    elapsed = (time.monotonic() - started) * 1000
-    error = None
-    if answer.status >= 400:
-        error = f"HTTP {answer.status}: {answer.data[:200].decode(errors='replace')}"
-    return Attempt(answer.status, round(elapsed, 1), error)
+        status = _post(target, _request(target, message), settings.webhook_timeout)
+    except (urllib3.exceptions.HTTPError, http.client.HTTPException, OSError, ValueError) as exc:
+        return Attempt(None, _since(started), _reason(exc))
+    return Attempt(status, _since(started), f"HTTP {status}" if status >= 400 else None)
+
+
+def _since(started: float) -> float:
+    return round((time.monotonic() - started) * 1000, 1)
 
 
 def backoff(settings: Settings, attempt: int) -> float:
@@ -221,9 +355,10 @@ def backoff(settings: Settings, attempt: int) -> float:
 
 
 def _retried(attempt: Attempt) -> bool:
-    """Timeouts, unreachable receivers and 5xx are tried again; a receiver that refused (4xx) is not."""
+    """Timeouts, unreachable receivers and 5xx are tried again; a receiver that refused (4xx) is not, nor
+    an address the check refused."""
     if attempt.status_code is None:
-        return not (attempt.error or "").startswith("refused")
+        return attempt.reason not in (Reason.ADDRESS_NOT_ALLOWED, Reason.UNRESOLVED)
     return attempt.status_code >= 500 or attempt.status_code in RETRIED_STATUSES
 
 
@@ -250,7 +385,7 @@ def _attempt_view(attempt: WebhookAttempt) -> dict[str, Any]:
         "at": attempt.at,
         "status_code": attempt.status_code,
         "latency_ms": attempt.latency_ms,
-        "error": attempt.error,
+        "reason": attempt.reason,
     }
 
 

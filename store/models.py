@@ -398,7 +398,8 @@ class WebhookDelivery(Base):
 
 
 class WebhookAttempt(Base):
-    """One try at a delivery: the receiver's status (None: no answer), how long it took, what went wrong."""
+    """One try at a delivery: the receiver's status (None: no answer), how long it took, and why it did
+    not deliver in the service's own words (`timeout`, `HTTP 500`, ...; never the receiver's bytes)."""
 
     __tablename__ = "webhook_attempts"
     __table_args__ = (Index("ix_webhook_attempts_delivery", "delivery_id", "attempt"),)
@@ -409,4 +410,4 @@ class WebhookAttempt(Base):
     at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     status_code: Mapped[int | None] = mapped_column(Integer)
     latency_ms: Mapped[float | None] = mapped_column(Float)
-    error: Mapped[str | None] = mapped_column(Text)
+    reason: Mapped[str | None] = mapped_column(Text)

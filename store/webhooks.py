@@ -92,7 +92,8 @@ def claim(session: Session, delivery_id: int, lease_seconds: float) -> WebhookDe
 class Attempt:
     status_code: int | None
     latency_ms: float | None
-    error: str | None
+    #: why it did not deliver, in the service's own words (never the receiver's bytes); None: delivered
+    reason: str | None
 
 
 def record_attempt(
@@ -106,7 +107,7 @@ def record_attempt(
             attempt=delivery.attempts,
             status_code=attempt.status_code,
             latency_ms=attempt.latency_ms,
-            error=attempt.error,
+            reason=attempt.reason,
         )
     )
     delivered = attempt.status_code is not None and 200 <= attempt.status_code < 300

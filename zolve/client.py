@@ -636,7 +636,7 @@ class Client:
         return self._request("GET", "webhooks/secret")["secret"]
 
     def deliveries(self, job_id: str) -> list[dict[str, Any]]:
-        """The job's webhook deliveries, each with every attempt (status, latency, error)."""
+        """The job's webhook deliveries, each with every attempt (status, latency, reason)."""
         return self._request("GET", f"jobs/{job_id}/deliveries")["items"]
 
 
