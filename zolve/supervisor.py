@@ -1,4 +1,5 @@
-"""`zolve up`: migrations, an admin key on first start, then the API and the workers as child processes.
+"""`zolve up`: migrations, an admin key on first start, then the API and the workers as child processes
+(a solver worker on the `zolve` queue, a webhook worker on `zolve.webhooks`).
 
 It supervises what it started: an API, a worker, or (embedded) a Redis or PostgreSQL that dies is
 started again, with back-off, and logged. After a Redis restart every message the broker held is gone, so
@@ -24,6 +25,8 @@ from core.config import Settings, secret_key_for
 
 log = logging.getLogger("zolve.supervisor")
 
+#: `zolve up`'s processes that send webhooks (beside the solver processes, never among them)
+WEBHOOK_PROCESSES = 2
 #: first restart delay, doubled on each failure in a row, capped
 FIRST_BACKOFF = 1.0
 MAX_BACKOFF = 30.0
@@ -177,6 +180,7 @@ def server_children(services: Any, database_url: str) -> list[Child]:
 def run_stack(
     settings: Settings, services: Any, *, host: str, port: int, workers: int, api_workers: int
 ) -> int:
+    from services.messages import QUEUE, WEBHOOK_QUEUE
     from store.migrate import upgrade
 
     if not logging.getLogger().handlers:
@@ -202,7 +206,14 @@ def run_stack(
             "ZOLVE_SECRET_KEY": secret_key_for(settings),
         }
         processes = [
-            ProcessChild("worker", ["worker", "--concurrency", str(workers)], env),
+            # deliveries on processes of their own: a slow receiver never holds a solver process, and a
+            # long job never holds a delivery back
+            ProcessChild("worker", ["worker", "--concurrency", str(workers), "--queues", QUEUE], env),
+            ProcessChild(
+                "webhooks",
+                ["worker", "--concurrency", str(WEBHOOK_PROCESSES), "--queues", WEBHOOK_QUEUE],
+                env,
+            ),
             ProcessChild(
                 "api", ["api", "--host", host, "--port", str(port), "--workers", str(api_workers)], env
             ),

@@ -2,99 +2,24 @@
 TEST_ENV), nor another client's job: the probe's tarpit (`500` with `Content-Length: 30`, then a byte
 now and then) held each attempt 60 s with a 5-s timeout, because the timeout bounded each socket read and
 the whole body was read (issue 37, item 1). Here the tarpit sends a byte every 0.25 s, faster than the
-timeout, through a real worker on the webhook queue beside a solver worker."""
+timeout (bench/webhook_tarpit.py), through a real worker on the webhook queue beside a solver worker."""
 
 from __future__ import annotations
 
-import select
-import socket
-import socketserver
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
 
+from bench.webhook_tarpit import tarpit
 from services.messages import QUEUE, WEBHOOK_QUEUE
 from store import keys
 from tests.support import WorkerProcess, poll_job, private_stack, wait_until
 
 TIMEOUT = 1.0  # TEST_ENV's ZOLVE_WEBHOOK_TIMEOUT
+#: faster than the timeout: 30 bytes would hold a reader that reads them all 7.5 s
 TRICKLE_SECONDS = 0.25
-#: the body, or the status line, the tarpit trickles: 30 bytes at 0.25 s would hold a reader 7.5 s
-HEAD = b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 30\r\n\r\n"
-
-
-@dataclass
-class Tarpit:
-    url: str = ""
-    #: per path, how long each connection was held: from the request read to the client's close
-    held: dict[str, list[float]] = field(default_factory=dict)
-    open: int = 0
-
-
-def _read_request(connection: socket.socket) -> str:
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = connection.recv(65536)
-        if not chunk:
-            return ""
-        data += chunk
-    head, _, body = data.partition(b"\r\n\r\n")
-    lengths = [line for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")]
-    length = int(lengths[0].split(b":")[1]) if lengths else 0
-    while len(body) < length:
-        body += connection.recv(65536)
-    return head.split(b" ")[1].decode()
-
-
-def _trickle(connection: socket.socket, data: bytes) -> None:
-    """Send `data` a byte every TRICKLE_SECONDS until the client closes the connection."""
-    for byte in data:
-        readable, _, _ = select.select([connection], [], [], TRICKLE_SECONDS)
-        if readable and not connection.recv(1):
-            return
-        try:
-            connection.sendall(bytes([byte]))
-        except OSError:
-            return
-
-
-@contextmanager
-def tarpit() -> Iterator[Tarpit]:
-    state = Tarpit()
-    lock = threading.Lock()
-
-    class Handler(socketserver.BaseRequestHandler):
-        def handle(self) -> None:
-            path = _read_request(self.request)
-            started = time.monotonic()
-            with lock:
-                state.open += 1
-            try:
-                if path.startswith("/body"):  # the head at once, then the body a byte at a time
-                    self.request.sendall(HEAD)
-                    _trickle(self.request, b"x" * 30)
-                else:  # the status line itself a byte at a time
-                    _trickle(self.request, HEAD)
-            finally:
-                with lock:
-                    state.open -= 1
-                    state.held.setdefault(path, []).append(time.monotonic() - started)
-
-    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    state.url = f"http://127.0.0.1:{server.server_address[1]}"
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield state
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def test_a_tarpit_receiver_is_cut_off_within_the_timeout(settings, tmp_path) -> None:
-    with tarpit() as pit, private_stack(settings, tmp_path / "stack") as stack:
+    with tarpit(TRICKLE_SECONDS) as pit, private_stack(settings, tmp_path / "stack") as stack:
         stack.worker.queues = QUEUE
         sender = WorkerProcess(stack.worker.env, tmp_path / "sender.log", concurrency=1, queues=WEBHOOK_QUEUE)
         try:
