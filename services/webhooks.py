@@ -61,9 +61,47 @@ class Reason(StrEnum):
 
 
 # -- where a callback may go ------------------------------------------------------------------------
-def _allowed_networks(settings: Settings) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+def _allowed_networks(settings: Settings) -> list[Network]:
     cidrs = [cidr.strip() for cidr in settings.webhook_allowed_networks.split(",")]
     return [ipaddress.ip_network(cidr) for cidr in cidrs if cidr]
+
+
+Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+Network = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+#: IPv6 forms whose last 32 bits are an IPv4 address the packets end up at: NAT64's well-known prefix,
+#: IPv4-translated (RFC 2765) and IPv4-compatible (deprecated, but still accepted by some stacks)
+_LAST_32_BITS = tuple(ipaddress.ip_network(cidr) for cidr in ("64:ff9b::/96", "::ffff:0:0:0/96", "::/96"))
+#: NAT64's local-use prefix (RFC 8215): where the IPv4 address sits depends on the operator's prefix
+#: length, so it cannot be judged; refused unless allowed
+_NAT64_LOCAL = ipaddress.ip_network("64:ff9b:1::/48")
+
+
+def _embedded_ipv4(address: Address) -> list[ipaddress.IPv4Address] | None:
+    """The IPv4 addresses an IPv6 address carries (IPv4-mapped, 6to4, Teredo's server and client, NAT64
+    and the other last-32-bit forms), or None when it carries none."""
+    if address.version == 4:
+        return None
+    if address.ipv4_mapped is not None:
+        return [address.ipv4_mapped]
+    if address.sixtofour is not None:
+        return [address.sixtofour]
+    if address.teredo is not None:
+        return list(address.teredo)
+    if any(address in prefix for prefix in _LAST_32_BITS):
+        return [ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)]
+    return None
+
+
+def _may_call(address: Address, allowed: list[Network]) -> bool:
+    """Public, or in a network the operator allowed; an address carrying IPv4 is judged by the IPv4
+    (`2002:7f00:1::`, 6to4 for 127.0.0.1, is loopback however global its prefix looks)."""
+    if any(address in network for network in allowed):
+        return True
+    inside = _embedded_ipv4(address)
+    if inside is not None:
+        return all(ipv4.is_global or any(ipv4 in network for network in allowed) for ipv4 in inside)
+    return address.is_global and address not in _NAT64_LOCAL
 
 
 @dataclass(frozen=True)
@@ -99,7 +137,7 @@ def _check(settings: Settings, url: str) -> Target | Refusal:
     addresses = list(dict.fromkeys(info[4][0].split("%")[0] for info in infos))
     for text in addresses:
         address = ipaddress.ip_address(text)
-        if address.is_global or any(address in network for network in allowed):
+        if _may_call(address, allowed):
             continue
         return Refusal(
             Reason.ADDRESS_NOT_ALLOWED,
