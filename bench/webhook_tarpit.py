@@ -16,6 +16,7 @@ import argparse
 import select
 import socket
 import socketserver
+import ssl
 import sys
 import threading
 import time
@@ -55,32 +56,34 @@ def _trickle(connection: socket.socket, data: bytes, every: float) -> None:
     """Send `data` a byte every `every` seconds until the client closes the connection."""
     for byte in data:
         readable, _, _ = select.select([connection], [], [], every)
-        if readable and not connection.recv(1):
-            return
         try:
+            if readable and not connection.recv(1):
+                return
             connection.sendall(bytes([byte]))
-        except OSError:
+        except OSError:  # reset, or TLS cut off mid-record
             return
 
 
 @contextmanager
-def tarpit(every: float) -> Iterator[Tarpit]:
-    """A tarpit on a free loopback port, for the block's duration."""
+def tarpit(every: float, tls: ssl.SSLContext | None = None) -> Iterator[Tarpit]:
+    """A tarpit on a free loopback port (over TLS with a server context `tls`), for the block's
+    duration."""
     state = Tarpit()
     lock = threading.Lock()
 
     class Handler(socketserver.BaseRequestHandler):
         def handle(self) -> None:
-            path = _read_request(self.request)
+            connection = tls.wrap_socket(self.request, server_side=True) if tls else self.request
+            path = _read_request(connection)
             started = time.monotonic()
             with lock:
                 state.open += 1
             try:
                 if path.startswith("/body"):
-                    self.request.sendall(HEAD)
-                    _trickle(self.request, b"x" * 30, every)
+                    connection.sendall(HEAD)
+                    _trickle(connection, b"x" * 30, every)
                 else:
-                    _trickle(self.request, HEAD, every)
+                    _trickle(connection, HEAD, every)
             finally:
                 with lock:
                     state.open -= 1
@@ -88,7 +91,7 @@ def tarpit(every: float) -> Iterator[Tarpit]:
 
     server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
-    state.url = f"http://127.0.0.1:{server.server_address[1]}"
+    state.url = f"{'https' if tls else 'http'}://127.0.0.1:{server.server_address[1]}"
     threading.Thread(target=server.serve_forever, daemon=True).start()
     try:
         yield state

@@ -16,6 +16,7 @@ import hmac
 import http.client
 import ipaddress
 import json
+import os
 import socket
 import ssl
 import threading
@@ -229,19 +230,27 @@ def _message(ctx: Context, delivery_id: int) -> Message | None:
 
 
 class _Cuttable:
-    """A urllib3 connection that keeps its socket from the moment it exists (before any TLS handshake),
-    so that a deadline can cut it off at whatever stage the exchange is."""
+    """A urllib3 connection that a deadline can cut off at whatever stage the exchange is (connect, TLS
+    handshake, send, the answer's head): from the moment its socket exists it holds a descriptor of its
+    own on it, since a TLS socket takes the first one over and urllib3 may close that one itself."""
 
-    raw: socket.socket | None = None
+    _twin: socket.socket | None = None
 
     def _new_conn(self) -> socket.socket:
-        self.raw = super()._new_conn()  # type: ignore[misc]
-        return self.raw
+        sock = super()._new_conn()  # type: ignore[misc]
+        self._twin = socket.socket(fileno=os.dup(sock.fileno()))
+        return sock
 
     def cut(self) -> None:
-        if self.raw is not None:
+        if self._twin is not None:
             with contextlib.suppress(OSError):
-                self.raw.shutdown(socket.SHUT_RDWR)
+                self._twin.shutdown(socket.SHUT_RDWR)
+
+    def close(self) -> None:
+        super().close()  # type: ignore[misc]
+        if self._twin is not None:
+            self._twin.close()
+            self._twin = None
 
 
 class _HTTPConnection(_Cuttable, urllib3.connection.HTTPConnection):
@@ -281,6 +290,11 @@ class _Deadline:
             if self.passed:
                 connection.cut()
 
+    def release(self) -> None:
+        """Stop watching the connection (before it is closed: never cut one being closed)."""
+        with self._lock:
+            self._connection = None
+
     def _cut(self) -> None:
         with self._lock:
             self.passed = True
@@ -314,6 +328,7 @@ def _status(target: Target, address: str, request: _Request, deadline: _Deadline
         )
         return connection.getresponse().status
     finally:
+        deadline.release()
         connection.close()
 
 

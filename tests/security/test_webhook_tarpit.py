@@ -6,11 +6,19 @@ timeout (bench/webhook_tarpit.py), through a real worker on the webhook queue be
 
 from __future__ import annotations
 
+import shutil
+import ssl
+import subprocess
 import time
 
+import pytest
+import requests
+
 from bench.webhook_tarpit import tarpit
+from services import webhooks
 from services.messages import QUEUE, WEBHOOK_QUEUE
 from store import keys
+from store.models import WebhookDelivery
 from tests.support import WorkerProcess, poll_job, private_stack, wait_until
 
 TIMEOUT = 1.0  # TEST_ENV's ZOLVE_WEBHOOK_TIMEOUT
@@ -70,3 +78,33 @@ def _settled(stack, job_id: str):  # type: ignore[no-untyped-def]
 def _reasons(stack, job_id: str) -> list[str]:
     (delivery,) = _deliveries(stack, job_id)
     return [a["reason"] for a in delivery["attempts"]]
+
+
+@pytest.fixture
+def trusted_tls(tmp_path, monkeypatch) -> ssl.SSLContext:  # type: ignore[no-untyped-def]
+    """A server context with a self-signed certificate for 127.0.0.1, which deliveries trust (the CA
+    bundle they verify with is this certificate)."""
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command to make a certificate")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=127.0.0.1"]
+        + ["-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(cert)],
+        check=True,
+        capture_output=True,
+    )
+    monkeypatch.setattr(requests.certs, "where", lambda: str(cert))
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert, key)
+    return context
+
+
+def test_a_tarpit_over_tls_is_cut_off_within_the_timeout(settings, trusted_tls: ssl.SSLContext) -> None:
+    """Over TLS the socket the deadline shuts down is the one the TLS socket took over."""
+    with tarpit(TRICKLE_SECONDS, tls=trusted_tls) as pit:
+        for path, reason in (("/head", "timeout"), ("/body", "HTTP 500")):
+            delivery = WebhookDelivery(id=1, url=f"{pit.url}{path}")
+            attempt = webhooks.send(settings, webhooks.Message(delivery, b"{}", "whsec_" + "A" * 44))
+            assert attempt.reason == reason and attempt.latency_ms < (TIMEOUT + 1) * 1000, attempt
+        wait_until(lambda: len(pit.held) == 2, 10, 0.05, "the tarpit to see both connections closed")
+        assert max(max(held) for held in pit.held.values()) < TIMEOUT + 1, pit.held
