@@ -12,6 +12,7 @@ import psutil
 import pytest
 import requests
 
+from services.messages import QUEUE
 from tests.support import free_port, installed_popen, wait_until
 from tests.test_cli import embedded_env, zolve
 
@@ -54,18 +55,22 @@ class Up:
     def postgres_pid(self) -> int:
         return int((self.data_dir / "postgres" / "postmaster.pid").read_text().split()[0])
 
-    def child(self, word: str) -> psutil.Process | None:
-        """The supervisor's live `zolve api` or `zolve worker` child, if it has one right now."""
+    def child(self, word: str, queue: str | None = None) -> psutil.Process | None:
+        """The supervisor's live `zolve api` or `zolve worker` child (the one on `queue`: `zolve up` runs a
+        worker per queue), if it has one right now."""
         for proc in psutil.Process(self.process.pid).children():
             try:
-                if proc.status() != psutil.STATUS_ZOMBIE and word in proc.cmdline():
+                args = proc.cmdline()
+                if proc.status() == psutil.STATUS_ZOMBIE or word not in args:
+                    continue
+                if queue is None or args[args.index("--queues") + 1 :][:1] == [queue]:
                     return proc
-            except psutil.Error:
+            except (psutil.Error, ValueError):
                 pass
         return None
 
-    def replaced(self, word: str, old: psutil.Process) -> bool:
-        new = self.child(word)
+    def replaced(self, word: str, old: psutil.Process, queue: str | None = None) -> bool:
+        new = self.child(word, queue)
         return new is not None and new.pid != old.pid
 
     def solves_a_job(self, timeout: float = 90) -> None:
@@ -104,9 +109,9 @@ def test_cli_commands_join_a_running_zolve_up_and_it_restarts_what_dies(tmp_path
         up.solves_a_job()
 
         # the worker dies (its whole process group, as an OOM kill might): restarted
-        worker = up.child("worker")
+        worker = up.child("worker", QUEUE)
         os.killpg(worker.pid, signal.SIGKILL)
-        wait_until(lambda: up.replaced("worker", worker), 60, 0.2, "a new worker")
+        wait_until(lambda: up.replaced("worker", worker, QUEUE), 60, 0.2, "a new solver worker")
         up.solves_a_job()
 
         # the API dies: restarted on the same port
