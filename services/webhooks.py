@@ -150,18 +150,11 @@ def _check(settings: Settings, url: str) -> Target | Refusal:
     return Target(parts.scheme, parts.hostname, port, host_header, path, tuple(addresses))
 
 
-def resolve(settings: Settings, url: str) -> Target | str:
-    """The callback's checked Target, or why it may not be called: its host resolves to a private,
-    loopback, link-local or otherwise non-public address outside ZOLVE_WEBHOOK_ALLOWED_NETWORKS, or does
-    not resolve."""
-    target = _check(settings, url)
-    return target.message if isinstance(target, Refusal) else target
-
-
 def refused_address(settings: Settings, url: str) -> str | None:
-    """Why `url` may not be called (see resolve), or None."""
-    target = resolve(settings, url)
-    return target if isinstance(target, str) else None
+    """Why `url` may not be called (its host resolves to a private, loopback, link-local or otherwise
+    non-public address outside ZOLVE_WEBHOOK_ALLOWED_NETWORKS, or does not resolve), or None."""
+    target = _check(settings, url)
+    return target.message if isinstance(target, Refusal) else None
 
 
 def checked_callback_url(settings: Settings, url: str | None, field: str = "callback_url") -> str | None:
