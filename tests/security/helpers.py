@@ -1,27 +1,16 @@
-"""What the security probes share: signing in to the dashboard with a key, as a browser does."""
+"""What the security probes share: signing in to the dashboard with a key, as a browser does (the
+dashboard tests' own helpers, tests/api/test_admin.py)."""
 
 from __future__ import annotations
 
-import re
+from tests.api.test_admin import bearer_token, csrf_token, log_in
 
-TOKEN = re.compile(r'name="csrf_token" value="([^"]+)"')
-
-
-def csrf_token(client, path: str = "/admin/login") -> str:
-    page = client.get(path)
-    assert page.status_code == 200, page.status_code
-    return TOKEN.search(page.get_data(as_text=True)).group(1)
-
-
-def bearer_token(headers: dict[str, str]) -> str:
-    return headers["Authorization"].removeprefix("Bearer ")
+__all__ = ["bearer_token", "csrf_token", "signed_in"]
 
 
 def signed_in(app, headers: dict[str, str]):
     """A test client with a dashboard session of the key."""
     client = app.test_client()
-    response = client.post(
-        "/admin/login", data={"key": bearer_token(headers), "csrf_token": csrf_token(client)}
-    )
+    response = log_in(client, headers)
     assert response.status_code == 302, response.status_code
     return client
