@@ -52,8 +52,10 @@ class Refused(Exception):
         self.status, self.message = status, message
 
 
-def refusal(status: int, message: str) -> bytes:
-    phrase = HTTPStatus(status).phrase
+def refusal(status: int, message: str, phrase: str | None = None) -> bytes:
+    """A whole response that answers with the API's JSON error body (`phrase`: the status line's; default
+    the standard one); the connection closes after it."""
+    phrase = phrase or HTTPStatus(status).phrase
     body = json.dumps({"code": status, "status": phrase, "message": message}).encode()
     retry = "Retry-After: 1\r\n" if status == 503 else ""
     head = (

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import multiprocessing
 import multiprocessing.connection
@@ -81,13 +80,10 @@ def json_refusal(sock: socket.socket, status_int: int, reason: str, mesg: str) -
     header: 431, a malformed request: 400), in the API's JSON error body instead of an HTML page."""
     from gunicorn import util
 
+    from zolve.front import refusal
+
     message = _REFUSALS.get(status_int) or mesg or reason
-    body = json.dumps({"code": status_int, "status": reason, "message": message}).encode()
-    head = (
-        f"HTTP/1.1 {status_int} {reason}\r\nConnection: close\r\nContent-Type: application/json\r\n"
-        f"Content-Length: {len(body)}\r\n\r\n"
-    )
-    util.write_nonblock(sock, head.encode("latin-1") + body)
+    util.write_nonblock(sock, refusal(status_int, message, reason))
 
 
 def serve_api(settings: Settings, *, host: str, port: int, workers: int, threads: int) -> None:
