@@ -11,6 +11,7 @@ from flask import Flask, Response, jsonify, request
 from sqlalchemy.exc import DataError, DBAPIError, InterfaceError, OperationalError
 from werkzeug.exceptions import HTTPException
 
+from api.bodies import NOT_JSON
 from api.limits import seconds_until_reset
 from services.errors import ServiceError
 
@@ -49,7 +50,7 @@ _MESSAGES = {
     404: "not found",
     405: "method not allowed",
     413: "request body too large",
-    415: "the request body must be JSON: send it with Content-Type: application/json",
+    415: NOT_JSON,
     422: "the request is invalid; see errors for each field",
 }
 
