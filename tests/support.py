@@ -235,6 +235,23 @@ class PrivateStack:
     def shards(self, job_id: str) -> list[Any]:
         return shard_rows(self.db, job_id)
 
+    @contextmanager
+    def split_workers(self, log_dir: Path) -> Iterator[WorkerProcess]:
+        """Its worker on the solving queue only, beside a one-process worker on the webhook queue (as
+        `zolve up`, compose and Kubernetes run them), both started; yields the webhook worker."""
+        from services.messages import QUEUE, WEBHOOK_QUEUE
+
+        self.worker.queues = QUEUE
+        sender = WorkerProcess(self.worker.env, log_dir / "sender.log", concurrency=1, queues=WEBHOOK_QUEUE)
+        try:
+            self.worker.launch()
+            sender.launch()
+            self.worker.wait_ready()
+            sender.wait_ready()
+            yield sender
+        finally:
+            sender.stop()
+
     def restart_redis(self) -> None:
         self.services.stop_redis()
         assert self.services.start_redis() == self.settings.redis_url

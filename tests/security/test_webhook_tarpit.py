@@ -16,10 +16,9 @@ import requests
 
 from bench.webhook_tarpit import tarpit
 from services import webhooks
-from services.messages import QUEUE, WEBHOOK_QUEUE
 from store import keys
 from store.models import WebhookDelivery
-from tests.support import WorkerProcess, poll_job, private_stack, wait_until
+from tests.support import poll_job, private_stack, wait_until
 
 TIMEOUT = 1.0  # TEST_ENV's ZOLVE_WEBHOOK_TIMEOUT
 #: faster than the timeout: 30 bytes would hold a reader that reads them all 7.5 s
@@ -27,33 +26,28 @@ TRICKLE_SECONDS = 0.25
 
 
 def test_a_tarpit_receiver_is_cut_off_within_the_timeout(settings, tmp_path) -> None:
-    with tarpit(TRICKLE_SECONDS) as pit, private_stack(settings, tmp_path / "stack") as stack:
-        stack.worker.queues = QUEUE
-        sender = WorkerProcess(stack.worker.env, tmp_path / "sender.log", concurrency=1, queues=WEBHOOK_QUEUE)
-        try:
-            stack.worker.launch()
-            sender.launch()
-            stack.worker.wait_ready()
-            sender.wait_ready()
-            jobs = {path: _submit(stack, stack.headers, f"{pit.url}{path}") for path in ("/body", "/head")}
-            wait_until(lambda: pit.open, 30, 0.02, "the tarpit to hold a delivery")
-            # meanwhile another client's short job runs at once
-            with stack.db.session() as session:
-                other = {"Authorization": f"Bearer {keys.create_key(session, name='other').key}"}
-            started = time.monotonic()
-            short = _submit(stack, other, None)
-            assert poll_job(stack.client, other, short, 30)["state"] == "succeeded"
-            assert time.monotonic() - started < 5, "the short job waited behind the tarpit"
-            for path, job_id in jobs.items():
-                (delivery,) = wait_until(_settled(stack, job_id), 60, 0.1, f"the delivery to {path}")
-                assert delivery["state"] == "failed" and len(delivery["attempts"]) == 3
-                assert len(pit.held[path]) == 3, pit.held
-                assert max(pit.held[path]) < TIMEOUT + 1, f"{path} held {pit.held[path]} s"
-                assert all(a["latency_ms"] < (TIMEOUT + 1) * 1000 for a in delivery["attempts"])
-            body, head = (_reasons(stack, jobs[path]) for path in ("/body", "/head"))
-            assert body == ["HTTP 500"] * 3 and head == ["timeout"] * 3
-        finally:
-            sender.stop()
+    with (
+        tarpit(TRICKLE_SECONDS) as pit,
+        private_stack(settings, tmp_path / "stack") as stack,
+        stack.split_workers(tmp_path),
+    ):
+        jobs = {path: _submit(stack, stack.headers, f"{pit.url}{path}") for path in ("/body", "/head")}
+        wait_until(lambda: pit.open, 30, 0.02, "the tarpit to hold a delivery")
+        # meanwhile another client's short job runs at once
+        with stack.db.session() as session:
+            other = {"Authorization": f"Bearer {keys.create_key(session, name='other').key}"}
+        started = time.monotonic()
+        short = _submit(stack, other, None)
+        assert poll_job(stack.client, other, short, 30)["state"] == "succeeded"
+        assert time.monotonic() - started < 5, "the short job waited behind the tarpit"
+        for path, job_id in jobs.items():
+            (delivery,) = wait_until(_settled(stack, job_id), 60, 0.1, f"the delivery to {path}")
+            assert delivery["state"] == "failed" and len(delivery["attempts"]) == 3
+            assert len(pit.held[path]) == 3, pit.held
+            assert max(pit.held[path]) < TIMEOUT + 1, f"{path} held {pit.held[path]} s"
+            assert all(a["latency_ms"] < (TIMEOUT + 1) * 1000 for a in delivery["attempts"])
+        body, head = (_reasons(stack, jobs[path]) for path in ("/body", "/head"))
+        assert body == ["HTTP 500"] * 3 and head == ["timeout"] * 3
 
 
 def _submit(stack, headers: dict[str, str], callback_url: str | None) -> str:

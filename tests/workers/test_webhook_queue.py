@@ -9,40 +9,34 @@ from datetime import datetime
 
 from sqlalchemy import select
 
-from services.messages import QUEUE, WEBHOOK_QUEUE
 from store import keys
 from store.models import Shard
-from tests.support import WorkerProcess, poll_job, private_stack, wait_until, webhook_receiver
+from tests.support import poll_job, private_stack, wait_until, webhook_receiver
 
 SHARD_SECONDS = 6.0
 
 
 def test_a_webhook_is_sent_while_every_solver_is_busy(settings, tmp_path) -> None:
-    with webhook_receiver() as receiver, private_stack(settings, tmp_path / "stack") as stack:
-        stack.worker.queues = QUEUE  # the one solver process: solving only
-        sender = WorkerProcess(stack.worker.env, tmp_path / "sender.log", concurrency=1, queues=WEBHOOK_QUEUE)
-        try:
-            stack.worker.launch()
-            sender.launch()
-            stack.worker.wait_ready()
-            sender.wait_ready()
-            with stack.db.session() as session:
-                other = {"Authorization": f"Bearer {keys.create_key(session, name='bulk').key}"}
-            bulk_id = submit(stack, other, long_shards(3))
-            wait_until(lambda: running_shards(stack, bulk_id), 30, 0.05, "the bulk job's first shard")
-            # a job that waits behind it, cancelled: final at once, with no solver process free
-            callback = {"callback_url": f"{receiver.url}/cancelled"}
-            waiting = submit(stack, stack.headers, {**long_shards(1), **callback})
-            cancelled = stack.client.post(f"/jobs/{waiting}/cancel", headers=stack.headers)
-            assert cancelled.status_code in (200, 202), cancelled.get_json()
-            job = poll_job(stack.client, stack.headers, waiting, 30)
-            assert job["state"] == "cancelled"
-            sent = wait_until(lambda: receiver.first("/cancelled"), 30, 0.05, "the webhook").at
-            finished = datetime.fromisoformat(job["finished_at"])
-            assert (sent - finished).total_seconds() < 2.5, f"sent {sent - finished} after the job ended"
-            assert running_shards(stack, bulk_id, at=sent), "the solver process was busy when it was sent"
-        finally:
-            sender.stop()
+    with (
+        webhook_receiver() as receiver,
+        private_stack(settings, tmp_path / "stack") as stack,
+        stack.split_workers(tmp_path),
+    ):
+        with stack.db.session() as session:
+            other = {"Authorization": f"Bearer {keys.create_key(session, name='bulk').key}"}
+        bulk_id = submit(stack, other, long_shards(3))
+        wait_until(lambda: running_shards(stack, bulk_id), 30, 0.05, "the bulk job's first shard")
+        # a job that waits behind it, cancelled: final at once, with no solver process free
+        callback = {"callback_url": f"{receiver.url}/cancelled"}
+        waiting = submit(stack, stack.headers, {**long_shards(1), **callback})
+        cancelled = stack.client.post(f"/jobs/{waiting}/cancel", headers=stack.headers)
+        assert cancelled.status_code in (200, 202), cancelled.get_json()
+        job = poll_job(stack.client, stack.headers, waiting, 30)
+        assert job["state"] == "cancelled"
+        sent = wait_until(lambda: receiver.first("/cancelled"), 30, 0.05, "the webhook").at
+        finished = datetime.fromisoformat(job["finished_at"])
+        assert (sent - finished).total_seconds() < 2.5, f"sent {sent - finished} after the job ended"
+        assert running_shards(stack, bulk_id, at=sent), "the solver process was busy when it was sent"
 
 
 def long_shards(count: int) -> dict:
