@@ -24,10 +24,20 @@ def limited_app(settings):
 
 
 @pytest.fixture
-def quota_app(settings):
+def quota_app(settings, isolated_db):
+    """A quota of 2 unfinished jobs per key, on a database no worker looks at: its jobs stay unfinished
+    however long the test takes (on the session's database the session's worker may finish them)."""
     from api.app import create_app
 
-    return create_app(replace(settings, max_unfinished_per_key=2))
+    app = create_app(replace(settings, database_url=isolated_db.url, max_unfinished_per_key=2))
+    yield app
+    app.extensions["zolve.events"].close()  # before the database goes
+    app.extensions["zolve.db"].dispose()
+
+
+def _key(db, admin: bool = False) -> dict[str, str]:
+    with db.session() as session:
+        return {"Authorization": f"Bearer {keys.create_key(session, name='quota', is_admin=admin).key}"}
 
 
 def _form_submit(client, kind: str = "dice", params: str = '{"dice": 3, "faces": 4}'):
@@ -64,24 +74,24 @@ def test_the_note_sheet_draws_on_the_same_budget(limited_app, make_key) -> None:
     assert statuses == [302, 302, 302, 429]
 
 
-def test_dashboard_submits_hold_the_unfinished_quota(quota_app, make_key) -> None:
-    key = make_key()
+def test_dashboard_submits_hold_the_unfinished_quota(quota_app, isolated_db) -> None:
+    key = _key(isolated_db)
     dashboard = signed_in(quota_app, key)
     assert quota_app.test_client().post("/jobs", json=DICE, headers=key).status_code == 202
     assert _form_submit(dashboard).status_code == 302
     assert _form_submit(dashboard).status_code == 429
 
 
-def test_a_retry_holds_the_owners_quota(quota_app, db, make_key) -> None:
-    owner = make_key()
-    with db.session() as session:
+def test_a_retry_holds_the_owners_quota(quota_app, isolated_db) -> None:
+    owner = _key(isolated_db)
+    with isolated_db.session() as session:
         owner_id = keys.authenticate(session, bearer_token(owner)).id
         made = [
             job_store.create_job(session, owner_id=owner_id, time_limit=10, **DICE)[0].id for _ in range(3)
         ]
         session.execute(update(Job).where(Job.id == made[0]).values(state="failed"))
-    operator = signed_in(quota_app, make_key(admin=True))
+    operator = signed_in(quota_app, _key(isolated_db, admin=True))
     path = f"/admin/jobs/{made[0]}/retry"
     operator.post(path, data={"csrf_token": csrf_token(operator, path)})
-    with db.session() as session:
+    with isolated_db.session() as session:
         assert session.get(Job, made[0]).state == "failed", "the owner already has 2 unfinished jobs"
