@@ -11,7 +11,7 @@ from sqlalchemy import update
 from store import jobs as job_store
 from store import keys
 from store.models import Job
-from tests.security.helpers import bearer_token, csrf_token, signed_in
+from tests.security.helpers import bearer_token, csrf_token, key_in, signed_in
 
 DICE = {"kind": "dice", "params": {"dice": 3, "faces": 4}}
 
@@ -34,10 +34,6 @@ def quota_app(settings, isolated_db):
     app.extensions["zolve.events"].close()  # before the database goes
     app.extensions["zolve.db"].dispose()
 
-
-def _key(db, admin: bool = False) -> dict[str, str]:
-    with db.session() as session:
-        return {"Authorization": f"Bearer {keys.create_key(session, name='quota', is_admin=admin).key}"}
 
 
 def _form_submit(client, kind: str = "dice", params: str = '{"dice": 3, "faces": 4}'):
@@ -75,7 +71,7 @@ def test_the_note_sheet_draws_on_the_same_budget(limited_app, make_key) -> None:
 
 
 def test_dashboard_submits_hold_the_unfinished_quota(quota_app, isolated_db) -> None:
-    key = _key(isolated_db)
+    key = key_in(isolated_db)
     dashboard = signed_in(quota_app, key)
     assert quota_app.test_client().post("/jobs", json=DICE, headers=key).status_code == 202
     assert _form_submit(dashboard).status_code == 302
@@ -83,14 +79,14 @@ def test_dashboard_submits_hold_the_unfinished_quota(quota_app, isolated_db) -> 
 
 
 def test_a_retry_holds_the_owners_quota(quota_app, isolated_db) -> None:
-    owner = _key(isolated_db)
+    owner = key_in(isolated_db)
     with isolated_db.session() as session:
         owner_id = keys.authenticate(session, bearer_token(owner)).id
         made = [
             job_store.create_job(session, owner_id=owner_id, time_limit=10, **DICE)[0].id for _ in range(3)
         ]
         session.execute(update(Job).where(Job.id == made[0]).values(state="failed"))
-    operator = signed_in(quota_app, _key(isolated_db, admin=True))
+    operator = signed_in(quota_app, key_in(isolated_db, admin=True))
     path = f"/admin/jobs/{made[0]}/retry"
     operator.post(path, data={"csrf_token": csrf_token(operator, path)})
     with isolated_db.session() as session:

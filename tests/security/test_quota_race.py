@@ -14,18 +14,23 @@ from sqlalchemy import func, select
 
 from store import keys
 from store.models import Job
-from tests.security.helpers import bearer_token
+from tests.security.helpers import bearer_token, key_in
 
 QUOTA = 3
-#: long enough that none finishes while the test runs, even beside a worker (the cleanup cancels them)
-LONG = {"dice": 10, "faces": 20}
+DICE = {"dice": 3, "faces": 6}
 
 
 @pytest.fixture
-def quota_app(settings):
+def quota_app(settings, isolated_db):
+    """The quota on a database no worker looks at: no job finishes while the test counts them (and none
+    occupies the session's worker)."""
     from api.app import create_app
 
-    return create_app(replace(settings, max_unfinished_per_key=QUOTA))
+    app = create_app(replace(settings, database_url=isolated_db.url, max_unfinished_per_key=QUOTA))
+    yield app
+    app.extensions["zolve.events"].close()  # before the database goes
+    app.extensions["zolve.db"].dispose()
+
 
 
 def _all_at_once(count: int, request: Callable[[], int]) -> Counter:
@@ -49,21 +54,21 @@ def _unfinished(db, headers: dict[str, str]) -> int:
         )
 
 
-def test_thirty_concurrent_submits_leave_exactly_the_quota(quota_app, db, make_key) -> None:
-    key = make_key()
-    body = {"kind": "dice", "params": LONG, "time_limit": 60, "fresh": True}
+def test_thirty_concurrent_submits_leave_exactly_the_quota(quota_app, isolated_db) -> None:
+    key = key_in(isolated_db)
+    body = {"kind": "dice", "params": DICE, "time_limit": 60, "fresh": True}
     statuses = _all_at_once(
         30, lambda: quota_app.test_client().post("/jobs", json=body, headers=key).status_code
     )
     assert statuses == Counter({202: QUOTA, 429: 30 - QUOTA})
-    assert _unfinished(db, key) == QUOTA
+    assert _unfinished(isolated_db, key) == QUOTA
 
 
-def test_twenty_concurrent_batches_leave_exactly_the_quota(quota_app, db, make_key) -> None:
-    key = make_key()
-    body = {"kind": "dice", "time_limit": 60, "items": [{"client_id": "a", "params": LONG}]}
+def test_twenty_concurrent_batches_leave_exactly_the_quota(quota_app, isolated_db) -> None:
+    key = key_in(isolated_db)
+    body = {"kind": "dice", "time_limit": 60, "items": [{"client_id": "a", "params": DICE}]}
     statuses = _all_at_once(
         20, lambda: quota_app.test_client().post("/batches", json=body, headers=key).status_code
     )
     assert statuses == Counter({202: QUOTA, 429: 20 - QUOTA})
-    assert _unfinished(db, key) == QUOTA
+    assert _unfinished(isolated_db, key) == QUOTA
