@@ -6,6 +6,7 @@ import logging
 import multiprocessing
 import multiprocessing.connection
 import os
+import shutil
 import signal
 import socket
 import tempfile
@@ -101,6 +102,9 @@ def serve_api(settings: Settings, *, host: str, port: int, workers: int, threads
     options = gunicorn_options(
         settings, host=host, port=port, workers=workers, threads=threads, upstream=upstream
     )
+    # the socket's private directory goes with the arbiter (a server hook: gunicorn's workers, forked
+    # from it, leave through the same stack and must not remove it)
+    options["on_exit"] = lambda _arbiter: shutil.rmtree(Path(upstream).parent, ignore_errors=True)
     # gunicorn has no setting for its error page: its workers write every refusal through this function
     util.write_error = json_refusal
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import socket
 from pathlib import Path
@@ -87,6 +88,18 @@ def test_zolve_api_ends_when_its_front_dies(worker_env, tmp_path) -> None:
         server.process.wait(30)
     finally:
         server.stop()
+
+
+def test_zolve_api_removes_its_sockets_private_directory_when_it_stops(worker_env, tmp_path) -> None:
+    server = ApiServer({**worker_env, "ZOLVE_SECRET_KEY": "test"}, tmp_path / "api.log").start()
+    try:
+        (socket_path,) = re.findall(r"Listening at: unix:(\S+gunicorn\.sock)", server.log_path.read_text())
+        private = Path(socket_path).parent
+        assert private.is_dir() and private.stat().st_mode & 0o077 == 0
+    finally:
+        server.stop()
+    assert server.process.returncode == 0, server.log_path.read_text()[-2000:]
+    assert not private.exists(), "the private directory outlived zolve api"
 
 
 def test_a_request_whose_body_gunicorn_would_wait_for_is_answered(live_api) -> None:
