@@ -1,0 +1,394 @@
+"""Strategy `optimal`: the least total number of guesses over every secret (the expected-case optimum), found
+by a search of the game tree, and stored per size as a decision tree in `optimal_trees.json`.
+
+Rebuild the stored trees (each size's search, then its check) with
+
+    nice python -m puzzles.mastermind.optimal --n 4 --k 6 --out puzzles/mastermind/optimal_trees.json
+
+The search (`Search.solve`) minimises, for a set S of codes still possible, the total number of guesses
+still to make over its secrets: cost(S) = min over guesses g of |S| + Σ cost(part) over the parts S splits
+into by feedback to g, but the part of g itself (all black), which is done. Pruned by:
+
+* a sound lower bound per set size (`Bounds`): one guess finds at most one secret at once and splits the rest
+  into at most B parts (B = the feedbacks other than all black), so at most B**(d-1) secrets are found
+  with the d-th guess from here; a set of s ≥ 2 codes also costs at least 2s - 1;
+* branch and bound: guesses are tried in order of their lower bound (|S| + Σ bound(part)), a guess whose
+  bound reaches the best total so far is dropped, and a part is solved only below the budget left;
+* symmetry: a guess is tried only if it is the least of its class under the permutations of positions and
+  colours that fix every guess so far (they map S onto itself, so equivalent guesses cost the same), and
+  of the guesses that split S into the very same parts (with their own win or not) only one;
+* at once: a set that a guess inside it splits into singletons costs 2s - 1 (the bound), one that any guess
+  splits into singletons 2s; results are memoised per set (exact, or a lower bound when cut off).
+
+Codes are indexes into the lexicographic list of every code; feedback is one table of k**n × k**n classes
+(numpy). This module does not import Z3.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import sys
+import time
+from collections.abc import Iterator
+from functools import lru_cache
+from importlib import resources
+from typing import Any
+
+import numpy as np
+
+Tree = dict[str, Any]
+
+#: the file of stored trees, inside this package
+TREES_FILE = "optimal_trees.json"
+
+
+def _all_codes(n: int, k: int) -> np.ndarray:
+    index = np.arange(k**n, dtype=np.int64)
+    return np.stack([index // k ** (n - 1 - i) % k for i in range(n)], 1).astype(np.int8).reshape(k**n, n)
+
+
+def feedback_table(n: int, k: int) -> np.ndarray:
+    """class[g, s] = black × (n + 1) + black + white of guess g against secret s (uint8), every code."""
+    codes = _all_codes(n, k)
+    counts = np.stack([(codes == c).sum(1) for c in range(k)], 1).astype(np.int16)
+    table = np.empty((len(codes), len(codes)), dtype=np.uint8)
+    step = max(1, 4_000_000 // (len(codes) * max(n, k)))
+    for start in range(0, len(codes), step):
+        rows = slice(start, start + step)
+        black = (codes[rows, None, :] == codes[None, :, :]).sum(2)
+        common = np.minimum(counts[rows, None, :], counts[None, :, :]).sum(2)
+        table[rows] = black * (n + 1) + common
+    return table
+
+
+class Bounds:
+    """A sound lower bound on cost(S) by |S| alone (see the module docstring)."""
+
+    def __init__(self, n: int, size: int):
+        branches = (n + 1) * (n + 2) // 2 - 2  # feedbacks but all black and (n - 1, 1)
+        self.table = [0] * (size + 1)
+        for s in range(1, size + 1):
+            total, left, depth = 0, s, 1
+            while left:
+                found = min(left, branches ** (depth - 1))
+                total, left, depth = total + found * depth, left - found, depth + 1
+            self.table[s] = max(total, 2 * s - 1)
+
+    def __call__(self, s: int) -> int:
+        return self.table[s]
+
+
+Symmetry = tuple[tuple[int, ...], dict[int, int]]
+
+
+def _stabiliser(n: int, k: int, guesses: list[tuple[int, ...]]) -> list[Symmetry]:
+    """The (position permutation, colour map on the colours used) pairs that fix every guess: position i goes
+    to perm[i] and colour c to cmap[c]; the colours no guess used may be permuted freely."""
+    used = sorted({c for g in guesses for c in g})
+    group = []
+    for perm in itertools.permutations(range(n)):
+        cmap: dict[int, int] = {}
+        ok = True
+        for g in guesses:
+            for i in range(n):
+                # the image of g has colour cmap[g[i]] at perm[i]; it must equal g
+                if cmap.setdefault(g[i], g[perm[i]]) != g[perm[i]]:
+                    ok = False
+                    break
+            if not ok:
+                break
+        if ok and len(set(cmap.values())) == len(cmap) and set(cmap) == set(used):
+            group.append((perm, cmap))
+    return group
+
+
+def canonical_guesses(n: int, k: int, guesses: list[tuple[int, ...]]) -> np.ndarray:
+    """Indexes of the codes that are the least of their class under the permutations fixing `guesses`."""
+    codes = _all_codes(n, k).astype(np.int64)
+    used = {c for g in guesses for c in g}
+    free = [c for c in range(k) if c not in used]
+    powers = k ** np.arange(n - 1, -1, -1, dtype=np.int64)
+    best = np.full(len(codes), len(codes), dtype=np.int64)
+    rows = np.arange(len(codes))
+    for perm, cmap in _stabiliser(n, k, guesses):
+        image = np.empty_like(codes)
+        lookup = np.arange(k)
+        for c, d in cmap.items():
+            lookup[c] = d
+        image[:, list(perm)] = lookup[codes]
+        # free colours renamed by first appearance, lowest first
+        rename = np.full((len(codes), k), -1, dtype=np.int64)
+        taken = np.zeros(len(codes), dtype=np.int64)
+        for i in range(n):
+            colour = image[:, i]
+            is_free = np.isin(colour, free)
+            new = is_free & (rename[rows, colour] < 0)
+            if free:
+                rename[rows[new], colour[new]] = np.asarray(free)[taken[new]]
+            taken += new
+            image[is_free, i] = rename[rows[is_free], colour[is_free]]
+        best = np.minimum(best, image @ powers)
+    return np.flatnonzero(best == rows)
+
+
+class Search:
+    """The expected-case optimum for n positions and k colours (see the module docstring)."""
+
+    def __init__(self, n: int, k: int, symmetric_depth: int = 3):
+        self.n, self.k = n, k
+        self.codes = _all_codes(n, k)
+        self.table = feedback_table(n, k)
+        self.win = n * (n + 1) + n
+        self.classes = (n + 1) * (n + 1)
+        self.bound = Bounds(n, k**n)
+        self.memo: dict[bytes, tuple[int, bool, int]] = {}  # set → (cost or lower bound, exact, guess)
+        self.symmetric_depth = symmetric_depth
+        self.everything = np.arange(k**n, dtype=np.int64)
+        self.nodes = 0
+
+    @lru_cache(maxsize=4096)  # noqa: B019 (one Search per size, kept for its run)
+    def candidates(self, guesses: tuple[int, ...]) -> np.ndarray:
+        if len(guesses) >= self.symmetric_depth:
+            return self.everything
+        return canonical_guesses(self.n, self.k, [tuple(self.codes[g].tolist()) for g in guesses])
+
+    def _candidates_for(self, guesses: tuple[int, ...]) -> np.ndarray:
+        if len(guesses) >= self.symmetric_depth:
+            return self.everything
+        return self.candidates(tuple(sorted(guesses)))
+
+    def solve(self, secrets: np.ndarray, limit: int | None = None, guesses: tuple[int, ...] = ()) -> int:
+        """cost(secrets) when it is below `limit` (exactly); otherwise some lower bound ≥ limit.
+        `guesses` are the guesses made so far (for symmetry only: any tuple is sound, () uses none)."""
+        s = len(secrets)
+        if s == 1:
+            return 1
+        if s == 2:
+            return 3
+        limit = limit if limit is not None else 1 << 60
+        key = secrets.tobytes()
+        known = self.memo.get(key)
+        if known is not None and (known[1] or known[0] >= limit):
+            return known[0]
+        bound = self.bound(s)
+        if bound >= limit:
+            return bound
+        self.nodes += 1
+        inside = self.table[np.ix_(secrets, secrets)]
+        # a guess inside that tells every other secret apart: the bound 2s - 1 is reached
+        perfect = np.flatnonzero([len(np.unique(row)) == s for row in inside]) if s <= self.classes else []
+        if len(perfect):
+            self.memo[key] = (2 * s - 1, True, int(secrets[perfect[0]]))
+            return 2 * s - 1
+        pool = self._candidates_for(guesses)
+        rows = self.table[np.ix_(pool, secrets)].astype(np.int64)
+        flat = (rows + self.classes * np.arange(len(pool))[:, None]).ravel()
+        sizes = np.bincount(flat, minlength=self.classes * len(pool)).reshape(len(pool), self.classes)
+        won = sizes[:, self.win] > 0
+        parts = (sizes > 0).sum(1)
+        if (parts == s).any():  # a guess outside telling all apart (none inside does): 2s
+            g = int(pool[np.flatnonzero(parts == s)[0]])
+            self.memo[key] = (2 * s, True, g)
+            return 2 * s
+        # lower bound per guess: s + Σ bound(part), the guess's own part (all black) done
+        table = np.asarray(self.bound.table, dtype=np.int64)
+        sizes[:, self.win] = 0
+        lower = s + table[sizes].sum(1)
+        useful = parts > 1
+        # one guess per distinct partition: relabel each row by first appearance
+        first = np.full(len(pool) * self.classes, s, dtype=np.int64)
+        np.minimum.at(first, flat, np.tile(np.arange(s), len(pool)))
+        relabelled = first.reshape(len(pool), self.classes)[np.arange(len(pool))[:, None], rows]
+        relabelled = np.concatenate([relabelled, won[:, None]], 1)
+        keep = np.flatnonzero(useful)
+        _, unique = np.unique(relabelled[keep], axis=0, return_index=True)
+        keep = keep[unique]
+        keep = keep[np.lexsort((pool[keep], ~won[keep], lower[keep]))]
+        best_cost, best_guess = limit, -1
+        for index in keep.tolist():
+            if lower[index] >= best_cost:
+                break
+            g = int(pool[index])
+            row = rows[index]
+            labels = [c for c in np.flatnonzero(sizes[index]).tolist()]
+            labels.sort(key=lambda c: -sizes[index, c])
+            remaining = int(lower[index]) - s
+            total = s
+            for c in labels:
+                part = secrets[row == c]
+                remaining -= self.bound(len(part))
+                cost = self.solve(part, best_cost - total - remaining, (*guesses, g))
+                total += cost
+                if total + remaining >= best_cost:
+                    break
+            else:
+                best_cost, best_guess = total, g
+        if best_guess >= 0:
+            self.memo[key] = (best_cost, True, best_guess)
+            return best_cost
+        floor = max(limit, bound)
+        self.memo[key] = (floor, False, -1)
+        return floor
+
+    def tree(self, secrets: np.ndarray | None = None, guesses: tuple[int, ...] = ()) -> Tree:
+        """The decision tree of an optimal strategy for `secrets` (all codes by default), as
+        {"guess": "1123", "next": {"b,w": subtree}}; a leaf (one secret left) is {"guess": code}."""
+        secrets = self.everything if secrets is None else secrets
+        if len(secrets) == 1:
+            return {"guess": self.text(int(secrets[0]))}
+        if len(secrets) == 2:
+            g = int(secrets[0])
+        else:
+            self.solve(secrets, None, guesses)
+            cost, exact, g = self.memo[secrets.tobytes()]
+            assert exact
+        row = self.table[g, secrets]
+        branches = {}
+        for c in sorted(set(row.tolist())):
+            if c == self.win:
+                continue
+            black, common = divmod(c, self.n + 1)
+            branches[f"{black},{common - black}"] = self.tree(secrets[row == c], (*guesses, g))
+        return {"guess": self.text(g), "next": branches}
+
+    def text(self, index: int) -> str:
+        return (
+            "".join(str(c) for c in self.codes[index].tolist())
+            if self.k <= 10
+            else ",".join(str(c) for c in self.codes[index].tolist())
+        )
+
+
+def parse_code(text: str) -> tuple[int, ...]:
+    return tuple(int(c) for c in text.split(",")) if "," in text else tuple(int(c) for c in text)
+
+
+def _score(secret: tuple[int, ...], guess: tuple[int, ...]) -> tuple[int, int]:
+    black = sum(a == b for a, b in zip(secret, guess, strict=True))
+    common = sum(min(secret.count(c), guess.count(c)) for c in set(guess))
+    return black, common - black
+
+
+def walk(tree: Tree, secret: tuple[int, ...]) -> list[tuple[tuple[int, ...], int, int]]:
+    """The game `tree` plays against `secret`: [(guess, black, white)], feedback scored by hand."""
+    history = []
+    node: Tree | None = tree
+    while node is not None:
+        guess = parse_code(node["guess"])
+        black, white = _score(secret, guess)
+        history.append((guess, black, white))
+        if black == len(secret):
+            return history
+        node = node.get("next", {}).get(f"{black},{white}")
+    raise ValueError(f"the tree has no branch for secret {secret} after {history}")
+
+
+def check(tree: Tree, n: int, k: int) -> dict[str, int]:
+    """Play every secret by `tree` (feedback scored by hand): every game must end on its secret.
+    Returns the total guesses, the secrets and the most guesses."""
+    total, most = 0, 0
+    for secret in itertools.product(range(k), repeat=n):
+        turns = len(walk(tree, secret))
+        total, most = total + turns, max(most, turns)
+    return {"total": total, "secrets": k**n, "max": most}
+
+
+@lru_cache(maxsize=1)
+def stored_trees() -> dict[str, Any]:
+    """Every stored size: {"4x6": {"n", "k", "total", "seconds", "tree"}}."""
+    try:
+        text = resources.files("puzzles.mastermind").joinpath(TREES_FILE).read_text()
+    except FileNotFoundError:
+        return {}
+    return json.loads(text)
+
+
+def stored_sizes() -> list[tuple[int, int]]:
+    return sorted((entry["n"], entry["k"]) for entry in stored_trees().values())
+
+
+def stored_tree(n: int, k: int) -> Tree | None:
+    entry = stored_trees().get(f"{n}x{k}")
+    return entry["tree"] if entry else None
+
+
+def follow(tree: Tree, history: Any) -> Tree | None:
+    """The node of `tree` reached by `history` ((guess, black, white) entries), or None if the history
+    left the tree (a guess the tree would not have made)."""
+    node: Tree | None = tree
+    for guess, black, white in history:
+        if node is None or parse_code(node["guess"]) != tuple(guess):
+            return None
+        node = node.get("next", {}).get(f"{black},{white}")
+    return node
+
+
+#: a history that left the stored tree is searched live while at most this many codes fit it
+LIVE_LIMIT = 150
+
+
+@lru_cache(maxsize=2)
+def _live_search(n: int, k: int) -> Search:
+    return Search(n, k)
+
+
+def live_guess(n: int, k: int, history: Any, secrets: list[tuple[int, ...]]) -> tuple[int, ...]:
+    """The optimal next guess for the codes `secrets` that fit `history` (searched now: keep them few)."""
+    search = _live_search(n, k)
+    powers = [k ** (n - 1 - i) for i in range(n)]
+    indexes = np.array(sorted(sum(c * p for c, p in zip(code, powers, strict=True)) for code in secrets))
+    if len(indexes) <= 2:
+        return secrets[0]
+    guesses = tuple(sorted(sum(c * p for c, p in zip(g, powers, strict=True)) for g, _, _ in history))
+    search.solve(indexes, None, guesses)
+    return tuple(search.codes[search.memo[indexes.tobytes()][2]].tolist())
+
+
+def iter_nodes(tree: Tree) -> Iterator[Tree]:
+    yield tree
+    for child in tree.get("next", {}).values():
+        yield from iter_nodes(child)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="Search the expected-case optimal Mastermind strategy.")
+    parser.add_argument("--n", type=int, required=True)
+    parser.add_argument("--k", type=int, required=True)
+    parser.add_argument("--out", help="add the tree to this JSON file of trees (else only print the total)")
+    parser.add_argument("--symmetric-depth", type=int, default=3)
+    args = parser.parse_args(argv)
+    started = time.perf_counter()
+    search = Search(args.n, args.k, args.symmetric_depth)
+    total = search.solve(search.everything)
+    seconds = time.perf_counter() - started
+    tree = search.tree()
+    result = check(tree, args.n, args.k)
+    assert result["total"] == total, (result, total)
+    print(
+        f"{args.n}x{args.k}: total {total} over {args.k**args.n} secrets (avg {total / args.k**args.n:.4f}),"
+        f" most {result['max']} guesses; search {seconds:.1f} s, {search.nodes} sets searched",
+        flush=True,
+    )
+    if args.out:
+        try:
+            with open(args.out) as handle:
+                trees = json.load(handle)
+        except FileNotFoundError:
+            trees = {}
+        trees[f"{args.n}x{args.k}"] = {
+            "n": args.n,
+            "k": args.k,
+            "total": total,
+            "max": result["max"],
+            "seconds": round(seconds, 1),
+            "tree": tree,
+        }
+        with open(args.out, "w") as handle:
+            json.dump(dict(sorted(trees.items())), handle, separators=(",", ":"))
+            handle.write("\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
