@@ -20,7 +20,35 @@ MAX_SECRETS = 10_000
 MAX_TURNS = 1_000
 #: `secrets: "all"` plays every one of the k**n codes, so only this many (= puzzles.mastermind.ALL_LIMIT)
 ALL_LIMIT = 5_000
-STRATEGIES = ("consistent", "minimax", "best")
+STRATEGIES = ("consistent", "minimax", "best", "optimal")
+#: the sizes (n, k) with a stored optimal decision tree (= puzzles.mastermind.optimal.stored_sizes(); a test
+#: checks they agree)
+OPTIMAL_SIZES = (
+    (2, 2),
+    (2, 3),
+    (2, 4),
+    (2, 5),
+    (2, 6),
+    (2, 7),
+    (2, 8),
+    (3, 2),
+    (3, 3),
+    (3, 4),
+    (3, 5),
+    (3, 6),
+    (3, 7),
+    (3, 8),
+    (4, 2),
+    (4, 3),
+    (4, 4),
+    (4, 5),
+    (4, 6),
+    (5, 2),
+    (5, 3),
+    (5, 4),
+    (6, 2),
+    (6, 3),
+)
 MAX_SEED = 2**63 - 1
 
 
@@ -68,7 +96,9 @@ class _GameParams(Schema):
         validate=validate.OneOf(STRATEGIES),
         metadata={
             "description": "consistent (any code that fits: the seed's SAT AI), minimax (Knuth; "
-            "k**n ≤ 10000, else best plays), best (most feedback classes / entropy over the codes that fit)"
+            "k**n ≤ 10000, else best plays), best (most feedback classes / entropy, candidates beyond the "
+            "codes that fit), optimal (the least total guesses over every secret, from a stored decision "
+            "tree: only the sizes n×k that have one)"
         },
     )
     seed = fields.Integer(
@@ -83,6 +113,18 @@ class _GameParams(Schema):
         validate=validate.Range(1, MAX_SAMPLES),
         metadata={"description": "best, k**n > 100000: how many codes that fit are sampled and tried"},
     )
+
+    @validates_schema
+    def _check_optimal(self, data: dict[str, Any], **kwargs: Any) -> None:
+        n, k = data.get("n"), data.get("k")
+        if data.get("strategy") != "optimal" or n is None or k is None:
+            return
+        if (n, k) not in OPTIMAL_SIZES:
+            sizes = ", ".join(f"{a}×{b}" for a, b in OPTIMAL_SIZES)
+            raise ValidationError(
+                f"no optimal strategy is stored for n×k = {n}×{k}; it is for {sizes} (else use best)",
+                "strategy",
+            )
 
 
 class GuessParams(_GameParams):

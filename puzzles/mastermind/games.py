@@ -144,6 +144,10 @@ def combine(params: dict[str, Any], summaries: list[dict[str, Any]]) -> dict[str
     note = None
     if strategy == "minimax" and params["k"] ** params["n"] > MINIMAX_LIMIT:
         note = f"minimax scores every code, so it needs k**n ≤ {MINIMAX_LIMIT}: best played instead"
+    from puzzles.mastermind.optimal import stored_tree  # here: see strategies._decide_optimal
+
+    if strategy == "optimal" and stored_tree(params["n"], params["k"]) is None:
+        note = f"no optimal strategy is stored for {params['n']}×{params['k']}: best played instead"
     return {
         "games": games,
         "games_count": count,

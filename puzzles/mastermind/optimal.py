@@ -154,14 +154,17 @@ class Search:
             return self.everything
         return canonical_guesses(self.n, self.k, [tuple(self.codes[g].tolist()) for g in guesses])
 
-    def _candidates_for(self, guesses: tuple[int, ...]) -> np.ndarray:
-        if len(guesses) >= self.symmetric_depth:
+    def _candidates_for(self, guesses: tuple[int, ...] | None) -> np.ndarray:
+        if guesses is None or len(guesses) >= self.symmetric_depth:
             return self.everything
         return self.candidates(tuple(sorted(guesses)))
 
-    def solve(self, secrets: np.ndarray, limit: int | None = None, guesses: tuple[int, ...] = ()) -> int:
+    def solve(
+        self, secrets: np.ndarray, limit: int | None = None, guesses: tuple[int, ...] | None = None
+    ) -> int:
         """cost(secrets) when it is below `limit` (exactly); otherwise some lower bound ≥ limit.
-        `guesses` are the guesses made so far (for symmetry only: any tuple is sound, () uses none)."""
+        `guesses` are the guesses that left exactly `secrets` (from every code), for symmetry: then only
+        canonical guesses are tried; None (not known) tries every code."""
         s = len(secrets)
         if s == 1:
             return 1
@@ -219,7 +222,9 @@ class Search:
             for c in labels:
                 part = secrets[row == c]
                 remaining -= self.bound(len(part))
-                cost = self.solve(part, best_cost - total - remaining, (*guesses, g))
+                cost = self.solve(
+                    part, best_cost - total - remaining, None if guesses is None else (*guesses, g)
+                )
                 total += cost
                 if total + remaining >= best_cost:
                     break
@@ -232,10 +237,15 @@ class Search:
         self.memo[key] = (floor, False, -1)
         return floor
 
-    def tree(self, secrets: np.ndarray | None = None, guesses: tuple[int, ...] = ()) -> Tree:
+    def optimum(self) -> int:
+        """The least total guesses over every code."""
+        return self.solve(self.everything, None, ())
+
+    def tree(self, secrets: np.ndarray | None = None, guesses: tuple[int, ...] | None = None) -> Tree:
         """The decision tree of an optimal strategy for `secrets` (all codes by default), as
         {"guess": "1123", "next": {"b,w": subtree}}; a leaf (one secret left) is {"guess": code}."""
-        secrets = self.everything if secrets is None else secrets
+        if secrets is None:
+            secrets, guesses = self.everything, ()
         if len(secrets) == 1:
             return {"guess": self.text(int(secrets[0]))}
         if len(secrets) == 2:
@@ -250,7 +260,8 @@ class Search:
             if c == self.win:
                 continue
             black, common = divmod(c, self.n + 1)
-            branches[f"{black},{common - black}"] = self.tree(secrets[row == c], (*guesses, g))
+            after = None if guesses is None else (*guesses, g)
+            branches[f"{black},{common - black}"] = self.tree(secrets[row == c], after)
         return {"guess": self.text(g), "next": branches}
 
     def text(self, index: int) -> str:
@@ -361,7 +372,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     started = time.perf_counter()
     search = Search(args.n, args.k, args.symmetric_depth)
-    total = search.solve(search.everything)
+    total = search.optimum()
     seconds = time.perf_counter() - started
     tree = search.tree()
     result = check(tree, args.n, args.k)

@@ -14,6 +14,9 @@
   random code), refined by hill climbing when the sample is uniform or complete, and the largest feedback
   entropy over the sample wins (with every consistent code in hand: the most parts, or when met in the
   middle the fewest expected turns).
+* `optimal` — the least total number of guesses over every secret: the stored decision tree of
+  `optimal` (only for the sizes it holds); a history that left the tree is searched live while at most
+  optimal.LIVE_LIMIT codes fit it, else `best` plays and `note` says so.
 
 Codes that differ by a permutation of the colours no history guess used split every set alike, so only the
 lexicographically smallest of each such class is a candidate; the first guess is one per partition of n.
@@ -27,7 +30,7 @@ from puzzles.mastermind.sampled import _decide_sampled
 from puzzles.mastermind.scoring import POOL_BUDGET, Decision, _climb, _opening, _pick, _rng
 from puzzles.runtime import Run
 
-STRATEGIES = ("consistent", "minimax", "best")
+STRATEGIES = ("consistent", "minimax", "best", "optimal")
 DEFAULT_SAMPLES = 100
 #: Knuth's minimax scores every code against every consistent code
 MINIMAX_LIMIT = 10_000
@@ -71,6 +74,33 @@ def _decide_listed(
     return decision
 
 
+def _decide_optimal(n: int, k: int, history: History, seed: int, samples: int, session: _Session) -> Decision:
+    """The stored optimal tree's guess; a history that left the tree is searched live while few codes fit
+    it, else `best` plays and `note` says why."""
+    # imported here, so that `python -m puzzles.mastermind.optimal` is not imported twice
+    from puzzles.mastermind.optimal import LIVE_LIMIT, follow, live_guess, parse_code, stored_tree
+
+    tree = stored_tree(n, k)
+    if tree is None:
+        decision = decide(n, k, history, "best", seed, samples, session)
+        decision.note = f"no optimal strategy is stored for {n}×{k}: best played instead"
+        return decision
+    codes = _consistent_codes(n, k, history)
+    if not codes:
+        return Decision(None, "optimal", 0, conflict=conflicting_entries(n, k, history, session))
+    node = follow(tree, history)
+    if node is not None:
+        return Decision(parse_code(node["guess"]), "optimal", len(codes), len(codes))
+    if len(codes) <= LIVE_LIMIT:
+        return Decision(live_guess(n, k, history, list(codes)), "optimal", len(codes), len(codes))
+    decision = decide(n, k, history, "best", seed, samples, session)
+    decision.note = (
+        f"the history left the optimal tree with {len(codes)} codes fitting it (searched live up to "
+        f"{LIVE_LIMIT}): best played instead"
+    )
+    return decision
+
+
 def decide(
     n: int,
     k: int,
@@ -84,6 +114,8 @@ def decide(
     session = session or _Session(Run())
     if strategy == "consistent":
         return _decide_consistent(n, k, history, session)
+    if strategy == "optimal":
+        return _decide_optimal(n, k, history, seed, samples, session)
     if strategy == "minimax":
         if k**n <= MINIMAX_LIMIT:
             return _decide_listed(n, k, history, "minimax", seed, session)
