@@ -43,6 +43,10 @@ class Settings:
     #: default and maximum solve time per job, in seconds
     default_time_limit: float = 300.0
     max_time_limit: float = 3600.0
+    #: a job that asks for at most this many seconds travels on the short lane (its own broker queue),
+    #: which some worker processes take alone (`zolve up --short-lane`): a long job can never occupy them,
+    #: so a short job waits behind short jobs only; 0 = no short lane
+    short_job_seconds: float = 10.0
     #: largest request body the API accepts, in bytes
     max_body_bytes: int = 256 * 1024
     #: longest `?wait=` long-poll, in seconds
@@ -127,6 +131,7 @@ class Settings:
             max_attempts=_env_int("ZOLVE_MAX_ATTEMPTS", defaults.max_attempts),
             default_time_limit=_env_float("ZOLVE_DEFAULT_TIME_LIMIT", defaults.default_time_limit),
             max_time_limit=_env_float("ZOLVE_MAX_TIME_LIMIT", defaults.max_time_limit),
+            short_job_seconds=_env_float("ZOLVE_SHORT_JOB_SECONDS", defaults.short_job_seconds),
             max_body_bytes=_env_int("ZOLVE_MAX_BODY_BYTES", defaults.max_body_bytes),
             max_wait_seconds=_env_float("ZOLVE_MAX_WAIT_SECONDS", defaults.max_wait_seconds),
             max_unfinished_per_key=_env_int("ZOLVE_MAX_UNFINISHED_PER_KEY", defaults.max_unfinished_per_key),

@@ -190,7 +190,7 @@ def retry(ctx: Context, caller: Caller, job_id: uuid.UUID) -> Job:
             job = dashboard.retry_job(session, job_id, caller.key_id)
     except dashboard.ActionRefused as refused:
         raise Conflict(str(refused)) from None
-    publish(ctx.broker, ctx.db, Messages(jobs=[job_id]))
+    publish(ctx, Messages(jobs=[job_id]))
     return job
 
 
@@ -202,7 +202,7 @@ def requeue_shard(ctx: Context, caller: Caller, job_id: uuid.UUID, shard_id: int
             dashboard.requeue_shard(session, job_id, shard_id, caller.key_id)
     except dashboard.ActionRefused as refused:
         raise Conflict(str(refused)) from None
-    publish(ctx.broker, ctx.db, Messages(shards=[shard_id]))
+    publish(ctx, Messages(shards=[shard_id]))
 
 
 def _require_admin(caller: Caller) -> None:

@@ -23,6 +23,12 @@ FINALIZE = "zolve.finalize"
 SWEEP = "zolve.sweep"
 PURGE = "zolve.purge"
 QUEUE = "zolve"
+#: jobs that ask for a short time limit (Settings.short_job_seconds) travel on a lane of their own, which
+#: the solver workers take besides QUEUE and a process or two take alone (`zolve up --short-lane`): no
+#: long job can occupy those, so a short job never waits for one however long the other clients' jobs
+SHORT_QUEUE = "zolve.short"
+#: what a solver worker consumes (`zolve worker --queues`)
+SOLVER_QUEUES = f"{QUEUE},{SHORT_QUEUE}"
 #: webhook deliveries travel on a queue of their own: never behind (or in the way of) solver work
 DELIVER = "zolve.deliver_webhook"
 WEBHOOK_QUEUE = "zolve.webhooks"
@@ -36,12 +42,14 @@ RETRIED_SHARD_PRIORITY = 3
 BULK_PRIORITY = 6
 
 
-def enqueue(broker: Broker, target: str, task: str = RUN_JOB, priority: int | None = None) -> None:
+def enqueue(
+    broker: Broker, target: str, task: str = RUN_JOB, priority: int | None = None, queue: str = QUEUE
+) -> None:
     """Publish one wake-up message (a job id, or a shard id for RUN_SHARD). Raises when the broker is
     unreachable."""
     if priority is None:
         priority = BULK_PRIORITY if task in (RUN_SHARD, PURGE) else INTERACTIVE_PRIORITY
-    broker.send_task(task, args=[target], queue=QUEUE, priority=priority)
+    broker.send_task(task, args=[target], queue=queue, priority=priority)
 
 
 @dataclass
@@ -64,7 +72,7 @@ def send(ctx: Context, messages: Messages) -> None:
     """Publish the messages, then release and publish the held work of `messages.owners` that fits
     their windows (once the transaction that changed their work has committed: the caller's); and any
     webhook delivery a finished job left (see publish_deliveries)."""
-    publish(ctx.broker, ctx.db, messages)
+    publish(ctx, messages)
     publish_deliveries(ctx.broker, ctx.db)
     release_in_turn(ctx, messages.owners)
 
@@ -87,11 +95,7 @@ def release(ctx: Context, owners: Collection[int] | None = None) -> Released:
             session, ctx.settings.worker_alive_within
         )
         released = dispatch.release(session, window, owners)
-    publish(
-        ctx.broker,
-        ctx.db,
-        Messages(jobs=released.jobs, shards=released.shards, retried_shards=released.retried_shards),
-    )
+    publish(ctx, Messages(jobs=released.jobs, shards=released.shards, retried_shards=released.retried_shards))
     return released
 
 
@@ -111,30 +115,44 @@ def recover_lost_messages(ctx: Context) -> Released:
     return released
 
 
-def publish(broker: Broker, db: Database, messages: Messages) -> bool:
+def publish(ctx: Context, messages: Messages) -> bool:
     """Send every message; False when the broker refused one (it and the rest are then marked unsent)."""
-    pending = [(RUN_JOB, target, None) for target in messages.jobs]
-    pending += [(RUN_SHARD, target, RETRIED_SHARD_PRIORITY) for target in messages.retried_shards]
-    pending += [(RUN_SHARD, target, None) for target in messages.shards]
-    pending += [(FINALIZE, target, None) for target in messages.finalize]
-    for index, (task, target, priority) in enumerate(pending):
+    short = _short_jobs(ctx, messages.jobs)
+    pending = [(RUN_JOB, target, None, SHORT_QUEUE if target in short else QUEUE) for target in messages.jobs]
+    pending += [(RUN_SHARD, target, RETRIED_SHARD_PRIORITY, QUEUE) for target in messages.retried_shards]
+    pending += [(RUN_SHARD, target, None, QUEUE) for target in messages.shards]
+    pending += [(FINALIZE, target, None, QUEUE) for target in messages.finalize]
+    for index, (task, target, priority, queue) in enumerate(pending):
         try:
-            enqueue(broker, str(target), task, priority)
+            enqueue(ctx.broker, str(target), task, priority, queue)
         except Exception:
-            _mark_unsent(db, pending[index:])
+            _mark_unsent(ctx.db, [(task, target) for task, target, *_ in pending[index:]])
             return False
     return True
 
 
-def _mark_unsent(db: Database, unsent: list[tuple[str, uuid.UUID | int, int | None]]) -> None:
+def _short_jobs(ctx: Context, job_ids: list[uuid.UUID]) -> set[uuid.UUID]:
+    """The jobs that go on the short lane; none when the database cannot say (they run on the solver
+    pool then, as every job did before the lane)."""
+    if not job_ids or ctx.settings.short_job_seconds <= 0:
+        return set()
+    try:
+        with ctx.db.session() as session:
+            return jobs.short_jobs(session, job_ids, ctx.settings.short_job_seconds)
+    except Exception:
+        log.warning("could not read the time limits of %d jobs; they go on the solver queue", len(job_ids))
+        return set()
+
+
+def _mark_unsent(db: Database, unsent: list[tuple[str, uuid.UUID | int]]) -> None:
     log.warning("broker unavailable; %d messages left to the sweeper", len(unsent))
     try:
         with db.session() as session:
             jobs.mark_unsent(
                 session,
-                job_ids=[target for task, target, _ in unsent if task == RUN_JOB],
-                shard_ids=[target for task, target, _ in unsent if task == RUN_SHARD],
-                finalize_ids=[target for task, target, _ in unsent if task == FINALIZE],
+                job_ids=[target for task, target in unsent if task == RUN_JOB],
+                shard_ids=[target for task, target in unsent if task == RUN_SHARD],
+                finalize_ids=[target for task, target in unsent if task == FINALIZE],
             )
     except Exception:
         # both servers away: the rows still look sent, and count as lost after requeue_after

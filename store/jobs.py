@@ -224,6 +224,13 @@ def unfinished_count(session: Session, owner_id: int) -> int:
     )
 
 
+def short_jobs(session: Session, job_ids: Collection[uuid.UUID], within: float) -> set[uuid.UUID]:
+    """Those of the jobs that asked for at most `within` seconds (see Settings.short_job_seconds)."""
+    if not job_ids or within <= 0:
+        return set()
+    return set(session.scalars(select(Job.id).where(Job.id.in_(list(job_ids)), Job.time_limit <= within)))
+
+
 def get_job(session: Session, job_id: uuid.UUID, owner_id: int | None) -> Job | None:
     """The job, if `owner_id` may see it (None = admin, sees every job)."""
     query = select(Job).where(Job.id == job_id)

@@ -236,21 +236,28 @@ class PrivateStack:
         return shard_rows(self.db, job_id)
 
     @contextmanager
-    def split_workers(self, log_dir: Path) -> Iterator[WorkerProcess]:
-        """Its worker on the solving queue only, beside a one-process worker on the webhook queue (as
-        `zolve up`, compose and Kubernetes run them), both started; yields the webhook worker."""
-        from services.messages import QUEUE, WEBHOOK_QUEUE
+    def split_workers(self, log_dir: Path, short_lane: int = 0) -> Iterator[WorkerProcess]:
+        """Its worker on the solving queues only, beside a one-process worker on the webhook queue and
+        (with `short_lane` processes) a worker on the short lane alone, as `zolve up`, compose and
+        Kubernetes run them; all started. Yields the webhook worker."""
+        from services.messages import SHORT_QUEUE, SOLVER_QUEUES, WEBHOOK_QUEUE
 
-        self.worker.queues = QUEUE
-        sender = WorkerProcess(self.worker.env, log_dir / "sender.log", concurrency=1, queues=WEBHOOK_QUEUE)
+        self.worker.queues = SOLVER_QUEUES
+        others = [WorkerProcess(self.worker.env, log_dir / "sender.log", concurrency=1, queues=WEBHOOK_QUEUE)]
+        if short_lane:
+            lane = WorkerProcess(
+                self.worker.env, log_dir / "short.log", concurrency=short_lane, queues=SHORT_QUEUE
+            )
+            others.append(lane)
         try:
-            self.worker.launch()
-            sender.launch()
-            self.worker.wait_ready()
-            sender.wait_ready()
-            yield sender
+            for worker in (self.worker, *others):
+                worker.launch()
+            for worker in (self.worker, *others):
+                worker.wait_ready()
+            yield others[0]
         finally:
-            sender.stop()
+            for worker in others:
+                worker.stop()
 
     def restart_redis(self) -> None:
         self.services.stop_redis()

@@ -54,26 +54,33 @@ def test_compose_has_no_default_password_and_limits_every_service() -> None:
 
 def test_compose_runs_every_role() -> None:
     compose = (ROOT / "docker-compose.yml").read_text()
-    for service in ("postgres:", "redis:", "migrate:", "api:", "worker:", "webhooks:"):
+    for service in ("postgres:", "redis:", "migrate:", "api:", "worker:", "short-lane:", "webhooks:"):
         assert f"\n  {service}" in compose
 
 
-def test_solving_and_webhooks_run_on_workers_of_their_own() -> None:
+def test_solving_the_short_lane_and_webhooks_run_on_workers_of_their_own() -> None:
     """Each queue has its own workers, in compose and in Kubernetes (tests/workers/test_webhook_queue.py
-    shows why: a delivery would otherwise wait for a solver process)."""
-    from services.messages import QUEUE, WEBHOOK_QUEUE
+    shows why: a delivery would otherwise wait for a solver process; tests/security/test_short_lane.py:
+    a short job would wait for long ones)."""
+    from services.messages import SHORT_QUEUE, SOLVER_QUEUES, WEBHOOK_QUEUE
 
     def queues(command: list[str]) -> str:
         assert command[:2] == ["zolve", "worker"], command
         return command[command.index("--queues") + 1]
 
     services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
-    assert queues(services["worker"]["command"]) == QUEUE
+    assert queues(services["worker"]["command"]) == SOLVER_QUEUES
+    assert queues(services["short-lane"]["command"]) == SHORT_QUEUE
     assert queues(services["webhooks"]["command"]) == WEBHOOK_QUEUE
     deployments = by_kind("Deployment")
     [solver] = deployments["zolve-worker"]["spec"]["template"]["spec"]["containers"]
+    [short] = deployments["zolve-short-lane"]["spec"]["template"]["spec"]["containers"]
     [sender] = deployments["zolve-webhooks"]["spec"]["template"]["spec"]["containers"]
-    assert (queues(solver["command"]), queues(sender["command"])) == (QUEUE, WEBHOOK_QUEUE)
+    assert [queues(c["command"]) for c in (solver, short, sender)] == [
+        SOLVER_QUEUES,
+        SHORT_QUEUE,
+        WEBHOOK_QUEUE,
+    ]
 
 
 # -- Kubernetes (deploy/k8s) ----------------------------------------------------------------------------

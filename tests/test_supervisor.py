@@ -12,7 +12,7 @@ import psutil
 import pytest
 import requests
 
-from services.messages import QUEUE
+from services.messages import SOLVER_QUEUES
 from tests.support import free_port, installed_popen, wait_until
 from tests.test_cli import embedded_env, zolve
 
@@ -109,9 +109,9 @@ def test_cli_commands_join_a_running_zolve_up_and_it_restarts_what_dies(tmp_path
         up.solves_a_job()
 
         # the worker dies (its whole process group, as an OOM kill might): restarted
-        worker = up.child("worker", QUEUE)
+        worker = up.child("worker", SOLVER_QUEUES)
         os.killpg(worker.pid, signal.SIGKILL)
-        wait_until(lambda: up.replaced("worker", worker, QUEUE), 60, 0.2, "a new solver worker")
+        wait_until(lambda: up.replaced("worker", worker, SOLVER_QUEUES), 60, 0.2, "a new solver worker")
         up.solves_a_job()
 
         # the API dies: restarted on the same port

@@ -11,12 +11,13 @@ import json
 import logging
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
 from amqp.exceptions import ChannelError
 from celery import Celery
 
 from core.config import Settings
-from services.messages import QUEUE, RUN_JOB, RUN_SHARD
+from services.messages import QUEUE, RUN_JOB, RUN_SHARD, SHORT_QUEUE
 
 log = logging.getLogger("zolve.broker")
 
@@ -82,16 +83,25 @@ def mark_broker(celery: Celery) -> None:
         connection.default_channel.client.set(BROKER_MARK, "1")
 
 
+#: the queues solver work travels on (webhook deliveries have theirs apart)
+SOLVER_QUEUE_NAMES = (QUEUE, SHORT_QUEUE)
+
+
 def queue_depth(celery: Celery) -> int | None:
-    """Messages waiting in the broker's queue; None when the broker cannot be asked."""
+    """Messages waiting in the broker's solver queues; None when the broker cannot be asked."""
     try:
         # a pooled connection: opening one per call cost 10-25 ms of each sweep and /metrics scrape
         with celery.pool.acquire(block=True, timeout=2) as connection:
-            return connection.default_channel.queue_declare(QUEUE, passive=True).message_count
-    except ChannelError:  # the broker does not know the queue (e.g. Redis restarted empty): nothing waits
-        return 0
+            return sum(_waiting(connection.default_channel, queue) for queue in SOLVER_QUEUE_NAMES)
     except Exception:
         return None
+
+
+def _waiting(channel: Any, queue: str) -> int:
+    try:
+        return channel.queue_declare(queue, passive=True).message_count
+    except ChannelError:  # the broker does not know the queue (e.g. Redis restarted empty): nothing waits
+        return 0
 
 
 @dataclass
@@ -103,10 +113,10 @@ class BrokerTargets:
 
 
 def broker_targets(celery: Celery, taken_within: float | None = None) -> BrokerTargets | None:
-    """The targets of every message the broker holds for QUEUE: waiting in its lists (one per priority)
-    or delivered to a worker and not yet acknowledged (kombu's `unacked` hash), read in one Redis
-    transaction. None when the broker cannot be read. The queue holds only released work (a window per
-    client, see store.dispatch), so reading it whole stays small.
+    """The targets of every message the broker holds for the solver queues: waiting in their lists (one
+    per priority) or delivered to a worker and not yet acknowledged (kombu's `unacked` hash), read in one
+    Redis transaction. None when the broker cannot be read. The queues hold only released work (a window
+    per client, see store.dispatch), so reading them whole stays small.
 
     With `taken_within`, a message a worker took longer ago than that is not counted: a worker (prefetch
     1, acknowledging late) starts what it takes at once, so a row still queued behind such a message was
@@ -116,8 +126,9 @@ def broker_targets(celery: Celery, taken_within: float | None = None) -> BrokerT
         with celery.connection_for_write() as connection:
             channel = connection.default_channel
             with channel.client.pipeline() as pipe:
-                for priority in channel.priority_steps:
-                    pipe.lrange(channel._q_for_pri(QUEUE, priority), 0, -1)
+                for queue in SOLVER_QUEUE_NAMES:
+                    for priority in channel.priority_steps:
+                        pipe.lrange(channel._q_for_pri(queue, priority), 0, -1)
                 pipe.hgetall(channel.unacked_key)
                 since = "-inf" if taken_within is None else time.time() - taken_within
                 pipe.zrangebyscore(channel.unacked_index_key, since, "+inf")

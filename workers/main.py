@@ -135,7 +135,8 @@ def _sweep(celery: Celery, db: Database, settings: Settings, judge_silence: bool
     A broker that lost its data has every waiting row re-sent at once. Otherwise loss is judged per row,
     whatever the queue's length: a queued row sent more than `requeue_after` ago whose message the broker
     no longer holds (read before the rows, so a message sent meanwhile is never taken for lost)."""
-    recover_emptied_broker(celery, Context(db, settings, celery))
+    ctx = Context(db, settings, celery)
+    recover_emptied_broker(celery, ctx)
     held = broker_targets(celery, taken_within=settings.requeue_after)
     requeue_after = settings.requeue_after if held is not None else None
     held = held or BrokerTargets()
@@ -155,13 +156,12 @@ def _sweep(celery: Celery, db: Database, settings: Settings, judge_silence: bool
             held=held.shards,
         )
     publish(
-        celery,
-        db,
+        ctx,
         Messages(jobs=report.to_enqueue, shards=shard_report.to_enqueue, finalize=shard_report.to_finalize),
     )
     # every client's held work that fits its window: after a lost message, a restarted broker or a
     # requeue, and whatever no finished task has released yet
-    release(Context(db, settings, celery))
+    release(ctx)
     # webhook deliveries whose message was never sent, or lost (overdue by a requeue interval)
     with db.session() as session:
         webhook_store.forget_lost(session, settings.requeue_after + settings.webhook_timeout)

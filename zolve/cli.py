@@ -80,8 +80,15 @@ def main() -> None:
 @click.option("--port", default=8000, show_default=True, type=int)
 @click.option("--workers", default=2, show_default=True, type=int, help="solver processes")
 @click.option("--api-workers", default=2, show_default=True, type=int, help="gunicorn processes")
+@click.option(
+    "--short-lane",
+    default=1,
+    show_default=True,
+    type=click.IntRange(min=0),
+    help="processes that run only jobs of at most ZOLVE_SHORT_JOB_SECONDS (0: none)",
+)
 @data_dir_option
-def up(host: str, port: int, workers: int, api_workers: int) -> None:
+def up(host: str, port: int, workers: int, api_workers: int, short_lane: int) -> None:
     """Run everything on this machine: PostgreSQL, Redis, migrations, the API and the workers.
 
     Uses DATABASE_URL / REDIS_URL when set, embedded servers under the data directory otherwise.
@@ -97,7 +104,17 @@ def up(host: str, port: int, workers: int, api_workers: int) -> None:
             raise click.ClickException(str(exc)) from exc
         database_url, redis_url = services.urls
         settings = settings.with_urls(settings.database_url or database_url, settings.redis_url or redis_url)
-    sys.exit(run_stack(settings, services, host=host, port=port, workers=workers, api_workers=api_workers))
+    sys.exit(
+        run_stack(
+            settings,
+            services,
+            host=host,
+            port=port,
+            workers=workers,
+            api_workers=api_workers,
+            short_lane=short_lane,
+        )
+    )
 
 
 @main.command()

@@ -154,7 +154,7 @@ def _stop_with(front: multiprocessing.process.BaseProcess) -> None:
 def serve_worker(
     settings: Settings, *, concurrency: int, pool: str, loglevel: str, queues: str | None = None
 ) -> None:
-    from services.messages import QUEUE, WEBHOOK_QUEUE
+    from services.messages import SOLVER_QUEUES, WEBHOOK_QUEUE
     from workers.main import BOOT_ID, create_worker_app
 
     logging.basicConfig(level=loglevel, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -165,7 +165,7 @@ def serve_worker(
             f"--loglevel={loglevel}",
             f"--concurrency={concurrency}",
             f"--pool={pool}",
-            f"--queues={queues or f'{QUEUE},{WEBHOOK_QUEUE}'}",
+            f"--queues={queues or f'{SOLVER_QUEUES},{WEBHOOK_QUEUE}'}",
             # unique per start: Celery tells workers apart by node name, and so does the dashboard
             f"--hostname=zolve-{BOOT_ID}@%h",
             "--without-gossip",

@@ -1,5 +1,6 @@
 """`zolve up`: migrations, an admin key on first start, then the API and the workers as child processes
-(a solver worker on the `zolve` queue, a webhook worker on `zolve.webhooks`).
+(a solver worker on the `zolve` and `zolve.short` queues, a short-lane worker on `zolve.short` alone, a
+webhook worker on `zolve.webhooks`).
 
 It supervises what it started: an API, a worker, or (embedded) a Redis or PostgreSQL that dies is
 started again, with back-off, and logged. After a Redis restart every message the broker held is gone, so
@@ -177,10 +178,31 @@ def server_children(services: Any, database_url: str) -> list[Child]:
     ]
 
 
+def worker_children(settings: Settings, workers: int, short_lane: int, env: dict[str, str]) -> list[Child]:
+    """The solver worker; the short lane's, when there is one; the webhook worker. Deliveries run on
+    processes of their own (a slow receiver never holds a solver process, a long job never holds a delivery
+    back), and so do short jobs (a long job never holds one back)."""
+    from services.messages import SHORT_QUEUE, SOLVER_QUEUES, WEBHOOK_QUEUE
+
+    def worker(name: str, concurrency: int, queues: str) -> ProcessChild:
+        return ProcessChild(name, ["worker", "--concurrency", str(concurrency), "--queues", queues], env)
+
+    children = [worker("worker", workers, SOLVER_QUEUES)]
+    if short_lane > 0 and settings.short_job_seconds > 0:
+        children.append(worker("short-lane", short_lane, SHORT_QUEUE))
+    return [*children, worker("webhooks", WEBHOOK_PROCESSES, WEBHOOK_QUEUE)]
+
+
 def run_stack(
-    settings: Settings, services: Any, *, host: str, port: int, workers: int, api_workers: int
+    settings: Settings,
+    services: Any,
+    *,
+    host: str,
+    port: int,
+    workers: int,
+    api_workers: int,
+    short_lane: int = 1,
 ) -> int:
-    from services.messages import QUEUE, WEBHOOK_QUEUE
     from store.migrate import upgrade
 
     if not logging.getLogger().handlers:
@@ -206,14 +228,7 @@ def run_stack(
             "ZOLVE_SECRET_KEY": secret_key_for(settings),
         }
         processes = [
-            # deliveries on processes of their own: a slow receiver never holds a solver process, and a
-            # long job never holds a delivery back
-            ProcessChild("worker", ["worker", "--concurrency", str(workers), "--queues", QUEUE], env),
-            ProcessChild(
-                "webhooks",
-                ["worker", "--concurrency", str(WEBHOOK_PROCESSES), "--queues", WEBHOOK_QUEUE],
-                env,
-            ),
+            *worker_children(settings, workers, short_lane, env),
             ProcessChild(
                 "api", ["api", "--host", host, "--port", str(port), "--workers", str(api_workers)], env
             ),

@@ -734,7 +734,7 @@ def kinds_of(deployment: Deployment) -> list[Any]:
 
 # -- kube: deploy/k8s with `podman kube play` ----------------------------------------------------------
 
-K8S_FILES = ["config.yaml", "migrate-job.yaml", "api.yaml", "worker.yaml", "webhooks.yaml"]
+K8S_FILES = ["config.yaml", "migrate-job.yaml", "api.yaml", "worker.yaml", "short-lane.yaml", "webhooks.yaml"]
 K8S_SECRET = "zolve"
 
 
@@ -810,7 +810,7 @@ def _play_manifests(deployment: Deployment) -> None:
     log(f"the migration Job's pod ran `zolve migrate`: exit 0 ({output.stdout.strip().splitlines()[-1:]})")
 
     documents = [*config]
-    for name in ("api.yaml", "worker.yaml", "webhooks.yaml"):
+    for name in ("api.yaml", "worker.yaml", "short-lane.yaml", "webhooks.yaml"):
         for document in manifests[name]:
             if document["kind"] == "Deployment" and document["metadata"]["name"] == "zolve-api":
                 document["spec"]["replicas"] = 1
