@@ -5,11 +5,20 @@ Baselines measured in the same run: the short jobs' latency on an idle service, 
 duration when it runs alone.
 
     .venv/bin/python bench/fair_share.py [--short 20] [--secrets 600] [--concurrency 2]
+    .venv/bin/python bench/fair_share.py --workload long [--runs 10] [--concurrency 2]
 
-Phases: (1) client B submits --short `dice` jobs one after another on the idle service (submit →
-succeeded, measured by the client); (2) client A's `mastermind.play` bulk job alone; (3) the same bulk job
-again while B submits its short jobs; (4) clients A and C submit the same bulk job at once: each one's
-share of the worker time while both run (from the shards' start and finish times).
+The `mixed` workload (the default) has four phases: (1) client B submits --short `dice` jobs one after
+another on the idle service (submit → succeeded, measured by the client); (2) client A's
+`mastermind.play` bulk job alone; (3) the same bulk job again while B submits its short jobs; (4) clients
+A and C submit the same bulk job at once: each one's share of the worker time while both run (from the
+shards' start and finish times).
+
+The `long` workload is the probe of issue 37: client A's long unsharded jobs (`dice`, 10 dice of 20
+faces, which search until their time limit) on every solver process, and client B's short job (a time
+limit of 5 s: the short lane's) submitted --runs times one after another beside them. Each short job's
+wait is its queue time (created -> started, the service's own timestamps). Baselines of the same run:
+the short job on the idle service, and one run beside the long jobs with the short lane stopped (the
+service before the lane: the wait is the long jobs' time, --unlaned-limit seconds).
 """
 
 from __future__ import annotations
@@ -28,6 +37,7 @@ from sqlalchemy import select
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.stack import Stack  # noqa: E402
+from services.messages import SHORT_QUEUE, SOLVER_QUEUES  # noqa: E402
 from store import keys  # noqa: E402
 from store.models import Shard  # noqa: E402
 
@@ -79,6 +89,18 @@ class Client:
         return job_id, time.perf_counter() - started
 
 
+#: the probe's long job and the short lane's job (time limit under ZOLVE_SHORT_JOB_SECONDS)
+LONG = {"kind": "dice", "params": {"dice": 10, "faces": 20}, "fresh": True}
+LANED = {"kind": "dice", "params": {"dice": 3, "faces": 6}, "time_limit": 5, "fresh": True}
+
+
+def queue_wait(job: dict) -> float:
+    """Created -> started, by the service's clock."""
+    return (
+        datetime.fromisoformat(job["started_at"]) - datetime.fromisoformat(job["created_at"])
+    ).total_seconds()
+
+
 def short_latencies(client: Client, count: int, pause: float = 0.5) -> list[float]:
     latencies = []
     for _ in range(count):
@@ -121,11 +143,73 @@ def describe(name: str, values: list[float]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--short", type=int, default=20, help="short jobs per phase")
-    parser.add_argument("--secrets", type=int, default=600, help="games in each bulk job")
-    parser.add_argument("--concurrency", type=int, default=2, help="worker processes")
+    parser.add_argument("--workload", choices=("mixed", "long"), default="mixed")
+    parser.add_argument("--short", type=int, default=20, help="mixed: short jobs per phase")
+    parser.add_argument("--secrets", type=int, default=600, help="mixed: games in each bulk job")
+    parser.add_argument("--concurrency", type=int, default=2, help="solver processes")
+    parser.add_argument("--runs", type=int, default=10, help="long: short jobs beside the long ones")
+    parser.add_argument("--long-limit", type=float, default=120, help="long: the long jobs' time limit")
+    parser.add_argument("--unlaned-limit", type=float, default=20, help="long: their limit without the lane")
     args = parser.parse_args()
+    (long_workload if args.workload == "long" else mixed_workload)(args)
 
+
+def long_workload(args: argparse.Namespace) -> None:
+    with Stack(api_workers=2) as stack:
+        stack.start_worker(concurrency=args.concurrency, queues=SOLVER_QUEUES)
+        stack.start_worker(concurrency=1, name="short-lane", queues=SHORT_QUEUE)
+        a, b = Client(stack, "long A"), Client(stack, "short B")
+        b.latency(LANED)  # warm up
+        idle = [queue_wait(b.wait(b.submit(LANED))) for _ in range(args.runs)]
+        print(describe("short job's wait, idle service", idle), flush=True)
+
+        beside = beside_long_jobs(a, b, args.concurrency, args.long_limit, args.runs)
+        print(describe("short job's wait beside A's long jobs on every solver", beside), flush=True)
+
+        stack.stop_worker("short-lane")
+        unlaned = beside_long_jobs(a, b, args.concurrency, args.unlaned_limit, 1)
+        print(describe("the same without the short lane", unlaned), flush=True)
+
+        print()
+        print("| short job's wait (created -> started) | p50 | p95 | max | p95 / idle p95 |")
+        print("|---|---|---|---|---|")
+        for name, values in (
+            ("idle service", idle),
+            (f"beside {args.concurrency} long jobs of one client (short lane)", beside),
+            (f"beside them, no short lane (long jobs of {args.unlaned_limit:g} s)", unlaned),
+        ):
+            p95 = percentile(values, 0.95)
+            print(
+                f"| {name} | {percentile(values, 0.5):.2f} s | {p95:.2f} s | {max(values):.2f} s "
+                f"| {p95 / percentile(idle, 0.95):.1f}× |"
+            )
+        print(f"\nruns {args.runs}; solver processes {args.concurrency}; short lane 1 process")
+
+
+def beside_long_jobs(a: Client, b: Client, solvers: int, limit: float, runs: int) -> list[float]:
+    """B's short jobs, one after another, while A's long jobs hold every solver process; the long jobs
+    must still be running when each short job ends (else the run does not count: an error)."""
+    long_jobs = [a.submit({**LONG, "time_limit": limit}) for _ in range(solvers)]
+    try:
+        while any(a.http.get(f"{a.url}/jobs/{job}").json()["state"] != "running" for job in long_jobs):
+            time.sleep(0.1)
+        waits = []
+        for _ in range(runs):
+            waits.append(queue_wait(b.wait(b.submit(LANED))))
+            states = {a.http.get(f"{a.url}/jobs/{job}").json()["state"] for job in long_jobs}
+            if runs > 1 and states != {"running"}:
+                raise RuntimeError(
+                    f"the long jobs ended before the short ones ({states}): raise --long-limit"
+                )
+        return waits
+    finally:
+        for job in long_jobs:
+            a.http.post(f"{a.url}/jobs/{job}/cancel")
+        for job in long_jobs:
+            a.http.get(f"{a.url}/jobs/{job}", params={"wait": 30})
+
+
+def mixed_workload(args: argparse.Namespace) -> None:
     with Stack(api_workers=2) as stack:
         stack.start_worker(concurrency=args.concurrency)
         a, b, c = Client(stack, "bulk A"), Client(stack, "short B"), Client(stack, "bulk C")

@@ -98,9 +98,11 @@ class Stack:
                 raise RuntimeError(f"{what} did not start")
             time.sleep(0.1)
 
-    def start_worker(self, concurrency: int, name: str = "worker") -> None:
+    def start_worker(self, concurrency: int, name: str = "worker", queues: str | None = None) -> None:
+        """A `zolve worker` (on `queues`, comma-separated; default: every queue), started and ready."""
         self.stop_worker(name)
-        self._spawn(name, ["worker", "--concurrency", str(concurrency)])
+        on_queues = ["--queues", queues] if queues else []
+        self._spawn(name, ["worker", "--concurrency", str(concurrency), *on_queues])
         log = Path(self.tmp.name) / f"{name}.log"
         self._wait(lambda: b" ready." in log.read_bytes()[-5000:], f"the {name}")
 
