@@ -52,10 +52,14 @@ def _libz3() -> ctypes.CDLL | None:
     return None
 
 
-def _bind_consequence() -> Callable[[z3.ContextObj, int, int, ctypes.Array[ctypes.c_void_p], z3.Ast], bool]:
-    """(ctx, solver callback, n, fixed terms, conseq) → Z3_solver_propagate_consequence with no equalities,
-    under our own prototype: z3core's wrapper converts and error-checks every argument on every call (about
-    a tenth of the time per model). Falls back to that wrapper when libz3 came from elsewhere."""
+#: (ctx, solver callback, n, fixed terms, 0, None, None, conseq): Z3_solver_propagate_consequence
+Consequence = Callable[[z3.ContextObj, int, int, "ctypes.Array[ctypes.c_void_p]", int, None, None, int], bool]
+
+
+def _bind_consequence() -> Consequence:
+    """Z3_solver_propagate_consequence under our own prototype, called straight from the callback:
+    z3core's wrapper converts and error-checks every argument on every call (about a tenth of the time
+    per model). Falls back to that wrapper when libz3 came from elsewhere."""
     lib = _libz3()
     if lib is None:
         return _wrapped_consequence
@@ -64,20 +68,23 @@ def _bind_consequence() -> Callable[[z3.ContextObj, int, int, ctypes.Array[ctype
     pointer = ctypes.c_void_p
     function.argtypes = [pointer, pointer, ctypes.c_uint, ctypes.POINTER(pointer)]
     function.argtypes += [ctypes.c_uint, pointer, pointer, pointer]
-
-    def consequence(
-        ctx: z3.ContextObj, cb: int, n: int, terms: ctypes.Array[ctypes.c_void_p], conseq: z3.Ast
-    ) -> bool:
-        return function(ctx, cb, n, terms, 0, None, None, conseq)
-
-    return consequence
+    return function
 
 
 def _wrapped_consequence(
-    ctx: z3.ContextObj, cb: int, n: int, terms: ctypes.Array[ctypes.c_void_p], conseq: z3.Ast
+    ctx: z3.ContextObj,
+    cb: int,
+    n: int,
+    terms: ctypes.Array[ctypes.c_void_p],
+    _equalities: int,
+    _lhs: None,
+    _rhs: None,
+    conseq: int,
 ) -> bool:
     fixed = ctypes.cast(terms, ctypes.POINTER(z3.Ast))
-    return z3.Z3_solver_propagate_consequence(ctx, ctypes.c_void_p(cb), n, fixed, 0, None, None, conseq)
+    return z3.Z3_solver_propagate_consequence(
+        ctx, ctypes.c_void_p(cb), n, fixed, 0, None, None, ctypes.c_void_p(conseq)
+    )
 
 
 _consequence = _bind_consequence()
@@ -156,35 +163,47 @@ class ModelWalker:
     def _bind(self, literals: Sequence[Literal], size: int) -> tuple[ctypes._CFuncPtr, ...]:
         """The callbacks, as closures over local state (they run millions of times: no attribute
         look-ups). Z3 calls them from inside check(); an exception there cannot reach the caller, so
-        they record a failure for `walk` to raise."""
+        they record a failure for `walk` to raise.
+
+        The state is the true literals so far, kept in place in the ctypes array that the conflict
+        passes to Z3, and the sum of their weights; a push saves (count, sum), a pop goes back to it.
+        Per model that is a couple of `fixed` calls that do work (about two in three are a literal
+        fixed false, which returns at once) and one conflict, with no copying and no summing."""
         weights = {lit.as_ast().value: weight for lit, weight in literals}
         true_ref = z3.BoolVal(True, self.solver.ctx).as_ast().value
         self._false = z3.BoolVal(False, self.solver.ctx)  # kept alive: Z3 ref-counts it
-        false_ref, ctx_ref = self._false.as_ast(), self._ctx_ref
-        trail: list[int] = []  # the registered terms fixed true, in order
-        levels: list[int] = []  # the trail's length at each push
-        conflict_terms = (ctypes.c_void_p * size)()
+        false_ref, ctx_ref = self._false.as_ast().value, self._ctx_ref
+        conflict = _consequence  # read here: a test swaps in the fallback
+        true_terms = (ctypes.c_void_p * size)()  # the registered terms fixed true, in order
+        count, value = 0, 0  # how many, and the sum of their weights
+        levels: list[tuple[int, int]] = []  # (count, value) at each push
 
         def on_push(_user: int | None, _cb: int | None) -> None:
-            levels.append(len(trail))
+            levels.append((count, value))
 
         def on_pop(_user: int | None, _cb: int | None, scopes: int) -> None:
-            del trail[levels[-scopes] :]
+            nonlocal count, value
+            count, value = levels[-scopes]
             del levels[-scopes:]
 
         def on_fresh(user: int | None, _new_ctx: int | None) -> int | None:
             self._failure = "Z3 asked for a copy of the propagator (a parallel or cubing solver)"
             return user
 
-        def on_fixed(_user: int | None, _cb: int | None, term: int, value: int) -> None:
-            if value == true_ref:
-                trail.append(term)
+        def on_fixed(_user: int | None, _cb: int | None, term: int, fixed: int) -> None:
+            nonlocal count, value
+            if fixed == true_ref:
+                if count == size:
+                    self._failure = f"a model with more than {size} true literals"
+                    return
+                true_terms[count] = term
+                count += 1
+                value += weights[term]
 
         def on_final(_user: int | None, cb: int) -> None:
-            if len(trail) != size:
-                self._failure = f"a model with {len(trail)} true literals, not {size}"
+            if count != size:
+                self._failure = f"a model with {count} true literals, not {size}"
                 return
-            value = sum(map(weights.__getitem__, trail))
             if value in self._seen:
                 self._repeats += 1
             elif self._cap is not None and len(self._found) >= self._cap:
@@ -192,8 +211,7 @@ class ModelWalker:
             else:
                 self._seen.add(value)
                 self._found.append(value)
-            conflict_terms[:] = trail  # these terms at their values imply false
-            _consequence(ctx_ref, cb, size, conflict_terms, false_ref)
+            conflict(ctx_ref, cb, size, true_terms, 0, None, None, false_ref)  # these terms imply false
 
         return _PUSH(on_push), _POP(on_pop), _FRESH(on_fresh), _FIXED(on_fixed), _FINAL(on_final)
 
