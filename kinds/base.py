@@ -7,12 +7,13 @@ process never loads Z3 and this package never imports the command line above it.
 from __future__ import annotations
 
 import importlib
+import re
 import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from marshmallow import Schema, ValidationError
+from marshmallow import Schema, ValidationError, fields
 
 from schemas.fields import UNSTORABLE, at_path, storable, unstorable
 from schemas.rows import RowPage
@@ -46,6 +47,15 @@ class Rows:
     page_schema: type[Schema] = RowPage
     #: what the rows are, for the API documentation (the description of their tag)
     description: str = ""
+
+
+class KindError(ValueError):
+    """A kind whose definition disagrees with itself, raised when it is defined (at start-up): e.g.
+    cacheable without rows, rows without shards, a result_items that is no list of its result."""
+
+
+_NAME = re.compile(r"[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*")
+_REFERENCE = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
 
 
 @dataclass(frozen=True)
@@ -97,6 +107,39 @@ class Kind:
     example: dict[str, Any] | None = None
     #: a click group of in-process commands for this kind's family ("module:attribute"), added to `zolve`
     cli: str | None = None
+
+    def __post_init__(self) -> None:
+        if problems := self.problems():
+            raise KindError(f"kind {self.name!r} is inconsistent: " + "; ".join(problems))
+
+    def problems(self) -> list[str]:
+        """What disagrees in this kind's definition (see KindError); empty when it is sound."""
+        found = []
+        if not _NAME.fullmatch(self.name):
+            found.append("its name must be lower-case words joined by dots, e.g. 'planetx.enumerate'")
+        for hook in ("solver", "cli"):
+            if (reference := getattr(self, hook)) is not None and not _REFERENCE.fullmatch(reference):
+                found.append(f"{hook} must be a 'module:attribute' reference, not {reference!r}")
+        if self.rows is not None and not self.sharded:
+            found.append("rows are stored by shards: a kind with rows must be sharded")
+        if self.cacheable and self.rows is None:
+            found.append("a cache hit shares the stored rows of the job it copies: cacheable needs rows")
+        if self.pinned is not None and self.rows is None:
+            found.append("pinned keeps jobs' rows past retention: it needs rows")
+        if self.default_time_limit is not None and not self.default_time_limit > 0:
+            found.append("default_time_limit must be a positive number of seconds")
+        if self.result_items is not None and not isinstance(
+            self.result_schema._declared_fields.get(self.result_items), fields.List
+        ):
+            found.append(
+                f"result_items names {self.result_items!r}, which is not a list of the result schema"
+            )
+        if self.example is not None:
+            try:
+                self.params_schema().load(self.example)
+            except ValidationError as refused:
+                found.append(f"its example is refused by its params schema: {refused.messages}")
+        return found
 
     @property
     def rows_name(self) -> str:

@@ -11,11 +11,11 @@ import kinds.leaving_earth as leaving_earth
 import kinds.mastermind as mastermind
 import kinds.planetx as planetx
 import kinds.taiji as taiji
-from kinds.base import Kind
+from kinds.base import Kind, KindError
 
 FAMILIES = (dice, planetx, mastermind, leaving_earth, taiji)
 
-KINDS: dict[str, Kind] = {kind.name: kind for family in FAMILIES for kind in family.KINDS}
+KINDS: dict[str, Kind] = {}
 
 
 def get_kind(name: str) -> Kind:
@@ -23,8 +23,18 @@ def get_kind(name: str) -> Kind:
 
 
 def register(kind: Kind) -> None:
-    """Add a kind from a plugin module (named in ZOLVE_PLUGINS, comma-separated, imported below)."""
+    """Add a kind (the families below; a plugin module named in ZOLVE_PLUGINS, comma-separated, imported
+    by load_plugins). A kind is checked when it is defined (Kind.problems); a second kind of the same name
+    is refused here, at start-up."""
+    known = KINDS.get(kind.name)
+    if known is not None and known is not kind:
+        raise KindError(f"two kinds are named {kind.name!r}")
     KINDS[kind.name] = kind
+
+
+for family in FAMILIES:
+    for kind in family.KINDS:
+        register(kind)
 
 
 def load_plugins() -> None:

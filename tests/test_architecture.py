@@ -192,3 +192,11 @@ def test_pictures_need_only_the_standard_library(module: str) -> None:
     """A picture is drawn from plain data: no web framework, database or solver behind it."""
     outside = {name.split(".")[0] for name in GRAPH[module]} - {"pictures", "__future__"}
     assert outside - set(sys.stdlib_module_names) == set()
+
+
+def test_every_registered_kind_agrees_with_itself() -> None:
+    """A kind checks its flags when it is defined (kinds.base.Kind.problems); the registry holds none
+    that disagrees (tests/kinds/test_kind_contract.py shows each rule refusing a bad kind)."""
+    from kinds import KINDS
+
+    assert {name: kind.problems() for name, kind in KINDS.items() if kind.problems()} == {}
