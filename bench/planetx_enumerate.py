@@ -1,11 +1,18 @@
 """Planet X enumeration, all in one run on this machine, as ratios (issue 39):
 
-1. in-process, one core: the check–model–block loop (a fresh QF_FD context per shard, as before issue 39),
-   the user-propagator walk (`puzzles.allmodels`, one long-lived solver) and the plain-Python enumerator
-   (`rules.enumerate_boards`), in boards/s; every shard of the walk checked against the reference;
+0. a fixed CPU yardstick (`yardstick`: a frozen pure-Python count of the standard boards, `YARDSTICK_ROUNDS`
+   times, about 2 s), timed before each measured part, so that a figure can be read as a multiple of what
+   the machine does in the same minute;
+1. in-process, one core (thread CPU time): the check–model–block loop (a fresh QF_FD context per shard, as
+   before issue 39), the user-propagator walk (`puzzles.allmodels`, one long-lived solver) and the
+   plain-Python enumerator (`rules.enumerate_boards`), in boards/s; every shard of the walk checked
+   against the reference;
 2. the shard depth, measured: plan + walk + histogram over the whole mode at several depths;
-3. the job through the service (`bench/stack.py`: PostgreSQL, Redis, the API, one worker of N processes),
-   submit → every board stored, median of `--service-runs`.
+3. the job through the service (`bench/stack.py`: PostgreSQL, Redis, the API, one worker of N processes,
+   as `zolve up` starts them), submit → every board stored → the CSV export read to its end, median of
+   `--service-runs`, each as a multiple of the yardstick timed just before it; and the split of the
+   workers' time per shard (claim, walk, histogram, store, and the gap to the process's next shard:
+   dispatch, Celery and waiting), from the line the worker logs per shard (`workers.runner.SHARD_TIMING`).
 
     .venv/bin/python bench/planetx_enumerate.py [--mode expert] [--repeat 3] [--old-every 8]
         [--depths 3,4,5] [--service-runs 1] [--service-depths 4,5] [--workers 2]
@@ -15,6 +22,8 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
+import os
 import statistics
 import sys
 import time
@@ -31,6 +40,10 @@ from puzzles.planetx.board import LETTERS, MODES, Mode  # noqa: E402
 from puzzles.planetx.rules import enumerate_boards  # noqa: E402
 from puzzles.planetx.solver import BoardModel, board_walker, enumerate_models  # noqa: E402
 from puzzles.runtime import Run  # noqa: E402
+from workers.runner import SHARD_TIMING  # noqa: E402
+
+#: the yardstick's rounds: about 2 s on this machine kind, idle
+YARDSTICK_ROUNDS = 15
 
 
 def digest(codes: list[int]) -> str:
@@ -39,6 +52,58 @@ def digest(codes: list[int]) -> str:
 
 def prefix(key: str) -> list[int]:
     return [LETTERS.index(letter) for letter in key]
+
+
+def yardstick_count() -> int:
+    """The standard boards counted by plain backtracking, sector by sector (frozen: it is the yardstick,
+    not the project's enumerator, so it does not get faster when the project's code does)."""
+    sectors, counts = 12, [2, 1, 2, 1, 4, 2]
+    empty, planet_x, gas, dwarf, asteroid, comet = range(6)
+    primes = {s for s in range(2, sectors + 1) if all(s % d for d in range(2, s))}
+    board = [0] * sectors
+    found = 0
+
+    def ok(i: int) -> bool:
+        obj, left, right = board[i], board[i - 1], board[(i + 1) % sectors]
+        if obj == asteroid:
+            return asteroid in (left, right)
+        if obj == gas:
+            return empty in (left, right)
+        if obj == dwarf:
+            return planet_x not in (left, right)
+        if obj == planet_x:
+            return dwarf not in (left, right)
+        return True
+
+    def place(i: int) -> None:
+        nonlocal found
+        if i == sectors:
+            found += ok(sectors - 1) and ok(0)
+            return
+        for obj in range(6):
+            if not counts[obj] or (obj == comet and i + 1 not in primes):
+                continue
+            board[i] = obj
+            if i >= 2 and not ok(i - 1):
+                continue
+            counts[obj] -= 1
+            place(i + 1)
+            counts[obj] += 1
+
+    place(0)
+    return found
+
+
+def yardstick() -> float:
+    """Seconds (wall clock, as the service runs are timed) of `YARDSTICK_ROUNDS` yardstick counts."""
+    started = time.perf_counter()
+    for _ in range(YARDSTICK_ROUNDS):
+        assert yardstick_count() == 4446
+    return time.perf_counter() - started
+
+
+def load() -> str:
+    return "load average " + " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
 def plan(mode: Mode, depth: int) -> tuple[list[str], float]:
@@ -55,10 +120,10 @@ def walk_shards(mode: Mode, keys: list[str]) -> tuple[dict[str, list[int]], dict
     walker = board_walker(mode)
     with Run(3600) as run:
         for key in keys:
-            started = time.perf_counter()
+            started = time.thread_time()
             fixed = [walker.model.at(index + 1, obj) for index, obj in enumerate(prefix(key))]
             walk = walker.walker.walk(run, fixed)
-            seconds[key] = time.perf_counter() - started
+            seconds[key] = time.thread_time() - started
             assert walk.complete
             rows[key], repeats = walk.values, repeats + walk.repeats
     return rows, seconds, repeats
@@ -79,9 +144,9 @@ def best_of(repeat: int, mode: Mode, keys: list[str]) -> tuple[float, list[int],
     run least disturbed by whatever else shares the cores)."""
     reference_seconds, walk_seconds = float("inf"), float("inf")
     for _ in range(repeat):
-        started = time.perf_counter()
+        started = time.thread_time()
         reference = enumerate_boards(mode)
-        reference_seconds = min(reference_seconds, time.perf_counter() - started)
+        reference_seconds = min(reference_seconds, time.thread_time() - started)
         rows, seconds, repeats = walk_shards(mode, keys)
         if sum(seconds.values()) < walk_seconds:
             walk_seconds, best = sum(seconds.values()), (rows, seconds, repeats)
@@ -99,9 +164,9 @@ def in_process(mode: Mode, depth: int, old_every: int, repeat: int) -> None:
     sample = keys[::old_every]
     old_seconds, old_boards = 0.0, 0
     for key in sample:
-        began = time.perf_counter()
+        began = time.thread_time()
         codes = blocking_loop(mode, key)
-        old_seconds += time.perf_counter() - began
+        old_seconds += time.thread_time() - began
         assert digest(codes) == digest(rows[key]), key
         old_boards += len(codes)
     new_on_sample = old_boards / sum(seconds[key] for key in sample)
@@ -148,38 +213,102 @@ def depths(mode: Mode, candidates: list[int]) -> None:
         )
 
 
-def through_service(stack: Stack, mode: str, depth: int, runs: int) -> list[tuple[float, int]]:
-    """Submit → succeeded, `runs` times: (seconds, boards) each."""
+def through_service(stack: Stack, mode: str, depth: int) -> dict:
+    """Submit → succeeded (every board stored) → the CSV export read to its end."""
     http = requests.Session()
     http.headers["Authorization"] = f"Bearer {stack.key}"
-    results = []
-    for _ in range(runs):
-        started = time.perf_counter()
-        params = {"mode": mode, "shard_depth": depth, "max_shard_boards": 100_000}
-        job = http.post(
-            stack.url + "/jobs", json={"kind": "planetx.enumerate", "params": params, "fresh": True}
-        )
-        job = job.json()
-        while job["state"] not in ("succeeded", "failed", "cancelled"):
-            job = http.get(f"{stack.url}/jobs/{job['id']}?wait=30").json()
-        assert job["state"] == "succeeded", job
-        results.append((time.perf_counter() - started, job["result"]["count"]))
-    return results
+    started = time.perf_counter()
+    params = {"mode": mode, "shard_depth": depth, "max_shard_boards": 100_000}
+    job = http.post(stack.url + "/jobs", json={"kind": "planetx.enumerate", "params": params, "fresh": True})
+    job = job.json()
+    while job["state"] not in ("succeeded", "failed", "cancelled"):
+        job = http.get(f"{stack.url}/jobs/{job['id']}?wait=30").json()
+    assert job["state"] == "succeeded", job
+    stored = time.perf_counter()
+    lines = 0
+    with http.get(f"{stack.url}/jobs/{job['id']}/boards.csv", stream=True) as response:
+        response.raise_for_status()
+        for chunk in response.iter_content(1 << 20):
+            lines += chunk.count(b"\n")
+    exported = time.perf_counter()
+    count = job["result"]["count"]
+    assert lines == count + 1, (lines, count)  # a header and a line per board
+    return {"id": job["id"], "stored": stored - started, "export": exported - stored, "count": count}
+
+
+def shard_timings(log: Path, job_id: str) -> list[dict]:
+    """The worker's timing line of every shard of the job (`workers.runner.SHARD_TIMING`)."""
+    marker = SHARD_TIMING + " "
+    timings = []
+    for line in log.read_text(errors="replace").splitlines():
+        if marker in line:
+            timing = json.loads(line.split(marker, 1)[1])
+            if timing["job"] == job_id:
+                timings.append(timing)
+    return timings
+
+
+def split(timings: list[dict]) -> dict[str, float]:
+    """Seconds of worker time per part, summed over the job's shards and processes; `between` is each
+    process's gap from the end of one shard to the beginning of its next (dispatch, Celery, waiting)."""
+    parts = {"claim": 0.0, "walk": 0.0, "histogram": 0.0, "run, other": 0.0, "store": 0.0, "between": 0.0}
+    by_process: dict[int, list[dict]] = {}
+    for t in timings:
+        walk, histogram = t.get("walk_ms", 0.0), t.get("histogram_ms", 0.0)
+        parts["claim"] += t["claim_ms"] / 1000
+        parts["walk"] += walk / 1000
+        parts["histogram"] += histogram / 1000
+        parts["run, other"] += (t["run_ms"] - walk - histogram) / 1000
+        parts["store"] += t["store_ms"] / 1000
+        by_process.setdefault(t["pid"], []).append(t)
+    for shards in by_process.values():
+        shards.sort(key=lambda t: t["began"])
+        parts["between"] += sum(b["began"] - a["ended"] for a, b in zip(shards, shards[1:], strict=False))
+    return parts
 
 
 def service(mode: Mode, workers: int, runs: int, shard_depths: list[int]) -> None:
-    print(f"3. through the service, {workers} worker processes, submit → every board stored:")
+    print(f"3. through the service, {workers} worker processes, submit → every board stored → CSV exported:")
     with Stack(api_workers=1) as stack:
         stack.start_worker(concurrency=workers)
+        log = Path(stack.tmp.name) / "worker.log"
         for depth in shard_depths:
-            results = through_service(stack, mode.name, depth, runs)
-            seconds = statistics.median(s for s, _ in results)
-            counts = sorted({count for _, count in results})
-            each = ", ".join(f"{s:.1f}" for s, _ in results)
+            results = []
+            for _ in range(runs):
+                before = yardstick()
+                result = through_service(stack, mode.name, depth)
+                result["yardstick"] = before
+                result["total"] = result["stored"] + result["export"]
+                result["timings"] = shard_timings(log, result["id"])
+                results.append(result)
+                print(
+                    f"   depth {depth}: yardstick {before:.2f} s; stored {result['stored']:.1f} s +"
+                    f" export {result['export']:.1f} s = {result['total']:.1f} s"
+                    f" = {result['total'] / before:.1f}x the yardstick; {result['count']:,} boards;"
+                    f" {len(result['timings'])} shards; {load()}",
+                    flush=True,
+                )
+            total = statistics.median(r["total"] for r in results)
+            multiple = statistics.median(r["total"] / r["yardstick"] for r in results)
+            counts = sorted({r["count"] for r in results})
+            stored = statistics.median(r["stored"] for r in results)
+            ruler = statistics.median(r["yardstick"] for r in results)
             print(
-                f"   depth {depth}: runs {each} s; median {seconds:.1f} s"
-                f" = {max(counts) / seconds:,.0f} boards/s; counts {counts}"
+                f"   depth {depth}: median {total:.1f} s (stored {stored:.1f} s) = {counts[-1] / total:,.0f}"
+                f" boards/s; {multiple:.1f}x the yardstick, median (yardstick median {ruler:.2f} s)"
+                f"; counts {counts}"
             )
+            shards = sum(len(r["timings"]) for r in results)
+            parts = split([t for r in results for t in r["timings"]])
+            busy = sum(parts.values())
+            print(
+                f"   worker time per shard, depth {depth} ({shards} shard runs, {runs} jobs, all processes):"
+            )
+            for name, seconds in parts.items():
+                print(
+                    f"     {name:11s} {seconds / shards * 1000:7.1f} ms  {seconds / busy:5.1%}"
+                    f"  ({seconds / runs:5.1f} s of worker time per job)"
+                )
         stack.stop_worker()
 
 
@@ -191,12 +320,17 @@ def main() -> None:
     parser.add_argument("--depths", default="3,4,5", help="part 2's depths ('' skips it)")
     parser.add_argument("--service-runs", type=int, default=1, help="0 skips part 3")
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--repeat", type=int, default=3, help="part 1: best of this many interleaved runs")
+    parser.add_argument("--repeat", type=int, default=3, help="part 1: best of N interleaved runs (0: skip)")
     parser.add_argument("--service-depths", default="4,5", help="part 3: the shard depths to run")
     args = parser.parse_args()
     mode = MODES[args.mode]
-    print(f"z3 {z3.get_version_string()}")
-    in_process(mode, args.depth, args.old_every, args.repeat)
+    print(f"z3 {z3.get_version_string()}; {os.cpu_count()} cores; {load()}")
+    print(
+        f"0. yardstick ({YARDSTICK_ROUNDS} plain-Python counts of the standard boards): {yardstick():.2f} s"
+    )
+    if args.repeat:
+        in_process(mode, args.depth, args.old_every, args.repeat)
+        print(f"   {load()}; yardstick now {yardstick():.2f} s")
     if args.depths:
         depths(mode, [int(d) for d in args.depths.split(",")])
     if args.service_runs:

@@ -7,7 +7,9 @@ cannot stop a running `check()`).
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import threading
 import time
 import traceback
@@ -239,10 +241,12 @@ def _run_claimed_job(
 
 def execute_shard(db: Database, settings: Settings, shard_id: int, worker: str) -> Messages:
     followups = Messages()
+    began = time.time()
     with db.session() as session:
         shard = shards.claim_shard(session, shard_id, worker, settings.lease_seconds, settings.max_attempts)
     if shard is None:
         return followups
+    claimed = time.time()
     followups.owners.add(shard.owner_id)  # its client's next held shard may go once this one ends
     spec = get_kind(shard.kind)
     puzzle = spec.puzzle()
@@ -286,6 +290,7 @@ def execute_shard(db: Database, settings: Settings, shard_id: int, worker: str) 
 
     if outcome.status == "lost":
         return followups
+    ran = time.time()
     try:
         retry_on_db_error(store, settings.lease_seconds)
     except DBAPIError:
@@ -294,7 +299,44 @@ def execute_shard(db: Database, settings: Settings, shard_id: int, worker: str) 
         log.exception("shard %s could not be stored", shard_id)
         with db.session() as session:
             shards.fail_shard(session, shard_id, worker, _error(exc))
+    _log_shard_timing(shard, outcome, began, claimed, ran, time.time())
     return followups
+
+
+#: one line per shard run (`bench/planetx_enumerate.py` reads them for the split of a job's worker time)
+SHARD_TIMING = "shard timing"
+
+
+def _log_shard_timing(
+    shard: shards.ClaimedShard, outcome: Watched, began: float, claimed: float, ran: float, stored: float
+) -> None:
+    """The shard's claim, run and store in ms, with what the run reported of its phases (the puzzle's
+    `run.progress` at its end: e.g. `walk_ms`, `histogram_ms`), and when it began and ended (epoch
+    seconds, this process): a process's gap from one shard's end to its next one's beginning is the
+    dispatch after the shard (Celery's ack, the messages sent, held work released) and the wait for the
+    next message."""
+    rows_stored = len(outcome.value.rows) if outcome.status == "ok" and outcome.value is not None else 0
+    phases = {k: v for k, v in (outcome.progress or {}).items() if k.endswith("_ms")}
+    log.info(
+        "%s %s",
+        SHARD_TIMING,
+        json.dumps(
+            {
+                "job": str(shard.job_id),
+                "shard": shard.id,
+                "key": shard.key,
+                "pid": os.getpid(),
+                "status": outcome.status,
+                "rows": rows_stored,
+                "began": round(began, 4),
+                "ended": round(stored, 4),
+                "claim_ms": round((claimed - began) * 1000, 2),
+                "run_ms": round((ran - claimed) * 1000, 2),
+                "store_ms": round((stored - ran) * 1000, 2),
+                **phases,
+            }
+        ),
+    )
 
 
 def finalize(db: Database, settings: Settings, job_id: uuid.UUID) -> None:

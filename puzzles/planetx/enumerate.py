@@ -7,6 +7,7 @@ by the process's long-lived propagator solver (see `solver.enumerate_shard`).
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -64,14 +65,20 @@ def plan(params: dict[str, Any], run: Run) -> list[str]:
 
 
 def run_shard(params: dict[str, Any], key: str, run: Run) -> ShardResult:
+    """The shard's boards and their histogram; reports the time of each (`walk_ms`, `histogram_ms`) as
+    its last progress, which a worker logs with the shard's claim and store."""
     request = Request.of(params)
     mode, prefix = request.mode, [LETTERS.index(letter) for letter in key]
+    started = time.perf_counter()
     outcome = enumerate_shard(mode, prefix, run, request.facts, cap=request.shard_cap)
+    walked = time.perf_counter()
     if not outcome.complete and len(prefix) < mode.sectors:
+        run.progress(walk_ms=round((walked - started) * 1000, 2))
         return ShardResult(split=[key + letter for letter in LETTERS])
-    return ShardResult(
-        rows=outcome.codes, summary={"count": len(outcome.codes), "histogram": histogram(mode, outcome.codes)}
-    )
+    summary = {"count": len(outcome.codes), "histogram": histogram(mode, outcome.codes)}
+    done = time.perf_counter()
+    run.progress(walk_ms=round((walked - started) * 1000, 2), histogram_ms=round((done - walked) * 1000, 2))
+    return ShardResult(rows=outcome.codes, summary=summary)
 
 
 def histogram(mode: Mode, codes: list[int]) -> list[list[int]]:
