@@ -34,7 +34,7 @@ STREAM_DOC = (
     "to resume without missing or repeating one), `event:` its name (created, planned, running, progress, "
     "succeeded, failed, cancel_requested, cancelled, requeued, retried, shard_requeued), `data:` JSON "
     "{id, job_id, kind, event, at, attempt, detail}; `progress` events carry shards done/total, the rows "
-    "(e.g. boards) so far and per second, or a kind's own progress (e.g. a dice search's best so far)"
+    "(e.g. boards) so far and per second, or a kind's own progress (e.g. the best found so far)"
 )
 
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from flask import Flask, current_app, request, session
 from flask_limiter import Limiter
@@ -37,7 +39,7 @@ EXEMPT = (
 def exempt() -> bool:
     """Probes and the spec; and the admin dashboard once signed in (its pages poll; the session cookie
     is signed, so only a signed-in admin skips the limit)."""
-    return request.endpoint in EXEMPT or (request.blueprint == "admin" and "key_id" in session)
+    return request.endpoint in EXEMPT or ("admin" in request.blueprints and "key_id" in session)
 
 
 def client_key() -> str:
@@ -49,7 +51,7 @@ def client_key() -> str:
     caller = caller_for(token) if scheme.lower() == "bearer" else None
     if caller is not None:
         return f"key:{caller.key_id}"
-    if request.blueprint == "admin" and isinstance(session.get("key_id"), int):
+    if "admin" in request.blueprints and isinstance(session.get("key_id"), int):
         return f"key:{session['key_id']}"
     return "ip:" + (request.remote_addr or "unknown")
 
@@ -98,24 +100,29 @@ def init_limits(app: Flask, settings: Settings) -> Limiter:
         app.view_functions["jobs.JobCollection"] = limiter.shared_limit(
             settings.submit_rate_limit, exempt_when=invalid_job, **accepted
         )(submit)
-        # the dashboard's ways to make work draw on the same budget (a form it refuses answers 422, free)
-        for endpoint in DASHBOARD_SUBMITS:
-            app.view_functions[endpoint] = limiter.shared_limit(
-                settings.submit_rate_limit, exempt_when=not_a_submit, **accepted
-            )(app.view_functions[endpoint])
+        # the dashboard's ways to make work (its own and its kinds' pages) draw on the same budget
+        for endpoint, view in list(app.view_functions.items()):
+            if (free_when := getattr(view, SUBMIT_MARK, None)) is not None:
+                app.view_functions[endpoint] = limiter.shared_limit(
+                    settings.submit_rate_limit, exempt_when=free_when, **accepted
+                )(view)
     return limiter
 
 
-#: the dashboard's endpoints that submit (or re-run) a job on a POST
-DASHBOARD_SUBMITS = ("admin.new_job_of_kind", "admin.notes", "admin.notes_entry", "admin.retry_job")
+SUBMIT_MARK = "zolve_submit_free_when"
+View = TypeVar("View", bound=Callable[..., Any])
 
 
-def not_a_submit() -> bool:
-    """A note sheet's theory makes no job, and a new-job form its schema refuses is its 422 (as
-    `invalid_job`): neither costs anything, nor meets a 429."""
-    if request.endpoint == "admin.notes_entry":
-        return request.form.get("entry") == "theory"
-    return request.endpoint == "admin.new_job_of_kind" and invalid_form()
+def counts_as_submit(free_when: Callable[[], bool] = lambda: False) -> Callable[[View], View]:
+    """Marks a dashboard view whose POST submits (or re-runs) a job: it draws on the key's submit budget,
+    as POST /jobs does, unless `free_when()` says this request makes no job (a form its schema refuses
+    answers 422, free, as `invalid_job`). Put it under the route decorator."""
+
+    def mark(view: View) -> View:
+        setattr(view, SUBMIT_MARK, free_when)
+        return view
+
+    return mark
 
 
 def invalid_form() -> bool:

@@ -59,6 +59,18 @@ _REFERENCE = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
 
 
 @dataclass(frozen=True)
+class Pages:
+    """Dashboard pages a kind brings: a Flask blueprint of its own, which the dashboard mounts under
+    /admin (its pages share the dashboard's sign-in, look and submit budget), and a link in its menu."""
+
+    #: the blueprint, as a "module:attribute" reference: imported by the web layer only
+    blueprint: str
+    #: the menu link's text, and the endpoint it leads to, within the blueprint (e.g. "notes")
+    title: str
+    start: str
+
+
+@dataclass(frozen=True)
 class ResultTable:
     """A table the dashboard shows of a job's result (beside the result's JSON)."""
 
@@ -107,6 +119,8 @@ class Kind:
     example: dict[str, Any] | None = None
     #: a click group of in-process commands for this kind's family ("module:attribute"), added to `zolve`
     cli: str | None = None
+    #: the kind's own pages on the dashboard (e.g. Planet X's note sheet)
+    pages: Pages | None = None
 
     def __post_init__(self) -> None:
         if problems := self.problems():
@@ -117,8 +131,9 @@ class Kind:
         found = []
         if not _NAME.fullmatch(self.name):
             found.append("its name must be lower-case words joined by dots, e.g. 'planetx.enumerate'")
-        for hook in ("solver", "cli"):
-            if (reference := getattr(self, hook)) is not None and not _REFERENCE.fullmatch(reference):
+        references = {"solver": self.solver, "cli": self.cli, "pages": self.pages and self.pages.blueprint}
+        for hook, reference in references.items():
+            if reference is not None and not _REFERENCE.fullmatch(reference):
                 found.append(f"{hook} must be a 'module:attribute' reference, not {reference!r}")
         if self.rows is not None and not self.sharded:
             found.append("rows are stored by shards: a kind with rows must be sharded")

@@ -4,6 +4,7 @@ imports itself back through others, and puzzles/ stays pure Z3."""
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -94,6 +95,8 @@ def _ours(name: str) -> str | None:
 
 
 def test_every_package_imports_only_the_layers_below_it() -> None:
+    """A kind's own dashboard pages (Kind.pages) sit above the web layer, whose blueprint they join."""
+    pages = _pages_modules()
     wrong = sorted(
         f"{module} imports {name}"
         for module, names in GRAPH.items()
@@ -101,6 +104,7 @@ def test_every_package_imports_only_the_layers_below_it() -> None:
         if (top := name.split(".")[0]) in {*LAYERS, "migrations"}
         and top != module.split(".")[0]
         and top not in LAYERS[module.split(".")[0]]
+        and not (module in pages and top in {"api", *LAYERS["api"]})
     )
     assert wrong == []
 
@@ -200,3 +204,94 @@ def test_every_registered_kind_agrees_with_itself() -> None:
     from kinds import KINDS
 
     assert {name: kind.problems() for name, kind in KINDS.items() if kind.problems()} == {}
+
+
+#: the generic layers: they serve every kind alike and name none (issue 33, item 4)
+GENERIC = ("api", "core", "services", "store", "workers")
+
+
+def _kind_words() -> re.Pattern[str]:
+    """Each kind family's name (`planetx` of planetx.enumerate), as a word, spelt with _ or a space too."""
+    from kinds import KINDS
+
+    families = {name.split(".")[0] for name in KINDS if not name.startswith("test.")}
+    spellings = {spelling for family in families for spelling in (family, family.replace("_", " "))}
+    spellings |= {"planet_x", "planet x"}
+    return re.compile(r"(?<![a-z])(" + "|".join(sorted(map(re.escape, spellings))) + r")(?![a-z])", re.I)
+
+
+def _named_in_code(path: Path) -> list[str]:
+    """The strings and names of a module's code: not its docstrings nor its comments (examples there
+    are fine)."""
+    tree = ast.parse(path.read_text(), str(path))
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+            found.append(node.value)
+        elif isinstance(node, ast.Name):
+            found.append(node.id)
+        elif isinstance(node, ast.Attribute):
+            found.append(node.attr)
+        elif isinstance(node, ast.alias):
+            found.append(node.name)
+    return found
+
+
+def _template_text(path: Path) -> str:
+    return re.sub(r"{#.*?#}|<!--.*?-->|/\*.*?\*/", "", path.read_text(), flags=re.S)
+
+
+def kind_names_in_generic_layers(words: re.Pattern[str]) -> list[str]:
+    found = []
+    for package in GENERIC:
+        for path in sorted((ROOT / package).rglob("*")):
+            where = path.relative_to(ROOT)
+            if path.suffix == ".py":
+                found += [f"{where}: {text!r}" for text in _named_in_code(path) if words.search(text)]
+            elif path.suffix in (".html", ".js", ".css"):
+                found += [f"{where}: {hit.group()!r}" for hit in words.finditer(_template_text(path))]
+    return found
+
+
+def test_the_generic_layers_name_no_kind() -> None:
+    """api/, core/, services/, store/ and workers/ work for every kind alike: what is a kind's (its pages,
+    its words) comes through its hooks. Docstrings and comments may give a kind as an example."""
+    assert kind_names_in_generic_layers(_kind_words()) == []
+
+
+def test_the_kind_name_check_finds_a_name(tmp_path: Path) -> None:
+    words = _kind_words()
+    code = 'def f():\n    """planetx.deduce, as an example"""\n    return "planetx.deduce"  # Planet X\n'
+    assert [text for text in _named_in_code(_write(tmp_path / "a.py", code)) if words.search(text)] == [
+        "planetx.deduce"
+    ]
+    assert words.findall(_template_text(_write(tmp_path / "a.html", "{# dice #}<a>Planet X notes</a>"))) == [
+        "Planet X"
+    ]
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+def _pages_modules() -> set[str]:
+    from kinds import KINDS
+
+    return {kind.pages.blueprint.partition(":")[0] for kind in KINDS.values() if kind.pages}
+
+
+def test_kinds_pages_alone_in_kinds_reach_the_web_layer_and_nothing_imports_them() -> None:
+    """A kind's pages (Kind.pages) are the one part of a kind that may import api/: the dashboard mounts
+    them through the kind's reference, never by an import statement."""
+    pages = _pages_modules()
+    assert pages and pages <= set(MODULES)
+    assert sorted(m for m, names in GRAPH.items() for name in names if _ours(name) in pages) == []

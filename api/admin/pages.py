@@ -11,6 +11,7 @@ from flask import Response, abort, redirect, render_template, request, url_for
 from api.admin import present
 from api.admin.views import bp, caller_of_session
 from api.deps import context
+from api.limits import counts_as_submit, invalid_form
 from kinds import KINDS
 from services import jobs as job_service
 from services.errors import Invalid, ServiceError
@@ -34,6 +35,7 @@ def new_job() -> str:
 
 
 @bp.route("/new/<kind_name>", methods=["GET", "POST"])
+@counts_as_submit(free_when=invalid_form)
 def new_job_of_kind(kind_name: str) -> Any:
     """A params editor prefilled with the kind's example; the form is checked exactly as `POST /jobs`
     (services.jobs.submit_request) and its field errors are shown beside the editor."""

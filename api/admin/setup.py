@@ -4,14 +4,38 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from flask import Flask
+from flask import Blueprint, Flask, url_for
 from flask_wtf.csrf import CSRFProtect
 
-from api.admin import batch_pages, notes, pages, present  # noqa: F401 - their routes join the blueprint
+from api.admin import batch_pages, pages, present  # noqa: F401 - their routes join the blueprint
 from api.admin.views import bp
 from core.config import Settings, secret_key_for
+from kinds import KINDS, load_attribute
 
 csrf = CSRFProtect()
+
+
+def _kinds_pages() -> list[tuple[str, str]]:
+    """Mount each kind's own pages (Kind.pages) under the dashboard's blueprint, once (a blueprint can
+    gain no more once an app has registered it): they share its sign-in, error pages and submit budget.
+    Returns each one's menu link: (title, endpoint)."""
+    links = []
+    for kind in KINDS.values():
+        if kind.pages is None:
+            continue
+        child: Blueprint = load_attribute(kind.pages.blueprint)
+        if child not in [nested for nested, _ in bp._blueprints]:
+            bp.register_blueprint(child)
+        links.append((kind.pages.title, f"{bp.name}.{child.name}.{kind.pages.start}"))
+    return list(dict.fromkeys(links))
+
+
+KIND_PAGES = _kinds_pages()
+
+
+@bp.context_processor
+def _menu() -> dict[str, list[tuple[str, str]]]:
+    return {"kind_pages": [(title, url_for(endpoint)) for title, endpoint in KIND_PAGES]}
 
 
 def init_admin(app: Flask, settings: Settings) -> None:

@@ -30,7 +30,7 @@ from werkzeug.exceptions import HTTPException
 from api import job_cache, rows
 from api.admin import present
 from api.deps import context, database, settings
-from api.limits import seconds_until_reset
+from api.limits import counts_as_submit, seconds_until_reset
 from api.resources import job_error, job_links
 from core.states import JOB_STATES, JobState
 from kinds import KINDS
@@ -346,6 +346,7 @@ def cancel_job(job_id: uuid.UUID) -> Any:
 
 
 @bp.route("/jobs/<uuid:job_id>/retry", methods=["GET", "POST"])
+@counts_as_submit()
 def retry_job(job_id: uuid.UUID) -> Any:
     job = _job_or_404(job_id)
     if request.method == "GET":

@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from kinds.base import Kind, Resources, ResultTable, Rows
+from kinds.base import Kind, Pages, Resources, ResultTable, Rows
 from pictures import planetx as planetx_picture
 from puzzles.planetx.board import BITS, BOARDS_RESOURCE, MODES, render_board  # pure Python, no Z3
 from schemas.planetx import (
@@ -119,6 +119,8 @@ KINDS = [
         picture=lambda params, result: planetx_picture.board(result),
         resources=stored_boards,
         cli=CLI,
+        # a player's note sheet: each entry a new deduction (kinds/planetx/notes.py)
+        pages=Pages("kinds.planetx.notes:blueprint", title="Planet X notes", start="notes"),
     ),
     Kind(
         name="planetx.simulate",

@@ -2,6 +2,10 @@
 conference clues, failed locates, plain sector facts) and, after each entry, sees the board's odds and the
 next actions ranked, from a `planetx.deduce` job.
 
+The kind's own dashboard pages (`Kind.pages`): the dashboard mounts this blueprint under /admin/planetx,
+where it shares the dashboard's sign-in, look and submit budget. It imports the web layer; the web layer
+names it only through the kind's reference.
+
 Each entry submits a new deduce job through services.jobs.submit: the sheet is that job, its params the
 notes so far (copied whole, so optional params this page does not know, such as research topics, pass on
 to the next job). A deduction over the stored enumeration takes a fraction of a second on a worker, so the
@@ -14,16 +18,19 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from flask import abort, redirect, render_template, request, session, url_for
+from flask import Blueprint, abort, redirect, render_template, request, session, url_for
 from werkzeug.wrappers import Response
 
 from api.admin import present
-from api.admin.views import bp, caller_of_session
+from api.admin.views import caller_of_session
 from api.deps import context
+from api.limits import counts_as_submit
 from schemas.planetx import OBJECT_NAMES, RELATIONS, SEEN_OBJECTS, SURVEY_OBJECTS
 from services import jobs as job_service
 from services.errors import Invalid, NotFound
 from store.models import Job
+
+blueprint = Blueprint("planetx", __name__, url_prefix="/planetx", template_folder="templates")
 
 DEDUCE = "planetx.deduce"
 THEORIES = "planetx_theories"
@@ -125,24 +132,25 @@ def _sheet_job(job_id: uuid.UUID) -> Job:
 
 def _submit(params: dict[str, Any]) -> Response:
     job = job_service.submit(context(), caller_of_session(), DEDUCE, params).job
-    return redirect(url_for("admin.notes_sheet", job_id=job.id))
+    return redirect(url_for(".notes_sheet", job_id=job.id))
 
 
-@bp.route("/planetx/notes", methods=["GET", "POST"])
+@blueprint.route("/notes", methods=["GET", "POST"])
+@counts_as_submit()
 def notes() -> Any:
     """A new sheet: the game's mode and where the sky starts."""
     if request.method == "GET":
-        return render_template("admin/notes_start.html", errors=[])
+        return render_template("planetx/notes_start.html", errors=[])
     params = {name: _value(name, request.form.get(name, "").strip()) for name in ("mode", "sky_start")}
     params["observations"] = []
     session[THEORIES] = []
     try:
         return _submit(params)
     except Invalid as refused:
-        return render_template("admin/notes_start.html", errors=present.field_errors(refused.errors)), 422
+        return render_template("planetx/notes_start.html", errors=present.field_errors(refused.errors)), 422
 
 
-@bp.get("/planetx/notes/<uuid:job_id>")
+@blueprint.get("/notes/<uuid:job_id>")
 def notes_sheet(job_id: uuid.UUID) -> str:
     return _render(_sheet_job(job_id))
 
@@ -150,7 +158,7 @@ def notes_sheet(job_id: uuid.UUID) -> str:
 def _render(job: Job, entry: str | None = None, errors: list[tuple[str, str]] | None = None) -> str:
     result = job.result if isinstance(job.result, dict) else {}
     return render_template(
-        "admin/notes.html",
+        "planetx/notes.html",
         job=job,
         params=job.params,
         result=result,
@@ -164,7 +172,13 @@ def _render(job: Job, entry: str | None = None, errors: list[tuple[str, str]] | 
     )
 
 
-@bp.post("/planetx/notes/<uuid:job_id>")
+def _theory() -> bool:
+    """A theory is noted in the session only: it submits no job, and costs nothing of the submit budget."""
+    return request.form.get("entry") == "theory"
+
+
+@blueprint.post("/notes/<uuid:job_id>")
+@counts_as_submit(free_when=_theory)
 def notes_entry(job_id: uuid.UUID) -> Any:
     """One entry on the sheet: an observation (a new deduction), a removed one, the sky or targets moved,
     or a theory (noted only)."""
@@ -172,7 +186,7 @@ def notes_entry(job_id: uuid.UUID) -> Any:
     entry = request.form.get("entry", "")
     params = dict(job.params)  # every key, known or not, goes on to the next job
     observations = list(params.get("observations") or [])
-    if entry == "theory":
+    if _theory():
         return _note_theory(job_id)
     if entry in ENTRIES:
         params["observations"] = [*observations, observation_from_form(entry)]
@@ -200,4 +214,4 @@ def _note_theory(job_id: uuid.UUID) -> Response:
     elif theory["object"] in OBJECT_NAMES and _digits(theory["sector"]):
         theories = [*theories, {"object": theory["object"], "sector": int(theory["sector"])}][-MAX_THEORIES:]
     session[THEORIES] = theories
-    return redirect(url_for("admin.notes_sheet", job_id=job_id))
+    return redirect(url_for(".notes_sheet", job_id=job_id))

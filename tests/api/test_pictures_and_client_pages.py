@@ -13,8 +13,8 @@ import uuid
 
 import pytest
 
-from api.admin.notes import observation_text
 from kinds import KINDS
+from kinds.planetx.notes import observation_text
 from tests.api.test_admin import _stored_job, csrf_token, log_in
 from tests.pictures.test_pictures import TAIJI, lit_tiles, parse, titles
 from tests.support import wait_until
@@ -170,6 +170,17 @@ def _sheet(web, path: str) -> str:
         60,
         what="the deduction",
     )
+
+
+def test_the_dashboards_menu_leads_to_each_kinds_own_pages(app, make_key) -> None:
+    """Planet X brings its note sheet through its hook (Kind.pages); the dashboard mounts it and links
+    it from every page's menu."""
+    web = signed_in(app, make_key())
+    menu = web.get("/admin/jobs").get_data(as_text=True).split("<nav>")[1].split("</nav>")[0]
+    assert '<a href="/admin/planetx/notes">Planet X notes</a>' in menu
+    assert KINDS["planetx.deduce"].pages.blueprint == "kinds.planetx.notes:blueprint"
+    assert web.get("/admin/planetx/notes").status_code == 200
+    assert app.test_client().get("/admin/planetx/notes").status_code == 302  # signed out: to the login
 
 
 def test_the_note_sheet_deduces_after_each_entry_and_shows_errors_inline(app, make_key, worker) -> None:
