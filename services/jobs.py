@@ -14,7 +14,14 @@ from kinds import KINDS, Kind
 from schemas.jobs import JobCreate
 from services.context import Caller, Context
 from services.errors import Conflict, Invalid, NotFound, TooMany
-from services.messages import Messages, publish, publish_deliveries, release_in_turn, send
+from services.messages import (
+    Messages,
+    publish,
+    publish_deliveries,
+    publish_released,
+    release_within,
+    send,
+)
 from services.webhooks import checked_callback_url
 from store import dashboard
 from store import jobs as job_store
@@ -85,7 +92,7 @@ def submit(
     key = _checked_idempotency_key(idempotency_key)
     callback = checked_callback_url(ctx.settings, callback_url)
     owner = {"owner_id": caller.key_id, "kind": kind.name, "params": params, "time_limit": limit}
-    cached = None
+    cached, released = None, None
     with ctx.db.session() as session:
         check_unfinished_quota(ctx, session, caller, 1)
         if kind.cacheable and not fresh and key is None:
@@ -97,12 +104,14 @@ def submit(
                 )
             except job_store.IdempotencyConflict as conflict:
                 raise Invalid({"Idempotency-Key": [str(conflict)]}, str(conflict)) from None
+            if created:  # it goes now, or when the caller's turn comes (a submit changes no shard's turn)
+                released = release_within(ctx, session, {caller.key_id}, shards=False)
     if cached is not None:
         if callback:
             publish_deliveries(ctx.broker, ctx.db)  # finished at once: its webhook goes now
         return Submission(cached.job, cache_hit=cached.own)
-    if created:
-        release_in_turn(ctx, {caller.key_id})  # it goes now, or when the caller's turn comes
+    if released is not None:
+        publish_released(ctx, released)  # a message the broker refuses is marked unsent, for the sweeper
     return Submission(job, created=created)
 
 

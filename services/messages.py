@@ -9,6 +9,8 @@ import uuid
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
+from sqlalchemy.orm import Session
+
 from services.context import Broker, Context
 from store import dispatch, jobs, webhooks
 from store.db import Database
@@ -63,6 +65,8 @@ class Messages:
     owners: set[int] = field(default_factory=set)
     #: shards to run again after their worker died: ahead of fresh shards
     retried_shards: list[int] = field(default_factory=list)
+    #: the time limits of jobs already read (a release returns them): their lane needs no query
+    time_limits: dict[uuid.UUID, float] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
         return bool(self.jobs or self.shards or self.finalize or self.owners or self.retried_shards)
@@ -91,12 +95,30 @@ def release_in_turn(ctx: Context, owners: Collection[int]) -> None:
 def release(ctx: Context, owners: Collection[int] | None = None) -> Released:
     """Release held work in turn (every client's when `owners` is None) and publish it."""
     with ctx.db.session() as session:
-        window = ctx.settings.max_in_flight_per_key or dispatch.window(
-            session, ctx.settings.worker_alive_within
-        )
-        released = dispatch.release(session, window, owners)
-    publish(ctx, Messages(jobs=released.jobs, shards=released.shards, retried_shards=released.retried_shards))
+        released = release_within(ctx, session, owners)
+    publish_released(ctx, released)
     return released
+
+
+def release_within(
+    ctx: Context, session: Session, owners: Collection[int] | None, *, shards: bool = True
+) -> Released:
+    """dispatch.release in the caller's transaction (a submit's: its job goes in the transaction that
+    inserts it); the caller publishes what it returns with publish_released once that has committed."""
+    window = ctx.settings.max_in_flight_per_key or dispatch.window(session, ctx.settings.worker_alive_within)
+    return dispatch.release(session, window, owners, shards=shards)
+
+
+def publish_released(ctx: Context, released: Released) -> bool:
+    return publish(
+        ctx,
+        Messages(
+            jobs=released.jobs,
+            shards=released.shards,
+            retried_shards=released.retried_shards,
+            time_limits=released.time_limits,
+        ),
+    )
 
 
 def recover_lost_messages(ctx: Context) -> Released:
@@ -117,7 +139,7 @@ def recover_lost_messages(ctx: Context) -> Released:
 
 def publish(ctx: Context, messages: Messages) -> bool:
     """Send every message; False when the broker refused one (it and the rest are then marked unsent)."""
-    short = _short_jobs(ctx, messages.jobs)
+    short = _short_jobs(ctx, messages.jobs, messages.time_limits)
     pending = [(RUN_JOB, target, None, SHORT_QUEUE if target in short else QUEUE) for target in messages.jobs]
     pending += [(RUN_SHARD, target, RETRIED_SHARD_PRIORITY, QUEUE) for target in messages.retried_shards]
     pending += [(RUN_SHARD, target, None, QUEUE) for target in messages.shards]
@@ -131,14 +153,23 @@ def publish(ctx: Context, messages: Messages) -> bool:
     return True
 
 
-def _short_jobs(ctx: Context, job_ids: list[uuid.UUID]) -> set[uuid.UUID]:
-    """The jobs that go on the short lane; none when the database cannot say (they run on the solver
-    pool then, as every job did before the lane)."""
-    if not job_ids or ctx.settings.short_job_seconds <= 0:
+def _short_jobs(
+    ctx: Context, job_ids: list[uuid.UUID], known: dict[uuid.UUID, float] | None = None
+) -> set[uuid.UUID]:
+    """The jobs that go on the short lane (`known`: time limits already read; the others are read
+    here); none when the database cannot say (they run on the solver pool then, as every job did before
+    the lane)."""
+    within = ctx.settings.short_job_seconds
+    if not job_ids or within <= 0:
         return set()
+    known = known or {}
+    short = {job_id for job_id in job_ids if job_id in known and known[job_id] <= within}
+    unknown = [job_id for job_id in job_ids if job_id not in known]
+    if not unknown:
+        return short
     try:
         with ctx.db.session() as session:
-            return jobs.short_jobs(session, job_ids, ctx.settings.short_job_seconds)
+            return short | jobs.short_jobs(session, unknown, within)
     except Exception:
         log.warning("could not read the time limits of %d jobs; they go on the solver queue", len(job_ids))
         return set()

@@ -16,8 +16,9 @@ import uuid
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
-from sqlalchemy import ColumnElement, Select, and_, func, or_, select, union, update
-from sqlalchemy.orm import Session
+from sqlalchemy import BigInteger, Select, and_, cast, func, or_, select, true, union, update
+from sqlalchemy.dialects.postgresql import ARRAY
+from sqlalchemy.orm import Session, aliased
 from sqlalchemy.sql.selectable import Subquery
 
 from core.states import JobState, ShardState
@@ -37,6 +38,8 @@ class Released:
     shards: list[int] = field(default_factory=list)
     #: shards run before, whose worker died (not in `shards`): they go to the front of the broker's queue
     retried_shards: list[int] = field(default_factory=list)
+    #: the released jobs' time limits (which lane each travels on: services.messages)
+    time_limits: dict[uuid.UUID, float] = field(default_factory=dict)
 
 
 def window(session: Session, alive_within: float) -> int:
@@ -45,83 +48,71 @@ def window(session: Session, alive_within: float) -> int:
     return max(MIN_WINDOW, (alive or 0) + 1)
 
 
-def _owners(column: ColumnElement, owners: Collection[int] | None) -> list[ColumnElement[bool]]:
-    return [] if owners is None else [column.in_(list(owners))]
-
-
-def _jobs_to_release(owners: Collection[int] | None) -> tuple[Select, Subquery]:
+def _jobs_picked(owners: Subquery, window: int) -> Select:
+    """For each client (a row of `owners`), its oldest held jobs that fit what its window has left: a
+    count of its sent or running jobs, then at most `window` of its held rows read in order from their
+    index (ix_jobs_held), however many it holds."""
     # a sharded job runs through its shards with no lease of its own: it holds no place in the window
-    in_flight = (
-        select(Job.owner_id, func.count().label("n"))
+    job = aliased(Job)
+    sent = (
+        select(func.count())
         .where(
+            job.owner_id == owners.c.owner_id,
             or_(
-                and_(Job.state == JobState.QUEUED, Job.enqueued_at.isnot(None)),
-                and_(Job.state.in_((JobState.RUNNING, JobState.CANCELLING)), Job.lease_owner.isnot(None)),
+                and_(job.state == JobState.QUEUED, job.enqueued_at.isnot(None)),
+                and_(job.state.in_((JobState.RUNNING, JobState.CANCELLING)), job.lease_owner.isnot(None)),
             ),
-            *_owners(Job.owner_id, owners),
         )
-        .group_by(Job.owner_id)
+        .correlate(owners)
+        .scalar_subquery()
     )
     held = (
-        select(
-            Job.id,
-            Job.owner_id,
-            func.row_number()
-            .over(partition_by=Job.owner_id, order_by=(Job.created_at, Job.id))
-            .label("place"),
-        )
-        .where(Job.state == JobState.QUEUED, Job.enqueued_at.is_(None), *_owners(Job.owner_id, owners))
-        .subquery()
+        select(Job.id)
+        .where(Job.owner_id == owners.c.owner_id, Job.state == JobState.QUEUED, Job.enqueued_at.is_(None))
+        .order_by(Job.created_at, Job.id)
+        .limit(func.greatest(window - sent, 0))
+        .lateral()
     )
-    return in_flight, held
+    return select(held.c.id).select_from(owners.join(held, true())).limit(BATCH)
 
 
-def _shards_to_release(owners: Collection[int] | None) -> tuple[Select, Subquery]:
-    in_flight = (
-        select(Job.owner_id, func.count().label("n"))
-        .join(Shard, Shard.job_id == Job.id)
+def _shards_picked(owners: Subquery, window: int) -> Select:
+    """As _jobs_picked, for the held shards of each client's running jobs."""
+    job, shard = aliased(Job), aliased(Shard)
+    sent = (
+        select(func.count())
+        .select_from(shard)
+        .join(job, job.id == shard.job_id)
         .where(
+            job.owner_id == owners.c.owner_id,
             or_(
-                and_(Shard.state == ShardState.QUEUED, Shard.enqueued_at.isnot(None)),
-                Shard.state == ShardState.RUNNING,
+                and_(shard.state == ShardState.QUEUED, shard.enqueued_at.isnot(None)),
+                shard.state == ShardState.RUNNING,
             ),
-            *_owners(Job.owner_id, owners),
         )
-        .group_by(Job.owner_id)
+        .correlate(owners)
+        .scalar_subquery()
     )
     held = (
-        select(
-            Shard.id,
-            Job.owner_id,
-            func.row_number()
-            # a shard interrupted by a dead worker goes first: the job waits on it
-            .over(partition_by=Job.owner_id, order_by=(Shard.attempts == 0, Job.created_at, Shard.id))
-            .label("place"),
-        )
+        select(Shard.id)
         .join(Job, Job.id == Shard.job_id)
         .where(
+            Job.owner_id == owners.c.owner_id,
             Shard.state == ShardState.QUEUED,
             Shard.enqueued_at.is_(None),
             Job.state == JobState.RUNNING,
             Job.cancel_requested.is_(False),
-            *_owners(Job.owner_id, owners),
         )
-        .subquery()
+        # a shard interrupted by a dead worker goes first: the job waits on it
+        .order_by(Shard.attempts == 0, Job.created_at, Shard.id)
+        .limit(func.greatest(window - sent, 0))
+        .lateral()
     )
-    return in_flight, held
+    return select(held.c.id).select_from(owners.join(held, true())).limit(BATCH)
 
 
-def _pick(session: Session, in_flight: Select, held: Subquery, window: int) -> list:
-    """The held rows whose place in their client's line fits what its window has left.
-
-    Two plain statements, each planned on its own: inside one UPDATE, a planner without fresh statistics
-    (a new deployment's first bulk job) put the window query on the inner side of a nested loop and ran
-    it once per held row."""
-    room = {owner: window - n for owner, n in session.execute(in_flight)}
-    fitting = session.execute(
-        select(held.c.id, held.c.owner_id, held.c.place).where(held.c.place <= window).order_by(held.c.place)
-    )
-    return [row_id for row_id, owner, place in fitting if place <= room.get(owner, window)][:BATCH]
+def _owner_rows(owners: list[int]) -> Subquery:
+    return select(func.unnest(cast(owners, ARRAY(BigInteger))).label("owner_id")).subquery("owners")
 
 
 def _holding(session: Session) -> list[int]:
@@ -144,25 +135,38 @@ def _lock(session: Session, owners: Collection[int] | None) -> list[int]:
     return locked
 
 
-def release(session: Session, window: int, owners: Collection[int] | None = None) -> Released:
-    """Mark sent, and return, the held work that fits each client's window (`owners`: only theirs).
-    The caller publishes it once this transaction commits."""
+def release(
+    session: Session, window: int, owners: Collection[int] | None = None, *, shards: bool = True
+) -> Released:
+    """Mark sent, and return, the held work that fits each client's window (`owners`: only theirs;
+    `shards=False`: their jobs only, e.g. after a submit, which changes nothing of their shards). The
+    caller publishes it once this transaction commits.
+
+    One statement per class: the picked ids are a materialised CTE, read once whatever plan the UPDATE
+    gets (a planner without fresh statistics once ran a window query once per held row)."""
     owners = _lock(session, owners)
     if not owners:
         return Released()
-    jobs = session.scalars(
+    rows = _owner_rows(owners)
+    picked = _jobs_picked(rows, window).cte("picked").prefix_with("MATERIALIZED")
+    jobs = session.execute(
         update(Job)
-        .where(Job.id.in_(_pick(session, *_jobs_to_release(owners), window)), Job.enqueued_at.is_(None))
+        .where(Job.id.in_(select(picked.c.id)), Job.enqueued_at.is_(None))
         .values(enqueued_at=func.now())
-        .returning(Job.id)
-    )
-    released = Released(jobs=list(jobs))
-    shards = session.execute(
-        update(Shard)
-        .where(Shard.id.in_(_pick(session, *_shards_to_release(owners), window)), Shard.enqueued_at.is_(None))
-        .values(enqueued_at=func.now())
-        .returning(Shard.id, Shard.attempts)
+        .returning(Job.id, Job.time_limit),
+        execution_options={"synchronize_session": False},
     ).all()
-    released.shards = [shard_id for shard_id, attempts in shards if not attempts]
-    released.retried_shards = [shard_id for shard_id, attempts in shards if attempts]
+    released = Released(jobs=[job_id for job_id, _ in jobs], time_limits=dict(jobs))
+    if not shards:
+        return released
+    picked = _shards_picked(rows, window).cte("picked").prefix_with("MATERIALIZED")
+    shard_rows = session.execute(
+        update(Shard)
+        .where(Shard.id.in_(select(picked.c.id)), Shard.enqueued_at.is_(None))
+        .values(enqueued_at=func.now())
+        .returning(Shard.id, Shard.attempts),
+        execution_options={"synchronize_session": False},
+    ).all()
+    released.shards = [shard_id for shard_id, attempts in shard_rows if not attempts]
+    released.retried_shards = [shard_id for shard_id, attempts in shard_rows if attempts]
     return released
