@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from puzzles.planetx import enumerate as planetx
-from puzzles.planetx.board import LETTERS, MODES, decode
+from puzzles.planetx.board import LETTERS, MODES, decode, to_letters
 from puzzles.planetx.rules import enumerate_boards, is_valid
 from puzzles.planetx.solver import BoardWalker, board_walker, enumerate_shard
 from puzzles.runtime import Cancelled, Run, TimeLimitExceeded
@@ -142,3 +142,12 @@ def test_boards_found_again_are_not_counted_twice() -> None:
             walk = walker.walker.walk(run, fixed)
             assert walk.complete and len(set(walk.values)) == len(walk.values)
             assert digest(walk.values) == digest(enumerate_boards(EXPERT, prefix=prefix(key))), key
+
+
+def test_the_letters_of_a_board_are_its_sectors_objects() -> None:
+    """`to_letters` reads three sectors per table look-up: the same as sector by sector, at any length."""
+    draw = random.Random(39)
+    boards = [sum(draw.randrange(6) << (3 * s) for s in range(EXPERT.sectors)) for _ in range(3000)]
+    for code in enumerate_boards(STANDARD) + boards:
+        for sectors in range(1, EXPERT.sectors + 1):
+            assert to_letters(code, sectors) == "".join(LETTERS[obj] for obj in decode(code, sectors))

@@ -58,3 +58,25 @@ def test_a_filtered_page_walks_the_key_in_order(isolated_db: Database) -> None:
     assert scan["Node Type"] in ("Index Scan", "Index Only Scan"), scan
     assert scan["Index Name"] == "boards_pkey"
     assert scan["Plan Rows"] > 60000 / 36 / 3, "each field matches about one row in six"
+
+
+def test_a_stream_gives_every_matching_code_in_order_in_chunks(isolated_db: Database) -> None:
+    with isolated_db.session() as session:
+        owner = keys.create_key(session, name="o").id
+    job, other = (new_job(isolated_db, owner, "planetx.enumerate") for _ in range(2))
+    with isolated_db.session() as session:
+        for target, count in ((job, 5000), (other, 300)):
+            session.execute(
+                text(
+                    "INSERT INTO boards (job_id, code) SELECT :job, "
+                    + " + ".join(f"(((i / {6**s}) % 6) << {3 * s})" for s in range(SECTORS))
+                    + " FROM generate_series(0::bigint, :last) AS i"
+                ),
+                {"job": target, "last": count - 1},
+            )
+    every = sorted(map(code, range(5000)))
+    chunks = list(rows.stream(isolated_db, job, [], chunk=1000))
+    assert [len(c) for c in chunks] == [1000] * 5 and [c for chunk in chunks for c in chunk] == every
+    fields = [rows.CodeField(shift=3 * 1, mask=7, value=2), rows.CodeField(shift=0, mask=7, value=5)]
+    matching = [c for chunk in rows.stream(isolated_db, job, fields, chunk=7) for c in chunk]
+    assert matching == [c for c in every if (c >> 3) & 7 == 2 and c & 7 == 5] and matching
