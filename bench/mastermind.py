@@ -15,6 +15,20 @@ kind. Prints n, strategy, games, average, median and worst turns, seconds per ga
 published average and the ratio to it; with --per-secret, every secret and its turns; with --bits, also the
 bits of information each turn's feedback gave (exact counts, up to n = 16) beside the most a black count
 alone can carry. The default run takes about 4 minutes on 2 cores.
+
+Against the best published figures (issue 34), per size n×k:
+
+    .venv/bin/python bench/mastermind.py --published [--sizes 4x6,5x8,8x6,6x9] [--count 10000]
+                                         [--secrets-seed 2] [--strategies optimal,best,best-previous]
+
+plays every secret where k**n ≤ 5,000 (else `--count` distinct random secrets drawn with `--secrets-seed`)
+with each strategy, and prints games, average, its 95% confidence interval (none when every secret is
+played), the worst game, seconds per game (one core), the ratio to the baseline measured in the same run
+(`best-previous`, the `best` before issue 34, when it is among the strategies), the best published average
+at that size beside its difference, and the optimum where one is known (PUBLISHED and OPTIMUM below, with
+their sources; zolve's own search for the sizes it stores, puzzles/mastermind/optimal_trees.json).
+`optimal` is played only at the sizes with a stored tree. The tuning of `best` used secret seeds 1 (and
+101): measure with another.
 """
 
 from __future__ import annotations
@@ -34,6 +48,21 @@ from puzzles.runtime import Run  # noqa: E402
 COLOURS = 6
 #: the seed's SAT AI, average turns by code length (6 colours)
 SEED_AVERAGE = {4: 4.659, 5: 5.100, 6: 5.572, 7: 6.072, 8: 6.560, 9: 7.237, 10: 7.901, 16: 10.51}
+
+
+#: the best published averages, every secret played: mikemag/Mastermind's results
+#: (https://github.com/mikemag/Mastermind, its results tables), as quoted in issue 34
+PUBLISHED_SOURCE = "mikemag/Mastermind results (every secret played), as quoted in issue 34"
+PUBLISHED = {
+    (4, 6): {"Most Parts": 4.3735, "Entropy": 4.3850},
+    (8, 6): {"Entropy": 6.1951},
+    (5, 8): {"Entropy": 5.4856, "Most Parts": 5.5491, "Knuth": 5.6084},
+    (6, 9): {"Entropy": 6.2847},
+}
+#: known optima (total guesses over every secret, secrets, source); zolve's stored trees add theirs
+OPTIMUM = {(4, 6): (5625, 1296, "Koyama & Lai 1993")}
+#: the baseline of the ratio column: the `best` before issue 34
+BASELINE = "best-previous"
 
 
 #: the seed's test set: this many codes evenly spaced over the code space
@@ -64,6 +93,68 @@ def play(n: int, strategy: str, secrets: str | dict[str, int], seed: int) -> tup
     return result, time.perf_counter() - started
 
 
+def confidence(turns: list[int], every: bool) -> float | None:
+    """Half the width of the 95% confidence interval of the mean (normal approximation), or None when
+    every secret was played (the mean is exact)."""
+    if every or len(turns) < 2:
+        return None
+    return 1.96 * statistics.stdev(turns) / math.sqrt(len(turns))
+
+
+def optimum(n: int, k: int) -> tuple[float, str] | None:
+    """The optimal average at n×k and its source, where known."""
+    if (n, k) in OPTIMUM:
+        total, secrets, source = OPTIMUM[(n, k)]
+        return total / secrets, source
+    from puzzles.mastermind import optimal
+
+    entry = optimal.stored_trees().get(f"{n}x{k}")
+    return (entry["total"] / k**n, "zolve's search") if entry else None
+
+
+def published_row(n: int, k: int, strategy: str, result: dict, every: bool, baseline: float | None) -> str:
+    """One line of the --published table."""
+    turns = [game["turns"] for game in result["games"]]
+    average = sum(turns) / len(turns)
+    half = confidence(turns, every)
+    interval = f"±{half:.4f}" if half is not None else "exact"
+    ratio = f"{average / baseline:.4f}" if baseline else "-"
+    published = PUBLISHED.get((n, k), {})
+    name, value = min(published.items(), key=lambda item: item[1]) if published else ("-", None)
+    versus = f"{name} {value:.4f} ({average - value:+.4f})" if value is not None else "-"
+    best = optimum(n, k)
+    known = f"{best[0]:.4f} ({best[1]})" if best else "-"
+    return (
+        f"{n}x{k:<3} {strategy:<14} {len(turns):>6} {average:>7.4f} {interval:>8} {max(turns):>4}"
+        f" {result['seconds_per_game']:>8.4f} {ratio:>7}  {versus:<28} {known}"
+    )
+
+
+def run_published(sizes: list[tuple[int, int]], strategies: list[str], count: int, secrets_seed: int) -> None:
+    from puzzles.mastermind import optimal
+
+    print(f"published: {PUBLISHED_SOURCE}; optimum 4x6: Koyama & Lai 1993")
+    print(
+        f"{'size':<6} {'strategy':<14} {'games':>6} {'avg':>7} {'95% CI':>8} {'max':>4} {'s/game':>8}"
+        f" {'ratio':>7}  {'best published (avg − it)':<28} optimum"
+    )
+    for n, k in sizes:
+        every = k**n <= mastermind.ALL_LIMIT
+        secrets: str | dict[str, int] = "all" if every else {"sample": count, "seed": secrets_seed}
+        baseline = None
+        ordered = sorted(strategies, key=lambda s: s != BASELINE)  # the baseline first
+        for strategy in ordered:
+            if strategy == "optimal" and optimal.stored_tree(n, k) is None:
+                continue
+            params = {"n": n, "k": k, "strategy": strategy, "secrets": secrets, "seed": 0}
+            with Run() as run:
+                result = mastermind.play(params, run)
+            average = result["avg_turns"]
+            if strategy == BASELINE:
+                baseline = average
+            print(published_row(n, k, strategy, result, every, baseline), flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lengths", default="4,8,16", help="code lengths, comma-separated")
@@ -82,7 +173,15 @@ def main() -> None:
     parser.add_argument(
         "--bits", action="store_true", help="also print the information each turn gained (exact counts)"
     )
+    parser.add_argument("--published", action="store_true", help="per size n×k against the published figures")
+    parser.add_argument("--sizes", default="4x6,5x8,8x6,6x9", help="with --published: sizes n×k")
+    parser.add_argument("--count", type=int, default=10_000, help="with --published: random secrets per size")
+    parser.add_argument("--secrets-seed", type=int, default=2, help="with --published: seeds the secrets")
     args = parser.parse_args()
+    if args.published:
+        sizes = [tuple(int(part) for part in size.split("x")) for size in args.sizes.split(",")]
+        strategies = args.strategies if args.strategies != "consistent,best" else "optimal,best,best-previous"
+        return run_published(sizes, strategies.split(","), args.count, args.secrets_seed)  # type: ignore[arg-type]
     if args.every < 1:
         parser.error("--every must be at least 1")
 

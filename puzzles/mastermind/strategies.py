@@ -14,6 +14,9 @@
   random code), refined by hill climbing when the sample is uniform or complete, and the largest feedback
   entropy over the sample wins (with every consistent code in hand: the most parts, or when met in the
   middle the fewest expected turns).
+* `best` at the middle sizes (`stronger.engine_fits`: 5×8, 8×6, 6×9, …): candidates beyond the codes that
+  fit, scored by table look-ups, and an exact end game (`stronger`); the `best` described above stays
+  reachable as strategy `best-previous` (for the benchmark's baseline).
 * `optimal` — the least total number of guesses over every secret: the stored decision tree of
   `optimal` (only for the sizes it holds); a history that left the tree is searched live while at most
   optimal.LIVE_LIMIT codes fit it, else `best` plays and `note` says so.
@@ -28,6 +31,7 @@ from puzzles.mastermind.codes import ENUM_LIMIT, History, _canonical_codes, _con
 from puzzles.mastermind.model import _Model, _Session, conflicting_entries
 from puzzles.mastermind.sampled import _decide_sampled
 from puzzles.mastermind.scoring import POOL_BUDGET, Decision, _climb, _opening, _pick, _rng
+from puzzles.mastermind.stronger import PREVIOUS, decide_best
 from puzzles.runtime import Run
 
 STRATEGIES = ("consistent", "minimax", "best", "optimal")
@@ -122,6 +126,10 @@ def decide(
         decision = decide(n, k, history, "best", seed, samples, session)
         decision.note = f"minimax scores every code, so it needs k**n ≤ {MINIMAX_LIMIT}: best played instead"
         return decision
+    if strategy != PREVIOUS:
+        decision = decide_best(n, k, history, seed, samples, session)
+        if decision is not None:
+            return decision
     if k**n <= ENUM_LIMIT:
         return _decide_listed(n, k, history, "parts", seed, session)
     return _decide_sampled(n, k, history, seed, samples, session)

@@ -296,7 +296,7 @@ def test_games_over_sampled_4x6_secrets_all_end_on_the_secret(strategy: str) -> 
     assert [game["index"] for game in result["games"]] == list(range(60))
     assert_games_are_true(result["games"], 4)
     assert sum(result["turn_histogram"].values()) == 60
-    assert result["max_turns"] <= {"minimax": 5, "best": 6, "consistent": 9}[strategy]
+    assert result["max_turns"] <= {"minimax": 5, "best": 6, "consistent": 9, "optimal": 6}[strategy]
     assert result["avg_turns"] == pytest.approx(sum(g["turns"] for g in result["games"]) / 60)
 
 

@@ -1,0 +1,219 @@
+"""Strategy `best` for the middle sizes (ENGINE_SIZES: k**n above ALL_LIMIT while a half code has at most
+HALF_CODES values, e.g. 5×8, 8×6, 6×9): candidates beyond the codes that fit, scored fast, and an exact
+end game.
+
+* Feedback by table look-ups (`_Engine`): the blacks of a code are the blacks of its two halves (two
+  tables of half codes), and black + white depends only on the two codes' colour-count vectors (one
+  table of count vectors), so a class costs three gathers instead of n comparisons and k minimums.
+* The codes that fit are listed (k**n ≤ ENUM_LIMIT) or met in the middle (`split._Split`): all of them
+  are the targets up to TARGETS, else TARGETS uniform draws.
+* Middle game: the candidates are codes that fit and as many random codes of the whole space (within
+  BUDGET class evaluations per turn); the largest feedback entropy over the targets wins (ties to a code
+  that fits, then to the first), refined by hill climbing.
+* End game (at most ENDGAME codes fit): the least total number of guesses for them, searched exactly
+  (`optimal.Search` on a local table) over the codes that fit and the EXTRA other codes that split them
+  into the most parts.
+
+The strategy before this one (`best` in strategies, sampled consistent candidates) stays reachable as
+strategy PREVIOUS, for the benchmark's baseline only (the schema does not offer it).
+"""
+
+from __future__ import annotations
+
+import random
+from functools import lru_cache
+
+import numpy as np
+
+from puzzles.mastermind.codes import ENUM_LIMIT, Code, History, _consistent_codes
+from puzzles.mastermind.model import _Session, conflicting_entries
+from puzzles.mastermind.sampled import _split_climb
+from puzzles.mastermind.scoring import Decision, _opening, _rng
+from puzzles.mastermind.split import _count_vectors, _Split, _TooManyPairs, split_fits
+
+#: the previous `best` (for the benchmark's baseline)
+PREVIOUS = "best-previous"
+#: a half code has at most this many values (two tables of HALF_CODES² blacks)
+HALF_CODES = 4096
+#: the sizes this strategy plays: above "all" (their `best` was measured on samples) and up to n = 10
+SPACE_ABOVE = 5_000
+MAX_LENGTH = 10
+#: targets scored against, class evaluations per turn, and the end game's size and extra candidates
+TARGETS = 1_000
+BUDGET = 1_000_000
+ENDGAME = 40
+EXTRA = 200
+
+
+def engine_fits(n: int, k: int) -> bool:
+    """Whether this strategy plays n×k."""
+    return k**n > SPACE_ABOVE and n <= MAX_LENGTH and k ** (n - n // 2) <= HALF_CODES and split_fits(n, k)
+
+
+def _codes_of(length: int, k: int) -> np.ndarray:
+    index = np.arange(k**length, dtype=np.int64)
+    return np.stack([index // k ** (length - 1 - i) % k for i in range(length)], 1).reshape(k**length, length)
+
+
+class _Engine:
+    """Feedback classes of many codes against many, by table look-ups (see the module docstring)."""
+
+    def __init__(self, n: int, k: int):
+        self.n, self.k = n, k
+        self.high = n // 2
+        tables = []
+        for length in (self.high, n - self.high):
+            half = _codes_of(length, k)
+            tables.append((half[:, None, :] == half[None, :, :]).sum(2).astype(np.uint8))
+        self.black_high, self.black_low = tables
+        vectors, numbers = _count_vectors(n, k)
+        order = np.argsort(numbers)
+        self.numbers, vectors = numbers[order], vectors[order]
+        self.common = np.empty((len(vectors), len(vectors)), dtype=np.uint8)
+        step = max(1, 2_000_000 // (len(vectors) * k))
+        for start in range(0, len(vectors), step):
+            block = vectors[start : start + step]
+            self.common[start : start + step] = np.minimum(block[:, None, :], vectors[None, :, :]).sum(2)
+        self.powers = [k ** np.arange(m - 1, -1, -1, dtype=np.int64) for m in (self.high, n - self.high)]
+        self.count_base = (n + 1) ** np.arange(k, dtype=np.int64)
+
+    def encode(self, codes: np.ndarray) -> np.ndarray:
+        """Rows (high half, low half, count vector) of code rows."""
+        codes = codes.astype(np.int64)
+        high = codes[:, : self.high] @ self.powers[0]
+        low = codes[:, self.high :] @ self.powers[1]
+        counts = np.stack([(codes == c).sum(1) for c in range(self.k)], 1) @ self.count_base
+        return np.stack([high, low, np.searchsorted(self.numbers, counts)], 1)
+
+    def classes(self, candidates: np.ndarray, targets: np.ndarray) -> np.ndarray:
+        """class[i, j] (as codes._feedback_class) of encoded candidate i against encoded target j."""
+        black = self.black_high[candidates[:, None, 0], targets[None, :, 0]]
+        black += self.black_low[candidates[:, None, 1], targets[None, :, 1]]
+        common = self.common[candidates[:, None, 2], targets[None, :, 2]]
+        return black * np.uint8(self.n + 1) + common
+
+
+@lru_cache(maxsize=4)
+def _engine(n: int, k: int) -> _Engine:
+    return _Engine(n, k)
+
+
+def _sizes(classes: np.ndarray, n: int) -> np.ndarray:
+    """Per candidate row, the size of each feedback class."""
+    width = (n + 1) * (n + 1)
+    flat = (classes.astype(np.int64) + width * np.arange(len(classes))[:, None]).ravel()
+    return np.bincount(flat, minlength=width * len(classes)).reshape(len(classes), width)
+
+
+@lru_cache(maxsize=1)
+def _slogs(size: int) -> np.ndarray:
+    sizes = np.arange(size, dtype=np.float64)
+    return sizes * np.log(np.maximum(sizes, 1))
+
+
+def _entropy_key(sizes: np.ndarray) -> np.ndarray:
+    """−Σ s·log s (larger is better: N × entropy up to a constant), rounded so equal splits tie."""
+    table = _slogs(max(TARGETS, ENDGAME, int(sizes.max())) + 1)
+    return np.round(-table[sizes].sum(1), 9)
+
+
+def _best_row(primary: np.ndarray, fits: np.ndarray) -> int:
+    """The row with the largest primary, ties to one that fits, then to the first."""
+    return int(np.lexsort((-np.arange(len(primary)), fits, primary))[-1])
+
+
+def _random_codes(n: int, k: int, count: int, rng: random.Random) -> np.ndarray:
+    generator = np.random.default_rng(rng.getrandbits(64))
+    return generator.integers(0, k, (count, n)).astype(np.int8)
+
+
+def _local_search(n: int, k: int, codes: np.ndarray, extra: np.ndarray) -> tuple[object, np.ndarray]:
+    """An `optimal.Search` over the codes `codes` (its secrets, rows 0..len - 1) with the guesses `codes` and
+    `extra`, on a table of those rows only; and the rows."""
+    from puzzles.mastermind.optimal import Bounds, Search  # here: see strategies._decide_optimal
+
+    engine = _engine(n, k)
+    rows = np.concatenate([codes, extra]).astype(np.int8)
+    search = Search.__new__(Search)
+    search.n, search.k = n, k
+    search.table = engine.classes(engine.encode(rows), engine.encode(codes))
+    search.win = n * (n + 1) + n
+    search.classes = (n + 1) * (n + 1)
+    search.bound = Bounds(n, len(codes))
+    search.memo = {}
+    search.symmetric_depth = 0
+    search.everything = np.arange(len(rows), dtype=np.int64)
+    search.nodes = 0
+    return search, rows
+
+
+def _optimum(n: int, k: int, codes: np.ndarray) -> int:
+    """The least total guesses for `codes`, any code a guess (k**n ≤ 40,000 only: for tests)."""
+    search, _ = _local_search(n, k, codes, _codes_of(n, k))
+    return search.solve(np.arange(len(codes), dtype=np.int64))
+
+
+def _endgame(n: int, k: int, codes: np.ndarray, rng: random.Random) -> Code:
+    """The guess of the least total guesses for `codes` (all that fit), over them and the EXTRA other codes
+    (of every code, or of random ones) that split them into the most parts (then the largest entropy)."""
+    engine = _engine(n, k)
+    pool = _codes_of(n, k) if k**n <= 40_000 else _random_codes(n, k, 5_000, rng)
+    sizes = _sizes(engine.classes(engine.encode(pool), engine.encode(codes)), n)
+    order = np.lexsort((_entropy_key(sizes), (sizes > 0).sum(1)))[::-1][:EXTRA]
+    search, rows = _local_search(n, k, codes, pool[order])
+    secrets = np.arange(len(codes), dtype=np.int64)
+    search.solve(secrets)
+    return tuple(int(c) for c in rows[search.memo[secrets.tobytes()][2]])
+
+
+def decide_engine(n: int, k: int, history: History, seed: int, samples: int, session: _Session) -> Decision:
+    """The next guess of `best` at an ENGINE size (see the module docstring)."""
+    run, rng = session.run, _rng(seed, history)
+    if not history:
+        return Decision(_opening(n, k, "entropy", seed, run), "best", k**n, k**n)
+    if k**n <= ENUM_LIMIT:
+        listed = _consistent_codes(n, k, history)
+        count = len(listed)
+        codes = np.array(listed, dtype=np.int8).reshape(count, n)
+        targets = codes if count <= TARGETS else codes[np.sort(rng.sample(range(count), TARGETS))]
+    else:
+        split = _Split(n, k, history, run)  # _TooManyPairs: the caller plays the previous best
+        count = split.count
+        if count <= TARGETS:
+            codes = np.array(split.codes(), dtype=np.int8).reshape(count, n)
+            targets = codes
+        else:
+            targets = np.array(split.sample(rng, TARGETS), dtype=np.int8)
+            codes = np.unique(targets, axis=0)
+    if count == 0:
+        return Decision(None, "best", 0, conflict=conflicting_entries(n, k, history, session))
+    decision = Decision(tuple(int(c) for c in codes[0]), "best", count, count)
+    if count <= 2:
+        return decision
+    if count <= ENDGAME:
+        decision.guess = _endgame(n, k, codes, rng)
+        return decision
+    run.raise_if_stopped()
+    engine = _engine(n, k)
+    room = max(200, BUDGET // len(targets))
+    inside = codes if len(codes) <= room // 2 else codes[np.sort(rng.sample(range(len(codes)), room // 2))]
+    candidates = np.concatenate([inside, _random_codes(n, k, room - len(inside), rng)])
+    fits = np.zeros(len(candidates), dtype=bool)
+    fits[: len(inside)] = True
+    sizes = _sizes(engine.classes(engine.encode(candidates), engine.encode(targets)), n)
+    start = candidates[_best_row(_entropy_key(sizes), fits)]
+    decision.guess = _split_climb(start, targets, history, "entropy", k, rng, run)
+    return decision
+
+
+def decide_best(
+    n: int, k: int, history: History, seed: int, samples: int, session: _Session
+) -> Decision | None:
+    """`best` at an ENGINE size, or None where the previous best plays (other sizes, or a history that
+    leaves too many group pairs to meet in the middle)."""
+    if not engine_fits(n, k):
+        return None
+    try:
+        return decide_engine(n, k, history, seed, samples, session)
+    except _TooManyPairs:
+        return None

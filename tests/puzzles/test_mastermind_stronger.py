@@ -1,0 +1,73 @@
+"""Strategy `best` at the middle sizes (puzzles.mastermind.stronger): the look-up feedback against the rules
+by hand, the end game against the exact search, and whole games that end on their secrets."""
+
+import itertools
+import random
+
+import numpy as np
+import pytest
+
+from puzzles import mastermind as mm
+from puzzles.mastermind import stronger
+from puzzles.mastermind.model import _Session
+from puzzles.runtime import Run
+
+from .test_mastermind import assert_games_are_true, paired_score
+
+
+@pytest.mark.parametrize(("n", "k"), [(5, 8), (8, 6), (6, 9), (3, 4)])
+def test_the_engine_gives_the_rules_by_hand(n: int, k: int) -> None:
+    rng = random.Random(n * k)
+    codes = np.array([[rng.randrange(k) for _ in range(n)] for _ in range(60)], dtype=np.int8)
+    engine = stronger._Engine(n, k)
+    classes = engine.classes(engine.encode(codes[:30]), engine.encode(codes[30:]))
+    for i, j in itertools.product(range(30), range(30)):
+        black, white = paired_score(codes[30 + j].tolist(), codes[i].tolist())
+        assert classes[i, j] == black * (n + 1) + black + white
+
+
+def test_the_sizes_it_plays() -> None:
+    assert stronger.engine_fits(5, 8) and stronger.engine_fits(8, 6) and stronger.engine_fits(6, 9)
+    assert not stronger.engine_fits(4, 6)  # every secret fits in a play job: the previous best stays
+    assert not stronger.engine_fits(16, 6)
+
+
+def test_the_end_game_is_optimal_when_every_code_is_a_candidate(monkeypatch: pytest.MonkeyPatch) -> None:
+    """5×8 takes its pool from every code; with EXTRA that large the end game is the exact optimum."""
+    monkeypatch.setattr(stronger, "EXTRA", 8**5)
+    rng = random.Random(4)
+    secret = [rng.randrange(8) for _ in range(5)]
+    history = []
+    for guess in ([0, 0, 1, 2, 3], [4, 4, 5, 6, 7], [1, 2, 0, 5, 4]):
+        black, white = paired_score(secret, guess)
+        history.append((tuple(guess), black, white))
+    codes = np.array(mm.codes._consistent_codes(5, 8, tuple(history)), dtype=np.int8)
+    assert 3 <= len(codes) <= stronger.ENDGAME
+    guess = stronger._endgame(5, 8, codes, random.Random(0))
+    # the guess's total: |S| + Σ optimum of its parts, each searched with every code a guess
+    parts: dict = {}
+    for code in codes.tolist():
+        parts.setdefault(paired_score(code, list(guess)), []).append(code)
+    total = len(codes) + sum(
+        stronger._optimum(5, 8, np.array(part, dtype=np.int8)) for fb, part in parts.items() if fb != (5, 0)
+    )
+    assert total == stronger._optimum(5, 8, codes)
+
+
+@pytest.mark.parametrize(("n", "k", "count"), [(5, 8, 12), (8, 6, 6), (6, 9, 4)])
+def test_games_at_the_middle_sizes_end_on_their_secrets(n: int, k: int, count: int) -> None:
+    params = {"n": n, "k": k, "strategy": "best", "secrets": {"sample": count, "seed": 9}, "seed": 0}
+    with Run(300) as run:
+        result = mm.play(params, run)
+    assert result["unsolved"] == 0 and result["games_count"] == count
+    assert_games_are_true(result["games"], n)
+
+
+def test_previous_best_is_still_reachable_for_the_baseline() -> None:
+    history = ((tuple([0, 0, 1, 2, 3]), 1, 1),)
+    with Run(60) as run:
+        session = _Session(run)
+        now = mm.decide(5, 8, history, "best", 0, 24, session)
+        before = mm.decide(5, 8, history, stronger.PREVIOUS, 0, 24, session)
+    assert now.strategy == before.strategy == "best"
+    assert now.remaining == before.remaining
