@@ -192,6 +192,19 @@ def test_429_and_503_are_retried_after_retry_after(stub) -> None:
     assert len(asked) == 7
 
 
+def test_wait_keeps_its_timeout_when_the_service_answers_429(stub) -> None:
+    """Retries back off within the caller's deadline: a service that keeps answering 429 with
+    `Retry-After: 3` ends a 2-s wait() at once with WaitTimeout, not after 5 retries of 3 s (15 s)."""
+    url, asked, script = stub
+    script += [(200, {}, {"id": "job", "state": "running"})]
+    script += [(429, {"Retry-After": "3"}, {"message": "slow down"})] * 10
+    started = time.monotonic()
+    with pytest.raises(WaitTimeout) as late:
+        Client(url, "zk_x").wait("job", timeout=2, show_progress=False)
+    assert isinstance(late.value.__cause__, RateLimited)
+    assert time.monotonic() - started < 2.5 and len(asked) == 3, asked  # the job, its stream, one poll
+
+
 def test_the_event_stream_parser_reads_ids_names_data_and_skips_comments() -> None:
     from zolve.client import parse_events
 

@@ -15,6 +15,7 @@ Every refusal of the API raises an ApiError subclass carrying its status, messag
 from __future__ import annotations
 
 import base64
+import contextvars
 import hashlib
 import hmac
 import json
@@ -27,7 +28,7 @@ from typing import Any, TextIO
 from urllib.parse import urljoin
 
 import requests
-from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_exponential
+from tenacity import RetryCallState, Retrying, retry_if_exception, wait_exponential
 
 from core.states import FINAL_STATES  # StrEnums, equal to the plain words the API sends; stdlib only
 
@@ -217,6 +218,8 @@ _ERRORS: dict[int, type[ApiError]] = {
 
 #: refusals worth another try: the request was not acted on
 RETRIED = (RateLimited, Unavailable)
+#: the monotonic time a caller's wait() ends: a retry whose back-off would end after it is not made
+_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("deadline", default=None)
 
 
 def _error_of(response: requests.Response) -> ApiError:
@@ -348,10 +351,18 @@ class Client:
         return wait_exponential(multiplier=0.5, max=self.max_backoff)(state)
 
     def _retrying(self) -> Retrying:
+        deadline = _DEADLINE.get()
+
+        def stop(state: RetryCallState) -> bool:
+            """After `retries` retries, or when the back-off would outlast the caller's deadline."""
+            if state.attempt_number > self.retries:
+                return True
+            return deadline is not None and time.monotonic() + self._wait_seconds(state) > deadline
+
         return Retrying(
             retry=retry_if_exception(lambda error: isinstance(error, RETRIED)),
             wait=self._wait_seconds,
-            stop=stop_after_attempt(self.retries + 1),
+            stop=stop,
             reraise=True,
         )
 
@@ -517,7 +528,28 @@ class Client:
         long-polls when the service refuses a stream (too many open, or an older service). With
         `show_progress`, its state and progress go to stderr (see ProgressReporter)."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        reporter = ProgressReporter(job_id, every=every) if show_progress else None
+        within = _DEADLINE.set(deadline)
+        try:
+            return self._wait(job_id, timeout, deadline, poll, every if show_progress else None, on_update)
+        except RETRIED as busy:  # retried until the next try would come after the deadline
+            if deadline is None:
+                raise
+            raise WaitTimeout(
+                f"job {job_id}: the service was still busy ({busy}) at the {timeout:g}-s timeout"
+            ) from busy
+        finally:
+            _DEADLINE.reset(within)
+
+    def _wait(
+        self,
+        job_id: str,
+        timeout: float | None,
+        deadline: float | None,
+        poll: float,
+        every: float | None,
+        on_update: Callable[[dict[str, Any]], None] | None,
+    ) -> dict[str, Any]:
+        reporter = ProgressReporter(job_id, every=every) if every is not None else None
 
         def update(job: dict[str, Any]) -> None:
             if reporter is not None:
