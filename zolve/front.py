@@ -6,7 +6,16 @@ costs a socket and a coroutine here, never one of the threads that answer everyo
 gunicorn listens on a unix socket in a private directory; each request goes to it on a connection of its
 own, after a PROXY protocol v1 line naming the client's address (gunicorn's `proxy_protocol`: the app sees
 the client's REMOTE_ADDR, for rate limits and logs). The response is streamed back as gunicorn writes it
-(event streams too), and the client's connection closes after it (`Connection: close`).
+(event streams too).
+
+The client's connection is kept alive (HTTP/1.1) when the response's end can be told from its framing
+(Content-Length, chunked, or no body: HEAD, 1xx, 204, 304): its next request is read as the first was, with
+its own deadlines (the head's from its first byte), after an idle wait of at most `keepalive_seconds`,
+which ends the connection silently. Requests sent before their turn (pipelined) wait in the socket and are
+answered one after the other. The connection closes after a response whose end is its close, after
+`Connection: close` from the client, after an HTTP/1.0 request, after a request whose body's end is unknown
+(a Transfer-Encoding other than chunked), after a 400, 413, 414 or 431, and after any refusal of the
+front's.
 """
 
 from __future__ import annotations
@@ -31,6 +40,9 @@ MAX_HEAD_BYTES = 256 * 1024
 #: headers the front sets itself on the way to gunicorn (one request per upstream connection)
 HOP_BY_HOP = (b"connection", b"keep-alive", b"proxy-connection", b"expect", b"upgrade")
 _PIPE_CHUNK = 64 * 1024
+#: answers to a request refused for its form (gunicorn's own: malformed, its line or a header too long):
+#: the connection ends after them, as gunicorn itself ends it
+CLOSING_STATUSES = frozenset({400, 413, 414, 431})
 #: the front process's name (ps, /proc/PID/comm)
 COMM = b"zolve-front"
 
@@ -42,6 +54,8 @@ class FrontConfig:
     body_seconds: float
     max_body_bytes: int
     max_connections: int
+    #: how long a kept-alive connection may wait, idle, for its next request
+    keepalive_seconds: float = 5.0
 
 
 class Refused(Exception):
@@ -71,6 +85,12 @@ class Head:
     length: int | None  # Content-Length, if given
     chunked: bool
     expects_continue: bool
+    #: the client may send another request on this connection (HTTP/1.1 without `Connection: close`)
+    keep_alive: bool = False
+
+    @property
+    def method(self) -> bytes:
+        return self.raw_lines[0].split(b" ", 1)[0].upper()
 
     def forwarded(self) -> bytes:
         """The head as gunicorn gets it: hop-by-hop headers replaced by `Connection: close`."""
@@ -84,6 +104,7 @@ def parse_head(raw: bytes) -> Head:
     """What the front needs of a head to read the body; anything else malformed is gunicorn's to refuse."""
     lines = raw[:-4].split(b"\r\n")
     lengths, chunked, expects = set(), False, False
+    keep_alive = lines[0].rstrip().endswith(b" HTTP/1.1")
     for line in lines[1:]:
         name, _, value = line.partition(b":")
         name, value = name.strip().lower(), value.strip()
@@ -91,8 +112,12 @@ def parse_head(raw: bytes) -> Head:
             lengths.add(value)
         elif name == b"transfer-encoding":
             chunked = chunked or value.lower().endswith(b"chunked")
+            # any other coding leaves the body's end unknown (RFC 9112, 6.3): this request is the last
+            keep_alive = keep_alive and value.lower().endswith(b"chunked")
         elif name == b"expect":
             expects = value.lower() == b"100-continue"
+        elif name == b"connection" and b"close" in _tokens(value):
+            keep_alive = False
     if len(lengths) > 1 or (lengths and chunked):
         raise Refused(400, "conflicting Content-Length and Transfer-Encoding headers")
     length = None
@@ -101,7 +126,11 @@ def parse_head(raw: bytes) -> Head:
         if not (text.isdigit() and len(text) <= 18):
             raise Refused(400, "Content-Length must be a number of bytes")
         length = int(text)
-    return Head(lines, length, chunked, expects)
+    return Head(lines, length, chunked, expects, keep_alive)
+
+
+def _tokens(value: bytes) -> set[bytes]:
+    return {token.strip().lower() for token in value.split(b",")}
 
 
 async def read_chunked(reader: asyncio.StreamReader, limit: int) -> bytes:
@@ -139,6 +168,47 @@ def proxy_line(peer: object) -> bytes:
     return f"PROXY TCP6 {address} ::1 {port} 0\r\n".encode()
 
 
+@dataclass(frozen=True)
+class ResponseHead:
+    status: int
+    lines: list[bytes]  # the status line, then each header line (without CRLF)
+    length: int | None
+    chunked: bool
+
+    def framed(self, method: bytes) -> bool:
+        """Whether the response's end shows without its connection closing."""
+        return self.bodiless(method) or self.chunked or self.length is not None
+
+    def bodiless(self, method: bytes) -> bool:
+        return method == b"HEAD" or self.status < 200 or self.status in (204, 304)
+
+    def to_client(self, keep_alive: bool) -> bytes:
+        """The head as the client gets it: gunicorn's `Connection` (close: the front asked for it) replaced
+        by the front's own decision."""
+        kept = [self.lines[0]] + [
+            line for line in self.lines[1:] if line.split(b":", 1)[0].strip().lower() not in HOP_BY_HOP
+        ]
+        if not keep_alive and self.status >= 200:
+            kept.append(b"Connection: close")
+        return b"\r\n".join([*kept, b"", b""])
+
+
+def parse_response_head(raw: bytes) -> ResponseHead:
+    lines = raw[:-4].split(b"\r\n")
+    parts = lines[0].split(b" ", 2)
+    if len(parts) < 2 or not parts[1].isdigit():
+        raise ValueError("not an HTTP status line")
+    length, chunked = None, False
+    for line in lines[1:]:
+        name, _, value = line.partition(b":")
+        name, value = name.strip().lower(), value.strip()
+        if name == b"content-length" and value.isdigit():
+            length = int(value)
+        elif name == b"transfer-encoding":
+            chunked = chunked or value.lower().endswith(b"chunked")
+    return ResponseHead(int(parts[1]), lines, None if chunked else length, chunked)
+
+
 class Front:
     def __init__(self, config: FrontConfig) -> None:
         self.config = config
@@ -150,9 +220,15 @@ class Front:
             if self.open > self.config.max_connections:
                 writer.write(refusal(503, "the server has too many connections open; retry shortly"))
                 return
-            request = await self._read_request(reader, writer)
-            if request is not None:
-                await self._relay(request, writer)
+            first = True
+            while True:
+                request = await self._read_request(reader, writer, first)
+                if request is None:
+                    return
+                head, raw = request
+                if not await self._relay(head, raw, writer):
+                    return
+                first = False
         except Refused as refused:
             writer.write(refusal(refused.status, refused.message))
         except (ConnectionError, asyncio.IncompleteReadError):
@@ -163,9 +239,21 @@ class Front:
                 await asyncio.wait_for(writer.drain(), 5)
             writer.close()
 
-    async def _read_request(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bytes | None:
+    async def _read_request(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, first: bool
+    ) -> tuple[Head, bytes] | None:
+        """The next request whole (its head and body, each within its deadline), or None when the client
+        sent none (it closed, or a kept-alive connection stayed idle for keepalive_seconds)."""
+        start = b""
+        if not first:  # idle until the next request's first byte; its head's deadline runs from there
+            try:
+                start = await asyncio.wait_for(reader.read(1), self.config.keepalive_seconds)
+            except TimeoutError:
+                return None
+            if not start:
+                return None
         try:
-            raw = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), self.config.header_seconds)
+            raw = start + await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), self.config.header_seconds)
         except TimeoutError:
             raise Refused(408, f"the request's headers took over {self.config.header_seconds:g} s") from None
         except asyncio.LimitOverrunError:
@@ -181,17 +269,20 @@ class Front:
             body = await asyncio.wait_for(self._read_body(reader, head), self.config.body_seconds)
         except TimeoutError:
             raise Refused(408, f"the request's body took over {self.config.body_seconds:g} s") from None
-        return proxy_line(writer.get_extra_info("peername")) + head.forwarded() + body
+        return head, proxy_line(writer.get_extra_info("peername")) + head.forwarded() + body
 
     async def _read_body(self, reader: asyncio.StreamReader, head: Head) -> bytes:
         if head.chunked:
             return await read_chunked(reader, self.config.max_body_bytes)
         return await reader.readexactly(head.length) if head.length else b""
 
-    async def _relay(self, request: bytes, writer: asyncio.StreamWriter) -> None:
-        """Send the whole request to gunicorn and stream its answer back until it closes."""
+    async def _relay(self, head: Head, request: bytes, writer: asyncio.StreamWriter) -> bool:
+        """Send the whole request to gunicorn and stream its answer back; True when the client's
+        connection may carry another request (the response was whole, and framed)."""
         try:
-            up_reader, up_writer = await asyncio.open_unix_connection(self.config.upstream)
+            up_reader, up_writer = await asyncio.open_unix_connection(
+                self.config.upstream, limit=MAX_HEAD_BYTES
+            )
         except OSError:
             raise Refused(503, "the API is starting or restarting; retry shortly") from None
         try:
@@ -200,11 +291,76 @@ class Front:
             # and nothing after it: whatever framing gunicorn reads, it never waits for more from us
             if up_writer.can_write_eof():
                 up_writer.write_eof()
-            while chunk := await up_reader.read(_PIPE_CHUNK):
-                writer.write(chunk)
-                await writer.drain()
+            while True:
+                try:
+                    raw = await up_reader.readuntil(b"\r\n\r\n")
+                    response = parse_response_head(raw)
+                except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError) as error:
+                    # not a response this front can frame: pass on whatever came, and close
+                    partial = error.partial if isinstance(error, asyncio.IncompleteReadError) else b""
+                    writer.write(partial)
+                    await self._pipe(up_reader, writer)
+                    return False
+                if 100 <= response.status < 200:  # an interim response: the final one follows
+                    writer.write(raw)
+                    continue
+                break
+            keep_alive = (
+                head.keep_alive and response.framed(head.method) and response.status not in CLOSING_STATUSES
+            )
+            writer.write(response.to_client(keep_alive))
+            if response.bodiless(head.method):
+                return keep_alive
+            if response.chunked:
+                whole = await self._relay_chunked(up_reader, writer)
+            elif response.length is not None:
+                whole = await self._relay_length(up_reader, writer, response.length)
+            else:  # the body ends when gunicorn closes
+                await self._pipe(up_reader, writer)
+                return False
+            return keep_alive and whole
         finally:
             up_writer.close()
+
+    @staticmethod
+    async def _pipe(up_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        while chunk := await up_reader.read(_PIPE_CHUNK):
+            writer.write(chunk)
+            await writer.drain()
+
+    @staticmethod
+    async def _relay_length(up_reader: asyncio.StreamReader, writer: asyncio.StreamWriter, left: int) -> bool:
+        while left > 0:
+            chunk = await up_reader.read(min(left, _PIPE_CHUNK))
+            if not chunk:
+                return False  # cut short: the client cannot tell, so its connection ends here
+            writer.write(chunk)
+            await writer.drain()
+            left -= len(chunk)
+        return True
+
+    async def _relay_chunked(self, up_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
+        """A chunked body as gunicorn writes it, each chunk passed on as it comes (event streams)."""
+        try:
+            while True:
+                line = await up_reader.readuntil(b"\r\n")
+                writer.write(line)
+                try:
+                    size = int(line.split(b";", 1)[0].strip(), 16)
+                except ValueError:
+                    return False
+                if size == 0:
+                    while (trailer := await up_reader.readuntil(b"\r\n")) != b"\r\n":
+                        writer.write(trailer)
+                    writer.write(trailer)
+                    await writer.drain()
+                    return True
+                if not await self._relay_length(up_reader, writer, size + 2):
+                    return False
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError) as error:
+            if isinstance(error, asyncio.IncompleteReadError):
+                writer.write(error.partial)
+            return False
 
 
 async def serve(listener: socket.socket, config: FrontConfig) -> None:

@@ -1,0 +1,278 @@
+"""zolve.front keeps a client's connection alive between requests (issue 32, the API's performance): each
+request on it is read whole within its own deadlines, each response framed so that the client can tell
+its end, and the connection closes whenever the next request could not be told apart.
+
+The front here runs in-process, in front of a stand-in for gunicorn (a unix socket that answers each
+request with a canned response and records what it got); the slow-client tests
+(tests/security/test_slow_clients.py) and the live test at the end use the real `zolve api`."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from zolve import front
+
+OK = b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nok"
+CHUNKS = b"3\r\nabc\r\n2;x=y\r\nde\r\n0\r\n\r\n"
+#: header and body deadlines of the front under test, and its idle keep-alive
+DEADLINE = 1.0
+IDLE = 1.5
+
+
+class Upstream:
+    """gunicorn's stand-in: answers each connection with `respond(request)` and closes it."""
+
+    def __init__(self, path: Path, respond: Callable[[bytes], bytes]) -> None:
+        self.path, self.respond = path, respond
+        self.requests: list[bytes] = []
+
+    async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        request = await reader.read()  # the front half-closes after the request
+        self.requests.append(request)
+        writer.write(self.respond(request))
+        await writer.drain()
+        writer.close()
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Callable[[Callable[[bytes], bytes]], tuple[int, Upstream]]]:
+    """Start the front (and its upstream) on a loop in a thread; gives (port, upstream)."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    servers = []
+
+    def start(respond: Callable[[bytes], bytes]) -> tuple[int, Upstream]:
+        upstream = Upstream(tmp_path / "up.sock", respond)
+        listener = socket.create_server(("127.0.0.1", 0))
+        config = front.FrontConfig(
+            upstream=str(upstream.path),
+            header_seconds=DEADLINE,
+            body_seconds=DEADLINE,
+            max_body_bytes=1000,
+            max_connections=100,
+            keepalive_seconds=IDLE,
+        )
+
+        async def begin() -> None:
+            servers.append(await asyncio.start_unix_server(upstream.handle, path=str(upstream.path)))
+            servers.append(
+                await asyncio.start_server(
+                    front.Front(config).handle, sock=listener, limit=front.MAX_HEAD_BYTES
+                )
+            )
+
+        asyncio.run_coroutine_threadsafe(begin(), loop).result(5)
+        return listener.getsockname()[1], upstream
+
+    yield start
+
+    async def end() -> None:
+        for server in servers:
+            server.close()
+        tasks = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    asyncio.run_coroutine_threadsafe(end(), loop).result(5)
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(5)
+    loop.close()
+
+
+class Conn:
+    """A raw client connection that reads responses by their framing."""
+
+    def __init__(self, port: int) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=5)
+        self.file = self.sock.makefile("rb")
+
+    def send(self, data: bytes) -> None:
+        self.sock.sendall(data)
+
+    def response(self, head_request: bool = False) -> tuple[int, dict[bytes, bytes], bytes]:
+        status_line = self.file.readline()
+        assert status_line, "the connection closed before a response"
+        headers = {}
+        while (line := self.file.readline()) != b"\r\n":
+            name, _, value = line.partition(b":")
+            headers[name.strip().lower()] = value.strip()
+        status = int(status_line.split()[1])
+        if head_request or status in (204, 304) or status < 200:
+            return status, headers, b""
+        if headers.get(b"transfer-encoding", b"").endswith(b"chunked"):
+            body = b""
+            while size := int(self.file.readline().split(b";")[0], 16):
+                body += self.file.read(size)
+                assert self.file.readline() == b"\r\n"
+            assert self.file.readline() == b"\r\n"
+            return status, headers, body
+        if b"content-length" in headers:
+            return status, headers, self.file.read(int(headers[b"content-length"]))
+        return status, headers, self.file.read()
+
+    def closed(self, within: float = 5) -> bool:
+        """Whether the server closes the connection (with nothing more sent) within `within` seconds."""
+        self.sock.settimeout(within)
+        try:
+            return self.file.read(1) == b""
+        except TimeoutError:
+            return False
+
+    def close(self) -> None:
+        self.file.close()
+        self.sock.close()
+
+
+def get(path: str = "/health", extra: bytes = b"") -> bytes:
+    return f"GET {path} HTTP/1.1\r\nHost: x\r\n".encode() + extra + b"\r\n"
+
+
+def test_two_requests_on_one_connection(served) -> None:
+    port, upstream = served(lambda request: OK)
+    conn = Conn(port)
+    for _ in range(2):
+        conn.send(get())
+        status, headers, body = conn.response()
+        assert (status, body) == (200, b"ok")
+        assert b"connection" not in headers, "gunicorn's Connection: close is the front's business"
+    assert len(upstream.requests) == 2
+    assert all(b"\r\nConnection: close\r\n" in request for request in upstream.requests)
+    assert all(request.startswith(b"PROXY TCP4 127.0.0.1 ") for request in upstream.requests)
+    conn.close()
+
+
+def test_the_header_deadline_applies_to_the_second_request(served) -> None:
+    port, _ = served(lambda request: OK)
+    conn = Conn(port)
+    conn.send(get())
+    assert conn.response()[0] == 200
+    conn.send(b"GET /health HTTP/1.1\r\nHost: x\r\n")  # and never the blank line
+    started = time.monotonic()
+    status, headers, body = conn.response()
+    assert status == 408 and b"headers" in body
+    assert headers[b"connection"] == b"close" and conn.closed()
+    assert time.monotonic() - started < DEADLINE + 2
+
+
+def test_the_body_deadline_applies_to_the_second_request(served) -> None:
+    port, _ = served(lambda request: OK)
+    conn = Conn(port)
+    conn.send(get())
+    assert conn.response()[0] == 200
+    conn.send(b"POST /jobs HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n{")
+    status, headers, body = conn.response()
+    assert status == 408 and b"body" in body and conn.closed()
+
+
+def test_an_idle_kept_alive_connection_closes_quietly(served) -> None:
+    port, _ = served(lambda request: OK)
+    conn = Conn(port)
+    conn.send(get())
+    assert conn.response()[0] == 200
+    started = time.monotonic()
+    assert conn.closed(IDLE + 3), "closed without a 408 a client could take for its next request's"
+    assert time.monotonic() - started >= IDLE - 0.2
+
+
+def test_connection_close_from_the_client_or_http_1_0_closes(served) -> None:
+    port, _ = served(lambda request: OK)
+    for request in (get(extra=b"Connection: close\r\n"), b"GET /health HTTP/1.0\r\nHost: x\r\n\r\n"):
+        conn = Conn(port)
+        conn.send(request)
+        status, headers, body = conn.response()
+        assert (status, body, headers[b"connection"]) == (200, b"ok", b"close")
+        assert conn.closed()
+
+
+def test_a_response_that_ends_with_its_connection_closes_the_clients(served) -> None:
+    port, _ = served(lambda request: b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nall of it")
+    conn = Conn(port)
+    conn.send(get())
+    status, headers, body = conn.response()
+    assert (status, headers[b"connection"], body) == (200, b"close", b"all of it")
+
+
+def test_a_response_cut_short_closes_the_clients_connection(served) -> None:
+    port, _ = served(lambda request: b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc")
+    conn = Conn(port)
+    conn.send(get())
+    answer = conn.file.read()  # to its end: the socket's 5-s timeout raises if the front keeps it open
+    assert answer.startswith(b"HTTP/1.1 200") and answer.endswith(b"\r\n\r\nabc"), answer
+
+
+def test_chunked_responses_head_and_no_content_keep_the_connection(served) -> None:
+    def respond(request: bytes) -> bytes:
+        if b"GET /chunked " in request:
+            return b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + CHUNKS
+        if request.split(b"\r\n", 1)[1].startswith(b"HEAD "):
+            return b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n"
+        return b"HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n"
+
+    port, _ = served(respond)
+    conn = Conn(port)
+    conn.send(get("/chunked"))
+    assert conn.response()[::2] == (200, b"abcde")
+    conn.send(b"HEAD /health HTTP/1.1\r\nHost: x\r\n\r\n")
+    status, headers, body = conn.response(head_request=True)
+    assert (status, headers[b"content-length"], body) == (200, b"5", b"")
+    conn.send(get("/nothing"))
+    status, headers, _ = conn.response()
+    assert status == 204 and b"connection" not in headers
+    conn.send(get("/chunked"))
+    assert conn.response()[::2] == (200, b"abcde"), "still in step after all three"
+
+
+def echo_path(request: bytes) -> bytes:
+    path = request.split(b"\r\n")[1].split(b" ")[1][1:]  # after the PROXY line
+    return b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(path), path)
+
+
+def test_pipelined_requests_are_answered_in_order(served) -> None:
+    port, upstream = served(echo_path)
+    conn = Conn(port)
+    conn.send(get("/p1") + b"POST /p2 HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabc" + get("/p3"))
+    assert [conn.response()[2] for _ in range(3)] == [b"p1", b"p2", b"p3"]
+    assert upstream.requests[1].endswith(b"\r\n\r\nabc"), "each request goes with its own body"
+
+
+def test_a_request_whose_body_has_no_known_end_is_the_last(served) -> None:
+    """A Transfer-Encoding other than chunked: whatever follows cannot be told apart from its body."""
+    port, _ = served(lambda request: b"HTTP/1.1 400 Bad Request\r\nContent-Length: 3\r\n\r\nbad")
+    conn = Conn(port)
+    conn.send(b"POST /jobs HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n")
+    status, headers, _ = conn.response()
+    assert (status, headers[b"connection"]) == (400, b"close") and conn.closed()
+
+
+def test_a_refusal_closes_the_connection(served) -> None:
+    port, upstream = served(lambda request: OK)
+    conn = Conn(port)
+    conn.send(get())
+    assert conn.response()[0] == 200
+    conn.send(b"POST /jobs HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n")
+    status, headers, _ = conn.response()
+    assert (status, headers[b"connection"]) == (413, b"close") and conn.closed()
+    assert len(upstream.requests) == 1
+
+
+def test_two_requests_on_one_connection_through_zolve_api(live_api) -> None:
+    conn = Conn(live_api.port)
+    try:
+        for _ in range(3):
+            conn.send(get("/health"))
+            status, headers, body = conn.response()
+            assert status == 200 and b"connection" not in headers, headers
+        conn.send(get("/jobs/00000000-0000-0000-0000-000000000000", b"Connection: close\r\n"))
+        status, headers, _ = conn.response()
+        assert (status, headers[b"connection"]) == (401, b"close") and conn.closed()
+    finally:
+        conn.close()
