@@ -15,7 +15,7 @@ from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import and_, case, false, func, insert, or_, select, true, update
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, aliased
 
 from core.states import JobState, ShardState
 from store import events
@@ -112,7 +112,7 @@ def claim_shard(
             Job.id == Shard.job_id, Job.state == JobState.RUNNING, Job.cancel_requested.is_(False)
         )
     ).exists()
-    shard = session.scalar(
+    claimed = (
         update(Shard)
         .where(
             Shard.id == shard_id,
@@ -130,18 +130,33 @@ def claim_shard(
             attempts=Shard.attempts + 1,
             started_at=func.now(),
         )
-        .returning(Shard)
+        .returning(Shard.id, Shard.job_id, Shard.key, Shard.attempts)
+        .cte("claimed")
     )
-    if shard is None:
-        return None
-    job = session.get(Job, shard.job_id)
-    used = session.scalar(
-        select(func.coalesce(func.sum(Shard.solve_seconds), 0.0)).where(
-            Shard.job_id == job.id, Shard.state.in_((ShardState.SUCCEEDED, ShardState.SPLIT))
+    # the job's time used so far, as the statement's snapshot sees it (the claimed shard was not done)
+    done = aliased(Shard)
+    used = (
+        select(func.coalesce(func.sum(done.solve_seconds), 0.0))
+        .where(done.job_id == claimed.c.job_id, done.state.in_((ShardState.SUCCEEDED, ShardState.SPLIT)))
+        .scalar_subquery()
+    )
+    # one round trip: the claim, its job and the job's time used (three statements before)
+    row = session.execute(
+        select(claimed, Job.kind, Job.params, Job.time_limit, Job.owner_id, used.label("used")).join(
+            Job, Job.id == claimed.c.job_id
         )
-    )
+    ).one_or_none()
+    if row is None:
+        return None
     return ClaimedShard(
-        shard.id, job.id, shard.key, job.kind, job.params, job.time_limit - used, shard.attempts, job.owner_id
+        row.id,
+        row.job_id,
+        row.key,
+        row.kind,
+        row.params,
+        row.time_limit - row.used,
+        row.attempts,
+        row.owner_id,
     )
 
 
