@@ -24,6 +24,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import statistics
 import sys
 import time
@@ -236,22 +237,35 @@ def through_service(stack: Stack, mode: str, depth: int) -> dict:
     return {"id": job["id"], "stored": stored - started, "export": exported - stored, "count": count}
 
 
+SUCCEEDED = re.compile(r"Task \S+\[([0-9a-f-]+)\] succeeded in ([0-9.e-]+)s")
+
+
 def shard_timings(log: Path, job_id: str) -> list[dict]:
-    """The worker's timing line of every shard of the job (`workers.runner.SHARD_TIMING`)."""
+    """The worker's timing line of every shard of the job (`workers.runner.SHARD_TIMING`), each with its
+    Celery task's whole time (`task_s`, from Celery's "succeeded in" line) when the log has it."""
     marker = SHARD_TIMING + " "
-    timings = []
+    timings, tasks = [], {}
     for line in log.read_text(errors="replace").splitlines():
         if marker in line:
             timing = json.loads(line.split(marker, 1)[1])
             if timing["job"] == job_id:
                 timings.append(timing)
+        elif match := SUCCEEDED.search(line):
+            tasks[match[1]] = float(match[2])
+    for timing in timings:
+        if timing.get("task") in tasks:
+            timing["task_s"] = tasks[timing["task"]]
     return timings
 
 
 def split(timings: list[dict]) -> dict[str, float]:
-    """Seconds of worker time per part, summed over the job's shards and processes; `between` is each
-    process's gap from the end of one shard to the beginning of its next (dispatch, Celery, waiting)."""
-    parts = {"claim": 0.0, "walk": 0.0, "histogram": 0.0, "run, other": 0.0, "store": 0.0, "between": 0.0}
+    """Seconds of worker time per part, summed over the job's shards and processes: `dispatch` is the
+    rest of the shard's Celery task after it was stored (the messages sent, held work released; and the
+    task's few steps before the claim, which its "succeeded in" includes);
+    `between` is each process's gap from the end of one shard's task to the beginning of its next shard
+    (Celery: the ack, the next message, and any wait for one)."""
+    parts = {"claim": 0.0, "walk": 0.0, "histogram": 0.0, "run, other": 0.0, "store": 0.0}
+    parts |= {"dispatch": 0.0, "between": 0.0}
     by_process: dict[int, list[dict]] = {}
     for t in timings:
         walk, histogram = t.get("walk_ms", 0.0), t.get("histogram_ms", 0.0)
@@ -260,10 +274,14 @@ def split(timings: list[dict]) -> dict[str, float]:
         parts["histogram"] += histogram / 1000
         parts["run, other"] += (t["run_ms"] - walk - histogram) / 1000
         parts["store"] += t["store_ms"] / 1000
+        t["task_ended"] = t["ended"]
+        if "task_s" in t:  # the task's time less the shard's own span
+            t["task_ended"] = max(t["ended"], t["began"] + t["task_s"])
+            parts["dispatch"] += t["task_ended"] - t["ended"]
         by_process.setdefault(t["pid"], []).append(t)
-    for shards in by_process.values():
-        shards.sort(key=lambda t: t["began"])
-        parts["between"] += sum(b["began"] - a["ended"] for a, b in zip(shards, shards[1:], strict=False))
+    for runs in by_process.values():
+        runs.sort(key=lambda t: t["began"])
+        parts["between"] += sum(b["began"] - a["task_ended"] for a, b in zip(runs, runs[1:], strict=False))
     return parts
 
 

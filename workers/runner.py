@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from celery import current_task
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session
 
@@ -311,11 +312,12 @@ def _log_shard_timing(
     shard: shards.ClaimedShard, outcome: Watched, began: float, claimed: float, ran: float, stored: float
 ) -> None:
     """The shard's claim, run and store in ms, with what the run reported of its phases (the puzzle's
-    `run.progress` at its end: e.g. `walk_ms`, `histogram_ms`), and when it began and ended (epoch
-    seconds, this process): a process's gap from one shard's end to its next one's beginning is the
-    dispatch after the shard (Celery's ack, the messages sent, held work released) and the wait for the
-    next message."""
+    `run.progress` at its end: e.g. `walk_ms`, `histogram_ms`), when it began and ended (epoch seconds)
+    and in which process and Celery task: the task's own "succeeded in" line less this span is the
+    dispatch after the shard (the messages sent, held work released); a process's gap from one task's
+    end to its next shard's beginning is Celery's (the ack, the next message)."""
     rows_stored = len(outcome.value.rows) if outcome.status == "ok" and outcome.value is not None else 0
+    request = getattr(current_task, "request", None)  # the Celery task running it, if any
     phases = {k: v for k, v in (outcome.progress or {}).items() if k.endswith("_ms")}
     log.info(
         "%s %s",
@@ -326,6 +328,7 @@ def _log_shard_timing(
                 "shard": shard.id,
                 "key": shard.key,
                 "pid": os.getpid(),
+                "task": getattr(request, "id", None),
                 "status": outcome.status,
                 "rows": rows_stored,
                 "began": round(began, 4),
