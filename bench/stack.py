@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -132,4 +133,107 @@ class Stack:
         self.db.dispose()
         if self.services:
             self.services.stop()
+        self.tmp.cleanup()
+
+
+def create_key(db: Database, name: str, admin: bool = False) -> keys.NewKey:
+    """A new API key in `db` (an admin's with `admin`): its id and the key."""
+    with db.session() as session:
+        return keys.create_key(session, name=name, is_admin=admin)
+
+
+class UpStack:
+    """`zolve up` itself (its supervisor, embedded PostgreSQL and Redis, the API, the solver, short-lane and
+    webhook workers) in a private data directory, for benches that run the service as users do and break
+    what it owns. `zolve` is the command that runs zolve (default: this checkout's)."""
+
+    def __init__(
+        self,
+        workers: int = 2,
+        env: dict[str, str] | None = None,
+        zolve: list[str] | None = None,
+        keep_logs: Path | None = None,
+    ) -> None:
+        self.workers, self.extra_env, self.keep_logs = workers, env or {}, keep_logs
+        self.zolve = zolve or [sys.executable, "-m", "zolve"]
+        self.tmp = tempfile.TemporaryDirectory(prefix="zolve-bench-up-")
+        self.data_dir = Path(self.tmp.name) / "data"
+        self.log_path = Path(self.tmp.name) / "up.log"
+        #: this checkout's zolve runs in it; another (an installed one) outside it
+        self.cwd = ROOT if self.zolve[0] == sys.executable else Path(self.tmp.name)
+        self.process: subprocess.Popen | None = None
+
+    def __enter__(self) -> UpStack:
+        from zolve.embedded import running_stack
+
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.env = {**os.environ, **self.extra_env, "ZOLVE_DATA_DIR": str(self.data_dir)}
+        for name in ("DATABASE_URL", "REDIS_URL"):  # embedded servers of its own, whatever the caller uses
+            self.env.pop(name, None)
+        command = [*self.zolve, "up", "--port", str(self.port), "--workers", str(self.workers)]
+        # its output goes to files: a pipe nobody reads would fill and stall the API's access log
+        out = Path(self.tmp.name) / "up.out"
+        with open(out, "ab") as stdout, open(self.log_path, "ab") as stderr:
+            self.process = subprocess.Popen(
+                command, env=self.env, stdout=stdout, stderr=stderr, start_new_session=True, cwd=self.cwd
+            )
+        try:
+            # ZOLVE_API_KEY=... once migrated and started
+            Stack._wait(lambda: self._exited() or b"ZOLVE_API_KEY=" in out.read_bytes(), "zolve up", 120)
+            if self.process.poll() is not None:
+                raise RuntimeError(f"zolve up exited; log:\n{self.log_path.read_text()[-3000:]}")
+            line = next(x for x in out.read_text().splitlines() if x.startswith("ZOLVE_API_KEY="))
+            self.key = line.strip().split("=", 1)[1]
+            running = running_stack(self.data_dir)
+            if running is None:
+                raise RuntimeError("zolve up publishes no servers")
+            self.database_url, self.redis_url = running.database_url, running.redis_url
+            self.db = Database(self.database_url)
+            Stack._wait(lambda: self._ready(), "the API")
+        except BaseException:
+            self._stop()
+            raise
+        return self
+
+    def _exited(self) -> bool:
+        return self.process is not None and self.process.poll() is not None
+
+    def _ready(self) -> bool:
+        try:
+            return requests.get(self.url + "/ready", timeout=2).ok
+        except requests.RequestException:
+            return False
+
+    def new_key(self, name: str = "bench client") -> str:
+        return create_key(self.db, name).key
+
+    def command(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+        """`zolve ARGS` on this stack's servers, run to its end, its output captured as text."""
+        env = {**self.env, "DATABASE_URL": self.database_url, "REDIS_URL": self.redis_url}
+        return subprocess.run(
+            [*self.zolve, *args], env=env, capture_output=True, text=True, timeout=timeout, cwd=self.cwd
+        )
+
+    def redis_pid(self) -> int:
+        return int((self.data_dir / "redis" / "redis.pid").read_text())
+
+    def _stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)  # the supervisor stops its children, servers last
+            try:
+                self.process.wait(60)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+
+    def __exit__(self, *exc: object) -> None:
+        if hasattr(self, "db"):
+            self.db.dispose()
+        self._stop()
+        if self.keep_logs is not None:  # what the supervisor and its children said
+            self.keep_logs.mkdir(parents=True, exist_ok=True)
+            for name in ("up.log", "up.out"):
+                if (Path(self.tmp.name) / name).exists():
+                    shutil.copy(Path(self.tmp.name) / name, self.keep_logs / name)
         self.tmp.cleanup()
