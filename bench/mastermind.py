@@ -24,10 +24,12 @@ Against the best published figures (issue 34), per size n×k:
 plays every secret where k**n ≤ 5,000 (else `--count` distinct random secrets drawn with `--secrets-seed`)
 with each strategy, and prints games, average, its 95% confidence interval (none when every secret is
 played), the worst game, seconds per game (one core), the ratio to the baseline measured in the same run
-(`best-previous`, the `best` before issue 34, when it is among the strategies), the best published average
+(`best-previous`, the `best` before issue 34, when it is among the strategies; it plays the first
+`--baseline-count` secrets, and the ratio compares the same secrets), the best published average
 at that size beside its difference, and the optimum where one is known (PUBLISHED and OPTIMUM below, with
 their sources; zolve's own search for the sizes it stores, puzzles/mastermind/optimal_trees.json).
-`optimal` is played only at the sizes with a stored tree. The tuning of `best` used secret seeds 1 (and
+`optimal` is played only at the sizes with a stored tree. A line is printed every `--chunk` games (marked
+"so far" until the last). The tuning of `best` used secret seeds 1 (and
 101): measure with another.
 """
 
@@ -112,25 +114,35 @@ def optimum(n: int, k: int) -> tuple[float, str] | None:
     return (entry["total"] / k**n, "zolve's search") if entry else None
 
 
-def published_row(n: int, k: int, strategy: str, result: dict, every: bool, baseline: float | None) -> str:
+def published_row(
+    n: int, k: int, strategy: str, games: list[dict], every: bool, ratio: float | None, partial: str = ""
+) -> str:
     """One line of the --published table."""
-    turns = [game["turns"] for game in result["games"]]
+    turns = [game["turns"] for game in games]
     average = sum(turns) / len(turns)
     half = confidence(turns, every)
     interval = f"±{half:.4f}" if half is not None else "exact"
-    ratio = f"{average / baseline:.4f}" if baseline else "-"
+    seconds = sum(game["seconds"] for game in games) / len(games)
     published = PUBLISHED.get((n, k), {})
     name, value = min(published.items(), key=lambda item: item[1]) if published else ("-", None)
     versus = f"{name} {value:.4f} ({average - value:+.4f})" if value is not None else "-"
     best = optimum(n, k)
     known = f"{best[0]:.4f} ({best[1]})" if best else "-"
+    shown = f"{ratio:.4f}" if ratio else "-"
     return (
         f"{n}x{k:<3} {strategy:<14} {len(turns):>6} {average:>7.4f} {interval:>8} {max(turns):>4}"
-        f" {result['seconds_per_game']:>8.4f} {ratio:>7}  {versus:<28} {known}"
+        f" {seconds:>8.4f} {shown:>7}  {versus:<28} {known}{partial}"
     )
 
 
-def run_published(sizes: list[tuple[int, int]], strategies: list[str], count: int, secrets_seed: int) -> None:
+def run_published(
+    sizes: list[tuple[int, int]],
+    strategies: list[str],
+    count: int,
+    secrets_seed: int,
+    baseline_count: int,
+    chunk: int,
+) -> None:
     from puzzles.mastermind import optimal
 
     print(f"published: {PUBLISHED_SOURCE}; optimum 4x6: Koyama & Lai 1993")
@@ -140,19 +152,32 @@ def run_published(sizes: list[tuple[int, int]], strategies: list[str], count: in
     )
     for n, k in sizes:
         every = k**n <= mastermind.ALL_LIMIT
-        secrets: str | dict[str, int] = "all" if every else {"sample": count, "seed": secrets_seed}
-        baseline = None
+        secrets = [
+            list(code)
+            for code in mastermind.secrets_of(
+                {"n": n, "k": k, "secrets": "all" if every else {"sample": count, "seed": secrets_seed}}
+            )
+        ]
+        baseline: float | None = None
         ordered = sorted(strategies, key=lambda s: s != BASELINE)  # the baseline first
         for strategy in ordered:
             if strategy == "optimal" and optimal.stored_tree(n, k) is None:
                 continue
-            params = {"n": n, "k": k, "strategy": strategy, "secrets": secrets, "seed": 0}
-            with Run() as run:
-                result = mastermind.play(params, run)
-            average = result["avg_turns"]
-            if strategy == BASELINE:
-                baseline = average
-            print(published_row(n, k, strategy, result, every, baseline), flush=True)
+            # the baseline plays the first baseline_count secrets (all of them when every secret is played)
+            played = secrets if every or strategy != BASELINE else secrets[:baseline_count]
+            games: list[dict] = []
+            for start in range(0, len(played), chunk):
+                params = {"n": n, "k": k, "strategy": strategy, "secrets": played[start : start + chunk]}
+                with Run() as run:
+                    games += mastermind.play({**params, "seed": 0}, run)["games"]
+                if strategy == BASELINE:
+                    baseline = sum(g["turns"] for g in games) / len(games)
+                same = games[: len(played) if strategy == BASELINE else baseline_count]
+                ratio = None
+                if baseline and (every or len(games) >= baseline_count):
+                    ratio = sum(g["turns"] for g in same) / len(same) / baseline
+                partial = f"  (so far: {len(games)} of {len(played)})" if len(games) < len(played) else ""
+                print(published_row(n, k, strategy, games, every, ratio, partial), flush=True)
 
 
 def main() -> None:
@@ -177,11 +202,27 @@ def main() -> None:
     parser.add_argument("--sizes", default="4x6,5x8,8x6,6x9", help="with --published: sizes n×k")
     parser.add_argument("--count", type=int, default=10_000, help="with --published: random secrets per size")
     parser.add_argument("--secrets-seed", type=int, default=2, help="with --published: seeds the secrets")
+    parser.add_argument(
+        "--baseline-count",
+        type=int,
+        default=1_000,
+        help="with --published: the baseline plays the first ones",
+    )
+    parser.add_argument(
+        "--chunk", type=int, default=1_000, help="with --published: print every this many games"
+    )
     args = parser.parse_args()
     if args.published:
         sizes = [tuple(int(part) for part in size.split("x")) for size in args.sizes.split(",")]
         strategies = args.strategies if args.strategies != "consistent,best" else "optimal,best,best-previous"
-        return run_published(sizes, strategies.split(","), args.count, args.secrets_seed)  # type: ignore[arg-type]
+        return run_published(
+            sizes,  # type: ignore[arg-type]
+            strategies.split(","),
+            args.count,
+            args.secrets_seed,
+            args.baseline_count,
+            args.chunk,
+        )
     if args.every < 1:
         parser.error("--every must be at least 1")
 

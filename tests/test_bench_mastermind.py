@@ -1,5 +1,7 @@
 """bench/mastermind.py --secrets spaced plays exactly the seed's test set."""
 
+import statistics
+
 from bench.mastermind import spaced_secrets
 
 
@@ -26,3 +28,26 @@ def test_every_mth_of_the_spaced_secrets() -> None:
     assert len(every20) == 50
     assert every20 == spaced_secrets(16)[::20]
     assert every20[1] == _digits(20 * 6**16 // 1000, 16) == [int(c) for c in "0041530415304153"]
+
+
+def test_the_confidence_interval_is_none_when_every_secret_is_played() -> None:
+    from bench.mastermind import confidence
+
+    assert confidence([4, 5, 6], every=True) is None
+    turns = [4, 5] * 50
+    assert confidence(turns, every=False) == 1.96 * statistics.stdev(turns) / 10
+
+
+def test_a_published_row_shows_the_figures_beside_the_published_ones_and_the_optimum() -> None:
+    from bench.mastermind import OPTIMUM, PUBLISHED, PUBLISHED_SOURCE, published_row
+
+    assert "mikemag/Mastermind" in PUBLISHED_SOURCE and OPTIMUM[(4, 6)] == (5625, 1296, "Koyama & Lai 1993")
+    assert PUBLISHED[(5, 8)]["Entropy"] == 5.4856
+    games = [{"turns": 5, "seconds": 0.5}, {"turns": 6, "seconds": 0.25}]
+    row = published_row(5, 8, "best", games, every=False, ratio=0.99)
+    assert "5.5000" in row and "0.3750" in row and "0.9900" in row
+    assert "Entropy 5.4856 (+0.0144)" in row
+    row = published_row(4, 6, "optimal", games, every=True, ratio=None)
+    assert "exact" in row and "Most Parts 4.3735" in row and "4.3403 (Koyama & Lai 1993)" in row
+    # a size zolve's search stored: its own optimum
+    assert "(zolve's search)" in published_row(3, 4, "optimal", games, every=True, ratio=None)
