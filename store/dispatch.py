@@ -12,11 +12,26 @@ never wait on each other. The sweeper releases every client's, taking their lock
 
 from __future__ import annotations
 
+import functools
 import uuid
 from collections.abc import Collection
 from dataclasses import dataclass, field
 
-from sqlalchemy import BigInteger, Select, and_, cast, func, or_, select, true, union, update
+from sqlalchemy import (
+    BigInteger,
+    BindParameter,
+    Integer,
+    Select,
+    Update,
+    and_,
+    bindparam,
+    func,
+    or_,
+    select,
+    true,
+    union,
+    update,
+)
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.orm import Session, aliased
 from sqlalchemy.sql.selectable import Subquery
@@ -48,7 +63,7 @@ def window(session: Session, alive_within: float) -> int:
     return max(MIN_WINDOW, (alive or 0) + 1)
 
 
-def _jobs_picked(owners: Subquery, window: int) -> Select:
+def _jobs_picked(owners: Subquery, window: BindParameter) -> Select:
     """For each client (a row of `owners`), its oldest held jobs that fit what its window has left: a
     count of its sent or running jobs, then at most `window` of its held rows read in order from their
     index (ix_jobs_held), however many it holds."""
@@ -76,7 +91,7 @@ def _jobs_picked(owners: Subquery, window: int) -> Select:
     return select(held.c.id).select_from(owners.join(held, true())).limit(BATCH)
 
 
-def _shards_picked(owners: Subquery, window: int) -> Select:
+def _shards_picked(owners: Subquery, window: BindParameter) -> Select:
     """As _jobs_picked, for the held shards of each client's running jobs."""
     job, shard = aliased(Job), aliased(Shard)
     sent = (
@@ -111,8 +126,30 @@ def _shards_picked(owners: Subquery, window: int) -> Select:
     return select(held.c.id).select_from(owners.join(held, true())).limit(BATCH)
 
 
-def _owner_rows(owners: list[int]) -> Subquery:
-    return select(func.unnest(cast(owners, ARRAY(BigInteger))).label("owner_id")).subquery("owners")
+_OWNERS = bindparam("owners", type_=ARRAY(BigInteger))
+_WINDOW = bindparam("window", type_=Integer)
+
+
+@functools.cache
+def _release_statement(table: str) -> Update:
+    """The UPDATE that marks sent, and returns, the picked rows of `table` (jobs, shards) of the clients
+    `:owners` with windows of `:window`. Built once: composing it costs more than running it."""
+    owners = select(func.unnest(_OWNERS).label("owner_id")).subquery("owners")
+    if table == "jobs":
+        picked = _jobs_picked(owners, _WINDOW).cte("picked").prefix_with("MATERIALIZED")
+        return (
+            update(Job)
+            .where(Job.id.in_(select(picked.c.id)), Job.enqueued_at.is_(None))
+            .values(enqueued_at=func.now())
+            .returning(Job.id, Job.time_limit)
+        )
+    picked = _shards_picked(owners, _WINDOW).cte("picked").prefix_with("MATERIALIZED")
+    return (
+        update(Shard)
+        .where(Shard.id.in_(select(picked.c.id)), Shard.enqueued_at.is_(None))
+        .values(enqueued_at=func.now())
+        .returning(Shard.id, Shard.attempts)
+    )
 
 
 def _holding(session: Session) -> list[int]:
@@ -147,26 +184,13 @@ def release(
     owners = _lock(session, owners)
     if not owners:
         return Released()
-    rows = _owner_rows(owners)
-    picked = _jobs_picked(rows, window).cte("picked").prefix_with("MATERIALIZED")
-    jobs = session.execute(
-        update(Job)
-        .where(Job.id.in_(select(picked.c.id)), Job.enqueued_at.is_(None))
-        .values(enqueued_at=func.now())
-        .returning(Job.id, Job.time_limit),
-        execution_options={"synchronize_session": False},
-    ).all()
+    params = {"owners": owners, "window": window}
+    options = {"synchronize_session": False}
+    jobs = session.execute(_release_statement("jobs"), params, execution_options=options).all()
     released = Released(jobs=[job_id for job_id, _ in jobs], time_limits=dict(jobs))
     if not shards:
         return released
-    picked = _shards_picked(rows, window).cte("picked").prefix_with("MATERIALIZED")
-    shard_rows = session.execute(
-        update(Shard)
-        .where(Shard.id.in_(select(picked.c.id)), Shard.enqueued_at.is_(None))
-        .values(enqueued_at=func.now())
-        .returning(Shard.id, Shard.attempts),
-        execution_options={"synchronize_session": False},
-    ).all()
+    shard_rows = session.execute(_release_statement("shards"), params, execution_options=options).all()
     released.shards = [shard_id for shard_id, attempts in shard_rows if not attempts]
     released.retried_shards = [shard_id for shard_id, attempts in shard_rows if attempts]
     return released
