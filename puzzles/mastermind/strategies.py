@@ -14,9 +14,9 @@
   random code), refined by hill climbing when the sample is uniform or complete, and the largest feedback
   entropy over the sample wins (with every consistent code in hand: the most parts, or when met in the
   middle the fewest expected turns).
-* `best` at the middle sizes (`stronger.engine_fits`: 5×8, 8×6, 6×9, …): candidates beyond the codes that
-  fit, scored by table look-ups, and an exact end game (`stronger`); the `best` described above stays
-  reachable as strategy `best-previous` (for the benchmark's baseline).
+* `best` at the middle sizes (`stronger.engine_fits`: 5×8, 8×6, …; not k ≥ 9): candidates beyond the
+  codes that fit, scored by table look-ups, and an exact end game (`stronger`); the `best` described
+  above stays reachable as strategy `best-previous` (for the benchmark's baseline).
 * `optimal` — the least total number of guesses over every secret: the stored decision tree of
   `optimal` (only for the sizes it holds); a history that left the tree is searched live while at most
   optimal.LIVE_LIMIT codes fit it, else `best` plays and `note` says so.
