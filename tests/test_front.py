@@ -150,6 +150,19 @@ def test_two_requests_on_one_connection(served) -> None:
     conn.close()
 
 
+def test_a_response_is_not_held_back_by_nagle(served) -> None:
+    """The front writes a response's head and body apart: without TCP_NODELAY the body waits for the
+    client's delayed ACK (40 ms on Linux) on every request of a kept-alive connection."""
+    port, _ = served(lambda request: OK)
+    conn = Conn(port)
+    started = time.monotonic()
+    for _ in range(20):
+        conn.send(get())
+        assert conn.response()[0] == 200
+    assert time.monotonic() - started < 0.6, "20 requests at 40 ms each would take 0.8 s"
+    conn.close()
+
+
 def test_the_header_deadline_applies_to_the_second_request(served) -> None:
     port, _ = served(lambda request: OK)
     conn = Conn(port)
