@@ -8,14 +8,15 @@
    plain-Python enumerator (`rules.enumerate_boards`), in boards/s; every shard of the walk checked
    against the reference;
 2. the shard depth, measured: plan + walk + histogram over the whole mode at several depths;
-3. the job through the service (`bench/stack.py`: PostgreSQL, Redis, the API, one worker of N processes,
-   as `zolve up` starts them), submit → every board stored → the CSV export read to its end, median of
-   `--service-runs`, each as a multiple of the yardstick timed just before it; and the split of the
-   workers' time per shard (claim, walk, histogram, store, and the gap to the process's next shard:
-   dispatch, Celery and waiting), from the line the worker logs per shard (`workers.runner.SHARD_TIMING`).
+3. the job through the service (`zolve up --workers N` itself, `bench.stack.UpStack`; with `--service
+   stack`, the API and one worker of N processes on embedded servers), submit → every board stored → the
+   CSV export read to its end, median of `--service-runs`, each as a multiple of the yardstick timed just
+   before it; and the split of the workers' time per shard (claim, walk, histogram, store, dispatch, and
+   the gap to the process's next shard), from the line the worker logs per shard
+   (`workers.runner.SHARD_TIMING`) and Celery's own "succeeded in" line.
 
     .venv/bin/python bench/planetx_enumerate.py [--mode expert] [--repeat 3] [--old-every 8]
-        [--depths 3,4,5] [--service-runs 1] [--service-depths 4,5] [--workers 2]
+        [--depths 3,4,5] [--service-runs 1] [--service-depths 4,5] [--workers 2] [--service up]
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ import z3
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.stack import Stack  # noqa: E402
+from bench.stack import Stack, UpStack  # noqa: E402
 from puzzles.planetx import enumerate as planetx  # noqa: E402
 from puzzles.planetx.board import LETTERS, MODES, Mode  # noqa: E402
 from puzzles.planetx.rules import enumerate_boards  # noqa: E402
@@ -285,11 +286,15 @@ def split(timings: list[dict]) -> dict[str, float]:
     return parts
 
 
-def service(mode: Mode, workers: int, runs: int, shard_depths: list[int]) -> None:
-    print(f"3. through the service, {workers} worker processes, submit → every board stored → CSV exported:")
-    with Stack(api_workers=1) as stack:
-        stack.start_worker(concurrency=workers)
-        log = Path(stack.tmp.name) / "worker.log"
+def service(mode: Mode, workers: int, runs: int, shard_depths: list[int], up: bool) -> None:
+    how = "zolve up" if up else "an API and one worker"
+    print(f"3. through the service ({how}), {workers} solver processes, submit → stored → CSV exported:")
+    with UpStack(workers=workers) if up else Stack(api_workers=1) as stack:
+        if up:  # its children log to its stderr
+            log = stack.log_path
+        else:
+            stack.start_worker(concurrency=workers)
+            log = Path(stack.tmp.name) / "worker.log"
         for depth in shard_depths:
             results = []
             for _ in range(runs):
@@ -327,7 +332,6 @@ def service(mode: Mode, workers: int, runs: int, shard_depths: list[int]) -> Non
                     f"     {name:11s} {seconds / shards * 1000:7.1f} ms  {seconds / busy:5.1%}"
                     f"  ({seconds / runs:5.1f} s of worker time per job)"
                 )
-        stack.stop_worker()
 
 
 def main() -> None:
@@ -338,6 +342,9 @@ def main() -> None:
     parser.add_argument("--depths", default="3,4,5", help="part 2's depths ('' skips it)")
     parser.add_argument("--service-runs", type=int, default=1, help="0 skips part 3")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument(
+        "--service", choices=["up", "stack"], default="up", help="part 3: zolve up, or an API and one worker"
+    )
     parser.add_argument("--repeat", type=int, default=3, help="part 1: best of N interleaved runs (0: skip)")
     parser.add_argument("--service-depths", default="4,5", help="part 3: the shard depths to run")
     args = parser.parse_args()
@@ -352,7 +359,8 @@ def main() -> None:
     if args.depths:
         depths(mode, [int(d) for d in args.depths.split(",")])
     if args.service_runs:
-        service(mode, args.workers, args.service_runs, [int(d) for d in args.service_depths.split(",")])
+        depths_run = [int(d) for d in args.service_depths.split(",")]
+        service(mode, args.workers, args.service_runs, depths_run, up=args.service == "up")
 
 
 if __name__ == "__main__":
