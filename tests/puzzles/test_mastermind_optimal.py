@@ -14,7 +14,7 @@ from puzzles.mastermind import optimal
 from puzzles.runtime import Run
 from schemas.mastermind import OPTIMAL_SIZES, GuessParams, PlayParams
 
-from .test_mastermind import paired_score
+from .test_mastermind import fits, paired_score
 
 
 def brute_force_optimum(n: int, k: int) -> int:
@@ -51,6 +51,7 @@ def test_the_search_finds_the_brute_force_optimum(n: int, k: int) -> None:
     assert plain.solve(plain.everything) == total
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("n", "k"), [(3, 4), (3, 5), (4, 3)])
 def test_symmetry_changes_no_optimum(n: int, k: int) -> None:
     plain = optimal.Search(n, k)
@@ -198,28 +199,27 @@ def test_guess_follows_the_tree_and_searches_a_history_that_left_it() -> None:
         second = mm.guess({"n": 4, "k": 6, "strategy": "optimal", "history": history}, run)
     assert second["guess"] == list(game[2][0]) and second["strategy"] == "optimal"
     # 5555 is no guess of the tree: the codes that fit are searched now
-    off = [{"guess": [5, 5, 5, 5], "black": 0, "white": 0}, {"guess": [0, 0, 1, 2], "black": 1, "white": 1}]
+    secret = (2, 0, 4, 1)
+    off = []
+    for guess in ([5, 5, 5, 5], [0, 0, 1, 2], [3, 3, 4, 4]):
+        black, white = paired_score(list(secret), guess)
+        off.append({"guess": guess, "black": black, "white": white})
     with Run(60) as run:
         live = mm.guess({"n": 4, "k": 6, "strategy": "optimal", "history": off}, run)
     assert live["strategy"] == "optimal" and live["note"] is None
-    fitting = [
-        c for c in itertools.product(range(5), repeat=4) if paired_score(list(c), [0, 0, 1, 2]) == (1, 1)
-    ]
-    assert live["remaining"] == len(fitting)
-    search = optimal.Search(4, 6)
-    indexes = np.array(sorted(int("".join(map(str, c)), 6) for c in fitting))
-    best = search.solve(indexes)
+    fitting = [c for c in itertools.product(range(6), repeat=4) if fits(list(c), off)]
+    assert live["remaining"] == len(fitting) and 3 <= len(fitting) <= optimal.LIVE_LIMIT
+
+    def optimum(codes: list) -> int:  # every code a guess, no symmetry
+        search = optimal.Search(4, 6)
+        return search.solve(np.array(sorted(int("".join(map(str, c)), 6) for c in codes)))
+
     # the live guess achieves the optimum for those codes
-    guess = tuple(live["guess"])
     parts: dict = {}
     for code in fitting:
-        parts.setdefault(paired_score(list(code), list(guess)), []).append(code)
-    total = len(fitting) + sum(
-        search.solve(np.array(sorted(int("".join(map(str, c)), 6) for c in part)))
-        for fb, part in parts.items()
-        if fb != (4, 0)
-    )
-    assert total == best
+        parts.setdefault(paired_score(list(code), live["guess"]), []).append(code)
+    total = len(fitting) + sum(optimum(part) for feedback, part in parts.items() if feedback != (4, 0))
+    assert total == optimum(fitting)
 
 
 def test_optimal_without_a_stored_tree_is_refused_by_the_schema() -> None:
