@@ -53,10 +53,11 @@ def test_contradictory_relation_is_unsat_not_an_error() -> None:
 @pytest.mark.slow
 def test_time_limit_returns_best_so_far_without_optimality() -> None:
     started = time.monotonic()
-    # 3 × 15: a first answer in ~0.3 s, no optimality proof within 20 s (3 × 20 needs ~2 s for a first one)
-    with Run(2) as run:
+    # 3 × 15: a first answer in ~0.3 s, no optimality proof within 20 s (3 × 20 needs ~2 s for a first one);
+    # 5 s, not 2: on a machine loaded by other work the first answer took over 2 s
+    with Run(5) as run:
         result = solve({"dice": 3, "faces": 15, "beats": "cycle"}, run)
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 10
     assert result["status"] == "sat" and result["optimal"] is False
     assert_valid(result, 3, 15, "cycle")
 
