@@ -6,7 +6,7 @@ import time
 import uuid
 from typing import Any
 
-from flask import Response, current_app, request, url_for
+from flask import Response, current_app, g, request, url_for
 from flask.views import MethodView
 from flask_smorest import abort
 from marshmallow import RAISE
@@ -15,6 +15,7 @@ from api import job_cache
 from api.auth import auth
 from api.bodies import Blueprint
 from api.deps import caller, context, database, settings
+from api.limits import CHECKED_PARAMS
 from api.resources import job_resource
 from schemas import jobs as job_schemas
 from services import jobs as job_service
@@ -38,11 +39,14 @@ class JobCollection(MethodView):
     def post(self, body: dict[str, Any]) -> Any:
         """Submit a job. Answers 202 with the job and its Location; honours Idempotency-Key."""
         who = caller()
+        # loaded already by the submit limit's check (api.limits.invalid_job), for this very body
+        kind, raw, params = g.pop(CHECKED_PARAMS, (None, None, None))
         submitted = job_service.submit(
             context(),
             who,
             body["kind"],
             body["params"],
+            loaded_params=params if (kind, raw) == (body["kind"], body["params"]) else None,
             time_limit=body["time_limit"],
             fresh=body["fresh"],
             idempotency_key=request.headers.get("Idempotency-Key"),

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from flask import Flask, current_app, request, session
+from flask import Flask, current_app, g, request, session
 from flask_limiter import Limiter
 from limits import parse_many
 
@@ -139,18 +139,31 @@ def invalid_form() -> bool:
 
 
 def _refused(body: object) -> bool:
+    return _checked(body) is None
+
+
+def _checked(body: object) -> dict | None:
+    """The job's params as its kind loads them, or None when the schema or the kind refuses the body."""
     if not isinstance(body, dict) or JobCreate().validate(body):
-        return True
+        return None
     try:
-        validated_params(kind_named(body["kind"]), body.get("params", {}))
+        return validated_params(kind_named(body["kind"]), body.get("params", {}))
     except Invalid:
-        return True
-    return False
+        return None
+
+
+#: flask.g's name for the params `invalid_job` loaded: the view takes them instead of loading them again
+CHECKED_PARAMS = "zolve_checked_params"
 
 
 def invalid_job() -> bool:
-    """A POST /jobs its schema or its kind refuses: the view answers 422 (and it would cost nothing)."""
-    return _refused(request.get_json(silent=True))
+    """A POST /jobs its schema or its kind refuses: the view answers 422 (and it would cost nothing).
+    The params it loads are the view's (api.jobs: a submit is validated once)."""
+    body = request.get_json(silent=True)
+    params = _checked(body)
+    if params is not None and isinstance(body, dict):
+        setattr(g, CHECKED_PARAMS, (body["kind"], body.get("params", {}), params))
+    return params is None
 
 
 def invalid_batch() -> bool:

@@ -80,14 +80,16 @@ def submit(
     kind_name: str,
     raw_params: Any,
     *,
+    loaded_params: dict[str, Any] | None = None,
     time_limit: float | None = None,
     fresh: bool = False,
     idempotency_key: str | None = None,
     callback_url: str | None = None,
 ) -> Submission:
-    """Validate and store a job, then wake a worker (or leave it to the sweeper if the broker is down)."""
+    """Validate and store a job, then wake a worker (or leave it to the sweeper if the broker is down).
+    `loaded_params`: `raw_params` as the kind already loaded them (not loaded again)."""
     kind = kind_named(kind_name)
-    params = validated_params(kind, raw_params)
+    params = loaded_params if loaded_params is not None else validated_params(kind, raw_params)
     limit = checked_time_limit(ctx, time_limit, kind)
     key = _checked_idempotency_key(idempotency_key)
     callback = checked_callback_url(ctx.settings, callback_url)

@@ -115,3 +115,17 @@ def test_a_key_has_at_most_its_quota_of_unfinished_jobs(settings, make_key) -> N
     batch = {"kind": "dice", "items": [{"client_id": "x", "params": DICE["params"]}]}
     assert client.post("/batches", json=batch, headers=grace).status_code == 429
     assert client.post("/jobs", json=DICE, headers=make_key()).status_code == 202, "another key's own quota"
+
+
+def test_a_submit_loads_its_params_once_under_the_submit_limit(limited_app, make_key, monkeypatch) -> None:
+    """The limit's check (is this submit refused? then it is free) loads the params, and the view takes
+    them instead of loading them again; a body the check refuses is still the view's 422."""
+    from kinds.base import Kind
+
+    loads, original = [], Kind.load_params
+    monkeypatch.setattr(Kind, "load_params", lambda kind, raw: loads.append(raw) or original(kind, raw))
+    client, erin = limited_app.test_client(), make_key()
+    assert client.post("/jobs", json=DICE, headers=erin).status_code == 202
+    assert loads == [DICE["params"]]
+    bad = {"kind": "dice", "params": {"dice": 0, "faces": 4}}
+    assert client.post("/jobs", json=bad, headers=erin).status_code == 422
