@@ -171,8 +171,8 @@ def _short_jobs(
         with ctx.db.session() as session:
             return short | jobs.short_jobs(session, unknown, within)
     except Exception:
-        log.warning("could not read the time limits of %d jobs; they go on the solver queue", len(job_ids))
-        return set()
+        log.warning("could not read the time limits of %d jobs; they go on the solver queue", len(unknown))
+        return short
 
 
 def _mark_unsent(db: Database, unsent: list[tuple[str, uuid.UUID | int]]) -> None:

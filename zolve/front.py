@@ -133,6 +133,11 @@ def _tokens(value: bytes) -> set[bytes]:
     return {token.strip().lower() for token in value.split(b",")}
 
 
+def chunk_size(line: bytes) -> int:
+    """A chunk's size line (hex, extensions after `;` ignored); ValueError when it is none."""
+    return int(line.split(b";", 1)[0].strip(), 16)
+
+
 async def read_chunked(reader: asyncio.StreamReader, limit: int) -> bytes:
     """A chunked body as sent (framing included), refused past `limit` bytes of data."""
     parts, size = [], 0
@@ -140,7 +145,7 @@ async def read_chunked(reader: asyncio.StreamReader, limit: int) -> bytes:
         line = await reader.readuntil(b"\r\n")
         parts.append(line)
         try:
-            chunk = int(line.split(b";", 1)[0].strip(), 16)
+            chunk = chunk_size(line)
         except ValueError:
             raise Refused(400, "malformed chunked body") from None
         size += chunk
@@ -358,7 +363,7 @@ class Front:
                 line = await up_reader.readuntil(b"\r\n")
                 writer.write(line)
                 try:
-                    size = int(line.split(b";", 1)[0].strip(), 16)
+                    size = chunk_size(line)
                 except ValueError:
                     return False
                 if size == 0:
