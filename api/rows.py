@@ -20,6 +20,7 @@ from api.auth import auth
 from api.bodies import Blueprint
 from api.deps import caller, context, database
 from kinds import KINDS, Rows
+from kinds.base import csv_cell
 from services import jobs as job_service
 from store import rows as row_store
 from store.models import Job
@@ -36,9 +37,11 @@ def _job_with_rows(job_id: uuid.UUID, rows: Rows) -> Job:
     return job
 
 
-def _renderer(job: Job, rows: Rows) -> Callable[[int], dict[str, Any]]:
-    """Row → {code, <item>} for this job."""
-    return lambda code: {"code": code, rows.item: rows.render(job.params, code)}
+def _renderer(job: Job, rows: Rows) -> Callable[[int, bytes | None], dict[str, Any]]:
+    """A stored row (key, payload) → {code: its key, <item>: its human form} for this job."""
+    return lambda key, payload: {"code": key, rows.item: rows.render(job.params, key, payload)}
+
+
 
 
 def _rows_of(job: Job) -> uuid.UUID:
@@ -52,15 +55,19 @@ def export(job: Job, rows: Rows, args: dict[str, Any], fmt: str) -> Response:
         header, mimetype = f"code,{rows.item}\n", "text/csv"
 
         def line(row: dict[str, Any]) -> str:
-            return f"{row['code']},{row[rows.item]}\n"
+            return f"{row['code']},{csv_cell(row[rows.item])}\n"
     else:
         header, mimetype, line = "", "application/x-ndjson", lambda row: json.dumps(row) + "\n"
 
     def generate() -> Iterator[str]:
         if header:
             yield header
-        for chunk in row_store.stream(db, _rows_of(job), rows.filters(args)):
-            yield "".join(line(render(code)) for code in chunk)
+        chunks = row_store.stream(db, _rows_of(job), rows.filters(args), payloads=rows.payloads)
+        for chunk in chunks:
+            if rows.payloads:
+                yield "".join(line(render(key, payload)) for key, payload in chunk)
+            else:
+                yield "".join(line(render(key, None)) for key in chunk)
 
     response = Response(stream_with_context(generate()), mimetype=mimetype)
     response.headers["X-Total-Count"] = str((job.result or {}).get("count", ""))
@@ -97,11 +104,11 @@ def _add_page(blp: Blueprint, rows: Rows) -> None:
     @blp.doc(**_doc(f"{rows.name.capitalize()} in code order, a page at a time.", rows.page_query))
     def page(args: dict[str, Any], job_id: uuid.UUID) -> Any:
         job = _job_with_rows(job_id, rows)
-        codes, next_cursor = row_store.page(
+        found, next_cursor = row_store.page(
             database(), _rows_of(job), rows.filters(args), args["limit"], args.get("cursor")
         )
         render = _renderer(job, rows)
-        return {"items": [render(code) for code in codes], "next_cursor": next_cursor}
+        return {"items": [render(key, payload) for key, payload in found], "next_cursor": next_cursor}
 
 
 def _add_export(blp: Blueprint, rows: Rows, fmt: str, body: str, content_type: str) -> None:

@@ -215,7 +215,7 @@ def make_enumeration(stack: Stack, owner: int) -> str:
     )
     sql(
         stack,
-        f"INSERT INTO boards (job_id, code) SELECT :job, {board_code_sql()} "
+        f"INSERT INTO rows (job_id, key) SELECT :job, {board_code_sql()} "
         "FROM generate_series(1::bigint, CAST(:n AS bigint)) AS i",
         job=job,
         n=BOARDS,

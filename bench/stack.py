@@ -17,9 +17,9 @@ from pathlib import Path
 import requests
 
 from core.config import Settings
+from services.schema import migrate as upgrade
 from store import keys
 from store.db import Database
-from store.migrate import upgrade
 from zolve.embedded import EmbeddedServices
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -7,6 +7,7 @@ process never loads Z3 and this package never imports the command line above it.
 from __future__ import annotations
 
 import importlib
+import json
 import re
 import uuid
 from collections.abc import Callable, Iterable, Mapping
@@ -16,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 from marshmallow import Schema, ValidationError, fields
 
 from schemas.fields import UNSTORABLE, at_path, storable, unstorable
-from schemas.rows import RowPage
+from schemas.rows import RowExportQuery, RowPage, RowPageQuery
 from store.db import Database
-from store.rows import CodeField
+from store.rows import RowFilter
 
 if TYPE_CHECKING:  # the API must not import Z3
     from puzzles.runtime import Run
@@ -30,31 +31,53 @@ Resources = Mapping[str, Callable[..., Any]]
 
 @dataclass(frozen=True)
 class Rows:
-    """A kind whose jobs store rows (integer codes) that clients page through, filter and export."""
+    """A kind whose jobs store rows that clients page through, filter and export. A row is a key (a
+    64-bit integer that orders the job's rows: a Planet X board's code, a solution's number) and a payload
+    in the kind's own format (bytes: packed bits, JSON, ...) when the key does not say it all. A sharded
+    kind's shards return them (puzzles.sharding.ShardResult.rows); any other kind's solver hands them to
+    `run.rows(...)`, and the worker stores them with the job's result."""
 
     #: what the rows are called: the API's path segment and progress counter (e.g. "boards")
     name: str
     #: what one row is called: the key of its rendered form in pages and exports (e.g. "board")
     item: str
-    #: the human form of a row, given the job's params
-    render: Callable[[dict[str, Any], int], str]
+    #: the human form of a row (a string, or any JSON: a CSV cell then holds its JSON), given the job's
+    #: params, the row's key and its payload
+    render: Callable[[dict[str, Any], int, bytes | None], Any]
     #: query parameters for pages (limit and cursor included) and exports; validated with unknown=RAISE
-    page_query: type[Schema]
-    export_query: type[Schema]
-    #: validated query arguments -> bit fields every returned row must match
-    filters: Callable[[dict[str, Any]], list[CodeField]] = lambda args: []
+    page_query: type[Schema] = RowPageQuery
+    export_query: type[Schema] = RowExportQuery
+    #: validated query arguments -> conditions every returned row must meet (store.rows.RowFilter)
+    filters: Callable[[dict[str, Any]], list[RowFilter]] = lambda args: []
+    #: SQL expressions over the rows' `key` and `payload` that the filters test: PostgreSQL keeps
+    #: statistics on each (store.rows.ensure_statistics), so a filtered page reads the key in order
+    statistics: tuple[str, ...] = ()
+    #: the rows carry payloads: pages and exports read them (a kind whose key says it all reads keys only)
+    payloads: bool = False
     #: a page as the API documents it: `items` of {code, <item>} and `next_cursor`
     page_schema: type[Schema] = RowPage
     #: what the rows are, for the API documentation (the description of their tag)
     description: str = ""
 
 
+def csv_cell(value: Any) -> str:
+    """A rendered row as one CSV cell: its text (JSON for anything else), quoted only when it must be."""
+    text = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+    if _CSV_SPECIAL.search(text):
+        return '"' + text.replace('"', '""') + '"'
+    return text
+
+
+_CSV_SPECIAL = re.compile(r'[",\r\n]')
+
+
 class KindError(ValueError):
     """A kind whose definition disagrees with itself, raised when it is defined (at start-up): e.g.
-    cacheable without rows, rows without shards, a result_items that is no list of its result."""
+    cacheable without rows, rows with an unfit name, a result_items that is no list of its result."""
 
 
 _NAME = re.compile(r"[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*")
+_NAME_PART = re.compile(r"[a-z][a-z0-9_]*")
 _REFERENCE = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
 
 
@@ -135,8 +158,8 @@ class Kind:
         for hook, reference in references.items():
             if reference is not None and not _REFERENCE.fullmatch(reference):
                 found.append(f"{hook} must be a 'module:attribute' reference, not {reference!r}")
-        if self.rows is not None and not self.sharded:
-            found.append("rows are stored by shards: a kind with rows must be sharded")
+        if self.rows is not None and not _NAME_PART.fullmatch(self.rows.name):
+            found.append(f"its rows' name {self.rows.name!r} must be one lower-case word (a URL segment)")
         if self.cacheable and self.rows is None:
             found.append("a cache hit shares the stored rows of the job it copies: cacheable needs rows")
         if self.pinned is not None and self.rows is None:
@@ -181,9 +204,9 @@ class Kind:
     def dump_result(self, result: dict[str, Any]) -> dict[str, Any]:
         return self.result_schema().dump(result)
 
-    def render_row(self, params: dict[str, Any], code: int) -> str:
+    def render_row(self, params: dict[str, Any], key: int, payload: bytes | None = None) -> Any:
         """The human form of a stored row (kinds with rows)."""
-        return self.rows.render(params, code) if self.rows else str(code)
+        return self.rows.render(params, key, payload) if self.rows else str(key)
 
     def draw(self, params: dict[str, Any], result: dict[str, Any]) -> str | None:
         """The result's picture (SVG), or None for a kind that draws none."""

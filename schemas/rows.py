@@ -25,3 +25,7 @@ class RowPage(Schema):
         },
     )
     next_cursor = fields.Integer(allow_none=True)
+
+
+class RowExportQuery(Schema):
+    """Every row of a job (a kind without filters: extend it with the kind's own)."""

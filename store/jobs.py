@@ -353,8 +353,10 @@ def finish(
     result: dict[str, Any] | None = None,
     error: dict[str, Any] | None = None,
     progress: dict[str, Any] | None = None,
+    rows_stored: int | None = None,
 ) -> bool:
-    """Store the outcome and the final state in one statement, only while we still hold the lease."""
+    """Store the outcome and the final state in one statement, only while we still hold the lease.
+    `rows_stored`: the job stored that many rows (a kind with rows, solved whole), which it serves."""
     values: dict[str, Any] = {
         "state": state,
         "result": result,
@@ -365,6 +367,8 @@ def finish(
     }
     if progress is not None:
         values["progress"] = progress
+    if rows_stored is not None:
+        values.update(rows_done=rows_stored, rows_job_id=Job.id)
     attempt = session.scalar(
         update(Job)
         .where(

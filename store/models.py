@@ -16,6 +16,7 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     Integer,
+    LargeBinary,
     SmallInteger,
     String,
     Text,
@@ -205,14 +206,16 @@ class Shard(Base):
     solve_seconds: Mapped[float | None] = mapped_column(Float)
 
 
-class Board(Base):
-    """An enumerated board: 3 bits per sector, sector 1 lowest (see puzzles.planetx.board)."""
+class Row(Base):
+    """One row a job stored (a kind with rows, kinds.base.Rows): its sort key within the job, and a payload
+    in the kind's own format when the key does not say it all (a Planet X board is its key alone)."""
 
-    __tablename__ = "boards"
+    __tablename__ = "rows"
 
     # no foreign key: the per-row check would slow COPY; rows go when their job is purged
     job_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
-    code: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    key: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    payload: Mapped[bytes | None] = mapped_column(LargeBinary)
 
 
 class JobEvent(Base):

@@ -6,7 +6,7 @@ jobs per transaction, under an advisory lock, so that two purgers never work at 
 million boards for an expert enumeration) go after it, ROWS_CHUNK at a time, each chunk its own short
 transaction: a purge of any size never holds many locks for long, and polls (plain reads) never wait.
 
-A job's rows have no foreign key to it (see store.models.Board): rows whose job is gone are deleted by the
+A job's rows have no foreign key to it (see store.models.Row): rows whose job is gone are deleted by the
 next chunk, so a purge interrupted between a job and its rows leaves nothing behind for good."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session, aliased
 from core.states import FINAL_STATES
 from store import rows, tallies
 from store.db import Database
-from store.models import Batch, BatchItem, Board, Job, JobEvent, Shard
+from store.models import Batch, BatchItem, Job, JobEvent, Row, Shard
 
 CHUNK = 500
 ROWS_CHUNK = rows.DELETE_CHUNK
@@ -71,7 +71,7 @@ def _counts(session: Session, ids: list[uuid.UUID] | Select) -> PurgeReport:
         jobs=count(Job.id),
         shards=count(Shard.job_id),
         events=count(JobEvent.job_id),
-        rows=count(Board.job_id),
+        rows=count(Row.job_id),
     )
 
 
@@ -137,14 +137,14 @@ def _locked(session: Session) -> bool:
     return bool(session.scalar(select(func.pg_try_advisory_xact_lock(PURGE_LOCK))))
 
 
-# the jobs that have rows, one index probe each (a loose index scan of the boards' primary key), whose
+# the jobs that have rows, one index probe each (a loose index scan of the rows' primary key), whose
 # job row is gone
 _ORPHAN_OWNERS = text(
     """
     WITH RECURSIVE owners(job_id) AS (
-        (SELECT job_id FROM boards ORDER BY job_id LIMIT 1)
+        (SELECT job_id FROM rows ORDER BY job_id LIMIT 1)
         UNION ALL
-        SELECT (SELECT b.job_id FROM boards b WHERE b.job_id > owners.job_id ORDER BY b.job_id LIMIT 1)
+        SELECT (SELECT r.job_id FROM rows r WHERE r.job_id > owners.job_id ORDER BY r.job_id LIMIT 1)
         FROM owners WHERE owners.job_id IS NOT NULL
     )
     SELECT job_id FROM owners

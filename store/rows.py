@@ -1,13 +1,18 @@
-"""Reading a job's stored rows (integer codes, e.g. Planet X boards): keyset pages and streamed exports.
+"""A job's stored rows, for any kind that stores them: written with COPY, read in keyset pages and streamed
+exports, deleted in chunks.
 
-A kind that stores rows packs them into bigint codes; filters match bit fields of the code, which the kind
-describes (kinds.base.Rows.filters), so this module knows no kind."""
+A row is (job, key, payload) (store.models.Row): `key` orders the job's rows, `payload` is whatever else
+the kind keeps, in its own format. The kind supplies its filters (conditions on key and payload, e.g. a
+bit field of the key: KeyBits) and the statistics PostgreSQL needs to plan them (ensure_statistics): this
+module knows no kind."""
 
 from __future__ import annotations
 
+import re
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from sqlalchemy import ColumnElement, func, literal_column, select, text
 from sqlalchemy.dialects import postgresql
@@ -15,12 +20,21 @@ from sqlalchemy.orm import Session
 
 from core.states import JobState
 from store.db import Database
-from store.models import Board, Job
+from store.models import Job, Row
+
+#: a row as a puzzle hands it over: its key alone, or its key and payload
+RowData = int | tuple[int, bytes | None]
+
+
+class RowFilter(Protocol):
+    """A condition every returned row must meet, on the columns of store.models.Row."""
+
+    def condition(self) -> ColumnElement[bool]: ...
 
 
 @dataclass(frozen=True)
-class CodeField:
-    """A row matches when `(code >> shift) & mask == value`."""
+class KeyBits:
+    """A row matches when `(key >> shift) & mask == value`: a field of a key that packs several."""
 
     shift: int
     mask: int
@@ -29,42 +43,108 @@ class CodeField:
     def condition(self) -> ColumnElement[bool]:
         # integer literals, not parameters: PostgreSQL has no `bigint >> smallint` for a guessed type
         shift, mask, value = (literal_column(str(int(n))) for n in (self.shift, self.mask, self.value))
-        return Board.code.op(">>")(shift).op("&")(mask) == value
+        return Row.key.op(">>")(shift).op("&")(mask) == value
+
+
+def key_bits_statistic(shift: int, mask: int) -> str:
+    """The expression a KeyBits filter tests, for `ensure_statistics` (without statistics on it
+    PostgreSQL guesses that a field matches one row in 200, and sorts a whole job instead of reading its
+    key in order)."""
+    return f"(key >> {int(shift)}) & {int(mask)}"
+
+
+def copy_rows(session: Session, job_id: uuid.UUID, rows: Sequence[RowData]) -> None:
+    """Bulk-write rows with PostgreSQL COPY, inside the session's transaction. Keys alone go as one text
+    block (a Planet X shard's boards: the fast path); rows with payloads row by row, binary."""
+    if not rows:
+        return
+    cursor = session.connection().connection.driver_connection.cursor()
+    if isinstance(rows[0], int):
+        prefix = f"{job_id}\t"
+        with cursor.copy("COPY rows (job_id, key) FROM STDIN") as copy:
+            copy.write("".join(f"{prefix}{key}\n" for key in rows))
+        return
+    with cursor.copy("COPY rows (job_id, key, payload) FROM STDIN") as copy:
+        for key, payload in rows:
+            copy.write_row((job_id, key, payload))
 
 
 def page(
-    db: Database, job_id: uuid.UUID, filters: Sequence[CodeField], limit: int, after: int | None
-) -> tuple[list[int], int | None]:
-    conditions = [field.condition() for field in filters]
+    db: Database, job_id: uuid.UUID, filters: Sequence[RowFilter], limit: int, after: int | None
+) -> tuple[list[tuple[int, bytes | None]], int | None]:
+    """Up to `limit` rows (key, payload) after the key `after`, in key order, and the cursor of the next
+    page (None: this is the last)."""
+    conditions = [f.condition() for f in filters]
     query = (
-        select(Board.code).where(Board.job_id == job_id, *conditions).order_by(Board.code).limit(limit + 1)
+        select(Row.key, Row.payload)
+        .where(Row.job_id == job_id, *conditions)
+        .order_by(Row.key)
+        .limit(limit + 1)
     )
     if after is not None:
-        query = query.where(Board.code > after)
+        query = query.where(Row.key > after)
     with db.session() as session:
-        codes = list(session.scalars(query))
-    more = len(codes) > limit
-    codes = codes[:limit]
-    return codes, codes[-1] if more and codes else None
+        found = [(key, payload) for key, payload in session.execute(query)]
+    more = len(found) > limit
+    found = found[:limit]
+    return found, found[-1][0] if more and found else None
+
+
+def _where(filters: Sequence[RowFilter]) -> str:
+    dialect = postgresql.dialect()
+    return "".join(
+        f" AND {f.condition().compile(dialect=dialect, compile_kwargs={'literal_binds': True})}"
+        for f in filters
+    )
 
 
 def stream(
-    db: Database, job_id: uuid.UUID, filters: Sequence[CodeField], chunk: int = 10_000
-) -> Iterator[list[int]]:
-    """Every code, in order, in chunks, through a server-side cursor: constant memory at any size.
+    db: Database, job_id: uuid.UUID, filters: Sequence[RowFilter], chunk: int = 10_000, payloads: bool = False
+) -> Iterator[list]:
+    """Every matching row in key order, in chunks, through a server-side cursor: constant memory at any
+    size. Keys alone, or (key, payload) pairs with `payloads`.
 
     The driver's own named cursor, binary: the ORM's result rows cost 6x more (an expert enumeration's
     1,138,272 codes: about 11 s through the ORM, under 2 s this way, the machine loaded)."""
-    dialect = postgresql.dialect()
-    where = "".join(f" AND {field.condition().compile(dialect=dialect)}" for field in filters)
-    query = f"SELECT code FROM boards WHERE job_id = %s{where} ORDER BY code"
+    columns = "key, payload" if payloads else "key"
+    query = f"SELECT {columns} FROM rows WHERE job_id = %s{_where(filters)} ORDER BY key"
     with db.session() as session:
         connection = session.connection().connection.driver_connection
         with connection.cursor(name="zolve_rows_stream", binary=True) as cursor:
             cursor.itersize = chunk
             cursor.execute(query, (job_id,))
             while batch := cursor.fetchmany(chunk):
-                yield [code for (code,) in batch]
+                if payloads:
+                    yield [(key, None if payload is None else bytes(payload)) for key, payload in batch]
+                else:
+                    yield [key for (key,) in batch]
+
+
+_STATISTIC_NAME = re.compile(r"[a-z][a-z0-9_]*")
+
+
+def ensure_statistics(db: Database, wanted: Mapping[str, Iterable[str]]) -> list[str]:
+    """Make the extended statistics that kinds ask for on the rows' expressions (rows name -> SQL
+    expressions over `key` and `payload`), named `rows_<name>_<n>`, when missing: a kind's filters then
+    plan on real selectivities. Returns the names made. Run at start-up (services.schema.migrate), by
+    whoever may run DDL; a name taken with another expression is left as it is."""
+    made = []
+    with db.session() as session:
+        existing = set(
+            session.scalars(
+                text("SELECT stxname FROM pg_statistic_ext WHERE stxrelid = 'rows'::regclass")
+            )
+        )
+        for name, expressions in wanted.items():
+            if not _STATISTIC_NAME.fullmatch(name):
+                raise ValueError(f"rows name {name!r} cannot name statistics")
+            for n, expression in enumerate(expressions, start=1):
+                statistic = f"rows_{name}_{n}"
+                if statistic not in existing:
+                    create = f"CREATE STATISTICS IF NOT EXISTS {statistic} ON (({expression})) FROM rows"
+                    session.execute(text(create))
+                    made.append(statistic)
+    return made
 
 
 def latest_rows_source(
@@ -86,23 +166,23 @@ def latest_rows_source(
         return session.scalar(query)
 
 
-def all_codes(db: Database, job_id: uuid.UUID) -> list[int]:
-    """Every code a job stored (unordered), in one round trip."""
+def all_keys(db: Database, job_id: uuid.UUID) -> list[int]:
+    """Every key a job stored (unordered), in one round trip."""
     with db.session() as session:
-        return list(session.scalars(select(Board.code).where(Board.job_id == job_id)))
+        return list(session.scalars(select(Row.key).where(Row.job_id == job_id)))
 
 
 #: rows deleted per transaction (an expert enumeration stores about a million)
 DELETE_CHUNK = 20_000
 
-# a range of the key, bounded once by the chunk's last code (an InitPlan): an `IN (subquery)` form was
+# a range of the key, bounded once by the chunk's last key (an InitPlan): an `IN (subquery)` form was
 # planned on stale statistics as a nested loop that rescanned the chunk for every row of the job (a retry
 # of 1M rows ran for over 8 minutes on a fresh database)
 _DELETE_ROWS = text(
     """
-    DELETE FROM boards WHERE job_id = :job_id AND code <= (
-        SELECT max(code) FROM (
-            SELECT code FROM boards WHERE job_id = :job_id ORDER BY code LIMIT :limit
+    DELETE FROM rows WHERE job_id = :job_id AND key <= (
+        SELECT max(key) FROM (
+            SELECT key FROM rows WHERE job_id = :job_id ORDER BY key LIMIT :limit
         ) AS chunk
     )
     """

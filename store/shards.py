@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session, aliased
 from core.states import JobState, ShardState
 from store import events
 from store.models import Job, Shard
+from store.rows import RowData, copy_rows
 
 
 def _lease_until(seconds: float) -> Any:
@@ -195,7 +196,7 @@ def complete_shard(
     session: Session,
     shard_id: int,
     worker: str,
-    rows: list[int],
+    rows: Sequence[RowData],
     summary: dict[str, Any],
     solve_seconds: float,
     rest: Sequence[str] = (),
@@ -252,16 +253,6 @@ def _record_progress(session: Session, job_id: uuid.UUID, counts: Any) -> None:
         "eta_seconds": round(elapsed / done * (total - done), 1) if done and elapsed > 0 else None,
     }
     events.record(session, job_id, "progress", detail=detail)
-
-
-def copy_rows(session: Session, job_id: uuid.UUID, rows: list[int]) -> None:
-    """Bulk-write rows with PostgreSQL COPY, inside the session's transaction."""
-    if not rows:
-        return
-    cursor = session.connection().connection.driver_connection.cursor()
-    prefix = f"{job_id}\t"
-    with cursor.copy("COPY boards (job_id, code) FROM STDIN") as copy:
-        copy.write("".join(f"{prefix}{code}\n" for code in rows))
 
 
 def split_shard(

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from core.config import Settings
+from services.schema import migrate as upgrade
 from store import keys
 from store.db import Database
-from store.migrate import upgrade
 from tests.support import TEST_ENV, ApiServer, WorkerProcess, create_database, drop_database, poll_job
 
 pytest_plugins = ["tests.tiers"]  # marks the integration tier (make test-fast leaves it out)

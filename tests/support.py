@@ -276,9 +276,9 @@ def private_stack(
 
     import tests.plugins  # noqa: F401 - the test-only kinds its worker loads through ZOLVE_PLUGINS
     from api.app import create_app
+    from services.schema import migrate as upgrade
     from store import keys
     from store.db import Database
-    from store.migrate import upgrade
     from zolve.embedded import EmbeddedServices
 
     data_dir.mkdir(parents=True, exist_ok=True)

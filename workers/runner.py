@@ -46,6 +46,7 @@ class Watcher(threading.Thread):
         kind: Kind,
         time_limit: float,
         slice_seconds: float | None = None,
+        on_rows: Callable[[list[rows.RowData]], None] | None = None,
     ):
         super().__init__(name="zolve-watcher", daemon=True)
         self.db, self.settings, self.beat = db, settings, beat
@@ -53,6 +54,7 @@ class Watcher(threading.Thread):
         self.solve_run = Run(
             time_limit=time_limit,
             on_progress=self.report,
+            on_rows=on_rows,
             resources=kind.resources_for(db),
             slice_seconds=slice_seconds,
         )
@@ -105,10 +107,12 @@ def run_watched(
     time_limit: float,
     work: Callable[[Run], T],
     slice_seconds: float | None = None,
+    on_rows: Callable[[list[rows.RowData]], None] | None = None,
 ) -> Watched:
     """Run `work` for a job or shard of `kind`, with the resources the kind's runs are offered (and, for
-    a shard, the slice after which it hands the rest of its work on)."""
-    watcher = Watcher(db, settings, beat, kind, time_limit, slice_seconds)
+    a shard, the slice after which it hands the rest of its work on; for a kind with rows solved whole,
+    where the rows it hands over go)."""
+    watcher = Watcher(db, settings, beat, kind, time_limit, slice_seconds, on_rows)
     run = watcher.solve_run
     started = time.monotonic()
     watcher.start()
@@ -186,6 +190,7 @@ def _run_claimed_job(
         flushed[0] = progress
         return stop
 
+    made: list[rows.RowData] | None = None  # the rows of a kind with rows solved whole
     if spec.sharded:
         if not _clear_rows(db, settings, job_id, worker):
             log.warning("job %s: lease lost while its old rows were deleted", job_id)
@@ -208,8 +213,20 @@ def _run_claimed_job(
                 followups.finalize.append(job_id)
             return followups
     else:
+        # a kind with rows solved whole: its rows are stored with its result, in one transaction
+        if spec.rows is not None:
+            if not _clear_rows(db, settings, job_id, worker):
+                log.warning("job %s: lease lost while its old rows were deleted", job_id)
+                return followups
+            made = []
         outcome = run_watched(
-            db, settings, beat, spec, time_limit, lambda run: spec.solve_function()(params, run)
+            db,
+            settings,
+            beat,
+            spec,
+            time_limit,
+            lambda run: spec.solve_function()(params, run),
+            on_rows=made.extend if made is not None else None,
         )
     if outcome.status == "lost":
         return followups
@@ -219,6 +236,7 @@ def _run_claimed_job(
         spec.result_items,
         settings.max_result_bytes,
     )
+    kept = made if made is not None and state == JobState.SUCCEEDED else None
 
     def store_outcome() -> bool:
         with db.session() as session:
@@ -230,9 +248,12 @@ def _run_claimed_job(
                 result=stored.result,
                 error=outcome.error,
                 progress=outcome.progress,
+                rows_stored=len(kept) if kept is not None else None,
             )
             if finished:
                 results.store_items(session, job_id, stored.items)
+                if kept:
+                    rows.copy_rows(session, job_id, kept)
             return finished
 
     if not retry_on_db_error(store_outcome, settings.lease_seconds):

@@ -184,7 +184,7 @@ def healthcheck(role: str) -> None:
 @data_dir_option
 def migrate() -> None:
     """Create or upgrade the database schema (Alembic)."""
-    from store.migrate import upgrade
+    from services.schema import migrate as upgrade
 
     settings, services = server_settings()
     try:
@@ -343,8 +343,11 @@ def solve(kind: str, params_text: str, time_limit: float | None, rows_file: Any)
             raise click.BadParameter(f"{kind} jobs store no rows", param_hint="--rows")
         rows_file.write(f"code,{spec.rows.item}\n" if spec else "code\n")
 
-        def on_rows(spec: Any, params: dict[str, Any], rows: list[int]) -> None:
-            rows_file.write("".join(f"{code},{spec.render_row(params, code)}\n" for code in rows))
+        def on_rows(spec: Any, params: dict[str, Any], rows: list[Any]) -> None:
+            from kinds.base import csv_cell
+
+            pairs = ((row, None) if isinstance(row, int) else row for row in rows)
+            rows_file.write("".join(f"{k},{csv_cell(spec.render_row(params, k, p))}\n" for k, p in pairs))
 
     print_json(solve_locally(kind, read_json(params_text), time_limit, on_rows))
 

@@ -448,10 +448,14 @@ class Client:
             raise NoRows(f"job {job_id} ({job.get('kind')}) stores no rows to export")
         return path
 
-    def iter_boards(self, job_id: str, page_size: int = 1000, **filters: Any) -> Iterator[dict[str, Any]]:
-        """Every stored row of a job (a Planet X enumeration's boards: {code, board}), a page at a time,
-        narrowed by the kind's filters (e.g. x=3: Planet X in sector 3)."""
+    def iter_rows(self, job_id: str, page_size: int = 1000, **filters: Any) -> Iterator[dict[str, Any]]:
+        """Every stored row of a job ({code, <item>}: a Planet X enumeration's boards {code, board}, a
+        Taiji enumeration's solutions {code, solution}), a page at a time, narrowed by the kind's filters
+        (e.g. x=3: Planet X in sector 3)."""
         return self._pages(self._rows_link(job_id, "rows"), {"limit": page_size, **filters})
+
+    #: the name this method had when Planet X's boards were the only rows
+    iter_boards = iter_rows
 
     # -- events -----------------------------------------------------------------------------------------
     def events(

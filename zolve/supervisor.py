@@ -203,7 +203,7 @@ def run_stack(
     api_workers: int,
     short_lane: int = 1,
 ) -> int:
-    from store.migrate import upgrade
+    from services.schema import migrate as upgrade
 
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")

@@ -31,13 +31,21 @@ OBJECT_PARAMS = "exgdac"  # the query parameter of each object code 0..5
 CLI = "zolve.commands.planetx:planetx"
 
 
-def board_filters(args: dict[str, Any]) -> list[rows.CodeField]:
-    """`?x=7&c=1`: boards with Planet X in sector 7 and a comet in sector 1."""
+def board_filters(args: dict[str, Any]) -> list[rows.RowFilter]:
+    """`?x=7&c=1`: boards with Planet X in sector 7 and a comet in sector 1 (a board is its key: 3 bits
+    per sector, sector 1 lowest)."""
     return [
-        rows.CodeField(shift=BITS * (sector - 1), mask=(1 << BITS) - 1, value=obj)
+        rows.KeyBits(shift=BITS * (sector - 1), mask=(1 << BITS) - 1, value=obj)
         for obj, name in enumerate(OBJECT_PARAMS)
         for sector in args.get(name) or []
     ]
+
+
+#: what board_filters test, for PostgreSQL's statistics: each sector's object, in the largest mode
+SECTOR_STATISTICS = tuple(
+    rows.key_bits_statistic(BITS * sector, (1 << BITS) - 1)
+    for sector in range(max(mode.sectors for mode in MODES.values()))
+)
 
 
 def complete_enumeration(db: Database, mode: str) -> uuid.UUID | None:
@@ -51,7 +59,7 @@ def stored_boards(db: Database) -> Resources:
         source = complete_enumeration(db, mode)
         if source is None:
             return None
-        return str(source), lambda: rows.all_codes(db, source)
+        return str(source), lambda: rows.all_keys(db, source)
 
     return {BOARDS_RESOURCE: boards_of}
 
@@ -85,10 +93,11 @@ def sector_tables(result: dict[str, Any]) -> list[ResultTable]:
 BOARDS = Rows(
     name="boards",
     item="board",
-    render=render_board,
+    render=lambda params, key, payload: render_board(params, key),
     page_query=BoardQuery,
     export_query=BoardExportQuery,
     filters=board_filters,
+    statistics=SECTOR_STATISTICS,
     page_schema=BoardPage,
     description="Enumerated Planet X boards",
 )

@@ -673,7 +673,7 @@ def check_compose(deployment: Deployment) -> None:
         # the standard enumeration: exact count, no board twice, the killed shard run again elsewhere
         result = finished["planetx.enumerate standard"]["result"]
         rows, distinct = db.execute(
-            "SELECT count(*), count(DISTINCT code) FROM boards WHERE job_id = %s", (standard,)
+            "SELECT count(*), count(DISTINCT key) FROM rows WHERE job_id = %s", (standard,)
         ).fetchone()
         codes = boards_via_api(deployment, standard)
         log(f"standard enumeration: result count {result['count']}, DB rows {rows} ({distinct} distinct), "

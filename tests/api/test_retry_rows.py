@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from sqlalchemy import func, select, text
 
-from store.models import Board
+from store.models import Row
 from tests.support import wait_until
 
 OLD_ROWS = 1_000_000
@@ -26,7 +26,7 @@ def test_a_retry_of_a_job_with_many_rows_answers_at_once_and_its_rows_go_on_a_wo
     assert wait_job(owner, job_id)["state"] == "failed"
     with db.session() as session:  # an enumeration's worth of stored rows from the failed run
         session.execute(
-            text("INSERT INTO boards (job_id, code) SELECT :job, g FROM generate_series(1, :n) g"),
+            text("INSERT INTO rows (job_id, key) SELECT :job, g FROM generate_series(1, :n) g"),
             {"job": job_id, "n": OLD_ROWS},
         )
     # an API whose statements must end within 0.25 s: deleting the rows in one go took about 1 s here
@@ -40,11 +40,11 @@ def test_a_retry_of_a_job_with_many_rows_answers_at_once_and_its_rows_go_on_a_wo
 
     def old_rows() -> int:
         with db.session() as session:
-            query = select(func.count()).where(Board.job_id == uuid.UUID(job_id), Board.code <= OLD_ROWS)
+            query = select(func.count()).where(Row.job_id == uuid.UUID(job_id), Row.key <= OLD_ROWS)
             return session.scalar(query)
 
     wait_until(lambda: old_rows() == 0, 60, 0.5, "the old rows to be deleted")
     assert wait_job(owner, job_id)["state"] == "failed", "the rerun fails again the same way"
     with db.session() as session:
-        codes = list(session.scalars(select(Board.code).where(Board.job_id == uuid.UUID(job_id))))
+        codes = list(session.scalars(select(Row.key).where(Row.job_id == uuid.UUID(job_id))))
     assert len(codes) == 1 and codes[0] > OLD_ROWS, "only the rerun's own row is left"

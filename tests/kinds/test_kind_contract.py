@@ -44,7 +44,7 @@ def test_a_sound_kind_is_defined_and_every_shipped_kind_is_sound() -> None:
 @pytest.mark.parametrize(
     ("change", "says"),
     [
-        ({"rows": ENUMERATE.rows}, "a kind with rows must be sharded"),
+        ({"rows": replace(ENUMERATE.rows, name="Boards/x")}, "rows' name 'Boards/x' must be one lower-case"),
         ({"cacheable": True}, "cacheable needs rows"),
         ({"cacheable": True, "sharded": True}, "cacheable needs rows"),
         ({"pinned": lambda db: []}, "pinned keeps jobs' rows past retention: it needs rows"),
@@ -69,10 +69,11 @@ def test_every_problem_is_named_at_once() -> None:
     assert "cacheable needs rows" in str(refused.value) and "default_time_limit" in str(refused.value)
 
 
-def test_the_shipped_row_kind_passes_and_loses_its_shards_only_with_an_error() -> None:
+def test_a_kind_stores_rows_whether_it_is_sharded_or_not() -> None:
+    """Rows are stored by shards or, for a kind solved whole, with its result (workers.runner)."""
     assert ENUMERATE.rows is not None and ENUMERATE.cacheable
-    with pytest.raises(KindError, match="must be sharded"):
-        replace(ENUMERATE, sharded=False)
+    assert replace(ENUMERATE, sharded=False).problems() == []
+    assert plain(rows=ENUMERATE.rows, cacheable=True).problems() == []
 
 
 def test_a_second_kind_of_a_taken_name_is_refused_at_registration() -> None:

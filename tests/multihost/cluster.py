@@ -376,12 +376,12 @@ class Cluster:
 
     def board_counts(self, job_id: str) -> tuple[int, int]:
         """(rows, distinct codes) stored for a job."""
-        from store.models import Board
+        from store.models import Row
 
         with self.db.session() as session:
             return session.execute(
-                select(func.count(), func.count(func.distinct(Board.code))).where(
-                    Board.job_id == uuid.UUID(job_id)
+                select(func.count(), func.count(func.distinct(Row.key))).where(
+                    Row.job_id == uuid.UUID(job_id)
                 )
             ).one()
 

@@ -13,9 +13,9 @@ from sqlalchemy import delete, func, select, update
 
 from core.states import JobState, ShardState
 from services import retention
-from store import events, jobs, keys, shards
+from store import events, jobs, keys, rows
 from store.db import Database
-from store.models import Batch, BatchItem, Board, Job, JobEvent, Shard
+from store.models import Batch, BatchItem, Job, JobEvent, Row, Shard
 from tests.support import poll_job, private_stack, wait_until
 
 ENUMERATE = "planetx.enumerate"
@@ -47,7 +47,7 @@ def make_job(
         session.add(Shard(job_id=job.id, key="k", state=ShardState.SUCCEEDED))
         events.record(session, job.id, str(state))
         if boards:
-            shards.copy_rows(session, job.id, list(boards))
+            rows.copy_rows(session, job.id, list(boards))
         finished = None if days_ago is None else datetime.now(UTC) - timedelta(days=days_ago)
         rows_job_id = rows_of or (job.id if boards else None)
         session.execute(
@@ -84,8 +84,8 @@ def test_exactly_the_expired_jobs_go_with_their_shards_events_and_rows(isolated_
     assert existing(isolated_db, mine) == {recent, running, queued}
     gone = [old, old_failed, old_cancelled]
     assert count(isolated_db, Shard.job_id, gone) == count(isolated_db, JobEvent.job_id, gone) == 0
-    assert count(isolated_db, Board.job_id, [old]) == 0
-    assert count(isolated_db, Board.job_id, [recent]) == 1
+    assert count(isolated_db, Row.job_id, [old]) == 0
+    assert count(isolated_db, Row.job_id, [recent]) == 1
     assert (report.jobs, report.rows, report.shards) == (3, 3, 3)
     assert report.events >= 3  # each job's "created" and the event made here
     assert (dry.jobs, dry.rows, dry.shards, dry.events) == (
@@ -118,10 +118,10 @@ def test_the_enumeration_deduce_reads_stays_and_so_do_rows_a_kept_job_reads(
 
     assert existing(isolated_db, mine) == {newest, read_later, fresh_copy}
     assert (
-        count(isolated_db, Board.job_id, [newest]) == 2
-        and count(isolated_db, Board.job_id, [read_later]) == 1
+        count(isolated_db, Row.job_id, [newest]) == 2
+        and count(isolated_db, Row.job_id, [read_later]) == 1
     )
-    assert count(isolated_db, Board.job_id, [older, narrow]) == 0
+    assert count(isolated_db, Row.job_id, [older, narrow]) == 0
     assert report.kept >= 2
 
 
@@ -137,8 +137,8 @@ def test_rows_whose_job_went_stay_while_a_cache_hit_still_reads_them(isolated_db
 
     report = retention.purge(isolated_db, timedelta(days=30))
 
-    assert count(isolated_db, Board.job_id, [source]) == 2, "the cache hit still serves them"
-    assert count(isolated_db, Board.job_id, [abandoned]) == 0 and report.rows == 1
+    assert count(isolated_db, Row.job_id, [source]) == 2, "the cache hit still serves them"
+    assert count(isolated_db, Row.job_id, [abandoned]) == 0 and report.rows == 1
     assert existing(isolated_db, [hit]) == {hit}
 
 

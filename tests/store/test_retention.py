@@ -10,14 +10,14 @@ from sqlalchemy import delete, func, select
 
 from store import keys, retention
 from store.db import Database
-from store.models import Board, Job
+from store.models import Job, Row
 from tests.services.test_retention import make_job
 from tests.store.tally_truth import assert_counters_match
 
 
 def boards_of(db: Database, ids: list[uuid.UUID]) -> int:
     with db.session() as session:
-        return session.scalar(select(func.count()).where(Board.job_id.in_(ids)))
+        return session.scalar(select(func.count()).where(Row.job_id.in_(ids)))
 
 
 def test_small_chunks_purge_the_same_and_rows_go_after_their_job(isolated_db: Database) -> None:

@@ -1,6 +1,7 @@
-"""A page of stored rows with filters on their code's bit fields (store.rows): PostgreSQL knows how many
-rows each field matches (statistics on the fields, migration 0009), so a page reads the primary key in
-order instead of sorting every row of the job."""
+"""A page of stored rows with filters on their key's bit fields (store.rows): PostgreSQL knows how many
+rows each field matches (statistics the kind asks for, made at migration: services.schema), so a page
+reads the primary key in order instead of sorting every row of the job. Rows with payloads are written
+and read back the same way."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from sqlalchemy.dialects import postgresql
 
 from store import keys, rows
 from store.db import Database
-from store.models import Board
+from store.models import Row
 from tests.store.test_tallies import new_job
 
 SECTORS = 18
@@ -29,25 +30,27 @@ def test_a_filtered_page_walks_the_key_in_order(isolated_db: Database) -> None:
     with isolated_db.session() as session:
         session.execute(
             text(
-                "INSERT INTO boards (job_id, code) SELECT :job, "
+                "INSERT INTO rows (job_id, key) SELECT :job, "
                 + " + ".join(f"(((i / {6**s}) % 6) << {3 * s})" for s in range(SECTORS))
                 + " FROM generate_series(0::bigint, 59999) AS i"
             ),
             {"job": job},
         )
     with isolated_db.engine.connect() as conn:
-        conn.execution_options(isolation_level="AUTOCOMMIT").execute(text("ANALYZE boards"))
+        conn.execution_options(isolation_level="AUTOCOMMIT").execute(text("ANALYZE rows"))
 
-    fields = [rows.CodeField(shift=3 * 2, mask=7, value=1), rows.CodeField(shift=3 * 0, mask=7, value=4)]
-    codes, _ = rows.page(isolated_db, job, fields, 50, None)
+    fields = [rows.KeyBits(shift=3 * 2, mask=7, value=1), rows.KeyBits(shift=3 * 0, mask=7, value=4)]
+    found, _ = rows.page(isolated_db, job, fields, 50, None)
+    codes = [key for key, payload in found]
+    assert {payload for _, payload in found} == {None}
     expected = sorted(c for c in map(code, range(60000)) if (c >> 6) & 7 == 1 and c & 7 == 4)[:50]
     assert codes == expected
 
     query = (
-        Board.__table__.select()
-        .with_only_columns(Board.code)
-        .where(Board.job_id == job, *(f.condition() for f in fields))
-        .order_by(Board.code)
+        Row.__table__.select()
+        .with_only_columns(Row.key)
+        .where(Row.job_id == job, *(f.condition() for f in fields))
+        .order_by(Row.key)
         .limit(51)
     )
     sql = str(query.compile(dialect=postgresql.dialect(), compile_kwargs={"literal_binds": True}))
@@ -56,7 +59,7 @@ def test_a_filtered_page_walks_the_key_in_order(isolated_db: Database) -> None:
     plan = plan if isinstance(plan, list) else json.loads(plan)
     scan = plan[0]["Plan"]["Plans"][0]
     assert scan["Node Type"] in ("Index Scan", "Index Only Scan"), scan
-    assert scan["Index Name"] == "boards_pkey"
+    assert scan["Index Name"] == "rows_pkey"
     assert scan["Plan Rows"] > 60000 / 36 / 3, "each field matches about one row in six"
 
 
@@ -68,7 +71,7 @@ def test_a_stream_gives_every_matching_code_in_order_in_chunks(isolated_db: Data
         for target, count in ((job, 5000), (other, 300)):
             session.execute(
                 text(
-                    "INSERT INTO boards (job_id, code) SELECT :job, "
+                    "INSERT INTO rows (job_id, key) SELECT :job, "
                     + " + ".join(f"(((i / {6**s}) % 6) << {3 * s})" for s in range(SECTORS))
                     + " FROM generate_series(0::bigint, :last) AS i"
                 ),
@@ -77,6 +80,38 @@ def test_a_stream_gives_every_matching_code_in_order_in_chunks(isolated_db: Data
     every = sorted(map(code, range(5000)))
     chunks = list(rows.stream(isolated_db, job, [], chunk=1000))
     assert [len(c) for c in chunks] == [1000] * 5 and [c for chunk in chunks for c in chunk] == every
-    fields = [rows.CodeField(shift=3 * 1, mask=7, value=2), rows.CodeField(shift=0, mask=7, value=5)]
+    fields = [rows.KeyBits(shift=3 * 1, mask=7, value=2), rows.KeyBits(shift=0, mask=7, value=5)]
     matching = [c for chunk in rows.stream(isolated_db, job, fields, chunk=7) for c in chunk]
     assert matching == [c for c in every if (c >> 3) & 7 == 2 and c & 7 == 5] and matching
+
+
+def test_rows_with_payloads_are_copied_paged_and_streamed_in_key_order(isolated_db: Database) -> None:
+    """A kind whose key does not say it all stores a payload of any width (bytes of its own format)."""
+    with isolated_db.session() as session:
+        owner = keys.create_key(session, name="o").id
+    job = new_job(isolated_db, owner, "planetx.enumerate")
+    made = [(key, bytes([key % 256]) * (key % 700)) for key in (5, 2, 900, 7, 1)]
+    made.append((3, None))
+    with isolated_db.session() as session:
+        rows.copy_rows(session, job, made)
+    ordered = sorted(made)
+    first, cursor = rows.page(isolated_db, job, [], 4, None)
+    rest, last = rows.page(isolated_db, job, [], 4, cursor)
+    assert first + rest == ordered and cursor == 5 and last is None
+    streamed = [row for chunk in rows.stream(isolated_db, job, [], chunk=2, payloads=True) for row in chunk]
+    assert streamed == ordered
+    assert [k for chunk in rows.stream(isolated_db, job, []) for k in chunk] == [k for k, _ in ordered]
+    assert sorted(rows.all_keys(isolated_db, job)) == [k for k, _ in ordered]
+
+
+def test_the_statistics_a_kind_asks_for_are_made_once(isolated_db: Database) -> None:
+    """services.schema.migrate made every registered kind's (Planet X: one per sector); asking again
+    makes only what is missing."""
+    with isolated_db.session() as session:
+        made = set(
+            session.scalars(text("SELECT stxname FROM pg_statistic_ext WHERE stxrelid = 'rows'::regclass"))
+        )
+    assert {f"rows_boards_{n}" for n in range(1, SECTORS + 1)} <= made
+    assert rows.ensure_statistics(isolated_db, {"boards": ["(key >> 3) & 7"]}) == []
+    assert rows.ensure_statistics(isolated_db, {"testrows": ["key & 1"]}) == ["rows_testrows_1"]
+    assert rows.ensure_statistics(isolated_db, {"testrows": ["key & 1"]}) == []

@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import func, select
 
 from core.config import Settings
-from store.models import Board, Job
+from store.models import Job, Row
 from tests.support import PrivateStack, poll_job, private_stack, wait_until
 
 #: runs its whole time limit and then succeeds with its best so far: 3 dice of 15 faces find a first answer
@@ -41,10 +41,10 @@ def test_redis_restarted_without_persistence_while_shards_are_queued(stack: Priv
     assert final["result"]["count"] == 4446
     with stack.db.session() as session:
         rows = session.scalar(
-            select(func.count()).select_from(Board).where(Board.job_id == uuid.UUID(job_id))
+            select(func.count()).select_from(Row).where(Row.job_id == uuid.UUID(job_id))
         )
         distinct = session.scalar(
-            select(func.count(func.distinct(Board.code))).where(Board.job_id == uuid.UUID(job_id))
+            select(func.count(func.distinct(Row.key))).where(Row.job_id == uuid.UUID(job_id))
         )
     assert rows == distinct == 4446
 

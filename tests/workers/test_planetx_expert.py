@@ -10,7 +10,7 @@ from sqlalchemy import func, select
 
 from puzzles.planetx.board import EMPTY, MODES
 from puzzles.planetx.rules import enumerate_boards
-from store.models import Board, Job, Shard
+from store.models import Job, Row, Shard
 from tests.support import shard_states, wait_until
 from workers.app import queue_depth
 
@@ -25,7 +25,7 @@ def job_row(db, job_id: str) -> Job:
 
 def board_count(db, job_id: str) -> int:
     with db.session() as session:
-        return session.scalar(select(func.count()).where(Board.job_id == uuid.UUID(job_id)))
+        return session.scalar(select(func.count()).where(Row.job_id == uuid.UUID(job_id)))
 
 
 @pytest.mark.timeout(1800)
@@ -40,7 +40,7 @@ def test_expert_enumeration_matches_the_combinatorial_count_and_set(
     assert final["result"]["count"] == len(expected) == 1_138_272
     with db.session() as session:
         stored = session.scalars(
-            select(Board.code).where(Board.job_id == uuid.UUID(job["id"])).order_by(Board.code)
+            select(Row.key).where(Row.job_id == uuid.UUID(job["id"])).order_by(Row.key)
         ).all()
     assert list(stored) == expected
     assert final["progress"]["shards_done"] == final["progress"]["shards_total"] >= 370  # depth 4

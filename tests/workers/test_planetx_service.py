@@ -12,7 +12,7 @@ from sqlalchemy import select
 from puzzles.planetx.board import MODES, PLANET_X, decode, to_letters
 from puzzles.planetx.rules import enumerate_boards
 from services.messages import RUN_SHARD, enqueue
-from store.models import Board, Shard
+from store.models import Row, Shard
 from tests.support import shard_states, wait_until
 from workers.app import queue_depth
 
@@ -22,7 +22,7 @@ STANDARD = {"kind": "planetx.enumerate", "params": {"mode": "standard"}}
 def stored_codes(db, job_id: str) -> list[int]:
     with db.session() as session:
         return list(
-            session.scalars(select(Board.code).where(Board.job_id == uuid.UUID(job_id)).order_by(Board.code))
+            session.scalars(select(Row.key).where(Row.job_id == uuid.UUID(job_id)).order_by(Row.key))
         )
 
 
