@@ -1,12 +1,19 @@
-"""Taiji puzzles."""
+"""Taiji puzzles: one solution (and whether it is unique), or every solution, stored as rows."""
 
+import json
 from dataclasses import asdict
 from typing import Any
 
-from kinds.base import Kind
+from kinds.base import Kind, Rows
 from pictures import taiji as taiji_picture
 from puzzles.taiji.code import puzzle_from_params  # pure Python, no Z3
-from schemas.taiji import TaijiParams, TaijiResult
+from schemas.taiji import (
+    TaijiEnumerateParams,
+    TaijiEnumerateResult,
+    TaijiParams,
+    TaijiResult,
+    TaijiSolutionPage,
+)
 
 
 def picture(params: dict[str, Any], result: dict[str, Any]) -> str:
@@ -14,6 +21,20 @@ def picture(params: dict[str, Any], result: dict[str, Any]) -> str:
     tiles = [[asdict(tile) if tile else None for tile in row] for row in puzzle_from_params(params).rows()]
     return taiji_picture.grid(tiles, result)
 
+
+def render_solution(params: dict[str, Any], key: int, payload: bytes | None) -> str:
+    """A stored solution (its rendering's rows, as JSON) as one line: the rows joined by '/'."""
+    return "/".join(json.loads(payload or b"[]"))
+
+
+SOLUTIONS = Rows(
+    name="solutions",
+    item="solution",
+    render=render_solution,
+    payloads=True,
+    page_schema=TaijiSolutionPage,
+    description="Every solution of a Taiji puzzle (taiji.enumerate), in the order found",
+)
 
 KINDS = [
     Kind(
@@ -24,5 +45,14 @@ KINDS = [
         solver="puzzles.taiji.solver:solve",
         picture=picture,
         example={"code": "3:Kw202200Fw62Dw4", "unique": True},
+    ),
+    Kind(
+        name="taiji.enumerate",
+        summary="Taiji puzzles or drafts: every solution (a full flip counting as the same), stored as rows",
+        params_schema=TaijiEnumerateParams,
+        result_schema=TaijiEnumerateResult,
+        solver="puzzles.taiji.enumerate:solve",
+        rows=SOLUTIONS,
+        example={"code": "3:Kw202200Fw62Dw4", "max_solutions": 100},
     ),
 ]

@@ -1,4 +1,5 @@
-"""Params and result of the `taiji.solve` kind (Taiji puzzles)."""
+"""Params and results of the Taiji kinds: `taiji.solve` (a solution, and whether it is unique) and
+`taiji.enumerate` (every solution, stored as rows)."""
 
 from __future__ import annotations
 
@@ -54,7 +55,9 @@ class TaijiTile(Schema):
     )
 
 
-class TaijiParams(Schema):
+class TaijiPuzzle(Schema):
+    """A Taiji puzzle, as a Taiji Maker code or an explicit grid."""
+
     code = fields.String(
         load_default=None,
         validate=validate.Length(1, MAX_CODE_LENGTH),
@@ -72,14 +75,6 @@ class TaijiParams(Schema):
             "{symbol, value, colour, fixed, lit, hidden, join_left, join_up} (give code or grid)"
         },
     )
-    unique = fields.Boolean(
-        load_default=True,
-        metadata={
-            "description": "also search for a second solution (up to flipping every tile, when no tile "
-            "is fixed)"
-        },
-    )
-
     @validates_schema
     def _check_puzzle(self, data: dict[str, Any], **kwargs: Any) -> None:
         code, grid = data.get("code"), data.get("grid")
@@ -93,6 +88,16 @@ class TaijiParams(Schema):
                 read_grid(grid)
         except PuzzleError as err:
             raise ValidationError(str(err), field) from None
+
+
+class TaijiParams(TaijiPuzzle):
+    unique = fields.Boolean(
+        load_default=True,
+        metadata={
+            "description": "also search for a second solution (up to flipping every tile, when no tile "
+            "is fixed)"
+        },
+    )
 
 
 class TaijiResult(Schema):
@@ -132,3 +137,61 @@ class TaijiResult(Schema):
             "description": "an independent rule checker (no Z3) accepts the solution(s); null when unsat"
         },
     )
+
+
+# -- every solution (taiji.enumerate) ---------------------------------------------------------------
+MAX_SOLUTIONS = 100_000
+
+
+class TaijiEnumerateParams(TaijiPuzzle):
+    max_solutions = fields.Integer(
+        load_default=1000,
+        strict=True,
+        validate=validate.Range(1, MAX_SOLUTIONS),
+        metadata={
+            "description": f"stop after this many solutions (1 to {MAX_SOLUTIONS:,}); the result then says "
+            "whether there are more ('at least N')"
+        },
+    )
+
+
+class TaijiEnumerateResult(Schema):
+    count = fields.Integer(
+        required=True, metadata={"description": "solutions found (stored as rows: GET /jobs/{id}/solutions)"}
+    )
+    complete = fields.Boolean(
+        metadata={"description": "every solution was found: count is exact (else: at least count)"}
+    )
+    at_least = fields.Integer(
+        allow_none=True, metadata={"description": "count, when there may be more (null when complete)"}
+    )
+    ended = fields.String(
+        metadata={"description": "complete; cap (max_solutions reached, and more exist); time limit"}
+    )
+    summary = fields.String(metadata={"description": "e.g. 'exactly 3 solutions', 'at least 1000 solutions'"})
+    unique = fields.Boolean(
+        allow_none=True, metadata={"description": "exactly one solution; null when none was found in time"}
+    )
+    up_to_flip = fields.Boolean(
+        metadata={"description": "no tile is fixed, so a solution and its full flip count as one"}
+    )
+    undecided = fields.List(
+        fields.List(fields.Integer()),
+        metadata={"description": "[row, column] of each tile the solutions found disagree on"},
+    )
+    valid = fields.Boolean(
+        metadata={"description": "an independent rule checker (no Z3) accepts every solution found"}
+    )
+    width = fields.Integer()
+    height = fields.Integer()
+    seconds = fields.Float()
+
+
+class TaijiSolutionRow(Schema):
+    code = fields.Integer(metadata={"description": "the solution's number, in the order it was found"})
+    solution = fields.String(metadata={"description": "its rows, top first, joined by '/': # lit, . unlit"})
+
+
+class TaijiSolutionPage(Schema):
+    items = fields.List(fields.Nested(TaijiSolutionRow))
+    next_cursor = fields.Integer(allow_none=True)

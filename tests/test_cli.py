@@ -137,6 +137,19 @@ def test_solve_enumerates_planet_x_boards_into_a_file(tmp_path: Path) -> None:
     assert lines[0] == "code,board" and len(set(lines[1:])) == 4446
 
 
+def test_solve_enumerates_taiji_solutions_into_a_file(tmp_path: Path) -> None:
+    """A kind solved whole that stores rows writes them in-process too (`--rows`)."""
+    solutions = tmp_path / "solutions.csv"
+    draft = '{"grid": [[{}, {}, {}], [{}, {}, {}]], "max_solutions": 10}'
+    done = zolve("solve", "taiji.enumerate", "--params", draft, "--rows", str(solutions))
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["summary"] == "at least 10 solutions (max_solutions was reached)"
+    lines = solutions.read_text().splitlines()
+    rows = [line.split(",") for line in lines[1:]]
+    assert lines[0] == "code,solution" and [code for code, _ in rows] == list(map(str, range(10)))
+    assert len({solution for _, solution in rows}) == 10
+
+
 def test_solve_reports_bad_params_and_unknown_kinds() -> None:
     bad = zolve("solve", "dice", "--params", '{"dice": 3}')
     assert bad.returncode == 2 and "faces" in json.loads(bad.stderr)["errors"]["params"]
