@@ -10,6 +10,9 @@ from flask_smorest import Api
 
 from api import batches, errors, events, jobs, meta, metrics, rows
 from api.admin.setup import init_admin
+from api.extension import Zolve, install
+from api.job_cache import JobCache
+from api.keycache import new_auth_cache
 from api.limits import init_limits
 from api.security import init_security
 from api.slots import Slots
@@ -50,19 +53,26 @@ def create_app(settings: Settings | None = None) -> Flask:
             "security": [{"bearer": []}],
         },
     )
-    app.extensions["zolve.settings"] = settings
     # no pre-ping: a request that meets a connection dropped by a database restart answers 503 and
     # resets the pool; every other request saves a round trip
-    app.extensions["zolve.db"] = Database(
+    db = Database(
         database_url, pool_size=10, pre_ping=False, statement_timeout=settings.api_statement_timeout
     )
-    app.extensions["zolve.waiting"] = Slots(settings.max_waiting, settings.max_waiting_per_key)
-    app.extensions["zolve.exports"] = Slots(settings.max_exports_per_key * 1000, settings.max_exports_per_key)
-    app.extensions["zolve.streams"] = Slots(settings.max_streams, settings.max_streams_per_key)
-    app.extensions["zolve.events"] = EventFeed(app.extensions["zolve.db"])
-    app.extensions["zolve.celery"] = make_celery(settings)
-    app.extensions["zolve.context"] = Context(
-        app.extensions["zolve.db"], settings, app.extensions["zolve.celery"]
+    celery = make_celery(settings)
+    extension = install(
+        app,
+        Zolve(
+            settings=settings,
+            db=db,
+            celery=celery,
+            context=Context(db, settings, celery),
+            events=EventFeed(db),
+            waiting=Slots(settings.max_waiting, settings.max_waiting_per_key),
+            exports=Slots(settings.max_exports_per_key * 1000, settings.max_exports_per_key),
+            streams=Slots(settings.max_streams, settings.max_streams_per_key),
+            status_cache=JobCache(),
+            auth_cache=new_auth_cache(),
+        ),
     )
 
     api = ZolveApi(app)
@@ -79,7 +89,7 @@ def create_app(settings: Settings | None = None) -> Flask:
     errors.register_error_handlers(app)
     init_admin(app, settings)
     init_security(app, settings)
-    app.extensions["zolve.limiter"] = init_limits(app, settings)
+    extension.limiter = init_limits(app, settings)
 
     @app.route("/docs/assets/<path:filename>")
     def swagger_assets(filename: str):

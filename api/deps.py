@@ -2,24 +2,23 @@
 
 from __future__ import annotations
 
-from flask import current_app
-
 from api.auth import current_principal
+from api.extension import zolve
 from core.config import Settings
 from services.context import Caller, Context
 from store.db import Database
 
 
 def database() -> Database:
-    return current_app.extensions["zolve.db"]
+    return zolve().db
 
 
 def settings() -> Settings:
-    return current_app.extensions["zolve.settings"]
+    return zolve().settings
 
 
 def context() -> Context:
-    return current_app.extensions["zolve.context"]
+    return zolve().context
 
 
 def caller() -> Caller:

@@ -13,7 +13,7 @@ from werkzeug.exceptions import HTTPException
 
 from api.bodies import NOT_JSON
 from api.limits import seconds_until_reset
-from services.errors import ServiceError
+from services.errors import Conflict, Invalid, NotFound, ServiceError, TooMany
 
 log = logging.getLogger("zolve.api")
 
@@ -67,10 +67,18 @@ def handle_http_exception(error: HTTPException) -> Response:
     return error_response(code, message, errors, headers)
 
 
+#: the HTTP status of each domain error (services.errors), chosen here at the edge
+STATUSES: dict[type[ServiceError], int] = {NotFound: 404, Conflict: 409, TooMany: 429, Invalid: 422}
+
+
+def status_of(error: ServiceError) -> int:
+    """The HTTP status that says this domain error (its class's, or its nearest base's)."""
+    return next((STATUSES[cls] for cls in type(error).__mro__ if cls in STATUSES), 400)
+
+
 def handle_service_error(error: ServiceError) -> Response:
-    retry_after = getattr(error, "retry_after", None)
-    headers = {"Retry-After": str(retry_after)} if retry_after else None
-    return error_response(error.status, error.message, error.errors, headers)
+    headers = {"Retry-After": str(error.retry_after)} if isinstance(error, TooMany) else None
+    return error_response(status_of(error), error.message, error.errors, headers)
 
 
 def handle_database_error(error: DBAPIError) -> Response:

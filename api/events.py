@@ -11,19 +11,22 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from flask import Response, current_app, request, stream_with_context
+from flask import Response, request, stream_with_context
 from flask_smorest import abort
 from marshmallow import RAISE
 
 from api.auth import auth
 from api.bodies import Blueprint
 from api.deps import caller, context, database, settings
+from api.extension import zolve
+from core.events import FINAL_EVENTS, EventName
+from core.progress import Progress
 from kinds import KINDS
 from schemas import events as event_schemas
 from services import jobs as job_service
 from services import webhooks
 from store import events
-from store.events import FINAL_EVENTS, StreamFilter
+from store.events import StreamFilter
 from store.listen import EventFeed
 from store.models import JobEvent
 
@@ -31,15 +34,16 @@ blp = Blueprint("events", __name__, description="Event streams and webhooks")
 
 STREAM_DOC = (
     "text/event-stream: one event per job event, `id:` its event id (send it back as `Last-Event-ID` "
-    "to resume without missing or repeating one), `event:` its name (created, planned, running, progress, "
-    "succeeded, failed, cancel_requested, cancelled, requeued, retried, shard_requeued), `data:` JSON "
+    "to resume without missing or repeating one), `event:` its name ("
+    + ", ".join(EventName)
+    + "), `data:` JSON "
     "{id, job_id, kind, event, at, attempt, detail}; `progress` events carry shards done/total, the rows "
     "(e.g. boards) so far and per second, or a kind's own progress (e.g. the best found so far)"
 )
 
 
 def _feed() -> EventFeed:
-    return current_app.extensions["zolve.events"]
+    return zolve().events
 
 
 def _resumed_after(last_event_id: int | None) -> int | None:
@@ -55,12 +59,9 @@ def _resumed_after(last_event_id: int | None) -> int | None:
 
 def _data(event: JobEvent, kind: str) -> dict[str, Any]:
     detail = event.detail
-    if event.event == "progress" and detail and "rows" in detail:  # a sharded job's: name its rows
+    if event.event == EventName.PROGRESS and detail:  # a sharded job's counters name its rows
         spec = KINDS.get(kind)
-        noun = spec.rows_name if spec else "rows"
-        detail = {**detail, noun: detail["rows"], f"{noun}_per_second": detail.get("rows_per_second")}
-        if noun != "rows":
-            detail.pop("rows"), detail.pop("rows_per_second", None)
+        detail = Progress.from_json(detail).to_json(spec.rows_name if spec else "rows")
     return {
         "id": event.id,
         "job_id": str(event.job_id),
@@ -79,7 +80,7 @@ def _frame(event: JobEvent, kind: str) -> str:
 def _stream(where: StreamFilter, after: int, key_id: int) -> Response:
     """The stream's response: events after `after`, read up to the feed's safe id whenever it wakes; a
     job's stream ends after its final event."""
-    places = current_app.extensions["zolve.streams"]
+    places = zolve().streams
     if not places.take(key_id):
         abort(429, message=f"at most {places.per_key} event streams of one key at a time (fewer when busy)")
     db, feed, config = database(), _feed(), settings()

@@ -12,9 +12,9 @@ import uuid
 from typing import NamedTuple
 
 from cachetools import TLRUCache
-from flask import current_app
 
 from api.deps import database, settings
+from api.extension import zolve
 from services.context import Caller
 from store import jobs as job_store
 from store.models import Job
@@ -91,10 +91,7 @@ class JobCache:
 
 
 def _cache() -> JobCache:
-    extensions = current_app.extensions
-    if "zolve.status_cache" not in extensions:
-        extensions.setdefault("zolve.status_cache", JobCache())
-    return extensions["zolve.status_cache"]
+    return zolve().status_cache
 
 
 def visible_job(job_id: uuid.UUID, caller: Caller, fresh: bool = False) -> Job | None:

@@ -6,7 +6,7 @@ import time
 import uuid
 from typing import Any
 
-from flask import Response, current_app, g, request, url_for
+from flask import Response, g, request, url_for
 from flask.views import MethodView
 from flask_smorest import abort
 from marshmallow import RAISE
@@ -15,6 +15,7 @@ from api import job_cache
 from api.auth import auth
 from api.bodies import Blueprint
 from api.deps import caller, context, database, settings
+from api.extension import zolve
 from api.limits import CHECKED_PARAMS
 from api.resources import job_resource
 from schemas import jobs as job_schemas
@@ -96,7 +97,7 @@ class JobItem(MethodView):
     def get(self, args: dict[str, Any], job_id: uuid.UUID) -> Any:
         """A job's state, progress, timings and result. `?wait=N` blocks until it finishes (capped)."""
         who = caller()
-        places = current_app.extensions["zolve.waiting"]
+        places = zolve().waiting
         # no free place to wait (too many long-polls in this process, or of this key): answer at once
         waiting = args["wait"] > 0 and places.take(who.key_id)
         try:

@@ -8,8 +8,8 @@ from __future__ import annotations
 import threading
 
 from cachetools import TTLCache
-from flask import current_app
 
+from api.extension import zolve
 from services.context import Caller
 from store import keys
 
@@ -29,7 +29,7 @@ def caller_for(token: str) -> Caller | None:
         cached = cache.get(digest, _MISSING)
     if cached is not _MISSING:
         return cached
-    with current_app.extensions["zolve.db"].session() as session:
+    with zolve().db.session() as session:
         row = keys.authenticate(session, token)
         caller = Caller(row.id, row.is_admin) if row else None
     with lock:
@@ -37,8 +37,9 @@ def caller_for(token: str) -> Caller | None:
     return caller
 
 
+def new_auth_cache() -> tuple[TTLCache, threading.Lock]:
+    return TTLCache(CACHE_SIZE, CACHE_SECONDS), threading.Lock()
+
+
 def _cache() -> tuple[TTLCache, threading.Lock]:
-    extensions = current_app.extensions
-    if "zolve.auth_cache" not in extensions:
-        extensions.setdefault("zolve.auth_cache", (TTLCache(CACHE_SIZE, CACHE_SECONDS), threading.Lock()))
-    return extensions["zolve.auth_cache"]
+    return zolve().auth_cache

@@ -15,10 +15,11 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from flask import Flask, current_app, g, request, session
+from flask import Flask, g, request, session
 from flask_limiter import Limiter
 from limits import parse_many
 
+from api.extension import zolve
 from api.keycache import caller_for
 from core.config import Settings
 from schemas.batches import BatchCreate
@@ -181,6 +182,6 @@ def batch_items() -> int:
 
 def seconds_until_reset() -> int:
     """For a 429: how long until the breached limit's window resets."""
-    limiter = current_app.extensions.get("zolve.limiter")
+    limiter = zolve().limiter
     limit = limiter.current_limit if limiter is not None else None
     return max(1, int(limit.reset_at - time.time())) if limit is not None else 1

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import redis
-from flask import current_app
 
 from api.bodies import Blueprint
+from api.extension import zolve
 from api.limits import storage_uri
 from core.version import VERSION
 from kinds import KINDS
@@ -40,9 +40,9 @@ def ready() -> Any:
 
 
 def _unready_reasons() -> dict[str, str]:
-    settings = current_app.extensions["zolve.settings"]
+    settings = zolve().settings
     try:
-        with current_app.extensions["zolve.db"].session() as session:
+        with zolve().db.session() as session:
             newest = heartbeats.newest_heartbeat_age(session)
     except Exception:
         return {"database": "the database is unavailable"}

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from flask import Response, current_app
+from flask import Response
 from flask_smorest import abort
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
@@ -15,6 +15,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Histo
 from api.auth import auth
 from api.bodies import Blueprint
 from api.deps import caller
+from api.extension import zolve
 from store import metrics
 from store.db import Database
 from workers.app import queue_depth
@@ -57,14 +58,12 @@ class ZolveCollector:
 
 
 def _registry() -> CollectorRegistry:
-    registry = current_app.extensions.get("zolve.metrics")
-    if registry is None:
+    extension = zolve()
+    if extension.metrics is None:
         registry = CollectorRegistry()
-        registry.register(
-            ZolveCollector(current_app.extensions["zolve.db"], current_app.extensions["zolve.celery"])
-        )
-        current_app.extensions["zolve.metrics"] = registry
-    return registry
+        registry.register(ZolveCollector(extension.db, extension.celery))
+        extension.metrics = registry
+    return extension.metrics
 
 
 @blp.route("/metrics")

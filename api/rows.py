@@ -12,13 +12,14 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from flask import Response, current_app, stream_with_context
+from flask import Response, stream_with_context
 from flask_smorest import abort
 from marshmallow import RAISE, Schema
 
 from api.auth import auth
 from api.bodies import Blueprint
 from api.deps import caller, context, database
+from api.extension import zolve
 from kinds import KINDS, Rows
 from kinds.base import csv_cell
 from services import jobs as job_service
@@ -121,7 +122,7 @@ def _add_export(blp: Blueprint, rows: Rows, fmt: str, body: str, content_type: s
     @blp.doc(**_doc(f"Every {rows.item} as {fmt.upper()}, streamed.", rows.export_query))
     def export_view(args: dict[str, Any], job_id: uuid.UUID) -> Response:
         job, who = _job_with_rows(job_id, rows), caller()
-        places = current_app.extensions["zolve.exports"]
+        places = zolve().exports
         if not places.take(who.key_id):
             abort(429, message=f"at most {places.per_key} exports of one key at a time; retry when one ends")
         response = export(job, rows, args, fmt)

@@ -12,6 +12,7 @@ from typing import Any
 
 import z3
 
+from core.errors import StopReason
 from puzzles.runtime import Run, Stopped
 
 
@@ -58,7 +59,7 @@ def solve(params: dict[str, Any], run: Run) -> dict[str, Any]:
         optimal = True
     except Stopped:
         # a time limit after a first solution still answers, just without the optimality proof
-        if best is None or run.stop_reason != "timeout":
+        if best is None or run.stop_reason != StopReason.TIMEOUT:
             raise
 
     if best is None:

@@ -15,6 +15,8 @@ from typing import Any, NoReturn
 
 import z3
 
+from core.errors import StopReason
+
 
 class Stopped(Exception):
     """The run was stopped before the puzzle finished."""
@@ -59,14 +61,14 @@ class Run:
         self._on_progress = on_progress
         self._contexts: list[z3.Context] = []
         self._lock = threading.Lock()
-        self._stop_reason: str | None = None
+        self._stop_reason: StopReason | None = None
         self._watchdog: threading.Timer | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------
     def __enter__(self) -> Run:
         if self.deadline is not None:
             self._watchdog = threading.Timer(
-                max(0.0, self.deadline - time.monotonic()), self.stop, ("timeout",)
+                max(0.0, self.deadline - time.monotonic()), self.stop, (StopReason.TIMEOUT,)
             )
             self._watchdog.daemon = True
             self._watchdog.start()
@@ -120,7 +122,7 @@ class Run:
             with self._lock:  # only this adoption: the run may hold the context for itself as well
                 del self._contexts[max(i for i, c in enumerate(self._contexts) if c is ctx)]
 
-    def stop(self, reason: str = "cancelled") -> None:
+    def stop(self, reason: StopReason = StopReason.CANCELLED) -> None:
         """Stop the run from any thread: every running `check()` returns within about a second."""
         with self._lock:
             if self._stop_reason is None:
@@ -131,7 +133,7 @@ class Run:
 
     # -- inside the puzzle -----------------------------------------------------------------------
     @property
-    def stop_reason(self) -> str | None:
+    def stop_reason(self) -> StopReason | None:
         return self._stop_reason
 
     def remaining(self) -> float | None:
@@ -140,8 +142,8 @@ class Run:
     def raise_if_stopped(self) -> None:
         remaining = self.remaining()
         if self._stop_reason is None and remaining is not None and remaining <= 0:
-            self._stop_reason = "timeout"
-        if self._stop_reason == "timeout":
+            self._stop_reason = StopReason.TIMEOUT
+        if self._stop_reason == StopReason.TIMEOUT:
             raise TimeLimitExceeded(f"time limit of {self.time_limit:g} s exceeded")
         if self._stop_reason is not None:
             raise Cancelled(self._stop_reason)
@@ -162,7 +164,7 @@ class Run:
         remaining = self.remaining()
         # Z3's own timer may fire a hair before ours
         if remaining is not None and remaining < _TIMER_SLACK and self._stop_reason is None:
-            self._stop_reason = "timeout"
+            self._stop_reason = StopReason.TIMEOUT
         self.raise_if_stopped()
         raise SolverGaveUp(f"Z3 gave up: {solver.reason_unknown()}")
 

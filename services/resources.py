@@ -6,6 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from core.errors import JobError
+from core.progress import Progress
 from kinds import KINDS
 from store.models import Job
 
@@ -17,37 +19,27 @@ def seconds_between(start: datetime | None, end: datetime | None) -> float | Non
 
 
 def progress_of(job: Job) -> dict[str, Any] | None:
-    """Sharded jobs: shards done/total, rows so far, rows/s and an ETA from the shards' pace. A finished
-    job keeps its counters but no `phase` (it is no longer in one)."""
-    progress = dict(job.progress) if job.progress is not None else None
-    if progress is not None and job.is_final:
-        progress.pop("phase", None)
-    if not job.shards_total:
-        return progress
+    """What the kind's run last reported and, for a sharded job, the service's counters: shards done of
+    the total, rows so far (named as the kind names them), rows/s and an ETA from the shards' pace. A
+    finished job keeps its counters but no `phase` (it is no longer in one)."""
+    if job.progress is None and not job.shards_total:
+        return None
     kind = KINDS.get(job.kind)
-    noun = kind.rows_name if kind else "rows"
-    elapsed = seconds_between(job.started_at, job.finished_at) or 0.0
-    progress = progress or {}
-    progress.update(
-        {
-            "shards_done": job.shards_done,
-            "shards_total": job.shards_total,
-            noun: job.rows_done,
-            f"{noun}_per_second": round(job.rows_done / elapsed, 1) if elapsed else None,
-            "eta_seconds": None,
-        }
-    )
-    if not job.is_final and job.shards_done and elapsed:
-        progress["eta_seconds"] = round(elapsed / job.shards_done * (job.shards_total - job.shards_done), 1)
-    return progress
+    progress = Progress.from_json(job.progress)
+    if job.shards_total:
+        elapsed = seconds_between(job.started_at, job.finished_at)
+        counters = Progress.of_shards(
+            job.shards_done, job.shards_total, job.rows_done, elapsed, final=job.is_final
+        )
+        progress = progress.merged(counters)
+    if job.is_final:
+        progress = progress.finished()
+    return progress.to_json(kind.rows_name if kind else "rows")
 
 
 def job_error(job: Job, *, is_admin: bool) -> dict[str, Any] | None:
     """A job's error as its caller may see it: the traceback is for admins only."""
-    error = dict(job.error) if job.error else None
-    if error and not is_admin:
-        error.pop("traceback", None)
-    return error
+    return JobError.from_json(job.error).shown(is_admin=is_admin) if job.error else None
 
 
 def job_fields(job: Job, *, is_admin: bool) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from typing import Any
 from sqlalchemy import ColumnElement, Select, String, func, literal, select, tuple_
 from sqlalchemy.orm import Session
 
+from core.events import EventName
 from store import events
 from store.jobs import job_row, params_hash
 from store.models import Batch, BatchItem, Job
@@ -68,7 +69,8 @@ def create_batch(
         for position, item, job in rows
     )
     for job in jobs_by_hash.values():
-        events.record(session, job.id, "created", actor_key_id=owner_id, detail={"batch": str(batch.id)})
+        in_batch = {"batch": str(batch.id)}
+        events.record(session, job.id, EventName.CREATED, actor_key_id=owner_id, detail=in_batch)
     session.flush()
     return batch, [job.id for job in jobs_by_hash.values()]
 

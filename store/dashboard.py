@@ -12,6 +12,8 @@ from typing import Any
 from sqlalchemy import and_, delete, func, or_, select, update
 from sqlalchemy.orm import Session
 
+from core.errors import JobError
+from core.events import EventName
 from core.states import JobState, ShardState
 from store import events, heartbeats
 from store.models import ApiKey, Job, JobEvent, ResultItem, Shard, Worker
@@ -254,7 +256,8 @@ def retry_job(session: Session, job_id: uuid.UUID, actor_key_id: int) -> Job:
         select(Shard.id).where(Shard.job_id == job_id, Shard.state == ShardState.RUNNING).limit(1)
     ):
         raise ActionRefused("some of its shards are still stopping; try again in a few seconds")
-    detail = {"previous_attempts": job.attempts, "error": events.error_detail(job.error)}
+    error = JobError.from_json(job.error).event_detail() if job.error else None
+    detail = {"previous_attempts": job.attempts, "error": error}
     session.execute(delete(Shard).where(Shard.job_id == job_id))
     session.execute(delete(ResultItem).where(ResultItem.job_id == job_id))
     session.execute(
@@ -281,7 +284,7 @@ def retry_job(session: Session, job_id: uuid.UUID, actor_key_id: int) -> Job:
             finalize_enqueued_at=None,
         )
     )
-    events.record(session, job_id, "retried", actor_key_id=actor_key_id, detail=detail)
+    events.record(session, job_id, EventName.RETRIED, actor_key_id=actor_key_id, detail=detail)
     session.refresh(job)
     return job
 
@@ -306,7 +309,7 @@ def requeue_shard(session: Session, job_id: uuid.UUID, shard_id: int, actor_key_
     events.record(
         session,
         job_id,
-        "shard_requeued",
+        EventName.SHARD_REQUEUED,
         attempt=shard.attempts,
         actor_key_id=actor_key_id,
         detail={"shard": shard.key, "reason": "operator"},

@@ -10,16 +10,14 @@ from typing import Any
 from sqlalchemy import func, insert, select, text
 from sqlalchemy.orm import Session
 
+from core.events import FINAL_EVENTS, STATE_EVENTS, EventName
 from store.models import BatchItem, Job, JobEvent
-
-#: an error's message is kept in full on the job; its event keeps the start
-MESSAGE_CHARS = 500
 
 
 def record(
     session: Session,
     job_id: uuid.UUID,
-    event: str,
+    event: EventName,
     *,
     attempt: int | None = None,
     actor_key_id: int | None = None,
@@ -32,25 +30,12 @@ def record(
     )
 
 
-def error_detail(error: dict[str, Any] | None) -> dict[str, Any] | None:
-    """An error without its traceback, for an event's detail."""
-    if not error:
-        return None
-    return {"type": error.get("type"), "message": str(error.get("message", ""))[:MESSAGE_CHARS]}
-
-
 def history(session: Session, job_id: uuid.UUID, *, progress: bool = False) -> list[JobEvent]:
     """The job's events in order; its `progress` events only when asked (the event streams show them)."""
     query = select(JobEvent).where(JobEvent.job_id == job_id).order_by(JobEvent.id)
     if not progress:
-        query = query.where(JobEvent.event != "progress")
+        query = query.where(JobEvent.event != EventName.PROGRESS)
     return list(session.scalars(query))
-
-
-#: the events that end a job's stream
-FINAL_EVENTS = ("succeeded", "failed", "cancelled")
-#: what a stream's `state` filter matches, besides the event of that name
-STATE_EVENTS = {"queued": ("created", "requeued", "retried")}
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,8 @@ from sqlalchemy import and_, func, or_, select, true, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from core.errors import ErrorType, JobError
+from core.events import EventName, entered
 from core.states import JobState, ShardState
 from store import events, listing, shards
 from store.listing import Page
@@ -73,7 +75,7 @@ def create_job(
             if existing is None:
                 raise
             return _replay(existing, digest, time_limit), False
-    events.record(session, job.id, "created", actor_key_id=owner_id)
+    events.record(session, job.id, EventName.CREATED, actor_key_id=owner_id)
     session.refresh(job)
     return job, True
 
@@ -156,8 +158,8 @@ def create_cached_job(
     session.add(job)
     session.flush()
     cached = {"cached_from": str(source.id)} if own else None
-    events.record(session, job.id, "created", actor_key_id=owner_id, detail=cached)
-    events.record(session, job.id, "succeeded", detail=cached)
+    events.record(session, job.id, EventName.CREATED, actor_key_id=owner_id, detail=cached)
+    events.record(session, job.id, EventName.SUCCEEDED, detail=cached)
     session.refresh(job)
     return CacheHit(job, own)
 
@@ -266,14 +268,14 @@ def request_cancel(session: Session, job: Job, *, actor_key_id: int | None = Non
         .values(state=JobState.CANCELLED, cancel_requested=True, finished_at=func.now())
     )
     if cancelled.rowcount == 1:
-        events.record(session, job.id, "cancelled", actor_key_id=actor_key_id)
+        events.record(session, job.id, EventName.CANCELLED, actor_key_id=actor_key_id)
     cancelling = session.execute(
         update(Job)
         .where(Job.id == job.id, Job.state == JobState.RUNNING)
         .values(state=JobState.CANCELLING, cancel_requested=True)
     )
     if cancelling.rowcount == 1:
-        events.record(session, job.id, "cancel_requested", actor_key_id=actor_key_id)
+        events.record(session, job.id, EventName.CANCEL_REQUESTED, actor_key_id=actor_key_id)
     # a sharded job: queued shards never start, running ones see the flag in their heartbeat
     shards.cancel_queued_shards(session, job.id)
     shards.settle_cancellation(session, job.id)
@@ -310,7 +312,7 @@ def claim(
         .returning(Job)
     )
     if claimed is not None:
-        events.record(session, job_id, "running", attempt=claimed.attempts, detail={"worker": worker})
+        events.record(session, job_id, EventName.RUNNING, attempt=claimed.attempts, detail={"worker": worker})
     return claimed
 
 
@@ -340,7 +342,7 @@ def heartbeat(
         .returning(Job.cancel_requested)
     )
     if stop is not None and changed and progress is not None:
-        events.record(session, job_id, "progress", detail=progress)
+        events.record(session, job_id, EventName.PROGRESS, detail=progress)
     return stop
 
 
@@ -351,7 +353,7 @@ def finish(
     *,
     state: JobState,
     result: dict[str, Any] | None = None,
-    error: dict[str, Any] | None = None,
+    error: JobError | None = None,
     progress: dict[str, Any] | None = None,
     rows_stored: int | None = None,
 ) -> bool:
@@ -360,7 +362,7 @@ def finish(
     values: dict[str, Any] = {
         "state": state,
         "result": result,
-        "error": error,
+        "error": error.to_json() if error is not None else None,
         "finished_at": func.now(),
         "lease_owner": None,
         "lease_expires_at": None,
@@ -381,7 +383,8 @@ def finish(
     )
     if attempt is None:
         return False
-    events.record(session, job_id, state, attempt=attempt, detail=events.error_detail(error))
+    detail = error.event_detail() if error is not None else None
+    events.record(session, job_id, entered(state), attempt=attempt, detail=detail)
     return True
 
 
@@ -423,18 +426,19 @@ def sweep(
             cancelled.append(job.id)
         elif job.attempts >= max_attempts:
             job.state, job.finished_at = JobState.FAILED, func.now()
-            job.error = {
-                "type": "WorkerLost",
-                "message": f"the worker running this job stopped responding {job.attempts} times; "
+            error = JobError(
+                ErrorType.WORKER_LOST,
+                f"the worker running this job stopped responding {job.attempts} times; "
                 f"giving up after {max_attempts} attempts",
-            }
+            )
+            job.error = error.to_json()
             failed.append(job.id)
-            lost.update(events.error_detail(job.error))
+            lost.update(error.event_detail())
         else:
             job.state, job.enqueued_at = JobState.QUEUED, None
             requeued.append(job.id)
         job.lease_owner, job.lease_expires_at = None, None
-        event = "requeued" if job.state == JobState.QUEUED else job.state
+        event = EventName.REQUEUED if job.state == JobState.QUEUED else entered(job.state)
         events.record(session, job.id, event, attempt=job.attempts, detail=lost)
 
     stale = list(

@@ -17,6 +17,9 @@ from typing import Any
 from sqlalchemy import and_, case, false, func, insert, or_, select, true, update
 from sqlalchemy.orm import Session, aliased
 
+from core.errors import ErrorType, JobError
+from core.events import EventName
+from core.progress import Progress
 from core.states import JobState, ShardState
 from store import events
 from store.models import Job, Shard
@@ -61,7 +64,7 @@ def create_shards(session: Session, job_id: uuid.UUID, worker: str, keys: list[s
             return []
         raise LeaseLost(f"job {job_id}: lease lost while planning")
     ids = _insert_shards(session, job_id, keys)
-    events.record(session, job_id, "planned", detail={"shards": len(keys), "worker": worker})
+    events.record(session, job_id, EventName.PLANNED, detail={"shards": len(keys), "worker": worker})
     return ids
 
 
@@ -74,7 +77,7 @@ def _cancel_unplanned(session: Session, job_id: uuid.UUID, worker: str) -> bool:
     )
     if cancelled.rowcount != 1:
         return False
-    events.record(session, job_id, "cancelled", detail={"worker": worker, "while": "planning"})
+    events.record(session, job_id, EventName.CANCELLED, detail={"worker": worker, "while": "planning"})
     return True
 
 
@@ -244,15 +247,9 @@ PROGRESS_COLUMNS = (
 
 
 def _record_progress(session: Session, job_id: uuid.UUID, counts: Any) -> None:
-    elapsed, done, total = float(counts.elapsed or 0), counts.shards_done, counts.shards_total
-    detail = {
-        "shards_done": done,
-        "shards_total": total,
-        "rows": counts.rows_done,
-        "rows_per_second": round(counts.rows_done / elapsed, 1) if elapsed > 0 else None,
-        "eta_seconds": round(elapsed / done * (total - done), 1) if done and elapsed > 0 else None,
-    }
-    events.record(session, job_id, "progress", detail=detail)
+    elapsed = float(counts.elapsed or 0)  # PostgreSQL's numeric
+    progress = Progress.of_shards(counts.shards_done, counts.shards_total, counts.rows_done, elapsed)
+    events.record(session, job_id, EventName.PROGRESS, detail=progress.to_json())
 
 
 def split_shard(
@@ -275,27 +272,27 @@ def split_shard(
     return ids
 
 
-def fail_shard(session: Session, shard_id: int, worker: str, error: dict[str, Any]) -> None:
+def fail_shard(session: Session, shard_id: int, worker: str, error: JobError) -> None:
     """One shard cannot be done, so neither can the job: fail both and stop the rest."""
-    shard = _end_shard(session, shard_id, worker, state=ShardState.FAILED, error=error)
+    shard = _end_shard(session, shard_id, worker, state=ShardState.FAILED, error=error.to_json())
     if shard is not None:
-        fail_job(session, shard.job_id, {**error, "message": f"shard {shard.key}: {error.get('message')}"})
+        fail_job(session, shard.job_id, error.within(f"shard {shard.key}"))
 
 
-def fail_job(session: Session, job_id: uuid.UUID, error: dict[str, Any]) -> None:
+def fail_job(session: Session, job_id: uuid.UUID, error: JobError) -> None:
     failed = session.execute(
         update(Job)
         .where(Job.id == job_id, Job.state.in_((JobState.RUNNING, JobState.CANCELLING)))
         .values(
             state=JobState.FAILED,
-            error=error,
+            error=error.to_json(),
             finished_at=func.now(),
             lease_owner=None,
             lease_expires_at=None,
         )
     )
     if failed.rowcount == 1:
-        events.record(session, job_id, "failed", detail=events.error_detail(error))
+        events.record(session, job_id, EventName.FAILED, detail=error.event_detail())
     cancel_queued_shards(session, job_id)
 
 
@@ -323,7 +320,7 @@ def settle_cancellation(session: Session, job_id: uuid.UUID) -> None:
         .values(state=JobState.CANCELLED, finished_at=func.now())
     )
     if settled.rowcount == 1:
-        events.record(session, job_id, "cancelled")
+        events.record(session, job_id, EventName.CANCELLED)
 
 
 def awaiting_finalize() -> Any:
@@ -349,14 +346,8 @@ def start_finalize(session: Session, job_id: uuid.UUID, max_attempts: int) -> Fi
     if attempts is None:
         return FinalizeStart.SKIP
     if attempts > max_attempts:
-        fail_job(
-            session,
-            job_id,
-            {
-                "type": "FinalizeFailed",
-                "message": f"combining the shards' results did not finish in {max_attempts} attempts",
-            },
-        )
+        gave_up = f"combining the shards' results did not finish in {max_attempts} attempts"
+        fail_job(session, job_id, JobError(ErrorType.FINALIZE_FAILED, gave_up))
         return FinalizeStart.GIVE_UP
     return FinalizeStart.RUN
 
@@ -393,7 +384,7 @@ def finish_sharded_job(session: Session, job_id: uuid.UUID, result: dict[str, An
     )
     if done.rowcount != 1:
         return False
-    events.record(session, job_id, "succeeded")
+    events.record(session, job_id, EventName.SUCCEEDED)
     return True
 
 
@@ -428,15 +419,13 @@ def sweep_shards(
         shard.lease_owner, shard.lease_expires_at = None, None
         if shard.attempts >= max_attempts:
             shard.state, shard.finished_at = ShardState.FAILED, func.now()
-            shard.error = {"type": "WorkerLost", "message": f"worker lost {shard.attempts} times"}
-            fail_job(
-                session,
-                shard.job_id,
-                {"type": "WorkerLost", "message": f"shard {shard.key}: worker lost {shard.attempts} times"},
-            )
+            error = JobError(ErrorType.WORKER_LOST, f"worker lost {shard.attempts} times")
+            shard.error = error.to_json()
+            fail_job(session, shard.job_id, error.within(f"shard {shard.key}"))
         else:
             shard.state, shard.enqueued_at = ShardState.QUEUED, None
-            events.record(session, shard.job_id, "shard_requeued", attempt=shard.attempts, detail=lost)
+            requeued = EventName.SHARD_REQUEUED
+            events.record(session, shard.job_id, requeued, attempt=shard.attempts, detail=lost)
     session.flush()
     stale = list(
         session.scalars(

@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from sqlalchemy import func, select
 
+from api.extension import zolve
 from store import jobs as job_store
 from store.db import Database
 from store.models import ApiKey, Job
@@ -96,5 +97,5 @@ def cancel_leftover_jobs(
 ) -> Iterator[None]:
     yield
     with_worker = "worker" in request.fixturenames
-    broker = (lambda: request.getfixturevalue("app").extensions["zolve.celery"]) if with_worker else None
+    broker = (lambda: zolve(request.getfixturevalue("app")).celery) if with_worker else None
     settle(db, keys_before_this_module, request.node.nodeid, broker)

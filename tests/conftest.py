@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from api.extension import zolve
 from core.config import Settings
 from services.schema import migrate as upgrade
 from store import keys
@@ -101,7 +102,7 @@ def app(settings: Settings):
 
     app = create_app(settings)
     yield app
-    app.extensions["zolve.events"].close()  # before the session's database goes away
+    zolve(app).events.close()  # before the session's database goes away
 
 
 @pytest.fixture

@@ -276,6 +276,7 @@ def private_stack(
 
     import tests.plugins  # noqa: F401 - the test-only kinds its worker loads through ZOLVE_PLUGINS
     from api.app import create_app
+    from api.extension import zolve
     from services.schema import migrate as upgrade
     from store import keys
     from store.db import Database
@@ -302,8 +303,8 @@ def private_stack(
         yield PrivateStack(services, own, db, worker, app.test_client(), {"Authorization": f"Bearer {key}"})
     finally:
         worker.stop()
-        app.extensions["zolve.events"].close()
-        app.extensions["zolve.db"].dispose()
+        zolve(app).events.close()
+        zolve(app).db.dispose()
         db.dispose()
         services.stop()
         shutil.rmtree(servers_dir, ignore_errors=True)

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: each package and the packages it may import (zolve, the command line, sits on top of everything)
 LAYERS: dict[str, set[str]] = {
-    "puzzles": set(),
+    "puzzles": {"core"},
     "core": set(),
     "pictures": set(),
     "schemas": {"core", "puzzles"},
@@ -295,3 +295,27 @@ def test_kinds_pages_alone_in_kinds_reach_the_web_layer_and_nothing_imports_them
     pages = _pages_modules()
     assert pages and pages <= set(MODULES)
     assert sorted(m for m, names in GRAPH.items() for name in names if _ours(name) in pages) == []
+
+
+def _string_keyed_extensions(path: Path) -> list[str]:
+    """`….extensions["zolve…"]` and `….extensions.get("zolve…")` in a module's code."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        target = node.value if isinstance(node, ast.Subscript) else None
+        key = node.slice if isinstance(node, ast.Subscript) else None
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args:
+            target, key = node.func.value, node.args[0]
+        is_extensions = isinstance(target, ast.Attribute) and target.attr == "extensions"
+        if is_extensions and isinstance(key, ast.Constant) and str(key.value).startswith("zolve"):
+            found.append(f"{path}:{node.lineno}")
+    return found
+
+
+def test_the_app_holds_one_typed_extension_not_string_keys(tmp_path: Path) -> None:
+    """What the app holds for its requests is api.extension.Zolve, reached with zolve(); string-keyed
+    `app.extensions["zolve.…"]` entries (a service locator nobody type-checks) are gone."""
+    extension = ROOT / "api" / "extension.py"
+    found = [hit for path in MODULES.values() if path != extension for hit in _string_keyed_extensions(path)]
+    assert found == []
+    probe = _write(tmp_path / "probe.py", 'app.extensions["zolve.db"]\napp.extensions.get("zolve.limiter")\n')
+    assert len(_string_keyed_extensions(probe)) == 2, "the check finds both forms"

@@ -12,6 +12,7 @@ from dataclasses import replace
 import pytest
 from flask import request
 
+from api.extension import zolve
 from api.security import DASHBOARD_CSP, HTMX_INDICATOR_STYLE, _hash_source
 from core.config import Settings
 from tests.support import ROOT
@@ -182,4 +183,4 @@ def test_an_admin_logs_in_over_https_behind_a_trusted_proxy(settings, make_key) 
     assert login.status_code == 302, login.get_data(as_text=True)
     assert "; Secure" in session_cookie(login) and login.headers["Strict-Transport-Security"]
     assert client.get("/admin/", headers=proxy).status_code == 200
-    app.extensions["zolve.db"].dispose()
+    zolve(app).db.dispose()

@@ -12,7 +12,6 @@ import logging
 import os
 import threading
 import time
-import traceback
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session
 
 from core.config import Settings
+from core.errors import ErrorType, JobError, StopReason
 from core.states import JobState
 from kinds import Kind, get_kind
 from puzzles.runtime import Cancelled, Run, TimeLimitExceeded
@@ -75,9 +75,9 @@ class Watcher(threading.Thread):
                 return
             if stop is None:
                 log.warning("lease lost, stopping")
-                self.solve_run.stop("lease lost")
+                self.solve_run.stop(StopReason.LEASE_LOST)
             elif stop:
-                self.solve_run.stop("cancelled")
+                self.solve_run.stop(StopReason.CANCELLED)
 
     def stop(self) -> None:
         self._stopped.set()
@@ -94,7 +94,7 @@ class Watched:
 
     status: str
     value: Any = None
-    error: dict[str, Any] | None = None
+    error: JobError | None = None
     progress: dict[str, Any] | None = None
     seconds: float = 0.0
 
@@ -120,15 +120,15 @@ def run_watched(
         with run:
             outcome = Watched("ok", value=work(run))
     except Cancelled as stop:
-        outcome = Watched("cancelled", error={"type": "Cancelled", "message": str(stop)})
+        outcome = Watched("cancelled", error=JobError(ErrorType.CANCELLED, str(stop)))
     except TimeLimitExceeded as exc:
-        outcome = Watched("failed", error={"type": "TimeLimitExceeded", "message": str(exc)})
+        outcome = Watched("failed", error=JobError(ErrorType.TIME_LIMIT, str(exc)))
     except Exception as exc:  # a puzzle bug or a solver failure: record it, never lose it
         log.exception("solve failed")
-        outcome = Watched("failed", error=_error(exc))
+        outcome = Watched("failed", error=JobError.from_exception(exc))
     finally:
         watcher.stop()
-    if run.stop_reason == "lease lost":
+    if run.stop_reason == StopReason.LEASE_LOST:
         outcome = Watched("lost")
     outcome.progress, outcome.seconds = watcher.latest_progress, time.monotonic() - started
     return outcome
@@ -150,14 +150,10 @@ def execute(db: Database, settings: Settings, job_id: uuid.UUID, worker: str) ->
     except Exception as exc:  # a bug after the claim: fail now, with the error, rather than time out
         log.exception("job %s failed outside the solver", job_id)
         with db.session() as session:
-            jobs.finish(session, job_id, worker, state=JobState.FAILED, error=_error(exc))
+            jobs.finish(session, job_id, worker, state=JobState.FAILED, error=JobError.from_exception(exc))
         followups = Messages()
     followups.owners.add(owner)
     return followups
-
-
-def _error(exc: Exception) -> dict[str, Any]:
-    return {"type": type(exc).__name__, "message": str(exc), "traceback": traceback.format_exc()}
 
 
 def _clear_rows(db: Database, settings: Settings, job_id: uuid.UUID, worker: str) -> bool:
@@ -277,10 +273,8 @@ def execute_shard(db: Database, settings: Settings, shard_id: int, worker: str) 
         return shards.heartbeat_shard(session, shard_id, worker, settings.lease_seconds)
 
     if shard.time_limit <= 0:
-        error = {
-            "type": "TimeLimitExceeded",
-            "message": "the job's shards have used its whole time_limit of solve time",
-        }
+        used_up = "the job's shards have used its whole time_limit of solve time"
+        error = JobError(ErrorType.TIME_LIMIT, used_up)
         with db.session() as session:
             shards.fail_shard(session, shard_id, worker, error)
         return followups
@@ -320,7 +314,7 @@ def execute_shard(db: Database, settings: Settings, shard_id: int, worker: str) 
     except Exception as exc:  # e.g. a bug in storing the rows: fail the shard (and job) with the error
         log.exception("shard %s could not be stored", shard_id)
         with db.session() as session:
-            shards.fail_shard(session, shard_id, worker, _error(exc))
+            shards.fail_shard(session, shard_id, worker, JobError.from_exception(exc))
     _log_shard_timing(shard, outcome, began, claimed, ran, time.time())
     return followups
 
@@ -393,7 +387,7 @@ def finalize(db: Database, settings: Settings, job_id: uuid.UUID) -> None:
 def _fail_finalize(db: Database, job_id: uuid.UUID, exc: Exception) -> None:
     log.exception("finalize of job %s failed", job_id)
     with db.session() as session:
-        shards.fail_job(session, job_id, {"type": type(exc).__name__, "message": f"finalize: {exc}"})
+        shards.fail_job(session, job_id, JobError(type(exc).__name__, f"finalize: {exc}"))
 
 
 def _transient(exc: DBAPIError) -> bool:

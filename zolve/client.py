@@ -30,10 +30,10 @@ from urllib.parse import urljoin
 import requests
 from tenacity import RetryCallState, Retrying, retry_if_exception, wait_exponential
 
+from core.progress import Progress  # stdlib only, like the states
 from core.states import FINAL_STATES  # StrEnums, equal to the plain words the API sends; stdlib only
 
 #: progress counters a job may report, as (done, total) keys: sharded jobs, then game-playing shards
-_COUNTERS = (("shards_done", "shards_total"), ("games_done", "games_total"), ("games_done", "games"))
 
 
 def _duration(seconds: float) -> str:
@@ -45,38 +45,32 @@ def _duration(seconds: float) -> str:
     return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
 
 
-def _counter(progress: dict[str, Any]) -> tuple[str, str] | None:
-    return next(((d, t) for d, t in _COUNTERS if progress.get(d) is not None and progress.get(t)), None)
-
-
 def describe_progress(job: dict[str, Any]) -> str:
     """A job's state and progress as one line: for a sharded job (planetx.enumerate and the like) the
     shards done of the total, the rows so far (boards), their rate and the ETA once the API knows it;
-    for others, their phase and whatever else their progress holds."""
-    progress = dict(job.get("progress") or {})
-    parts = [job["state"]]
-    counter = _counter(progress)
-    if counter:
-        done, total = progress.pop(counter[0]), progress.pop(counter[1])
-        parts.append(f"{done:,}/{total:,} {counter[0].removesuffix('_done')}")
-    # a kind that stores no rows (only planetx.enumerate does: links.rows) still counts 0 "rows"
-    stores_rows = "links" not in job or "rows" in (job["links"] or {})
-    rates = [key for key in progress if key.endswith("_per_second")]
-    for rate in rates:
-        noun = rate.removesuffix("_per_second")
-        per_second, count = progress.pop(rate), progress.pop(noun, None)
-        if not stores_rows:
-            continue
-        if isinstance(count, int):
-            parts.append(f"{count:,} {noun}")
-        if per_second is not None:
-            parts.append(f"{per_second:,.1f} {noun}/s")
-    eta = progress.pop("eta_seconds", None)
-    if eta is not None and job["state"] not in FINAL_STATES:
-        parts.append(f"ETA {_duration(eta)}")
-    if "phase" in progress:
-        parts.append(str(progress.pop("phase")))
-    parts.extend(f"{key}={value}" for key, value in progress.items() if value is not None)
+    for others, their phase, their own counter (games done of the total) and whatever else they report."""
+    raw = job.get("progress") or {}
+    noun = next((key.removesuffix("_per_second") for key in raw if key.endswith("_per_second")), "rows")
+    progress = Progress.from_json(raw, noun)
+    parts, extra = [job["state"]], dict(progress.extra)
+    counted = progress.counter()
+    if counted:
+        name, done, total = counted
+        parts.append(f"{done:,}/{total:,} {name}")
+        if not progress.sharded:
+            extra.pop(f"{name}_done", None)
+            extra.pop(f"{name}_total", None) if f"{name}_total" in extra else extra.pop(name, None)
+    # a sharded kind that stores no rows (links without `rows`) still counts 0 "rows"
+    if progress.sharded and ("links" not in job or "rows" in (job["links"] or {})):
+        if isinstance(progress.rows, int):
+            parts.append(f"{progress.rows:,} {noun}")
+        if progress.rows_per_second is not None:
+            parts.append(f"{progress.rows_per_second:,.1f} {noun}/s")
+    if progress.eta_seconds is not None and job["state"] not in FINAL_STATES:
+        parts.append(f"ETA {_duration(progress.eta_seconds)}")
+    if progress.phase is not None:
+        parts.append(str(progress.phase))
+    parts.extend(f"{key}={value}" for key, value in extra.items() if value is not None)
     return " · ".join(parts)
 
 
@@ -119,9 +113,8 @@ class ProgressReporter:
     def update(self, job: dict[str, Any]) -> None:
         line = describe_progress(job)
         if self.bar is not None:
-            progress = job.get("progress") or {}
-            counter = _counter(progress)
-            done, total = (progress[counter[0]], progress[counter[1]]) if counter else (None, None)
+            counted = Progress.from_json(job.get("progress")).counter()
+            done, total = counted[1:] if counted else (None, None)
             self.bar.update(self.task, description=line, completed=done or 0, total=total)
             return
         now = time.monotonic()

@@ -11,6 +11,7 @@ from flask import Response, abort, redirect, render_template, request, url_for
 from api.admin import present
 from api.admin.views import bp, caller_of_session
 from api.deps import context
+from api.errors import status_of
 from api.limits import counts_as_submit, invalid_form
 from kinds import KINDS
 from services import jobs as job_service
@@ -23,7 +24,7 @@ def job_picture(job_id: uuid.UUID) -> Response:
     try:
         svg = job_service.picture(context(), caller_of_session(), job_id)
     except ServiceError as refused:
-        abort(refused.status, refused.message)
+        abort(status_of(refused), refused.message)
     return Response(svg, mimetype="image/svg+xml")
 
 
@@ -59,7 +60,7 @@ def new_job_of_kind(kind_name: str) -> Any:
     except Invalid as refused:
         return _form(kind_name, text, time_limit, present.field_errors(refused.errors)), 422
     except ServiceError as refused:
-        return _form(kind_name, text, time_limit, [("", refused.message)]), refused.status
+        return _form(kind_name, text, time_limit, [("", refused.message)]), status_of(refused)
     return redirect(url_for("admin.job_page", job_id=submitted.job.id))
 
 

@@ -8,15 +8,13 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from core.progress import Progress
 from core.states import JobState
 from kinds import KINDS
 from kinds.base import ResultTable
 from services.resources import progress_of
 from store.dashboard import Minute
 from store.models import Job, JobEvent
-
-#: progress fields that count up to a total, as (done, total)
-_COUNTERS = (("shards_done", "shards_total"), ("games_done", "games_total"), ("games_done", "games"))
 
 
 def pretty_json(value: Any) -> str:
@@ -29,11 +27,7 @@ def progress_percent(job: Job) -> int | None:
         return 100
     if job.shards_total:
         return int(100 * job.shards_done / job.shards_total)
-    progress = job.progress or {}
-    for done, total in _COUNTERS:
-        if progress.get(total):
-            return min(100, int(100 * (progress.get(done) or 0) / progress[total]))
-    return None
+    return Progress.from_json(job.progress).percent()
 
 
 def progress_label(job: Job) -> str:

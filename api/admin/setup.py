@@ -9,6 +9,7 @@ from flask_wtf.csrf import CSRFProtect
 
 from api.admin import batch_pages, pages, present  # noqa: F401 - their routes join the blueprint
 from api.admin.views import bp
+from api.extension import zolve
 from core.config import Settings, secret_key_for
 from kinds import KINDS, load_attribute
 
@@ -53,7 +54,7 @@ def init_admin(app: Flask, settings: Settings) -> None:
         WTF_CSRF_TIME_LIMIT=None,
     )
     csrf.init_app(app)
-    app.extensions["zolve.csrf"] = csrf
+    zolve(app).csrf = csrf
     app.jinja_env.filters.update(
         when=present.when,
         duration=present.duration,

@@ -16,7 +16,6 @@ from flask import (
     Blueprint,
     Response,
     abort,
-    current_app,
     flash,
     g,
     redirect,
@@ -30,6 +29,7 @@ from werkzeug.exceptions import HTTPException
 from api import job_cache, rows
 from api.admin import present
 from api.deps import context, database, settings
+from api.extension import zolve
 from api.limits import counts_as_submit, seconds_until_reset
 from api.resources import job_error, job_links
 from core.states import JOB_STATES, JobState
@@ -91,7 +91,7 @@ def _session_holds(key: ApiKey) -> bool:
 def guard() -> Response | None:
     """Any key: no session → the login page; a client key on an operator's page → 403 (on the overview:
     its jobs); forms need the CSRF token."""
-    csrf = current_app.extensions["zolve.csrf"]
+    csrf = zolve().csrf
     if request.endpoint in PUBLIC:
         if request.method not in SAFE_METHODS:
             csrf.protect()

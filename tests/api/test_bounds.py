@@ -14,6 +14,7 @@ import pytest
 import requests
 from sqlalchemy import text
 
+from api.extension import zolve
 from tests.support import TEST_ENV, free_port, installed_popen, wait_until
 
 SLOW = {"kind": "test.sharded", "params": {"plan_seconds": 2, "keys": ["a"], "shard_seconds": 4}}
@@ -100,5 +101,5 @@ def test_a_key_streams_only_its_share_of_exports_at_once(
 
 
 def test_the_api_has_a_statement_timeout(app) -> None:
-    with app.extensions["zolve.db"].session() as session:
+    with zolve(app).db.session() as session:
         assert session.scalar(text("SHOW statement_timeout")) == "15s"

@@ -153,7 +153,12 @@ BASES: dict[str, dict[str, Any]] = {
     "taiji.solve#grid": {
         "grid": [[{"symbol": "dice", "value": 2, "colour": "r", "fixed": True, "lit": True}, None, {}]]
     },
+    "taiji.enumerate": {"code": "3:Kw202200Fw62Dw4", "max_solutions": 10},
 }
+
+
+def test_every_kind_has_a_base_to_fuzz() -> None:
+    assert {_kind(name) for name in BASES} == set(KINDS) - {n for n in KINDS if n.startswith("test.")}
 
 
 def _kind(name: str) -> str:

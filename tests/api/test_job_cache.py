@@ -6,6 +6,7 @@ import uuid
 
 from sqlalchemy import update
 
+from api.extension import zolve
 from store import jobs as job_store
 from store import keys
 from store.models import Job
@@ -29,7 +30,7 @@ def test_a_big_result_is_read_from_the_database_not_kept_in_memory(app, client, 
     for job_id in (small, big):
         answer = client.get(f"/jobs/{job_id}", headers=auth)
         assert answer.status_code == 200 and answer.get_json()["state"] == "succeeded"
-    cache = app.extensions["zolve.status_cache"]
+    cache = zolve(app).status_cache
     assert small in cache, "a small finished job is served from memory"
     assert big not in cache, "a 200 KB result is not held in the API's memory"
     assert len(client.get(f"/jobs/{big}", headers=auth).get_json()["result"]["blob"]) == 200_000

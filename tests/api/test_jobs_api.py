@@ -7,6 +7,8 @@ import uuid
 
 import pytest
 
+from api.extension import zolve
+
 DICE = {"kind": "dice", "params": {"dice": 3, "faces": 6}}
 
 
@@ -264,7 +266,7 @@ def test_queued_job_has_retry_after_and_cancel_means_it_never_starts(client, db,
 
     cancelled = client.post(f"/jobs/{job.id}/cancel", headers=headers)
     assert cancelled.status_code == 202 and cancelled.get_json()["state"] == "cancelled"
-    enqueue(app.extensions["zolve.celery"], str(job.id))  # a late delivery must not start it
+    enqueue(zolve(app).celery, str(job.id))  # a late delivery must not start it
     later = client.get(f"/jobs/{job.id}?wait=2", headers=headers).get_json()
     assert (later["state"], later["attempts"], later["result"]) == ("cancelled", 0, None)
 

@@ -6,6 +6,7 @@ from dataclasses import replace
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from api.extension import zolve
 from store import jobs as job_store
 from store import keys
 from store.db import Database
@@ -25,7 +26,7 @@ def isolated_app(settings, isolated_db: Database) -> Iterator:
 
     app = create_app(replace(settings, database_url=isolated_db.url))
     yield app
-    app.extensions["zolve.db"].dispose()
+    zolve(app).db.dispose()
 
 
 def test_metrics_count_jobs_by_kind_and_state(isolated_app, isolated_db: Database) -> None:

@@ -9,6 +9,7 @@ from dataclasses import replace
 
 from sqlalchemy import func, select, text
 
+from api.extension import zolve
 from store.models import Row
 from tests.support import wait_until
 
@@ -35,8 +36,8 @@ def test_a_retry_of_a_job_with_many_rows_answers_at_once_and_its_rows_go_on_a_wo
         answer = strict.test_client().post(f"/admin/jobs/{job_id}/retry", headers=admin)
         assert answer.status_code == 302, answer.get_data(as_text=True)[:300]
     finally:
-        strict.extensions["zolve.events"].close()
-        strict.extensions["zolve.db"].dispose()
+        zolve(strict).events.close()
+        zolve(strict).db.dispose()
 
     def old_rows() -> int:
         with db.session() as session:

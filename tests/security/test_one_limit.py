@@ -8,6 +8,7 @@ from dataclasses import replace
 import pytest
 from sqlalchemy import update
 
+from api.extension import zolve
 from store import jobs as job_store
 from store import keys
 from store.models import Job
@@ -31,8 +32,8 @@ def quota_app(settings, isolated_db):
 
     app = create_app(replace(settings, database_url=isolated_db.url, max_unfinished_per_key=2))
     yield app
-    app.extensions["zolve.events"].close()  # before the database goes
-    app.extensions["zolve.db"].dispose()
+    zolve(app).events.close()  # before the database goes
+    zolve(app).db.dispose()
 
 
 

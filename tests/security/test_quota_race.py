@@ -12,6 +12,7 @@ from dataclasses import replace
 import pytest
 from sqlalchemy import func, select
 
+from api.extension import zolve
 from store import keys
 from store.models import Job
 from tests.security.helpers import bearer_token, key_in
@@ -28,8 +29,8 @@ def quota_app(settings, isolated_db):
 
     app = create_app(replace(settings, database_url=isolated_db.url, max_unfinished_per_key=QUOTA))
     yield app
-    app.extensions["zolve.events"].close()  # before the database goes
-    app.extensions["zolve.db"].dispose()
+    zolve(app).events.close()  # before the database goes
+    zolve(app).db.dispose()
 
 
 

@@ -7,6 +7,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import func, select, update
 
+from core.errors import EVENT_MESSAGE_CHARS, JobError
 from store import dashboard, events, heartbeats, jobs, keys, rows, shards
 from store.db import Database
 from store.models import Job, JobEvent, Row, Shard, Worker
@@ -42,7 +43,7 @@ def test_a_job_records_each_transition_once(isolated_db: Database, owner: int) -
     with isolated_db.session() as session:
         jobs.claim(session, job.id, "w2", 30)
     with isolated_db.session() as session:
-        error = {"type": "ValueError", "message": "x" * 2000, "traceback": "secret frames"}
+        error = JobError("ValueError", "x" * 2000, "secret frames")
         assert jobs.finish(session, job.id, "w2", state="failed", error=error)
         assert not jobs.finish(session, job.id, "w2", state="failed", error=error)
     assert history(isolated_db, job.id) == [
@@ -55,7 +56,7 @@ def test_a_job_records_each_transition_once(isolated_db: Database, owner: int) -
     with isolated_db.session() as session:
         failed = events.history(session, job.id)[-1].detail
         requeued = events.history(session, job.id)[2].detail
-    assert failed == {"type": "ValueError", "message": "x" * events.MESSAGE_CHARS}
+    assert failed == {"type": "ValueError", "message": "x" * EVENT_MESSAGE_CHARS}
     assert requeued == {"reason": "lease expired", "worker": "w1"}
 
 
@@ -67,7 +68,7 @@ def test_cancels_record_who_asked(isolated_db: Database, owner: int) -> None:
         jobs.request_cancel(session, session.get(Job, running.id), actor_key_id=owner)
         jobs.request_cancel(session, session.get(Job, running.id), actor_key_id=owner)
     with isolated_db.session() as session:
-        jobs.finish(session, running.id, "w", state="cancelled", error={"type": "Cancelled", "message": "c"})
+        jobs.finish(session, running.id, "w", state="cancelled", error=JobError("Cancelled", "c"))
     assert history(isolated_db, queued.id) == [("created", None, owner), ("cancelled", None, owner)]
     assert [e for e, _, _ in history(isolated_db, running.id)] == [
         "created",
@@ -140,7 +141,7 @@ def test_retry_starts_a_failed_sharded_job_over(isolated_db: Database, planned, 
         shards.complete_shard(session, ids[0], "w", [7, 8], {"count": 2}, 0.1)
         shards.claim_shard(session, ids[1], "w", 30)
         shards.claim_shard(session, ids[2], "w2", 30)
-        shards.fail_shard(session, ids[1], "w", {"type": "ValueError", "message": "bad"})
+        shards.fail_shard(session, ids[1], "w", JobError("ValueError", "bad"))
     with isolated_db.session() as session, pytest.raises(dashboard.ActionRefused, match="still stopping"):
         dashboard.retry_job(session, job.id, owner)
     with isolated_db.session() as session:

@@ -9,6 +9,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import func, select, text, update
 
+from core.errors import JobError
 from core.states import JobState
 from services import retention
 from store import dashboard, jobs, keys, metrics, shards, tallies
@@ -35,7 +36,7 @@ def run(db: Database, job_id: uuid.UUID, state: str, worker: str = "w") -> None:
     with db.session() as session:
         assert jobs.claim(session, job_id, worker, 30) is not None
     with db.session() as session:
-        error = None if state == "succeeded" else {"type": "E", "message": "no"}
+        error = None if state == "succeeded" else JobError("E", "no")
         assert jobs.finish(session, job_id, worker, state=state, result={"ok": 1}, error=error)
 
 
@@ -67,7 +68,7 @@ def test_the_counters_follow_every_transition(isolated_db: Database, owner: int)
         jobs.request_cancel(session, session.get(Job, running))
     assert_counters_match(db)
     with db.session() as session:
-        assert jobs.finish(session, running, "w", state="cancelled", error={"type": "Cancelled"})
+        assert jobs.finish(session, running, "w", state="cancelled", error=JobError("Cancelled", ""))
 
     # a worker lost: the sweeper requeues, a second worker finishes
     with db.session() as session:

@@ -4,6 +4,7 @@ import time
 import uuid
 
 from api.app import create_app
+from api.extension import zolve
 from services.messages import enqueue
 from store import jobs as job_store
 from store import keys
@@ -59,7 +60,7 @@ def test_duplicate_messages_run_a_job_once(worker, db, app) -> None:
         job, _ = job_store.create_job(
             session, owner_id=owner.id, kind="dice", params={"dice": 3, "faces": 6}, time_limit=60
         )
-    celery = app.extensions["zolve.celery"]
+    celery = zolve(app).celery
     for _ in range(3):
         enqueue(celery, str(job.id))
     wait_until(lambda: job_row(db, str(job.id)).state == "succeeded", 30, what="the job")

@@ -8,6 +8,7 @@ import uuid
 import pytest
 from sqlalchemy import func, select
 
+from api.extension import zolve
 from puzzles.planetx.board import EMPTY, MODES
 from puzzles.planetx.rules import enumerate_boards
 from store.models import Job, Row, Shard
@@ -105,5 +106,5 @@ def test_cancel_stops_every_shard(client, auth, worker, db, app) -> None:
     time.sleep(2)
     assert board_count(db, job["id"]) == written, "boards were written after the cancel"
     # the cancelled shards' messages are no-ops; let the worker drain them before the next test
-    celery = app.extensions["zolve.celery"]
+    celery = zolve(app).celery
     wait_until(lambda: queue_depth(celery) == 0, 180, 0.5, "the no-op messages to drain")

@@ -9,6 +9,7 @@ import uuid
 import pytest
 from sqlalchemy import select
 
+from api.extension import zolve
 from puzzles.planetx.board import MODES, PLANET_X, decode, to_letters
 from puzzles.planetx.rules import enumerate_boards
 from services.messages import RUN_SHARD, enqueue
@@ -161,7 +162,7 @@ def test_a_duplicate_shard_message_is_a_no_op(standard_job, db, app, standard_bo
         before = session.execute(
             select(Shard.id, Shard.attempts, Shard.finished_at).where(Shard.job_id == uuid.UUID(job["id"]))
         ).all()
-    celery = app.extensions["zolve.celery"]
+    celery = zolve(app).celery
     for shard_id, _, _ in before:
         enqueue(celery, str(shard_id), RUN_SHARD)
     wait_until(lambda: queue_depth(celery) == 0, 60, 0.2, "the duplicates to be delivered")
