@@ -8,7 +8,7 @@ import swagger_ui_bundle
 from flask import Flask, send_from_directory
 from flask_smorest import Api
 
-from api import batches, errors, events, jobs, meta, metrics, rows
+from api import batches, errors, events, jobs, meta, metrics, openapi, rows
 from api.admin.setup import init_admin
 from api.extension import Zolve, install
 from api.job_cache import JobCache
@@ -75,7 +75,7 @@ def create_app(settings: Settings | None = None) -> Flask:
         ),
     )
 
-    api = ZolveApi(app)
+    api = ZolveApi(app, spec_kwargs={"extra_plugins": [openapi.OperationsPlugin()]})
     for kind in KINDS.values():
         api.spec.components.schema(kind.params_schema.__name__, schema=kind.params_schema)
         api.spec.components.schema(kind.result_schema.__name__, schema=kind.result_schema)
@@ -86,6 +86,7 @@ def create_app(settings: Settings | None = None) -> Flask:
     api.register_blueprint(batches.blp)
     api.register_blueprint(metrics.blp)
     api.register_blueprint(events.blp)
+    openapi.complete(api.spec)
     errors.register_error_handlers(app)
     init_admin(app, settings)
     init_security(app, settings)

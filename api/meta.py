@@ -9,9 +9,10 @@ import redis
 from api.bodies import Blueprint
 from api.extension import zolve
 from api.limits import storage_uri
+from api.openapi import kind_job_schema
 from core.version import VERSION
 from kinds import KINDS
-from schemas.jobs import Kind
+from schemas.meta import Health, Kind, NotReady, Ready
 from store import heartbeats
 
 blp = Blueprint("meta", __name__, description="Health and discovery")
@@ -19,7 +20,7 @@ blp = Blueprint("meta", __name__, description="Health and discovery")
 
 @blp.route("/health")
 @blp.doc(security=[])
-@blp.response(200)
+@blp.response(200, Health)
 def health() -> Any:
     """Liveness: the process answers (touches nothing else), with the version it runs."""
     return {"status": "ok", "version": VERSION}
@@ -27,8 +28,8 @@ def health() -> Any:
 
 @blp.route("/ready")
 @blp.doc(security=[])
-@blp.response(200)
-@blp.alt_response(503, description="Not ready: `reasons` says what is missing")
+@blp.response(200, Ready)
+@blp.alt_response(503, schema=NotReady, description="Not ready: `reasons` says what is missing")
 def ready() -> Any:
     """Readiness: the database answers, the broker answers, and a worker has heartbeated within a
     lease (else jobs would be accepted that nothing runs)."""
@@ -75,6 +76,13 @@ _QUICK = {"socket_connect_timeout": 1, "socket_timeout": 1}
 def kinds() -> Any:
     """The puzzle kinds this service solves; each one's params are documented under components."""
     return [
-        {"name": kind.name, "summary": kind.summary, "params_schema": kind.params_schema.__name__}
+        {
+            "name": kind.name,
+            "summary": kind.summary,
+            "params_schema": kind.params_schema.__name__,
+            "result_schema": kind.result_schema.__name__,
+            "job_schema": kind_job_schema(kind.name),
+            "rows": kind.rows.name if kind.rows else None,
+        }
         for kind in KINDS.values()
     ]

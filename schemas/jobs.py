@@ -19,7 +19,11 @@ def callback_url_field(what: str) -> fields.Url:
         schemes={"http", "https"},
         require_tld=False,
         validate=validate.Length(max=2000),
-        metadata={"description": f"POSTed {what}, signed (see GET /webhooks/secret); once"},
+        metadata={
+            "format": "uri",
+            "description": f"POSTed {what}, signed (see GET /webhooks/secret); once. An http(s) URL whose "
+            "host resolves to public addresses only (a private, loopback or link-local one is refused)",
+        },
     )
 
 
@@ -111,12 +115,6 @@ class JobGetArgs(Schema):
         validate=validate.Range(min=0),
         metadata={"description": "long-poll: block up to this many seconds (capped) until the job finishes"},
     )
-
-
-class Kind(Schema):
-    name = fields.String()
-    summary = fields.String()
-    params_schema = fields.String(metadata={"description": "name of the params schema in components"})
 
 
 class Error(Schema):

@@ -305,7 +305,9 @@ def test_cancel_of_a_finished_job_is_409(client, auth, worker, wait_job) -> None
 
 def test_kinds_are_listed_and_documented(client) -> None:
     kinds = client.get("/kinds").get_json()
-    assert {"name": "dice", "summary": kinds[0]["summary"], "params_schema": "DiceParams"} in kinds
+    dice = {"params_schema": "DiceParams", "result_schema": "DiceResult", "job_schema": "DiceJob"}
+    dice["rows"] = None
+    assert {"name": "dice", "summary": kinds[0]["summary"], **dice} in kinds
     spec = client.get("/openapi.json").get_json()
     assert "DiceParams" in spec["components"]["schemas"]
     assert "/jobs/{job_id}" in spec["paths"]

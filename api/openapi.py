@@ -1,0 +1,292 @@
+"""The published contract: what flask-smorest makes of the blueprints, completed so that a client generated
+from /openapi.json is as good as one written by hand (issue 38).
+
+- every operation has a human operationId (`create_job`, `get_job`, ...) and a tag;
+- every response the server can give is declared with its body: one `Error` schema for every 4xx and 5xx
+  (401 and 429 on every operation that takes a key, 503 when the database is away, 413 and 415 where a
+  body is read), and the non-JSON ones with their media types (SVG, CSV and NDJSON as binary, event
+  streams as text);
+- the headers the service depends on are declared: Idempotency-Key, Location, Retry-After, Link,
+  ETag/If-None-Match, Last-Event-ID, X-Total-Count;
+- `kind` is an enum of the registered kinds, and a job is typed per kind: `Job` is a oneOf of one
+  schema per kind (`DiceJob`, ...) with a discriminator on `kind`, whose `params` and `result` are the
+  kind's own schemas.
+
+`complete(spec)` does the per-kind schemas once every blueprint is registered; OperationsPlugin does the
+rest, operation by operation, as flask-smorest registers them.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+from apispec import APISpec, BasePlugin
+
+from kinds import KINDS, Kind
+from services.jobs import IDEMPOTENCY_KEY_MAX
+
+#: (method, path) -> operationId; rows hooks' operations are named after their rows (rows_operation)
+OPERATION_IDS: dict[tuple[str, str], str] = {
+    ("get", "/health"): "get_health",
+    ("get", "/ready"): "get_readiness",
+    ("get", "/kinds"): "list_kinds",
+    ("get", "/jobs"): "list_jobs",
+    ("post", "/jobs"): "create_job",
+    ("get", "/jobs/{job_id}"): "get_job",
+    ("post", "/jobs/{job_id}/cancel"): "cancel_job",
+    ("get", "/jobs/{job_id}/result/items"): "list_result_items",
+    ("get", "/jobs/{job_id}/picture.svg"): "get_job_picture",
+    ("post", "/batches"): "create_batch",
+    ("get", "/batches/{batch_id}"): "get_batch",
+    ("get", "/batches/{batch_id}/results.ndjson"): "export_batch_results_ndjson",
+    ("get", "/batches/{batch_id}/results.csv"): "export_batch_results_csv",
+    ("get", "/metrics"): "get_metrics",
+    ("get", "/jobs/{job_id}/events"): "stream_job_events",
+    ("get", "/events"): "stream_events",
+    ("get", "/jobs/{job_id}/deliveries"): "list_job_deliveries",
+    ("get", "/webhooks/secret"): "get_webhook_secret",
+    ("post", "/webhooks/secret/rotate"): "rotate_webhook_secret",
+}
+_ROWS_PATH = re.compile(r"^/jobs/\{job_id\}/(?P<name>[a-z][a-z0-9_]*)(?:\.(?P<fmt>csv|ndjson))?$")
+
+#: operations anyone may call, without a key (no 401, no rate limit)
+PUBLIC = {"get_health", "get_readiness", "list_kinds"}
+#: operations that never touch the database (no 503)
+NO_DATABASE = {"get_health"}
+
+ERROR = {"$ref": "#/components/schemas/Error"}
+BINARY = {"type": "string", "format": "binary"}
+TEXT = {"type": "string"}
+
+_STATUS_TEXT = {
+    400: "The request cannot be read (e.g. unreadable JSON)",
+    401: "No API key, or not a valid one (`Authorization: Bearer <key>`)",
+    403: "This key may not do this",
+    404: "No such thing, or not yours",
+    409: "The thing's state forbids this",
+    413: "Request body too large",
+    414: "Request line too long",
+    415: "The body is not sent as application/json",
+    422: "A field's value is refused: `errors` says which and why",
+    429: "Too many requests, or a quota is used up: retry after `Retry-After` seconds",
+    431: "Request headers too large",
+    503: "The database or the broker is unavailable: retry after `Retry-After` seconds",
+}
+
+HEADERS: dict[str, dict[str, Any]] = {
+    "Location": {"description": "the job's (or batch's) URL, to poll", "schema": TEXT},
+    "Retry-After": {"description": "seconds to wait before trying again", "schema": {"type": "integer"}},
+    "Link": {"description": 'the next page: `<URL>; rel="next"` (none on the last page)', "schema": TEXT},
+    "X-Total-Count": {"description": "how many rows the whole export holds", "schema": TEXT},
+    "X-Zolve-Cache": {"description": "`hit`: an identical job's result was served", "schema": TEXT},
+    "Idempotent-Replayed": {
+        "description": "`true`: an earlier request with the same Idempotency-Key made this job",
+        "schema": TEXT,
+    },
+}
+
+IDEMPOTENCY_KEY = {
+    "in": "header",
+    "name": "Idempotency-Key",
+    "required": False,
+    "description": "repeat a submit safely: the same key and body answer the job made the first time",
+    "schema": {"type": "string", "minLength": 1, "maxLength": IDEMPOTENCY_KEY_MAX},
+}
+LAST_EVENT_ID = {
+    "in": "header",
+    "name": "Last-Event-ID",
+    "required": False,
+    "description": "resume after this event id (an `id:` this stream sent); wins over ?last_event_id=",
+    "schema": {"type": "string", "pattern": "^[0-9]{1,18}$"},
+}
+
+
+def operation_id(method: str, path: str) -> str | None:
+    """The operation's human name, from the table or, for a kind's rows, from the rows' name."""
+    if (method, path) in OPERATION_IDS:
+        return OPERATION_IDS[(method, path)]
+    rows = _ROWS_PATH.match(path)
+    if rows and method == "get":
+        return f"export_{rows['name']}_{rows['fmt']}" if rows["fmt"] else f"list_{rows['name']}"
+    return None
+
+
+def _error_response(code: int, description: str | None = None) -> dict[str, Any]:
+    response: dict[str, Any] = {
+        "description": description or _STATUS_TEXT.get(code, "Error"),
+        "content": {"application/json": {"schema": ERROR}},
+    }
+    if code in (429, 503):
+        response["headers"] = {"Retry-After": HEADERS["Retry-After"]}
+    return response
+
+
+def _complete_operation(method: str, path: str, operation: dict[str, Any]) -> None:
+    name = operation_id(method, path)
+    if name is not None:
+        operation["operationId"] = name
+    responses = {str(code): response for code, response in operation.get("responses", {}).items()}
+    operation["responses"] = responses
+    codes = {400, 414, 431}
+    if name not in PUBLIC:
+        codes |= {401, 429}
+    if name not in NO_DATABASE:
+        codes.add(503)
+    if "requestBody" in operation:
+        codes |= {413, 415, 422}
+    for code in codes:
+        responses.setdefault(str(code), _error_response(code))
+    for code, response in responses.items():
+        # a string or a $ref names a response component (flask-smorest's, with the Error body)
+        if code.isdigit() and int(code) >= 400 and isinstance(response, dict) and "$ref" not in response:
+            response.setdefault("content", {"application/json": {"schema": ERROR}})
+            if int(code) in (429, 503):
+                response.setdefault("headers", {})["Retry-After"] = HEADERS["Retry-After"]
+    _media_types(path, responses)
+    _headers(method, path, operation, responses)
+
+
+#: what a path's 200 answers when it is not JSON, by how the path ends
+_MEDIA_TYPES = {
+    ".csv": ("text/csv", BINARY),
+    ".ndjson": ("application/x-ndjson", BINARY),
+    ".svg": ("image/svg+xml", BINARY),
+    "/events": ("text/event-stream", TEXT),
+    "/metrics": ("text/plain", TEXT),
+}
+
+
+def _media_types(path: str, responses: dict[str, Any]) -> None:
+    """Non-JSON bodies as what they are: files as binary (a generated client hands back bytes, never
+    parses them as JSON), an event stream and metrics as text."""
+    ok = responses.get("200")
+    ending = next((end for end in _MEDIA_TYPES if path.endswith(end)), None)
+    if ending is None or not isinstance(ok, dict):
+        return
+    media_type, schema = _MEDIA_TYPES[ending]
+    ok["content"] = {media_type: {"schema": schema}}
+
+
+def _headers(method: str, path: str, operation: dict[str, Any], responses: dict[str, Any]) -> None:
+    def add(code: str, *names: str) -> None:
+        if code in responses:
+            headers = responses[code].setdefault("headers", {})
+            headers.update({name: HEADERS[name] for name in names})
+
+    if (method, path) == ("post", "/jobs"):
+        operation.setdefault("parameters", []).append(IDEMPOTENCY_KEY)
+        add("202", "Location", "X-Zolve-Cache", "Idempotent-Replayed")
+    if (method, path) == ("post", "/batches"):
+        add("202", "Location")
+    if (method, path) == ("get", "/jobs"):
+        add("200", "Link")
+    if (method, path) == ("get", "/jobs/{job_id}"):
+        add("200", "Retry-After")  # the job is not finished yet: poll again after this
+    if path.endswith("/events"):
+        operation.setdefault("parameters", []).append(LAST_EVENT_ID)
+    if _ROWS_PATH.match(path) and path.endswith((".csv", ".ndjson")):
+        add("200", "X-Total-Count")
+
+
+class OperationsPlugin(BasePlugin):
+    """Completes each operation as it is registered (apispec calls operation_helper once per path)."""
+
+    def operation_helper(
+        self, path: str | None = None, operations: dict | None = None, **kwargs: Any
+    ) -> None:
+        for method, operation in (operations or {}).items():
+            if method in ("get", "post", "put", "patch", "delete"):
+                _complete_operation(method, path or "", operation)
+
+
+def _pascal(name: str) -> str:
+    return "".join(part.capitalize() for part in re.split(r"[._]", name))
+
+
+def kind_job_schema(name: str) -> str:
+    """The component that types a job of this kind, e.g. DiceJob, PlanetxEnumerateJob."""
+    return f"{_pascal(name)}Job"
+
+
+def _ref(name: str) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _nullable(name: str, description: str) -> dict[str, Any]:
+    return {"allOf": [_ref(name)], "nullable": True, "description": description}
+
+
+def _typed(base: dict[str, Any], changes: dict[str, Any], required: tuple[str, ...], about: str) -> dict:
+    schema = copy.deepcopy(base)
+    schema["properties"].update(changes)
+    schema["required"] = sorted({*schema.get("required", []), *required})
+    schema["description"] = about
+    return schema
+
+
+def _paged_result(schemas: dict[str, Any], kind: Kind) -> None:
+    """A result too large to return whole keeps its list as rows: the list is then null and `paged` says
+    where it went (store.results.split)."""
+    result = schemas[kind.result_schema.__name__]
+    result["properties"][kind.result_items]["nullable"] = True
+    result["properties"]["paged"] = {
+        "type": "object",
+        "nullable": True,
+        "description": f"`{kind.result_items}` was too large to return whole: page it at "
+        "GET /jobs/{id}/result/items",
+        "properties": {"field": {"type": "string"}, "count": {"type": "integer"}},
+    }
+
+
+def _one_of(schemas: dict[str, Any], name: str, by_kind: dict[str, str], about: str) -> None:
+    mapping = {kind: f"#/components/schemas/{schema}" for kind, schema in by_kind.items()}
+    schemas[name] = {
+        "oneOf": [{"$ref": ref} for ref in mapping.values()],
+        "discriminator": {"propertyName": "kind", "mapping": mapping},
+        "description": about,
+    }
+
+
+def complete(spec: APISpec) -> None:
+    """Once every blueprint is registered: `kind` an enum, and jobs and batches typed per kind."""
+    schemas = spec.components.schemas
+    names = sorted(KINDS)
+    for create in ("JobCreate", "BatchCreate"):
+        schemas[create]["properties"]["kind"].pop("pattern", None)
+        schemas[create]["properties"]["kind"]["enum"] = names
+    job, batch, item = schemas.pop("Job"), schemas.pop("Batch"), schemas["BatchItem"]
+    jobs, batches = {}, {}
+    for name in names:
+        kind, pascal = KINDS[name], _pascal(name)
+        if kind.result_items:
+            _paged_result(schemas, kind)
+        result = _nullable(kind.result_schema.__name__, "the result, once the job succeeded")
+        jobs[name] = kind_job_schema(name)
+        spec.components.schema(
+            jobs[name],
+            component=_typed(
+                job,
+                {"kind": {"type": "string", "enum": [name]}, "params": _ref(kind.params_schema.__name__)}
+                | {"result": result},
+                ("id", "kind", "state", "params"),
+                f"A {name} job: {kind.summary}",
+            ),
+        )
+        spec.components.schema(
+            f"{pascal}BatchItem", component=_typed(item, {"result": result}, ("client_id", "state"), "")
+        )
+        batches[name] = f"{pascal}Batch"
+        items = {"type": "array", "items": _ref(f"{pascal}BatchItem")}
+        spec.components.schema(
+            batches[name],
+            component=_typed(
+                batch,
+                {"kind": {"type": "string", "enum": [name]}, "items": items},
+                ("id", "kind"),
+                f"A batch of {name} jobs",
+            ),
+        )
+    _one_of(schemas, "Job", jobs, "A job: its kind says which of these it is (its params' and result's type)")
+    _one_of(schemas, "Batch", batches, "A batch: its kind says which of these it is (its items' results)")

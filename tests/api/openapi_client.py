@@ -1,0 +1,51 @@
+"""openapi-python-client, a test-only tool: installed once per version into an environment of its own
+(cached across sessions, like the product's dependencies: tests/installed.py), so that its own
+dependencies never mix with what the product pins. The client it generates needs only httpx, attrs and
+python-dateutil, which the test environment has."""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+#: the generator, pinned: a new version may name things differently
+GENERATOR = "openapi-python-client==0.29.1"
+PACKAGE = "zolve_client"
+#: vendor media types the generator does not know: served as files, which is what they are
+CONFIG = """\
+post_hooks: []
+content_type_overrides:
+  image/svg+xml: application/octet-stream
+  application/x-ndjson: application/octet-stream
+"""
+
+
+def _generator() -> Path:
+    cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "zolve-tests"
+    venv = cache / ("openapi-python-client-" + GENERATOR.partition("==")[2])
+    cache.mkdir(parents=True, exist_ok=True)
+    with open(f"{venv}.lock", "w") as guard:
+        fcntl.flock(guard, fcntl.LOCK_EX)
+        if not (venv / "complete").exists():
+            subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+            pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet", GENERATOR]
+            subprocess.run(pip, check=True)
+            (venv / "complete").touch()
+    return venv / "bin" / "openapi-python-client"
+
+
+def generate_client(document_url: str, into: Path) -> str:
+    """Generate the client of the document at `document_url` into `into`; returns its package name.
+    Any warning of the generator (a response it would leave out, a schema it cannot read) fails."""
+    config = into / "config.yml"
+    config.write_text(CONFIG)
+    command = [str(_generator()), "generate", "--url", document_url, "--meta", "none"]
+    command += ["--config", str(config), "--output-path", str(into / PACKAGE)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    said = done.stdout + done.stderr
+    assert done.returncode == 0, said
+    assert "warning" not in said.lower(), f"the generator warned:\n{said}"
+    return PACKAGE

@@ -1,0 +1,202 @@
+"""The published contract (issue 38): /openapi.json as a generated client needs it, checked on the document,
+then from the outside: a Python client generated from the served document with openapi-python-client
+(no generator warning allowed) runs a user's journey against a real server and worker, alone."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import time
+from typing import Any
+
+import pytest
+
+from api.openapi import kind_job_schema
+from kinds import KINDS
+from tests.api.openapi_client import generate_client
+
+#: small params for a user's first job of each kind
+JOURNEY: dict[str, dict[str, Any]] = {
+    "dice": {"dice": 3, "faces": 4},
+    "planetx.enumerate": {"mode": "standard"},
+    "planetx.deduce": KINDS["planetx.deduce"].example_params(),
+    "planetx.simulate": {"mode": "standard", "games": 2},
+    "mastermind.guess": KINDS["mastermind.guess"].example_params(),
+    "mastermind.play": {"n": 4, "k": 6, "secrets": {"sample": 3, "seed": 1}},
+    "leaving_earth.plan": KINDS["leaving_earth.plan"].example_params(),
+    "taiji.solve": KINDS["taiji.solve"].example_params(),
+    "taiji.enumerate": {"grid": [[{}, {}, {}], [{}, {}, {}]], "max_solutions": 10},
+}
+SHIPPED = sorted(name for name in KINDS if not name.startswith("test."))
+
+
+@pytest.fixture(scope="module")
+def spec(app) -> dict[str, Any]:
+    return app.test_client().get("/openapi.json").get_json()
+
+
+def _operations(spec: dict[str, Any]) -> list[tuple[str, str, dict[str, Any]]]:
+    return [
+        (method, path, operation)
+        for path, item in spec["paths"].items()
+        for method, operation in item.items()
+        if method in ("get", "post", "put", "patch", "delete")
+    ]
+
+
+def test_every_operation_has_a_unique_human_id_and_a_tag(spec) -> None:
+    ids = [operation.get("operationId") for _, _, operation in _operations(spec)]
+    assert None not in ids and len(ids) == len(set(ids))
+    assert {"create_job", "get_job", "cancel_job", "list_jobs", "create_batch", "get_batch"} <= set(ids)
+    assert all(operation.get("tags") for _, _, operation in _operations(spec))
+
+
+def test_every_error_has_the_error_body_and_every_keyed_operation_says_401_and_429(spec) -> None:
+    components = spec["components"]["responses"]
+    for method, path, operation in _operations(spec):
+        responses = operation["responses"]
+        for code, response in responses.items():
+            if "$ref" in response:
+                response = components[response["$ref"].rpartition("/")[2]]
+            if code.isdigit() and int(code) >= 400:
+                schema = response["content"]["application/json"]["schema"]["$ref"]
+                assert schema.endswith(("/Error", "/NotReady")), (method, path, code)
+            if code in ("429", "503"):
+                assert "Retry-After" in response["headers"], (method, path, code)
+        if operation.get("security") != []:
+            assert {"401", "429"} <= set(responses), (method, path)
+
+
+def test_files_are_binary_and_streams_are_text(spec) -> None:
+    def ok(path: str) -> dict[str, Any]:
+        return spec["paths"][path]["get"]["responses"]["200"]["content"]
+
+    binary = {"type": "string", "format": "binary"}
+    assert ok("/jobs/{job_id}/picture.svg") == {"image/svg+xml": {"schema": binary}}
+    assert ok("/jobs/{job_id}/boards.csv") == {"text/csv": {"schema": binary}}
+    assert ok("/jobs/{job_id}/solutions.ndjson") == {"application/x-ndjson": {"schema": binary}}
+    assert ok("/events") == {"text/event-stream": {"schema": {"type": "string"}}}
+
+
+def test_the_headers_clients_depend_on_are_declared(spec) -> None:
+    paths = spec["paths"]
+    submit = paths["/jobs"]["post"]
+    assert "Idempotency-Key" in [p["name"] for p in submit["parameters"]]
+    assert {"Location", "Idempotent-Replayed"} <= set(submit["responses"]["202"]["headers"])
+    assert "Link" in paths["/jobs"]["get"]["responses"]["200"]["headers"]
+    poll = paths["/jobs/{job_id}"]["get"]
+    assert {"ETag", "Retry-After"} <= set(poll["responses"]["200"]["headers"])
+    parameters = spec["components"]["parameters"]
+    named = [parameters[p["$ref"].rpartition("/")[2]] if "$ref" in p else p for p in poll["parameters"]]
+    assert "If-None-Match" in [p["name"] for p in named]
+    assert "Last-Event-ID" in [p.get("name") for p in paths["/events"]["get"]["parameters"]]
+    assert "X-Total-Count" in paths["/jobs/{job_id}/boards.csv"]["get"]["responses"]["200"]["headers"]
+
+
+def test_kind_is_an_enum_and_a_job_is_typed_by_its_kind(spec, client) -> None:
+    schemas = spec["components"]["schemas"]
+    assert schemas["JobCreate"]["properties"]["kind"]["enum"] == sorted(KINDS)
+    assert schemas["JobCreate"]["properties"]["callback_url"]["format"] == "uri"
+    job = schemas["Job"]
+    assert job["discriminator"]["propertyName"] == "kind"
+    assert set(job["discriminator"]["mapping"]) == set(KINDS)
+    dice = schemas["DiceJob"]["properties"]
+    assert dice["kind"]["enum"] == ["dice"] and dice["params"] == {"$ref": "#/components/schemas/DiceParams"}
+    assert dice["result"]["allOf"] == [{"$ref": "#/components/schemas/DiceResult"}]
+    assert schemas["Batch"]["discriminator"]["mapping"]["dice"].endswith("/DiceBatch")
+    listed = {kind["name"]: kind for kind in client.get("/kinds").get_json()}
+    for name in SHIPPED:
+        assert {listed[name][key] for key in ("params_schema", "result_schema", "job_schema")} <= set(schemas)
+        assert listed[name]["job_schema"] == kind_job_schema(name)
+
+
+# -- from the outside: a generated client -------------------------------------------------------------
+@pytest.fixture(scope="module")
+def generated(live_api, tmp_path_factory) -> Any:
+    """The client openapi-python-client generates from the served document (no warning allowed)."""
+    out = tmp_path_factory.mktemp("generated")
+    package = generate_client(f"{live_api.url}/openapi.json", out)
+    sys.path.insert(0, str(out))
+    try:
+        yield importlib.import_module(package)
+    finally:
+        sys.path.remove(str(out))
+
+
+def _call(generated: Any, group: str, operation: str) -> Any:
+    return importlib.import_module(f"{generated.__name__}.api.{group}.{operation}")
+
+
+def _wait(generated: Any, client: Any, job_id: Any, timeout: float = 120) -> Any:
+    get_job = _call(generated, "jobs", "get_job")
+    deadline = time.monotonic() + timeout
+    while True:
+        job = get_job.sync(job_id=job_id, client=client, wait=5)
+        if job.state.value in ("succeeded", "failed", "cancelled"):
+            return job
+        assert time.monotonic() < deadline, f"job {job_id} still {job.state}"
+
+
+def test_a_users_journey_with_the_generated_client_alone(generated, live_api, make_key, worker) -> None:
+    models = importlib.import_module(f"{generated.__name__}.models")
+    token = make_key()["Authorization"].removeprefix("Bearer ")
+    client = generated.AuthenticatedClient(
+        base_url=live_api.url, token=token, raise_on_unexpected_status=True
+    )
+    create_job = _call(generated, "jobs", "create_job")
+
+    finished = {}
+    for name in SHIPPED:
+        created = create_job.sync_detailed(
+            client=client, body=models.JobCreate.from_dict({"kind": name, "params": JOURNEY[name]})
+        )
+        assert created.status_code == 202 and created.headers["Location"].endswith(str(created.parsed.id))
+        assert type(created.parsed).__name__ == kind_job_schema(name), "typed by its kind"
+        finished[name] = _wait(generated, client, created.parsed.id)
+    for name, job in finished.items():
+        assert job.state.value == "succeeded", (name, job.error)
+        result_class = KINDS[name].result_schema.__name__
+        assert type(job.result).__name__ == result_class, (name, type(job.result))
+        assert type(job.params).__name__ == KINDS[name].params_schema.__name__
+
+    # the job list, a page at a time
+    list_jobs = _call(generated, "jobs", "list_jobs")
+    first = list_jobs.sync(client=client, limit=4)
+    second = list_jobs.sync(client=client, limit=4, cursor=first.next_cursor)
+    seen = {job.id for job in first.items} | {job.id for job in second.items}
+    assert len(seen) == 8 and seen <= {job.id for job in finished.values()}
+
+    # a rejected submit: its field errors arrive typed
+    bad = create_job.sync_detailed(
+        client=generated.AuthenticatedClient(base_url=live_api.url, token=token),
+        body=models.JobCreate.from_dict({"kind": "dice", "params": {"dice": "three"}}),
+    )
+    assert bad.status_code == 422 and type(bad.parsed).__name__ == "Error" and bad.parsed.code == 422
+    assert "dice" in bad.parsed.errors.to_dict()["params"]
+
+    # cancel a long job
+    long = create_job.sync(
+        client=client,
+        body=models.JobCreate.from_dict(
+            {"kind": "dice", "params": {"dice": 10, "faces": 20}, "time_limit": 60.0}
+        ),
+    )
+    cancelled = _call(generated, "jobs", "cancel_job").sync(job_id=long.id, client=client)
+    assert cancelled.state.value in ("cancelling", "cancelled")
+    assert _wait(generated, client, long.id).state.value == "cancelled"
+
+    # a batch, typed by its kind
+    batch = _call(generated, "batches", "create_batch").sync(
+        client=client,
+        body=models.BatchCreate.from_dict(
+            {"kind": "dice", "items": [{"client_id": "a", "params": {"dice": 3, "faces": 4}}]}
+        ),
+    )
+    assert type(batch).__name__ == "DiceBatch" and batch.items[0].client_id == "a"
+
+    # a picture, as bytes; a kind's rows, typed
+    picture = _call(generated, "jobs", "get_job_picture").sync(job_id=finished["dice"].id, client=client)
+    assert picture.payload.read().lstrip().startswith(b"<svg")
+    list_solutions = _call(generated, "solutions", "list_solutions")
+    solutions = list_solutions.sync(job_id=finished["taiji.enumerate"].id, client=client)
+    assert type(solutions).__name__ == "TaijiSolutionPage" and len(solutions.items) == 10
