@@ -22,6 +22,12 @@ def picture(params: dict[str, Any], result: dict[str, Any]) -> str:
     return taiji_picture.grid(tiles, result)
 
 
+def first_solution_picture(params: dict[str, Any], result: dict[str, Any]) -> str:
+    """The puzzle with the first solution found lit; the title says whether it is the only one."""
+    first = {"solution": result.get("first_solution"), "status": result.get("summary", "")}
+    return picture(params, {**first, "unique": result.get("unique")})
+
+
 def render_solution(params: dict[str, Any], key: int, payload: bytes | None) -> str:
     """A stored solution (its rendering's rows, as JSON) as one line: the rows joined by '/'."""
     return "/".join(json.loads(payload or b"[]"))
@@ -53,6 +59,7 @@ KINDS = [
         result_schema=TaijiEnumerateResult,
         solver="puzzles.taiji.enumerate:solve",
         rows=SOLUTIONS,
+        picture=first_solution_picture,
         example={"code": "3:Kw202200Fw62Dw4", "max_solutions": 100},
     ),
 ]

@@ -179,6 +179,11 @@ class TaijiEnumerateResult(Schema):
         fields.List(fields.Integer()),
         metadata={"description": "[row, column] of each tile the solutions found disagree on"},
     )
+    first_solution = fields.List(
+        fields.List(fields.Integer(allow_none=True)),
+        allow_none=True,
+        metadata={"description": "the first solution found: rows of 1 (lit) / 0 (unlit), null for holes"},
+    )
     valid = fields.Boolean(
         metadata={"description": "an independent rule checker (no Z3) accepts every solution found"}
     )

@@ -72,6 +72,7 @@ def _result(puzzle: Any, found: list[Solution], ended: str, seconds: float) -> d
         "unique": count == 1 if complete else (False if count > 1 else None),
         "up_to_flip": not puzzle.has_fixed,
         "undecided": _undecided(found),
+        "first_solution": found[0] if found else None,
         "valid": all(is_valid(puzzle, solution) for solution in found),
         "width": puzzle.width,
         "height": puzzle.height,
