@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: up test test-fast test-integration lint bench lock clean
+.PHONY: up test test-fast test-integration lint bench contract lock clean
 
 # The runtime dependencies come from requirements.lock (pinned, with hashes: what the image installs), so
 # the tests run on what deploys; then the project itself and its dev tools.
@@ -48,6 +48,10 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/dice_latency.py
 	$(BIN)/python bench/pipeline_throughput.py
+
+# schemathesis with every check, longer than the bounded run in `make test` (bench/contract.py)
+contract: $(STAMP)
+	$(BIN)/python bench/contract.py --max-examples 100
 
 # re-pin the runtime dependencies (newest versions that satisfy pyproject.toml) with their hashes
 lock: $(STAMP)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
+from core.pages import JOB_CURSOR
 from core.states import JOB_STATES
 from schemas.fields import Float, QueryFloat, QueryInteger
 
@@ -106,7 +107,10 @@ class JobListArgs(Schema):
     )
     kind = fields.String(validate=validate.Regexp(KIND_NAME), metadata={"description": "filter by kind"})
     limit = QueryInteger(load_default=20, validate=validate.Range(1, 100))
-    cursor = fields.String(validate=validate.Length(max=200))
+    cursor = fields.String(
+        validate=validate.Regexp(JOB_CURSOR, error="not a cursor from this service"),
+        metadata={"description": "next_cursor of the previous page: the page after that place in the list"},
+    )
 
 
 class JobGetArgs(Schema):

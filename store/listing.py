@@ -9,17 +9,17 @@ index seeks to instead of walking past the pages before it."""
 
 from __future__ import annotations
 
-import base64
 import re
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from sqlalchemy import ColumnElement, Select, literal, select, tuple_, union_all
 from sqlalchemy.orm import Session, aliased
 
+from core.pages import JOB_CURSOR
 from core.states import JOB_STATES
 from store.models import Job
 
@@ -43,16 +43,21 @@ class JobFilter:
     id_query: str | None = None
 
 
+_CURSOR = re.compile(JOB_CURSOR)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+
+
 def encode_cursor(job: Job) -> str:
-    raw = f"{job.created_at.isoformat()}|{job.id}"
-    return base64.urlsafe_b64encode(raw.encode()).decode().rstrip("=")
+    return f"{(job.created_at - _EPOCH) // _MICROSECOND}_{job.id.hex}"
 
 
 def decode_cursor(cursor: str) -> tuple[datetime, uuid.UUID]:
-    """Raises ValueError for a cursor this service did not make."""
-    padded = cursor + "=" * (-len(cursor) % 4)
-    created, _, job_id = base64.urlsafe_b64decode(padded.encode()).decode().partition("|")
-    return datetime.fromisoformat(created), uuid.UUID(job_id)
+    """Raises ValueError for text that is not a cursor."""
+    if not _CURSOR.fullmatch(cursor):
+        raise ValueError(f"not a cursor: {cursor[:40]!r}")
+    micros, _, job_id = cursor.partition("_")
+    return _EPOCH + int(micros) * _MICROSECOND, uuid.UUID(hex=job_id)
 
 
 def id_range(query: str) -> tuple[uuid.UUID, uuid.UUID | None]:
