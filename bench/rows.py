@@ -1,0 +1,195 @@
+"""Stored rows at the size of an expert Planet X enumeration (1,138,272 boards): writing them with COPY a
+shard at a time, filtered pages and exports through the API, against a baseline tree in the same run.
+
+Each tree (this checkout, and `--baseline REV` checked out in a temporary git worktree) runs the same
+measurements in a process of its own, on a private stack of its own code (embedded PostgreSQL and Redis,
+the API under gunicorn, no worker), with the same boards, written as its store writes them: `COPY` of
+each shard's codes in a transaction of its own (370 shards). Then `ANALYZE`, and through the API:
+filtered pages (median of `--samples`), a page deep in the key, and the CSV and NDJSON exports read to
+their end. The trees take turns, `--rounds` times each (baseline first), and each figure is the best of
+its rounds, so that a change of the machine's load mid-run does not favour one tree. The table gives each
+figure for both trees and the ratio (this tree / baseline; under 1 is faster).
+
+    .venv/bin/python bench/rows.py [--baseline 45850bf] [--samples 30] [--rounds 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARDS = 370
+#: filtered pages, as a client asks for them (Planet X in sector 7; and a comet in sector 1; ...)
+PAGES = {
+    "page, no filter": {},
+    "page, x=7": {"x": 7},
+    "page, x=7 & c=1": {"x": 7, "c": 1},
+    "page, x=3 & a=4 & g=9": {"x": 3, "a": 4, "g": 9},
+}
+
+
+def expert_boards() -> list[int]:
+    from puzzles.planetx.board import MODES
+    from puzzles.planetx.rules import enumerate_boards
+
+    return sorted(enumerate_boards(MODES["expert"]))
+
+
+def _table(session) -> tuple[str, str]:
+    """The rows' table and key column in this tree's schema (before issue 33: boards and code)."""
+    from sqlalchemy import text
+
+    names = set(session.scalars(text("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")))
+    return ("rows", "key") if "rows" in names else ("boards", "code")
+
+
+def _copy(db, job_id: uuid.UUID, codes: list[int]) -> float:
+    """Every code, a shard's worth per transaction, as the store writes them (one COPY block each)."""
+    began = time.perf_counter()
+    step = -(-len(codes) // SHARDS)
+    for start in range(0, len(codes), step):
+        with db.session() as session:
+            table, column = _table(session)
+            cursor = session.connection().connection.driver_connection.cursor()
+            with cursor.copy(f"COPY {table} (job_id, {column}) FROM STDIN") as copy:
+                copy.write("".join(f"{job_id}\t{code}\n" for code in codes[start : start + step]))
+    return time.perf_counter() - began
+
+
+def _job(db, key_id: int, count: int) -> uuid.UUID:
+    from sqlalchemy import text
+
+    job_id = uuid.uuid4()
+    with db.session() as session:
+        session.execute(
+            text(
+                "INSERT INTO jobs (id, owner_id, kind, params, params_hash, time_limit, state, result, "
+                "rows_job_id, started_at, finished_at) VALUES (:id, :owner, 'planetx.enumerate', "
+                "'{\"mode\": \"expert\"}', :hash, 3600, 'succeeded', :result, :id, now(), now())"
+            ),
+            {"id": job_id, "owner": key_id, "hash": uuid.uuid4().hex, "result": json.dumps({"count": count})},
+        )
+    return job_id
+
+
+def _timed(get, samples: int) -> float:
+    times = []
+    for _ in range(samples):
+        began = time.perf_counter()
+        get()
+        times.append(time.perf_counter() - began)
+    return statistics.median(times)
+
+
+def measure(codes_file: str, samples: int) -> dict[str, float]:
+    """In a tree's own process (cwd: the tree): its stack, the boards written and read."""
+    sys.path.insert(0, os.getcwd())
+    import requests
+    from sqlalchemy import text
+
+    from bench.stack import Stack
+    from store import keys
+
+    codes = [int(line) for line in Path(codes_file).read_text().split()]
+    figures: dict[str, float] = {}
+    with Stack(api_workers=1, private=True) as stack:
+        with stack.db.session() as session:
+            key_id = keys.create_key(session, name="rows bench").id
+        job_id = _job(stack.db, key_id, len(codes))
+        figures["COPY, 370 shards (s)"] = _copy(stack.db, job_id, codes)
+        with stack.db.session() as session:
+            table, _ = _table(session)
+        with stack.db.engine.connect() as conn:
+            conn.execution_options(isolation_level="AUTOCOMMIT").execute(text(f"ANALYZE {table}"))
+        http = requests.Session()
+        http.headers["Authorization"] = f"Bearer {stack.key}"
+        base = f"{stack.url}/jobs/{job_id}/boards"
+
+        def page(args: dict) -> dict:
+            reply = http.get(base, params={"limit": 100, **args}, timeout=60)
+            reply.raise_for_status()
+            return reply.json()
+
+        for name, args in PAGES.items():
+            page(args)  # warm
+            figures[f"{name} (ms)"] = 1000 * _timed(lambda args=args: page(args), samples)
+        deep = page({"cursor": codes[len(codes) * 9 // 10]})
+        assert deep["items"], "a page deep in the key"
+        figures["page at 90% of the key (ms)"] = 1000 * _timed(
+            lambda: page({"cursor": codes[len(codes) * 9 // 10]}), samples
+        )
+        for fmt, args in (("csv", {}), ("ndjson", {}), ("csv", {"x": 7})):
+            began = time.perf_counter()
+            reply = http.get(f"{base}.{fmt}", params=args, stream=True, timeout=600)
+            lines = sum(1 for _ in reply.iter_lines(chunk_size=1 << 16))
+            label = f"export {fmt}{', x=7' if args else ''}"
+            figures[f"{label} (s)"] = time.perf_counter() - began
+            figures[f"{label}: lines"] = lines
+    return figures
+
+
+def _run_tree(tree: Path, codes_file: str, samples: int) -> dict[str, float]:
+    done = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "--measure", codes_file, "--samples", str(samples)],
+        cwd=tree,
+        env={**os.environ, "PYTHONPATH": str(tree)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"measuring {tree} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--baseline", default="45850bf", help="the git revision to compare with")
+    parser.add_argument("--samples", type=int, default=30)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--measure", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.measure:
+        print(json.dumps(measure(args.measure, args.samples)))
+        return
+    sys.path.insert(0, str(ROOT))
+    with tempfile.TemporaryDirectory(prefix="zolve-rows-bench-") as tmp:
+        codes = expert_boards()
+        codes_file = Path(tmp) / "codes.txt"
+        codes_file.write_text("\n".join(map(str, codes)))
+        baseline_tree = Path(tmp) / "baseline"
+        add = ["git", "worktree", "add", "--detach", str(baseline_tree), args.baseline]
+        subprocess.run(add, cwd=ROOT, check=True, capture_output=True)
+        try:
+            print(f"{len(codes):,} expert boards; baseline {args.baseline}; load {os.getloadavg()[0]:.1f}")
+            runs: dict[str, list[dict[str, float]]] = {"baseline": [], "current": []}
+            for _ in range(args.rounds):
+                runs["baseline"].append(_run_tree(baseline_tree, str(codes_file), args.samples))
+                runs["current"].append(_run_tree(ROOT, str(codes_file), args.samples))
+            baseline, current = (
+                {name: min(run[name] for run in runs[tree]) for name in runs[tree][0]} for tree in runs
+            )
+        finally:
+            remove = ["git", "worktree", "remove", "--force", str(baseline_tree)]
+            subprocess.run(remove, cwd=ROOT, check=False)
+    print(f"{'':36} {'baseline':>10} {'this tree':>10} {'ratio':>7}")
+    for name, before in baseline.items():
+        after = current[name]
+        ratio = f"{after / before:6.2f}x" if before and not name.endswith("lines") else ""
+        print(f"{name:36} {before:10.2f} {after:10.2f} {ratio:>7}")
+    print(f"load average at the end: {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()
