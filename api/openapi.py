@@ -169,6 +169,25 @@ def _media_types(path: str, responses: dict[str, Any]) -> None:
     ok["content"] = {media_type: {"schema": schema}}
 
 
+def _operations_on(placeholder: str) -> list[str]:
+    """The operations on one job (`{job_id}`) or batch (`{batch_id}`): the table's, and each rows hook's."""
+    named = [name for (method, path), name in OPERATION_IDS.items() if placeholder in path]
+    if placeholder == "{job_id}":
+        for rows in sorted({kind.rows.name for kind in KINDS.values() if kind.rows}):
+            named += [f"list_{rows}", f"export_{rows}_csv", f"export_{rows}_ndjson"]
+    return named
+
+
+def _links(placeholder: str) -> dict[str, Any]:
+    """OpenAPI links from what makes a job (or batch) to every operation on it: a client (and a stateful
+    fuzzer) learns that the id in the 202 is the `job_id` the other operations take."""
+    parameter = placeholder.strip("{}")
+    return {
+        name: {"operationId": name, "parameters": {parameter: "$response.body#/id"}}
+        for name in _operations_on(placeholder)
+    }
+
+
 def _headers(method: str, path: str, operation: dict[str, Any], responses: dict[str, Any]) -> None:
     def add(code: str, *names: str) -> None:
         if code in responses:
@@ -178,8 +197,10 @@ def _headers(method: str, path: str, operation: dict[str, Any], responses: dict[
     if (method, path) == ("post", "/jobs"):
         operation.setdefault("parameters", []).append(IDEMPOTENCY_KEY)
         add("202", "Location", "X-Zolve-Cache", "Idempotent-Replayed")
+        responses["202"]["links"] = _links("{job_id}")
     if (method, path) == ("post", "/batches"):
         add("202", "Location")
+        responses["202"]["links"] = _links("{batch_id}")
     if (method, path) == ("get", "/jobs"):
         add("200", "Link")
     if (method, path) == ("get", "/jobs/{job_id}"):

@@ -200,3 +200,13 @@ def test_a_users_journey_with_the_generated_client_alone(generated, live_api, ma
     list_solutions = _call(generated, "solutions", "list_solutions")
     solutions = list_solutions.sync(job_id=finished["taiji.enumerate"].id, client=client)
     assert type(solutions).__name__ == "TaijiSolutionPage" and len(solutions.items) == 10
+
+
+def test_what_makes_a_job_or_batch_links_to_every_operation_on_it(spec) -> None:
+    ids = {operation["operationId"] for _, _, operation in _operations(spec)}
+    for path, placeholder in (("/jobs", "{job_id}"), ("/batches", "{batch_id}")):
+        links = spec["paths"][path]["post"]["responses"]["202"]["links"]
+        on_it = {op["operationId"] for method, p, op in _operations(spec) if placeholder in p}
+        assert set(links) == on_it and set(links) <= ids
+        sources = {link["parameters"][placeholder.strip("{}")] for link in links.values()}
+        assert sources == {"$response.body#/id"}
