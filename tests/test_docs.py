@@ -223,6 +223,15 @@ def test_a_page_names_only_settings_endpoints_and_commands_the_code_has(path: Pa
     assert problems(path.read_text()) == []
 
 
+def test_every_setting_of_core_config_is_in_the_configuration_table() -> None:
+    """And the other way round: Settings.from_env reads nothing that docs/operating/configuration.md lacks."""
+    config = (ROOT / "core" / "config.py").read_text()
+    read = {node.value for node in ast.walk(ast.parse(config)) if isinstance(node, ast.Constant)}
+    read = {name for name in read if isinstance(name, str) and SETTING.fullmatch(name)}
+    table = (ROOT / "docs" / "operating" / "configuration.md").read_text()
+    assert len(read) > 40 and read - named_settings(table) == set()
+
+
 def test_the_checker_catches_a_name_the_code_does_not_have() -> None:
     fake = (
         "Set `ZOLVE_NOPE`, then `GET /nope`, `POST /jobs/{id}/nope`, `/jobs/{id}/nope` and run `zolve nope` "

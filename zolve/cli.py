@@ -140,7 +140,7 @@ def api(host: str, port: int, workers: int, threads: int) -> None:
 @click.option(
     "--queues",
     default=None,
-    help="comma-separated: zolve (solving), zolve.webhooks (deliveries) [default: both]",
+    help="comma-separated: zolve, zolve.short (solving), zolve.webhooks (deliveries) [default: all three]",
 )
 def worker(concurrency: int, pool: str, loglevel: str, queues: str | None) -> None:
     """Run a Celery worker (needs DATABASE_URL and REDIS_URL)."""
