@@ -11,6 +11,8 @@ README.md and every page under docs/ are scanned for
 - commands: every `zolve <command> [<subcommand>]` in backticks or in a code block must be in the click
   command tree (zolve.cli.main with the kinds' groups, which it loads from the kinds), and every long option
   written after it (`--data-dir`, `[--wait [--json]]`) one that the command takes;
+- the Python client: every `client.method(` and `zolve.client.name` (and `from zolve.client import ...`)
+  must be in zolve.client;
 - files: every path into the checkout (`tests/api/test_fuzz.py`, `bench/chaos.py`, `deploy/k8s/`) must exist
   (the site's own links are checked by `mkdocs build --strict`).
 A fast test: no server is started or reached.
@@ -195,10 +197,27 @@ def named_files(text: str) -> set[str]:
     return {path.rstrip(".,:") for path in found} - GENERATED
 
 
+def named_client_names(text: str) -> set[str]:
+    """`client.wait(` (a Client method), `zolve.client.verify_signature`, `from zolve.client import A, B`."""
+    found = {f"Client.{name}" for name in re.findall(r"(?<![\w.])client\.([a-z_]\w*)\(", text)}
+    found |= set(re.findall(r"\bzolve\.client\.([A-Za-z_]\w*)", text))
+    for names in re.findall(r"from zolve\.client import ([\w, ]+)", text):
+        found |= {name.strip() for name in names.split(",") if name.strip()}
+    return found
+
+
+def _in_client(name: str) -> bool:
+    import zolve.client
+
+    owner, _, attribute = name.rpartition(".")
+    return hasattr(zolve.client.Client if owner else zolve.client, attribute)
+
+
 def problems(text: str) -> list[str]:
     """What the text names that the code does not have, one line each."""
     found = [f"setting {name}" for name in sorted(named_settings(text) - settings_the_code_reads())]
     found += [f"file {path}" for path in sorted(named_files(text)) if not (ROOT / path).exists()]
+    found += [f"zolve.client {name}" for name in sorted(named_client_names(text)) if not _in_client(name)]
     routes = app_routes()
     for method, path in sorted(named_endpoints(text), key=str):
         if not any(route.matches(path, method) for route in routes):
@@ -236,7 +255,8 @@ def test_the_checker_catches_a_name_the_code_does_not_have() -> None:
     fake = (
         "Set `ZOLVE_NOPE`, then `GET /nope`, `POST /jobs/{id}/nope`, `/jobs/{id}/nope` and run `zolve nope` "
         "or `zolve keys nope`:\n\n```sh\ncurl localhost:8000/jobs/$ID/nope\nzolve planetx nope\n"
-        "zolve up [--port 8000] [--nope] | zolve api --workers 2\n```\n(`tests/test_nope.py`, [x](nope.md))"
+        "zolve up [--port 8000] [--nope] | zolve api --workers 2\n```\n(`tests/test_nope.py`, [x](nope.md))\n"
+        "```python\nfrom zolve.client import Client, Nope\nclient.nope(1)\nzolve.client.nope_too\n```\n"
     )
     assert problems(fake) == [
         "command zolve keys nope",
@@ -249,6 +269,9 @@ def test_the_checker_catches_a_name_the_code_does_not_have() -> None:
         "file tests/test_nope.py",
         "option zolve up --nope",
         "setting ZOLVE_NOPE",
+        "zolve.client Client.nope",
+        "zolve.client Nope",
+        "zolve.client nope_too",
     ]
 
 
@@ -258,7 +281,8 @@ def test_the_checker_knows_real_names_and_methods() -> None:
         "`POST\n/webhooks/secret/rotate`, "
         "`GET /jobs/{id}/<rows>`, `/admin/login`, `GET /admin/jobs/{id}/export.csv`, `zolve keys create "
         "--admin`, `zolve planetx deduce`, `zolve les E L`, `zolve openapi`, `/srv/zolve`, `bench/chaos.py`, "
-        "`deploy/k8s/`, `site/`, `docs/openapi.json`\n\n```console\n"
+        "`deploy/k8s/`, `site/`, `docs/openapi.json`, `client.iter_boards(job_id)`, "
+        "`zolve.client.verify_signature`\n\n```console\n"
         "$ curl -s localhost:8000/jobs/$ID/boards.csv\nzolve is up at http://127.0.0.1:8000\n```\n"
     )
     assert problems(real) == []
