@@ -11,6 +11,7 @@ README.md and every page under docs/ are scanned for
 - commands: every `zolve <command> [<subcommand>]` in backticks or in a code block must be in the click
   command tree (zolve.cli.main with the kinds' groups, which it loads from the kinds), and every long option
   written after it (`--data-dir`, `[--wait [--json]]`) one that the command takes;
+- make: every `make <target>` in backticks or a code block must be a target of the Makefile;
 - the Python client: every `client.method(` and `zolve.client.name` (and `from zolve.client import ...`)
   must be in zolve.client;
 - files: every path into the checkout (`tests/api/test_fuzz.py`, `bench/chaos.py`, `deploy/k8s/`) must exist
@@ -197,6 +198,18 @@ def named_files(text: str) -> set[str]:
     return {path.rstrip(".,:") for path in found} - GENERATED
 
 
+def named_make_targets(text: str) -> set[str]:
+    code, prose = _code_and_prose(text)
+    pieces = [*code, *(" ".join(span.split()) for span in SPAN.findall(prose))]
+    command = re.compile(r"(?:^|(?<=[\s;&(]))make ([a-z][\w.-]*)")
+    return {target for piece in pieces for target in command.findall(piece)}
+
+
+@cache
+def make_targets() -> frozenset[str]:
+    return frozenset(re.findall(r"^([\w.-]+):(?!=)", (ROOT / "Makefile").read_text(), re.M))
+
+
 def named_client_names(text: str) -> set[str]:
     """`client.wait(` (a Client method), `zolve.client.verify_signature`, `from zolve.client import A, B`."""
     found = {f"Client.{name}" for name in re.findall(r"(?<![\w.])client\.([a-z_]\w*)\(", text)}
@@ -217,6 +230,7 @@ def problems(text: str) -> list[str]:
     """What the text names that the code does not have, one line each."""
     found = [f"setting {name}" for name in sorted(named_settings(text) - settings_the_code_reads())]
     found += [f"file {path}" for path in sorted(named_files(text)) if not (ROOT / path).exists()]
+    found += [f"make {target}" for target in sorted(named_make_targets(text) - make_targets())]
     found += [f"zolve.client {name}" for name in sorted(named_client_names(text)) if not _in_client(name)]
     routes = app_routes()
     for method, path in sorted(named_endpoints(text), key=str):
@@ -257,6 +271,7 @@ def test_the_checker_catches_a_name_the_code_does_not_have() -> None:
         "or `zolve keys nope`:\n\n```sh\ncurl localhost:8000/jobs/$ID/nope\nzolve planetx nope\n"
         "zolve up [--port 8000] [--nope] | zolve api --workers 2\n```\n(`tests/test_nope.py`, [x](nope.md))\n"
         "```python\nfrom zolve.client import Client, Nope\nclient.nope(1)\nzolve.client.nope_too\n```\n"
+        "`make nope`\n"
     )
     assert problems(fake) == [
         "command zolve keys nope",
@@ -267,6 +282,7 @@ def test_the_checker_catches_a_name_the_code_does_not_have() -> None:
         "endpoint GET /nope",
         "endpoint POST /jobs/{id}/nope",
         "file tests/test_nope.py",
+        "make nope",
         "option zolve up --nope",
         "setting ZOLVE_NOPE",
         "zolve.client Client.nope",
@@ -282,7 +298,7 @@ def test_the_checker_knows_real_names_and_methods() -> None:
         "`GET /jobs/{id}/<rows>`, `/admin/login`, `GET /admin/jobs/{id}/export.csv`, `zolve keys create "
         "--admin`, `zolve planetx deduce`, `zolve les E L`, `zolve openapi`, `/srv/zolve`, `bench/chaos.py`, "
         "`deploy/k8s/`, `site/`, `docs/openapi.json`, `client.iter_boards(job_id)`, "
-        "`zolve.client.verify_signature`\n\n```console\n"
+        "`zolve.client.verify_signature`, `make up PORT=8123`, `make test-image`\n\n```console\n"
         "$ curl -s localhost:8000/jobs/$ID/boards.csv\nzolve is up at http://127.0.0.1:8000\n```\n"
     )
     assert problems(real) == []
