@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: up test test-fast test-integration lint bench contract lock clean
+.PHONY: up test test-fast test-integration lint bench contract lock clean docs
 
 # The runtime dependencies come from requirements.lock (pinned, with hashes: what the image installs), so
 # the tests run on what deploys; then the project itself and its dev tools.
@@ -60,16 +60,28 @@ lock: $(STAMP)
 		--no-emit-index-url --no-emit-find-links --upgrade -o requirements.lock pyproject.toml
 
 clean:
-	rm -rf $(VENV) zolve-data .pytest_cache
+	rm -rf $(VENV) zolve-data .pytest_cache site
+
+# The docs site (mkdocs.yml, pages under docs/; the home page is README.md): the OpenAPI document the API
+# serves, written with no server (`zolve openapi`), then `mkdocs build --strict` into site/. Its own
+# dependencies (pyproject's `docs` extra) are installed on first use.
+DOCS_STAMP := $(VENV)/.docs-installed
+$(DOCS_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e '.[docs]'
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	$(BIN)/zolve openapi -o docs/openapi.json
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 # The container image and the deployment run from it (podman; scripts/image/ installs what it needs).
-# `make image` builds localhost/zolve:latest on a base made from Debian's packages (README, "Install");
+# `make image` builds localhost/zolve:latest on a base made from Debian's packages (docs/operating/deployment.md);
 # `make test-image` runs docker-compose.yml's services and deploy/k8s from it (not part of `make test`).
 .PHONY: image test-image
 image:
 	bash scripts/image/build.sh
 
 # as root; under a minute with the image built, about 3½ minutes on a fresh machine
-# (scripts/image/test_image.py says what it runs and checks; README, "Install")
+# (scripts/image/test_image.py says what it runs and checks; docs/operating/deployment.md)
 test-image: $(STAMP) image
 	$(BIN)/python scripts/image/test_image.py

@@ -140,7 +140,7 @@ def api(host: str, port: int, workers: int, threads: int) -> None:
 @click.option(
     "--queues",
     default=None,
-    help="comma-separated: zolve (solving), zolve.webhooks (deliveries) [default: both]",
+    help="comma-separated: zolve, zolve.short (solving), zolve.webhooks (deliveries) [default: all three]",
 )
 def worker(concurrency: int, pool: str, loglevel: str, queues: str | None) -> None:
     """Run a Celery worker (needs DATABASE_URL and REDIS_URL)."""
@@ -311,6 +311,30 @@ def purge(older_than: timedelta | None, dry_run: bool) -> None:
         f" shards, {report.events} events) and {report.batches} batches; kept {report.kept} expired jobs"
         " that are pinned or whose rows a kept job reads"
     )
+
+
+@main.command()
+@click.option("--output", "-o", type=click.File("w"), default="-", help="file (default: standard output)")
+def openapi(output: Any) -> None:
+    """Print the OpenAPI document the API serves at /openapi.json, with no server: the app is built with
+    this environment's settings and unreachable server addresses (building it connects to nothing)."""
+    import json
+    from dataclasses import replace
+
+    from api.app import create_app
+
+    nowhere = replace(
+        Settings.from_env(),
+        database_url="postgresql://nobody@127.0.0.1:9/none",
+        redis_url="redis://127.0.0.1:9/0",
+        rate_limit="",
+        submit_rate_limit="",
+        secret_key="unused",
+    )
+    served = create_app(nowhere).test_client().get("/openapi.json")
+    if served.status_code != 200:
+        raise click.ClickException(f"the app answered /openapi.json with {served.status}")
+    output.write(json.dumps(served.get_json(), indent=2, sort_keys=True) + "\n")
 
 
 # -- in-process solving --------------------------------------------------------------------------
