@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import redis
+from flask import jsonify
 
 from api.bodies import Blueprint
 from api.extension import zolve
@@ -36,7 +37,10 @@ def ready() -> Any:
     reasons = _unready_reasons()
     if reasons:
         body = {"code": 503, "status": "unavailable", "message": "; ".join(reasons.values())}
-        return {**body, "reasons": reasons}, 503, {"Retry-After": "2"}
+        # a response of its own: the 200's schema (Ready) would drop all but `status`
+        unready = jsonify({**body, "reasons": reasons})
+        unready.status_code, unready.headers["Retry-After"] = 503, "2"
+        return unready
     return {"status": "ready"}
 
 
