@@ -52,14 +52,18 @@ COLOURS = 6
 SEED_AVERAGE = {4: 4.659, 5: 5.100, 6: 5.572, 7: 6.072, 8: 6.560, 9: 7.237, 10: 7.901, 16: 10.51}
 
 
-#: the best published averages, every secret played: mikemag/Mastermind's results
-#: (https://github.com/mikemag/Mastermind, its results tables), as quoted in issue 34
-PUBLISHED_SOURCE = "mikemag/Mastermind results (every secret played), as quoted in issue 34"
+#: the published averages, every secret played: mikemag/Mastermind (https://github.com/mikemag/Mastermind),
+#: docs/initial_guesses/preset_initial_guesses.json, each strategy's best average over its first guesses
+#: (the figures issue 34 quotes); 4x6 Most Parts and Entropy as issue 34 quotes them
+PUBLISHED_SOURCE = (
+    "mikemag/Mastermind docs/initial_guesses/preset_initial_guesses.json (every secret played, each"
+    " strategy with its best first guess)"
+)
 PUBLISHED = {
-    (4, 6): {"Most Parts": 4.3735, "Entropy": 4.3850},
-    (8, 6): {"Entropy": 6.1951},
-    (5, 8): {"Entropy": 5.4856, "Most Parts": 5.5491, "Knuth": 5.6084},
-    (6, 9): {"Entropy": 6.2847},
+    (4, 6): {"Most Parts": 4.3735, "Entropy": 4.3850, "Expected Size": 4.3951, "Knuth": 4.4761},
+    (5, 8): {"Entropy": 5.4856, "Expected Size": 5.4997, "Most Parts": 5.5491, "Knuth": 5.6084},
+    (8, 6): {"Entropy": 6.1951, "Most Parts": 6.2755, "Expected Size": 6.3377, "Knuth": 6.3456},
+    (6, 9): {"Entropy": 6.2847, "Most Parts": 6.3920, "Knuth": 6.4289, "Expected Size": 6.4650},
 }
 #: known optima (total guesses over every secret, secrets, source); zolve's stored trees add theirs
 OPTIMUM = {(4, 6): (5625, 1296, "Koyama & Lai 1993")}
@@ -135,6 +139,15 @@ def published_row(
     )
 
 
+def published_line(n: int, k: int) -> str:
+    """Every published average at n×k, best first, and the optimum where known."""
+    published = sorted(PUBLISHED.get((n, k), {}).items(), key=lambda item: item[1])
+    figures = ", ".join(f"{name} {value:.4f}" for name, value in published) or "none"
+    best = optimum(n, k)
+    known = f"{best[0]:.4f} ({best[1]})" if best else "not known"
+    return f"{n}x{k}: published {figures}; optimum {known}"
+
+
 def run_published(
     sizes: list[tuple[int, int]],
     strategies: list[str],
@@ -143,14 +156,16 @@ def run_published(
     baseline_count: int,
     chunk: int,
 ) -> None:
-    from puzzles.mastermind import optimal
+    from puzzles.mastermind import book, optimal
 
     print(f"published: {PUBLISHED_SOURCE}; optimum 4x6: Koyama & Lai 1993")
+    print(f"best's first two guesses at {', '.join(sorted(book.stored_books()))}: its opening book")
     print(
         f"{'size':<6} {'strategy':<14} {'games':>6} {'avg':>7} {'95% CI':>8} {'max':>4} {'s/game':>8}"
         f" {'ratio':>7}  {'best published (avg − it)':<28} optimum"
     )
     for n, k in sizes:
+        print(published_line(n, k), flush=True)
         every = k**n <= mastermind.ALL_LIMIT
         secrets = [
             list(code)

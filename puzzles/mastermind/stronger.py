@@ -23,6 +23,7 @@ strategy PREVIOUS, for the benchmark's baseline only (the schema does not offer 
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from functools import lru_cache
 
@@ -48,6 +49,10 @@ TARGETS = 1_000
 BUDGET = 1_000_000
 ENDGAME = 40
 EXTRA = 200
+#: third-turn decisions kept per process (a play shard's memo is its own; the third turn is the dearest and
+#: a few thousand histories cover every game of a size)
+THIRD_CACHE = 20_000
+_THIRD: dict[tuple, Decision] = {}
 
 
 def engine_fits(n: int, k: int) -> bool:
@@ -221,10 +226,22 @@ def decide_best(
     n: int, k: int, history: History, seed: int, samples: int, session: _Session
 ) -> Decision | None:
     """`best` at an ENGINE size, or None where the previous best plays (other sizes, or a history that
-    leaves too many group pairs to meet in the middle)."""
+    leaves too many group pairs to meet in the middle). The first two turns come from the opening book
+    where one is stored (`book`: 5×8, 8×6 and 6×9)."""
+    from puzzles.mastermind.book import book_move  # here: see strategies._decide_optimal
+
+    move = book_move(n, k, history)
+    if move is not None:
+        return Decision(move[0], "best", move[1], move[1])
     if not engine_fits(n, k):
         return None
+    key = (n, k, history, seed)
+    if key in _THIRD:
+        return dataclasses.replace(_THIRD[key])
     try:
-        return decide_engine(n, k, history, seed, samples, session)
+        decision = decide_engine(n, k, history, seed, samples, session)
     except _TooManyPairs:
         return None
+    if len(history) == 2 and decision.guess is not None and len(_THIRD) < THIRD_CACHE:
+        _THIRD[key] = dataclasses.replace(decision)
+    return decision
