@@ -73,3 +73,20 @@ def test_best_plays_the_book() -> None:
     assert all(second["left"] > book.MIN_LEFT for second in entry["second"].values())
     assert book.book_move(8, 6, (((0, 1, 2, 3, 4, 5, 0, 1), 0, 0),)) is None
     assert book.book_move(4, 6, ()) is None
+
+
+def test_a_third_turn_decision_is_kept_per_process_as_a_copy() -> None:
+    from puzzles.mastermind import stronger
+
+    first = book._code(book.stored_books()["5x8"]["first"])
+    second = book._code(book.stored_books()["5x8"]["second"]["1,1"]["guess"])
+    history = ((first, 1, 1), (second, 0, 2))
+    stronger._THIRD.clear()
+    with Run(60) as run:
+        session = _Session(run)
+        fresh = mm.decide(5, 8, history, "best", 0, 100, session)
+        fresh.guess = None  # the caller's copy: the kept one is untouched
+        kept = mm.decide(5, 8, history, "best", 0, 100, session)
+    assert (5, 8, history, 0) in stronger._THIRD
+    assert kept.guess == stronger._THIRD[(5, 8, history, 0)].guess is not None
+    assert kept.remaining == len(mm.codes._consistent_codes(5, 8, history))
