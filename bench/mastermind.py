@@ -125,7 +125,8 @@ def published_row(
     turns = [game["turns"] for game in games]
     average = sum(turns) / len(turns)
     half = confidence(turns, every)
-    interval = f"±{half:.4f}" if half is not None else "exact"
+    # every secret played, but not yet: the first ones in order, no sample of the whole
+    interval = f"±{half:.4f}" if half is not None else "-" if partial else "exact"
     seconds = sum(game["seconds"] for game in games) / len(games)
     published = PUBLISHED.get((n, k), {})
     name, value = min(published.items(), key=lambda item: item[1]) if published else ("-", None)
@@ -187,9 +188,13 @@ def run_published(
                     games += mastermind.play({**params, "seed": 0}, run)["games"]
                 if strategy == BASELINE:
                     baseline = sum(g["turns"] for g in games) / len(games)
-                same = games[: len(played) if strategy == BASELINE else baseline_count]
+                # the ratio compares the same secrets: every one (once all are played), or the baseline's
+                if every:
+                    same = games if len(games) == len(played) else []
+                else:
+                    same = games[: len(played) if strategy == BASELINE else baseline_count]
                 ratio = None
-                if baseline and (every or len(games) >= baseline_count):
+                if baseline and same and (every or len(games) >= baseline_count):
                     ratio = sum(g["turns"] for g in same) / len(same) / baseline
                 partial = f"  (so far: {len(games)} of {len(played)})" if len(games) < len(played) else ""
                 print(published_row(n, k, strategy, games, every, ratio, partial), flush=True)

@@ -6,8 +6,8 @@ over 300 of seed 2, with entropy or with fewest expected turns in the middle gam
 previous `best`. With the opening book (`book`: the first two guesses at 5×8, 8×6 and 6×9) the two were
 even at 6×9 (after the book, this strategy 6.276 over 500 secrets of seed 1 and 6.276 over 700 of seed
 101, the previous one 6.284 and 6.259), so at k = 9 (`endgame_fits`) the previous `best` still plays the
-middle game, and this strategy's exact end game takes over once at most ENDGAME codes fit (6.272 and
-6.251 on the same secrets).
+middle game, and this strategy's exact end game takes over once at most PREVIOUS_ENDGAME codes fit
+(with 40: 6.272 and 6.251 on the same secrets).
 
 * Feedback by table look-ups (`_Engine`): the blacks of a code are the blacks of its two halves (two
   tables of half codes), and black + white depends only on the two codes' colour-count vectors (one
@@ -56,6 +56,10 @@ ENDGAME_COLOURS = 9
 TARGETS = 1_000
 BUDGET = 1_000_000
 ENDGAME = 40
+#: the same where the previous best plays the middle game (`endgame_fits`); measured at 6×9 over 500
+#: secrets of seed 1 and 700 of seed 101: 40 codes 6.272 and 6.251, 70 codes 6.264 and 6.247, 120 codes
+#: 6.250 and 6.250 at 2–4 times the seconds per game
+PREVIOUS_ENDGAME = 70
 EXTRA = 200
 #: third-turn decisions kept per process (a play shard's memo is its own; the third turn is the dearest and
 #: a few thousand histories cover every game of a size)
@@ -242,14 +246,14 @@ def endgame_fits(n: int, k: int) -> bool:
 
 
 def _previous_endgame(n: int, k: int, history: History, seed: int, session: _Session) -> Decision | None:
-    """The exact end game once 3..ENDGAME codes fit, else None (the previous best plays)."""
+    """The exact end game once 3..PREVIOUS_ENDGAME codes fit, else None (the previous best plays)."""
     if not history:
         return None
     try:
         split = _Split(n, k, history, session.run)
     except _TooManyPairs:
         return None
-    if not 2 < split.count <= ENDGAME:
+    if not 2 < split.count <= PREVIOUS_ENDGAME:
         return None
     codes = np.array(split.codes(), dtype=np.int8).reshape(split.count, n)
     guess = _endgame(n, k, codes, _rng(seed, history))

@@ -45,7 +45,7 @@ def test_the_end_game_at_6x9_is_this_strategys() -> None:
         black, white = paired_score(secret, guess)
         history += ((tuple(guess), black, white),)
     codes = mm.codes._consistent_codes(6, 9, history)
-    assert 2 < len(codes) <= stronger.ENDGAME  # 33
+    assert 2 < len(codes) <= stronger.PREVIOUS_ENDGAME  # 33
     with Run(120) as run:
         decision = mm.decide(6, 9, history, "best", 0, 100, _Session(run))
         # one guess earlier, more codes fit: the previous best's turn
