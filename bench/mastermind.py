@@ -29,8 +29,9 @@ played), the worst game, seconds per game (one core), the ratio to the baseline 
 at that size beside its difference, and the optimum where one is known (PUBLISHED and OPTIMUM below, with
 their sources; zolve's own search for the sizes it stores, puzzles/mastermind/optimal_trees.json).
 `optimal` is played only at the sizes with a stored tree. A line is printed every `--chunk` games (marked
-"so far" until the last). The tuning of `best` used secret seeds 1 (and
-101): measure with another.
+"so far" until the last). The tuning of `best` (its opening book and its end game at 6x9 included) used
+secret seeds 1 and 101: measure with another (the README's figures: seed 2 at 5x8 and 8x6, seed 4 at
+6x9).
 """
 
 from __future__ import annotations
@@ -52,14 +53,18 @@ COLOURS = 6
 SEED_AVERAGE = {4: 4.659, 5: 5.100, 6: 5.572, 7: 6.072, 8: 6.560, 9: 7.237, 10: 7.901, 16: 10.51}
 
 
-#: the best published averages, every secret played: mikemag/Mastermind's results
-#: (https://github.com/mikemag/Mastermind, its results tables), as quoted in issue 34
-PUBLISHED_SOURCE = "mikemag/Mastermind results (every secret played), as quoted in issue 34"
+#: the published averages, every secret played: mikemag/Mastermind (https://github.com/mikemag/Mastermind),
+#: docs/initial_guesses/preset_initial_guesses.json, each strategy's best average over its first guesses
+#: (the figures issue 34 quotes); 4x6 Most Parts and Entropy as issue 34 quotes them
+PUBLISHED_SOURCE = (
+    "mikemag/Mastermind docs/initial_guesses/preset_initial_guesses.json (every secret played, each"
+    " strategy with its best first guess)"
+)
 PUBLISHED = {
-    (4, 6): {"Most Parts": 4.3735, "Entropy": 4.3850},
-    (8, 6): {"Entropy": 6.1951},
-    (5, 8): {"Entropy": 5.4856, "Most Parts": 5.5491, "Knuth": 5.6084},
-    (6, 9): {"Entropy": 6.2847},
+    (4, 6): {"Most Parts": 4.3735, "Entropy": 4.3850, "Expected Size": 4.3951, "Knuth": 4.4761},
+    (5, 8): {"Entropy": 5.4856, "Expected Size": 5.4997, "Most Parts": 5.5491, "Knuth": 5.6084},
+    (8, 6): {"Entropy": 6.1951, "Most Parts": 6.2755, "Expected Size": 6.3377, "Knuth": 6.3456},
+    (6, 9): {"Entropy": 6.2847, "Most Parts": 6.3920, "Knuth": 6.4289, "Expected Size": 6.4650},
 }
 #: known optima (total guesses over every secret, secrets, source); zolve's stored trees add theirs
 OPTIMUM = {(4, 6): (5625, 1296, "Koyama & Lai 1993")}
@@ -121,7 +126,8 @@ def published_row(
     turns = [game["turns"] for game in games]
     average = sum(turns) / len(turns)
     half = confidence(turns, every)
-    interval = f"±{half:.4f}" if half is not None else "exact"
+    # every secret played, but not yet: the first ones in order, no sample of the whole
+    interval = f"±{half:.4f}" if half is not None else "-" if partial else "exact"
     seconds = sum(game["seconds"] for game in games) / len(games)
     published = PUBLISHED.get((n, k), {})
     name, value = min(published.items(), key=lambda item: item[1]) if published else ("-", None)
@@ -135,6 +141,15 @@ def published_row(
     )
 
 
+def published_line(n: int, k: int) -> str:
+    """Every published average at n×k, best first, and the optimum where known."""
+    published = sorted(PUBLISHED.get((n, k), {}).items(), key=lambda item: item[1])
+    figures = ", ".join(f"{name} {value:.4f}" for name, value in published) or "none"
+    best = optimum(n, k)
+    known = f"{best[0]:.4f} ({best[1]})" if best else "not known"
+    return f"{n}x{k}: published {figures}; optimum {known}"
+
+
 def run_published(
     sizes: list[tuple[int, int]],
     strategies: list[str],
@@ -143,14 +158,16 @@ def run_published(
     baseline_count: int,
     chunk: int,
 ) -> None:
-    from puzzles.mastermind import optimal
+    from puzzles.mastermind import book, optimal
 
     print(f"published: {PUBLISHED_SOURCE}; optimum 4x6: Koyama & Lai 1993")
+    print(f"best's first two guesses at {', '.join(sorted(book.stored_books()))}: its opening book")
     print(
         f"{'size':<6} {'strategy':<14} {'games':>6} {'avg':>7} {'95% CI':>8} {'max':>4} {'s/game':>8}"
         f" {'ratio':>7}  {'best published (avg − it)':<28} optimum"
     )
     for n, k in sizes:
+        print(published_line(n, k), flush=True)
         every = k**n <= mastermind.ALL_LIMIT
         secrets = [
             list(code)
@@ -172,9 +189,13 @@ def run_published(
                     games += mastermind.play({**params, "seed": 0}, run)["games"]
                 if strategy == BASELINE:
                     baseline = sum(g["turns"] for g in games) / len(games)
-                same = games[: len(played) if strategy == BASELINE else baseline_count]
+                # the ratio compares the same secrets: every one (once all are played), or the baseline's
+                if every:
+                    same = games if len(games) == len(played) else []
+                else:
+                    same = games[: len(played) if strategy == BASELINE else baseline_count]
                 ratio = None
-                if baseline and (every or len(games) >= baseline_count):
+                if baseline and same and (every or len(games) >= baseline_count):
                     ratio = sum(g["turns"] for g in same) / len(same) / baseline
                 partial = f"  (so far: {len(games)} of {len(played)})" if len(games) < len(played) else ""
                 print(published_row(n, k, strategy, games, every, ratio, partial), flush=True)

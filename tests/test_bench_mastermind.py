@@ -51,3 +51,19 @@ def test_a_published_row_shows_the_figures_beside_the_published_ones_and_the_opt
     assert "exact" in row and "Most Parts 4.3735" in row and "4.3403 (Koyama & Lai 1993)" in row
     # a size zolve's search stored: its own optimum
     assert "(zolve's search)" in published_row(3, 4, "optimal", games, every=True, ratio=None)
+
+
+def test_the_published_line_lists_every_published_figure_best_first() -> None:
+    from bench.mastermind import published_line
+
+    line = published_line(8, 6)
+    assert line.startswith("8x6: published Entropy 6.1951, Most Parts 6.2755")
+    assert line.endswith("optimum not known")
+    assert "optimum 4.3403 (Koyama & Lai 1993)" in published_line(4, 6)
+
+
+def test_a_partial_row_of_every_secret_claims_no_exact_average() -> None:
+    from bench.mastermind import published_row
+
+    games = [{"turns": 4, "seconds": 0.1}] * 3
+    assert "exact" not in published_row(4, 6, "best", games, every=True, ratio=None, partial="  (so far)")

@@ -3,7 +3,11 @@ of at most HALF_CODES values; e.g. 5×8 and 8×6): candidates beyond the codes t
 exact end game. Chosen per size by measurement: it played 5×8 and 8×6 better than the previous `best`
 on the same secrets, and 6×9 worse (6.333 against 6.283 over 300 secrets of seed 1, 6.387 against 6.310
 over 300 of seed 2, with entropy or with fewest expected turns in the middle game), so k ≥ 9 keeps the
-previous `best`.
+previous `best`. With the opening book (`book`: the first two guesses at 5×8, 8×6 and 6×9) the two were
+even at 6×9 (after the book, this strategy 6.276 over 500 secrets of seed 1 and 6.276 over 700 of seed
+101, the previous one 6.284 and 6.259), so at k = 9 (`endgame_fits`) the previous `best` still plays the
+middle game, and this strategy's exact end game takes over once at most PREVIOUS_ENDGAME codes fit
+(with 40: 6.272 and 6.251 on the same secrets).
 
 * Feedback by table look-ups (`_Engine`): the blacks of a code are the blacks of its two halves (two
   tables of half codes), and black + white depends only on the two codes' colour-count vectors (one
@@ -13,6 +17,8 @@ previous `best`.
 * Middle game: the candidates are codes that fit and as many random codes of the whole space (within
   BUDGET class evaluations per turn); the largest feedback entropy over the targets wins (ties to a code
   that fits, then to the first), refined by hill climbing.
+* Third-turn decisions are kept per process (`_THIRD`): a play shard's memo is its own, and the third
+  turn, the dearest, has a few thousand histories at most.
 * End game (at most ENDGAME codes fit): the least total number of guesses for them, searched exactly
   (`optimal.Search` on a local table) over the codes that fit and the EXTRA other codes that split them
   into the most parts.
@@ -23,6 +29,7 @@ strategy PREVIOUS, for the benchmark's baseline only (the schema does not offer 
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from functools import lru_cache
 
@@ -43,11 +50,21 @@ HALF_CODES = 4096
 SPACE_ABOVE = 5_000
 MAX_LENGTH = 10
 MAX_COLOURS = 8
+#: the colours at which the previous best plays the middle game and this strategy the end game
+ENDGAME_COLOURS = 9
 #: targets scored against, class evaluations per turn, and the end game's size and extra candidates
 TARGETS = 1_000
 BUDGET = 1_000_000
 ENDGAME = 40
+#: the same where the previous best plays the middle game (`endgame_fits`); measured at 6×9 over 500
+#: secrets of seed 1 and 700 of seed 101: 40 codes 6.272 and 6.251, 70 codes 6.264 and 6.247, 120 codes
+#: 6.250 and 6.250 at 2–4 times the seconds per game
+PREVIOUS_ENDGAME = 70
 EXTRA = 200
+#: third-turn decisions kept per process (a play shard's memo is its own; the third turn is the dearest and
+#: a few thousand histories cover every game of a size)
+THIRD_CACHE = 20_000
+_THIRD: dict[tuple, Decision] = {}
 
 
 def engine_fits(n: int, k: int) -> bool:
@@ -217,14 +234,52 @@ def decide_engine(n: int, k: int, history: History, seed: int, samples: int, ses
     return decision
 
 
+def endgame_fits(n: int, k: int) -> bool:
+    """Whether the previous best plays n×k with this strategy's exact end game (k = ENDGAME_COLOURS)."""
+    return (
+        k**n > SPACE_ABOVE
+        and n <= MAX_LENGTH
+        and k == ENDGAME_COLOURS
+        and k ** (n - n // 2) <= HALF_CODES
+        and split_fits(n, k)
+    )
+
+
+def _previous_endgame(n: int, k: int, history: History, seed: int, session: _Session) -> Decision | None:
+    """The exact end game once 3..PREVIOUS_ENDGAME codes fit, else None (the previous best plays)."""
+    if not history:
+        return None
+    try:
+        split = _Split(n, k, history, session.run)
+    except _TooManyPairs:
+        return None
+    if not 2 < split.count <= PREVIOUS_ENDGAME:
+        return None
+    codes = np.array(split.codes(), dtype=np.int8).reshape(split.count, n)
+    guess = _endgame(n, k, codes, _rng(seed, history))
+    return Decision(guess, "best", split.count, split.count)
+
+
 def decide_best(
     n: int, k: int, history: History, seed: int, samples: int, session: _Session
 ) -> Decision | None:
     """`best` at an ENGINE size, or None where the previous best plays (other sizes, or a history that
-    leaves too many group pairs to meet in the middle)."""
+    leaves too many group pairs to meet in the middle). The first two turns come from the opening book
+    where one is stored (`book`: 5×8, 8×6 and 6×9)."""
+    from puzzles.mastermind.book import book_move  # here: see strategies._decide_optimal
+
+    move = book_move(n, k, history)
+    if move is not None:
+        return Decision(move[0], "best", move[1], move[1])
     if not engine_fits(n, k):
-        return None
+        return _previous_endgame(n, k, history, seed, session) if endgame_fits(n, k) else None
+    key = (n, k, history, seed)
+    if key in _THIRD:
+        return dataclasses.replace(_THIRD[key])
     try:
-        return decide_engine(n, k, history, seed, samples, session)
+        decision = decide_engine(n, k, history, seed, samples, session)
     except _TooManyPairs:
         return None
+    if len(history) == 2 and decision.guess is not None and len(_THIRD) < THIRD_CACHE:
+        _THIRD[key] = dataclasses.replace(decision)
+    return decision

@@ -31,6 +31,27 @@ def test_the_sizes_it_plays() -> None:
     assert not stronger.engine_fits(6, 9)  # measured worse there than the previous best
     assert not stronger.engine_fits(4, 6)  # every secret fits in a play job: the previous best stays
     assert not stronger.engine_fits(16, 6)
+    # at 6×9 the previous best plays the middle game and this strategy the end game
+    assert stronger.endgame_fits(6, 9)
+    assert not any(stronger.endgame_fits(n, k) for n, k in [(5, 8), (8, 6), (4, 6), (16, 6)])
+
+
+@pytest.mark.slow
+def test_the_end_game_at_6x9_is_this_strategys() -> None:
+    rng = random.Random(11)
+    secret = [rng.randrange(9) for _ in range(6)]
+    history: tuple = ()
+    for guess in ([0, 0, 1, 1, 2, 3], [4, 4, 5, 6, 7, 8], [1, 2, 0, 5, 4, 6], [3, 5, 7, 0, 8, 2]):
+        black, white = paired_score(secret, guess)
+        history += ((tuple(guess), black, white),)
+    codes = mm.codes._consistent_codes(6, 9, history)
+    assert 2 < len(codes) <= stronger.PREVIOUS_ENDGAME  # 33
+    with Run(120) as run:
+        decision = mm.decide(6, 9, history, "best", 0, 100, _Session(run))
+        # one guess earlier, more codes fit: the previous best's turn
+        assert stronger._previous_endgame(6, 9, history[:2], 0, _Session(run)) is None
+    expected = stronger._endgame(6, 9, np.array(codes, dtype=np.int8), mm.scoring._rng(0, history))
+    assert decision.guess == expected and decision.remaining == len(codes)
 
 
 def test_the_end_game_is_optimal_when_every_code_is_a_candidate(monkeypatch: pytest.MonkeyPatch) -> None:

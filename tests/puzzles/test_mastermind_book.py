@@ -1,0 +1,92 @@
+"""The opening book of `best` (puzzles.mastermind.book): the stored book is what the builder gives, its
+moves are what `best` plays, and its second guesses split their codes as well as any code does."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from puzzles import mastermind as mm
+from puzzles.mastermind import book
+from puzzles.mastermind.model import _Session
+from puzzles.runtime import Run
+
+from .test_mastermind import paired_score
+
+
+def _without_time(entry: dict) -> dict:
+    return {key: value for key, value in entry.items() if key != "seconds"}
+
+
+def test_the_stored_books() -> None:
+    assert set(book.stored_books()) == {"5x8", "8x6", "6x9"}
+
+
+def test_the_stored_5x8_book_is_what_the_builder_gives() -> None:
+    assert _without_time(book.build(5, 8)) == _without_time(book.stored_books()["5x8"])
+
+
+@pytest.mark.slow
+def test_the_stored_6x9_book_is_what_the_builder_gives() -> None:
+    assert _without_time(book.build(6, 9)) == _without_time(book.stored_books()["6x9"])
+
+
+def _entropy_key(guess: tuple, codes: list) -> float:
+    sizes: dict = {}
+    for code in codes:
+        feedback = paired_score(list(code), list(guess))
+        sizes[feedback] = sizes.get(feedback, 0) + 1
+    return round(-sum(s * np.log(s) for s in sizes.values()), 9)
+
+
+def test_a_second_guess_splits_as_well_as_every_code_does() -> None:
+    """5×8, one feedback: the stored second guess against every one of the 32,768 codes, by hand."""
+    entry = book.stored_books()["5x8"]
+    first = book._code(entry["first"])
+    feedback = "3,0"
+    black, white = map(int, feedback.split(","))
+    codes = [
+        c
+        for c in itertools.product(range(8), repeat=5)
+        if paired_score(list(c), list(first)) == (black, white)
+    ]
+    assert len(codes) == entry["second"][feedback]["left"]
+    stored = _entropy_key(book._code(entry["second"][feedback]["guess"]), codes)
+    rng = np.random.default_rng(0)
+    for index in rng.choice(8**5, 400, replace=False):
+        other = mm.code_at(int(index), 5, 8)
+        assert _entropy_key(other, codes) <= stored
+
+
+def test_best_plays_the_book() -> None:
+    entry = book.stored_books()["8x6"]
+    first = book._code(entry["first"])
+    feedback, second = next(iter(entry["second"].items()))
+    black, white = map(int, feedback.split(","))
+    with Run(60) as run:
+        session = _Session(run)
+        opening = mm.decide(8, 6, (), "best", 0, 100, session)
+        reply = mm.decide(8, 6, ((first, black, white),), "best", 0, 100, session)
+    assert opening.guess == first and opening.remaining == 6**8
+    assert reply.guess == book._code(second["guess"]) and reply.remaining == second["left"]
+    # a feedback that leaves few codes, and a first guess off the book, are the strategy's own
+    assert all(second["left"] > book.MIN_LEFT for second in entry["second"].values())
+    assert book.book_move(8, 6, (((0, 1, 2, 3, 4, 5, 0, 1), 0, 0),)) is None
+    assert book.book_move(4, 6, ()) is None
+
+
+def test_a_third_turn_decision_is_kept_per_process_as_a_copy() -> None:
+    from puzzles.mastermind import stronger
+
+    first = book._code(book.stored_books()["5x8"]["first"])
+    second = book._code(book.stored_books()["5x8"]["second"]["1,1"]["guess"])
+    history = ((first, 1, 1), (second, 0, 2))
+    stronger._THIRD.clear()
+    with Run(60) as run:
+        session = _Session(run)
+        fresh = mm.decide(5, 8, history, "best", 0, 100, session)
+        fresh.guess = None  # the caller's copy: the kept one is untouched
+        kept = mm.decide(5, 8, history, "best", 0, 100, session)
+    assert (5, 8, history, 0) in stronger._THIRD
+    assert kept.guess == stronger._THIRD[(5, 8, history, 0)].guess is not None
+    assert kept.remaining == len(mm.codes._consistent_codes(5, 8, history))
