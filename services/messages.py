@@ -105,8 +105,10 @@ def release_within(
 ) -> Released:
     """dispatch.release in the caller's transaction (a submit's: its job goes in the transaction that
     inserts it); the caller publishes what it returns with publish_released once that has committed."""
-    window = ctx.settings.max_in_flight_per_key or dispatch.window(session, ctx.settings.worker_alive_within)
-    return dispatch.release(session, window, owners, shards=shards)
+    # no fixed window: the release's statement reads the live workers itself
+    window = ctx.settings.max_in_flight_per_key or None
+    alive_within = ctx.settings.worker_alive_within
+    return dispatch.release(session, window, owners, shards=shards, alive_within=alive_within)
 
 
 def publish_released(ctx: Context, released: Released) -> bool:

@@ -16,11 +16,13 @@ import functools
 import uuid
 from collections.abc import Collection
 from dataclasses import dataclass, field
+from datetime import timedelta
 
 from sqlalchemy import (
     BigInteger,
-    BindParameter,
+    ColumnElement,
     Integer,
+    Interval,
     Select,
     Update,
     and_,
@@ -63,7 +65,7 @@ def window(session: Session, alive_within: float) -> int:
     return max(MIN_WINDOW, (alive or 0) + 1)
 
 
-def _jobs_picked(owners: Subquery, window: BindParameter) -> Select:
+def _jobs_picked(owners: Subquery, window: ColumnElement[int]) -> Select:
     """For each client (a row of `owners`), its oldest held jobs that fit what its window has left: a
     count of its sent or running jobs, then at most `window` of its held rows read in order from their
     index (ix_jobs_held), however many it holds."""
@@ -91,7 +93,7 @@ def _jobs_picked(owners: Subquery, window: BindParameter) -> Select:
     return select(held.c.id).select_from(owners.join(held, true())).limit(BATCH)
 
 
-def _shards_picked(owners: Subquery, window: BindParameter) -> Select:
+def _shards_picked(owners: Subquery, window: ColumnElement[int]) -> Select:
     """As _jobs_picked, for the held shards of each client's running jobs."""
     job, shard = aliased(Job), aliased(Shard)
     sent = (
@@ -127,13 +129,18 @@ def _shards_picked(owners: Subquery, window: BindParameter) -> Select:
 
 
 _OWNERS = bindparam("owners", type_=ARRAY(BigInteger))
-_WINDOW = bindparam("window", type_=Integer)
+#: the window given (:window), or else (NULL) the one of `window()`, read in the release's own statement
+_LIVE = select(func.count()).where(heartbeats.alive(bindparam("alive_within", type_=Interval)))
+_WINDOW = func.coalesce(
+    bindparam("window", type_=Integer), func.greatest(MIN_WINDOW, _LIVE.scalar_subquery() + 1)
+)
 
 
 @functools.cache
 def _release_statement(table: str) -> Update:
     """The UPDATE that marks sent, and returns, the picked rows of `table` (jobs, shards) of the clients
-    `:owners` with windows of `:window`. Built once: composing it costs more than running it."""
+    `:owners` with windows of `:window` (NULL: live workers within `:alive_within`, plus one). Built once:
+    composing it costs more than running it."""
     owners = select(func.unnest(_OWNERS).label("owner_id")).subquery("owners")
     if table == "jobs":
         picked = _jobs_picked(owners, _WINDOW).cte("picked").prefix_with("MATERIALIZED")
@@ -173,18 +180,26 @@ def _lock(session: Session, owners: Collection[int] | None) -> list[int]:
 
 
 def release(
-    session: Session, window: int, owners: Collection[int] | None = None, *, shards: bool = True
+    session: Session,
+    window: int | None,
+    owners: Collection[int] | None = None,
+    *,
+    shards: bool = True,
+    alive_within: float | None = None,
 ) -> Released:
     """Mark sent, and return, the held work that fits each client's window (`owners`: only theirs;
     `shards=False`: their jobs only, e.g. after a submit, which changes nothing of their shards). The
-    caller publishes it once this transaction commits.
+    caller publishes it once this transaction commits. `window` None: `window(session, alive_within)`,
+    read by the release's statement itself (no round trip of its own).
 
     One statement per class: the picked ids are a materialised CTE, read once whatever plan the UPDATE
     gets (a planner without fresh statistics once ran a window query once per held row)."""
     owners = _lock(session, owners)
     if not owners:
         return Released()
-    params = {"owners": owners, "window": window}
+    if window is None and alive_within is None:
+        raise ValueError("a release without a window needs alive_within")
+    params = {"owners": owners, "window": window, "alive_within": timedelta(seconds=alive_within or 0)}
     options = {"synchronize_session": False}
     jobs = session.execute(_release_statement("jobs"), params, execution_options=options).all()
     released = Released(jobs=[job_id for job_id, _ in jobs], time_limits=dict(jobs))

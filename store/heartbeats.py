@@ -25,9 +25,11 @@ def process_name(hostname: str, pid: int, boot_id: str) -> str:
     return f"{hostname}:{pid}:{boot_id}"
 
 
-def alive(within: float) -> ColumnElement[bool]:
-    """Workers rows of processes that heartbeat in the last `within` seconds and did not stop."""
-    return and_(Worker.heartbeat_at > func.now() - timedelta(seconds=within), Worker.stopped_at.is_(None))
+def alive(within: float | ColumnElement[timedelta]) -> ColumnElement[bool]:
+    """Workers rows of processes that heartbeat in the last `within` seconds (or interval: e.g. a bound
+    parameter) and did not stop."""
+    since = timedelta(seconds=within) if isinstance(within, int | float) else within
+    return and_(Worker.heartbeat_at > func.now() - since, Worker.stopped_at.is_(None))
 
 
 def _upsert(session: Session, hostname: str, pids: list[int], boot_id: str, node: str | None) -> list[str]:

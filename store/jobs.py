@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, NamedTuple
 
-from sqlalchemy import and_, func, or_, select, true, update
+from sqlalchemy import and_, func, insert, or_, select, true, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -57,18 +57,29 @@ def create_job(
         existing = _job_by_idempotency_key(session, owner_id, idempotency_key)
         if existing is not None:
             return _replay(existing, digest, time_limit), False
-    # held until store.dispatch releases it to the broker within its client's window
-    job = job_row(
-        owner_id, kind, params, digest, time_limit, idempotency_key=idempotency_key, callback_url=callback_url
+    # held until store.dispatch releases it to the broker within its client's window; the INSERT returns
+    # the whole row (its server defaults: created_at, ...), so no read follows it
+    insert_job = (
+        insert(Job)
+        .values(
+            job_values(
+                owner_id,
+                kind,
+                params,
+                digest,
+                time_limit,
+                idempotency_key=idempotency_key,
+                callback_url=callback_url,
+            )
+        )
+        .returning(Job)
     )
     if idempotency_key is None:  # nothing unique to race on: no savepoint (two round trips fewer)
-        session.add(job)
-        session.flush()
+        job = session.scalars(insert_job).one()
     else:
         try:
             with session.begin_nested():
-                session.add(job)
-                session.flush()
+                job = session.scalars(insert_job).one()
         except IntegrityError:
             # a concurrent request with the same key won the race
             existing = _job_by_idempotency_key(session, owner_id, idempotency_key)
@@ -76,22 +87,29 @@ def create_job(
                 raise
             return _replay(existing, digest, time_limit), False
     events.record(session, job.id, EventName.CREATED, actor_key_id=owner_id)
-    session.refresh(job)
     return job, True
 
 
 def job_row(
     owner_id: int, kind: str, params: dict[str, Any], digest: str, time_limit: float, **columns: Any
 ) -> Job:
-    return Job(
-        id=uuid.uuid4(),
-        owner_id=owner_id,
-        kind=kind,
-        params=params,
-        params_hash=digest,
-        time_limit=time_limit,
-        **{"state": JobState.QUEUED, **columns},
-    )
+    return Job(**job_values(owner_id, kind, params, digest, time_limit, **columns))
+
+
+def job_values(
+    owner_id: int, kind: str, params: dict[str, Any], digest: str, time_limit: float, **columns: Any
+) -> dict[str, Any]:
+    """A new queued job's columns (the rest are the table's defaults)."""
+    return {
+        "id": uuid.uuid4(),
+        "owner_id": owner_id,
+        "kind": kind,
+        "params": params,
+        "params_hash": digest,
+        "time_limit": time_limit,
+        "state": JobState.QUEUED,
+        **columns,
+    }
 
 
 def _job_by_idempotency_key(session: Session, owner_id: int, key: str | None) -> Job | None:

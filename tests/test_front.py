@@ -277,6 +277,19 @@ def test_a_refusal_closes_the_connection(served) -> None:
     assert len(upstream.requests) == 1
 
 
+def test_a_header_line_that_is_not_name_colon_value_is_refused_unquoted_and_never_passed_on(served) -> None:
+    """gunicorn's warning on such a line quotes it whole: a mistyped `Authorization Bearer <key>` would
+    reach its error log (tests/security/test_access_log.py has it through zolve api)."""
+    port, upstream = served(lambda request: OK)
+    for line in (b"Authorization Bearer zk_secret", b"Authorization zk_secret: x", b" zk_secret"):
+        conn = Conn(port)
+        conn.send(get(extra=line + b"\r\n"))
+        status, headers, body = conn.response()
+        assert (status, headers[b"connection"]) == (400, b"close") and b"zk_secret" not in body, line
+        conn.close()
+    assert upstream.requests == []
+
+
 def test_two_requests_on_one_connection_through_zolve_api(live_api) -> None:
     conn = Conn(live_api.port)
     try:

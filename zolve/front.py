@@ -26,6 +26,7 @@ import ctypes
 import ipaddress
 import json
 import logging
+import re
 import signal
 import socket
 from dataclasses import dataclass
@@ -43,6 +44,12 @@ _PIPE_CHUNK = 64 * 1024
 #: answers to a request refused for its form (gunicorn's own: malformed, its line or a header too long):
 #: the connection ends after them, as gunicorn itself ends it
 CLOSING_STATUSES = frozenset({400, 413, 414, 431})
+#: a header's name (RFC 9110, 5.1: a token)
+_FIELD_NAME = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+#: the refusal of a header line that is not `name: value`. It quotes nothing of the line, and the line never
+#: reaches gunicorn, whose warning would quote it whole in the error log (a mistyped `Authorization Bearer
+#: <key>` with it)
+MALFORMED_HEADER = "a header line is not `name: value` (a field name is a token, followed by a colon)"
 #: the front process's name (ps, /proc/PID/comm)
 COMM = b"zolve-front"
 
@@ -106,8 +113,10 @@ def parse_head(raw: bytes) -> Head:
     lengths, chunked, expects = set(), False, False
     keep_alive = lines[0].rstrip().endswith(b" HTTP/1.1")
     for line in lines[1:]:
-        name, _, value = line.partition(b":")
-        name, value = name.strip().lower(), value.strip()
+        name, colon, value = line.partition(b":")
+        if not (colon and _FIELD_NAME.fullmatch(name)):
+            raise Refused(400, MALFORMED_HEADER)
+        name, value = name.lower(), value.strip()
         if name == b"content-length":
             lengths.add(value)
         elif name == b"transfer-encoding":

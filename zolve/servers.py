@@ -67,6 +67,8 @@ def gunicorn_options(
         "timeout": int(settings.max_wait_seconds) + 30,
         "graceful_timeout": 10,
         "accesslog": "-",
+        # its records hold no header, cookie nor environ variable: no key reaches a log (issue 32)
+        "logger_class": "zolve.access_log.AccessLog",
         # gunicorn would believe X-Forwarded-Proto from 127.0.0.1 by itself: the app's ProxyFix decides
         # alone, from ZOLVE_TRUSTED_PROXIES (api.security)
         "forwarded_allow_ips": "",

@@ -98,6 +98,19 @@ def test_the_window_is_the_live_worker_processes_plus_one(isolated_db: Database)
         assert dispatch.window(session, alive_within=15) == 5
 
 
+def test_a_release_without_a_window_takes_the_live_worker_processes_plus_one(
+    isolated_db: Database, owners
+) -> None:
+    """The window read in the release's own statement (issue 32: a submit's round trip fewer)."""
+    a, b = owners
+    first, second = submit(isolated_db, a, 7), submit(isolated_db, b, 7)
+    with isolated_db.session() as session:
+        assert dispatch.release(session, None, {a}, alive_within=15).jobs == first[: dispatch.MIN_WINDOW]
+        heartbeats.beat(session, "host", [1, 2, 3, 4], "boot1")
+    with isolated_db.session() as session:
+        assert dispatch.release(session, None, {b}, alive_within=15).jobs == second[:5]
+
+
 def test_a_shard_whose_worker_died_goes_first_and_is_marked_retried(isolated_db: Database, owners) -> None:
     a, _ = owners
     (job,) = submit(isolated_db, a, kind="planetx.enumerate")

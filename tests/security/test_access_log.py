@@ -1,0 +1,111 @@
+"""No credential reaches a log (issue 32).
+
+gunicorn gave each access record, as its arguments, every request header, response header and WSGI
+environ variable. When the access log cannot be written (its stdout a closed pipe: `zolve up | head`, a log
+shipper that died), Python's logging prints the failed record, message and arguments, to stderr: the
+`Authorization: Bearer` key and the dashboard's session cookie with them. And gunicorn's warning on a
+header line without a colon quotes the line whole, a mistyped `Authorization Bearer <key>` included.
+
+A real `zolve api`, its stdout a closed pipe, is asked with a key and with a signed-in dashboard session;
+its stderr (the error log) must name neither."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import requests
+
+from tests.api.test_admin import TOKEN
+from tests.security.helpers import bearer_token
+from tests.support import free_port, installed_popen, stop_group, wait_until
+
+
+@dataclass
+class Api:
+    port: int
+    errors: Path
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def printed(self) -> str:
+        return self.errors.read_text(errors="replace")
+
+
+@pytest.fixture(scope="module")
+def api(worker_env, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
+    """`zolve api` whose stdout (the access log) is a pipe nobody reads any more; its stderr in a file."""
+    port, errors = free_port(), tmp_path_factory.mktemp("access-log") / "stderr.log"
+    env = {**worker_env, "ZOLVE_RATE_LIMIT": "", "ZOLVE_SUBMIT_RATE_LIMIT": "", "ZOLVE_SECRET_KEY": "test"}
+    with open(errors, "wb") as stderr:
+        process = installed_popen(
+            ["api", "--port", str(port), "--workers", "1", "--threads", "2"],
+            env,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
+            start_new_session=True,
+        )
+    process.stdout.close()
+    served = Api(port, errors)
+
+    def answers() -> bool:
+        if process.poll() is not None:
+            raise AssertionError(f"the API exited early; stderr:\n{served.printed()[-3000:]}")
+        try:
+            return requests.get(f"{served.url}/health", timeout=1).status_code == 200
+        except requests.RequestException:
+            return False
+
+    try:
+        wait_until(answers, 60, 0.2, "the API to answer")
+        yield served
+    finally:
+        stop_group(process)
+
+
+def test_a_failing_access_log_prints_no_key_nor_session(api: Api, make_key) -> None:
+    admin = make_key(admin=True)
+    key = bearer_token(admin)
+    # the API with the key
+    assert requests.get(f"{api.url}/jobs", headers=admin, timeout=10).status_code == 200
+    # the dashboard: signing in sets the session cookie, which the next page sends
+    browser = requests.Session()
+    form = TOKEN.search(browser.get(f"{api.url}/admin/login", timeout=10).text).group(1)
+    signed = browser.post(
+        f"{api.url}/admin/login", data={"key": key, "csrf_token": form}, allow_redirects=False, timeout=10
+    )
+    assert signed.status_code == 302, signed.status_code
+    session = browser.cookies.get("zolve_admin")
+    assert session
+    assert browser.get(f"{api.url}/admin/jobs", timeout=10).status_code == 200
+    # last, a request the log names by a marker: once its failed record is on stderr, so are the others'
+    marker = uuid.uuid4().hex
+    assert requests.get(f"{api.url}/jobs/{marker}", headers=admin, timeout=10).status_code == 404
+    wait_until(lambda: marker in api.printed(), 30, 0.1, "the failed access record")
+    printed = api.printed()
+    assert "Logging error" in printed  # the path of the leak was taken
+    assert key not in printed and key[:12] not in printed
+    assert session not in printed
+
+
+def test_a_header_line_without_a_colon_is_refused_unquoted(api: Api, make_key) -> None:
+    """`Authorization Bearer <key>` (the colon forgotten): refused with 400, and no log quotes it."""
+    key = bearer_token(make_key())
+    head = f"GET /jobs HTTP/1.1\r\nHost: x\r\nAuthorization Bearer {key}\r\nConnection: close\r\n\r\n"
+    with socket.create_connection(("127.0.0.1", api.port), timeout=10) as sock:
+        sock.sendall(head.encode())
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+    assert answer.startswith(b"HTTP/1.1 400 "), answer[:200]
+    assert key.encode() not in answer.split(b"\r\n\r\n", 1)[0]
+    # the refusal is written after gunicorn's warning (gunicorn.workers.base.handle_error): it is on stderr
+    # by now, if there is one
+    assert key not in api.printed()
