@@ -69,6 +69,9 @@ class Database:
                 pool_pre_ping=self.pre_ping,
                 pool_recycle=1800,
                 connect_args=self._connect_args(),
+                # a statement's parameters may be secrets (a webhook secret being rotated): an error's
+                # message, which a log may print, names the statement but never its values
+                hide_parameters=True,
             )
             self._sessions = sessionmaker(self._engine, expire_on_commit=False)
             self._pid = os.getpid()

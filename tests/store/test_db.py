@@ -26,3 +26,17 @@ def test_the_server_ends_the_session_of_a_client_whose_host_vanished(settings: S
         db.dispose()
     assert "-c tcp_keepalives_idle=10" in options and "-c tcp_user_timeout=20000" in options
     assert "-c statement_timeout=15000" in options
+
+
+def test_a_database_errors_message_holds_no_parameter_value(isolated_db) -> None:
+    """An error may be logged whole (log.exception): its statement's values, which may be secrets, are
+    not in it."""
+    import pytest
+    from sqlalchemy import text
+    from sqlalchemy.exc import DBAPIError
+
+    secret = "whsec_do-not-print-me"
+    with pytest.raises(DBAPIError) as failed, isolated_db.session() as session:
+        session.execute(text("SELECT CAST(:secret AS text), 1 / 0"), {"secret": secret})
+    assert "division by zero" in str(failed.value) and "parameters hidden" in str(failed.value)
+    assert secret not in str(failed.value)
