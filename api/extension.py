@@ -5,8 +5,8 @@ the per-key slots and the caches."""
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from cachetools import TTLCache
 from flask import Flask, current_app
@@ -49,13 +49,6 @@ class Zolve:
     limiter: Limiter | None = None
     csrf: CSRFProtect | None = None
     metrics: CollectorRegistry | None = None
-    #: anything a plugin adds, by its own name
-    more: dict[str, Any] = field(default_factory=dict)
-
-    def close(self) -> None:
-        """Let go of the event feed's listener and the database's connections (tests, shutdown)."""
-        self.events.close()
-        self.db.dispose()
 
 
 def install(app: Flask, extension: Zolve) -> Zolve:

@@ -79,7 +79,10 @@ HEADERS: dict[str, dict[str, Any]] = {
     "Location": {"description": "the job's (or batch's) URL, to poll", "schema": TEXT},
     "Retry-After": {"description": "seconds to wait before trying again", "schema": {"type": "integer"}},
     "Link": {"description": 'the next page: `<URL>; rel="next"` (none on the last page)', "schema": TEXT},
-    "X-Total-Count": {"description": "how many rows the whole export holds", "schema": TEXT},
+    "X-Total-Count": {
+        "description": "how many rows the job stored (the export's filters not applied)",
+        "schema": TEXT,
+    },
     "X-Zolve-Cache": {"description": "`hit`: an identical job's result was served", "schema": TEXT},
     "Idempotent-Replayed": {
         "description": "`true`: an earlier request with the same Idempotency-Key made this job",
@@ -203,8 +206,8 @@ def _headers(method: str, path: str, operation: dict[str, Any], responses: dict[
         responses["202"]["links"] = _links("{batch_id}")
     if (method, path) == ("get", "/jobs"):
         add("200", "Link")
-    if (method, path) == ("get", "/jobs/{job_id}"):
-        add("200", "Retry-After")  # the job is not finished yet: poll again after this
+    if (method, path) in (("get", "/jobs/{job_id}"), ("get", "/batches/{batch_id}")):
+        add("200", "Retry-After")  # not finished yet: poll again after this
     if path.endswith("/events"):
         operation.setdefault("parameters", []).append(LAST_EVENT_ID)
     if _ROWS_PATH.match(path) and path.endswith((".csv", ".ndjson")):

@@ -43,8 +43,6 @@ def _renderer(job: Job, rows: Rows) -> Callable[[int, bytes | None], dict[str, A
     return lambda key, payload: {"code": key, rows.item: rows.render(job.params, key, payload)}
 
 
-
-
 def _rows_of(job: Job) -> uuid.UUID:
     return job.rows_job_id or job.id
 
@@ -106,7 +104,7 @@ def _add_page(blp: Blueprint, rows: Rows) -> None:
     def page(args: dict[str, Any], job_id: uuid.UUID) -> Any:
         job = _job_with_rows(job_id, rows)
         found, next_cursor = row_store.page(
-            database(), _rows_of(job), rows.filters(args), args["limit"], args.get("cursor")
+            database(), _rows_of(job), rows.filters(args), args["limit"], args.get("cursor"), rows.payloads
         )
         render = _renderer(job, rows)
         return {"items": [render(key, payload) for key, payload in found], "next_cursor": next_cursor}

@@ -30,7 +30,8 @@ class EventName(StrEnum):
 FINAL_EVENTS: frozenset[EventName] = frozenset({EventName.SUCCEEDED, EventName.FAILED, EventName.CANCELLED})
 #: what a stream's `state` filter matches, besides the event of the state's own name
 STATE_EVENTS: dict[JobState, tuple[EventName, ...]] = {
-    JobState.QUEUED: (EventName.CREATED, EventName.REQUEUED, EventName.RETRIED)
+    JobState.QUEUED: (EventName.CREATED, EventName.REQUEUED, EventName.RETRIED),
+    JobState.CANCELLING: (EventName.CANCEL_REQUESTED,),
 }
 
 

@@ -37,7 +37,8 @@ class SolverGaveUp(Exception):
 _TIMER_SLACK = 0.1  # seconds
 
 ProgressCallback = Callable[[dict[str, Any]], None]
-RowsCallback = Callable[[list[int]], None]
+#: rows as a puzzle hands them over: keys alone, or (key, payload) pairs
+RowsCallback = Callable[[list[Any]], None]
 
 
 class Run:
@@ -179,7 +180,7 @@ class Run:
         provider = self._resources.get(name)
         return provider(**kwargs) if provider is not None else None
 
-    def rows(self, rows: list[int]) -> None:
+    def rows(self, rows: list[Any]) -> None:
         """Hand bulk output (e.g. enumerated boards) to whoever runs the puzzle, if anyone wants it."""
         if self._on_rows is not None:
             self._on_rows(rows)

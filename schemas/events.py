@@ -33,7 +33,10 @@ class EventStreamArgs(StreamResumeArgs):
     state = fields.List(
         fields.String(validate=validate.OneOf(JOB_STATES)),
         load_default=list,
-        metadata={"description": "only events that move a job to these states (queued: created, requeued)"},
+        metadata={
+            "description": "only events that move a job to these states (queued: created, requeued, "
+            "retried; cancelling: cancel_requested)"
+        },
     )
     batch = fields.UUID(load_default=None, metadata={"description": "only the jobs of this batch"})
 

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from sqlalchemy import ColumnElement, func, literal_column, select, text
+from sqlalchemy import ColumnElement, func, literal_column, null, select, text
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Session
 
@@ -54,8 +54,9 @@ def key_bits_statistic(shift: int, mask: int) -> str:
 
 
 def copy_rows(session: Session, job_id: uuid.UUID, rows: Sequence[RowData]) -> None:
-    """Bulk-write rows with PostgreSQL COPY, inside the session's transaction. Keys alone go as one text
-    block (a Planet X shard's boards: the fast path); rows with payloads row by row, binary."""
+    """Bulk-write rows with PostgreSQL COPY, inside the session's transaction. Keys alone (a batch of
+    ints: a Planet X shard's boards) go as one text block, the fast path; (key, payload) pairs row by row,
+    adapted by the driver."""
     if not rows:
         return
     cursor = session.connection().connection.driver_connection.cursor()
@@ -70,13 +71,19 @@ def copy_rows(session: Session, job_id: uuid.UUID, rows: Sequence[RowData]) -> N
 
 
 def page(
-    db: Database, job_id: uuid.UUID, filters: Sequence[RowFilter], limit: int, after: int | None
+    db: Database,
+    job_id: uuid.UUID,
+    filters: Sequence[RowFilter],
+    limit: int,
+    after: int | None,
+    payloads: bool = True,
 ) -> tuple[list[tuple[int, bytes | None]], int | None]:
     """Up to `limit` rows (key, payload) after the key `after`, in key order, and the cursor of the next
-    page (None: this is the last)."""
+    page (None: this is the last). Without `payloads` the payload is None and the key alone is read (an
+    index-only scan of the primary key)."""
     conditions = [f.condition() for f in filters]
     query = (
-        select(Row.key, Row.payload)
+        select(Row.key, Row.payload if payloads else null())
         .where(Row.job_id == job_id, *conditions)
         .order_by(Row.key)
         .limit(limit + 1)

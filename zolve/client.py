@@ -33,8 +33,6 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, wait_exponent
 from core.progress import Progress  # stdlib only, like the states
 from core.states import FINAL_STATES  # StrEnums, equal to the plain words the API sends; stdlib only
 
-#: progress counters a job may report, as (done, total) keys: sharded jobs, then game-playing shards
-
 
 def _duration(seconds: float) -> str:
     seconds = round(seconds)

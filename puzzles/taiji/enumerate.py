@@ -38,18 +38,21 @@ def _enumerate(params: dict[str, Any], run: Run) -> dict[str, Any]:
     batch: list[tuple[int, bytes]] = []
     ended = "complete"
     try:
-        while run.check(encoding.solver) == z3.sat:
-            if len(found) == cap:
-                ended = "cap"
-                break
-            solution = encoding.solution()
-            batch.append((len(found), json.dumps(render(solution)).encode()))
-            found.append(solution)
-            encoding.exclude(solution)
-            if len(batch) == ROWS_PER_BATCH:
-                run.rows(batch)
-                batch = []
-                run.progress(solutions=len(found))
+        # an interrupt that lands outside a check (while a solution is read or blocked) is the run's stop
+        # too: what was found is kept either way
+        with run.interruptible():
+            while run.check(encoding.solver) == z3.sat:
+                if len(found) == cap:
+                    ended = "cap"
+                    break
+                solution = encoding.solution()
+                batch.append((len(found), json.dumps(render(solution)).encode()))
+                found.append(solution)
+                encoding.exclude(solution)
+                if len(batch) == ROWS_PER_BATCH:
+                    run.rows(batch)
+                    batch = []
+                    run.progress(solutions=len(found))
     except TimeLimitExceeded:
         ended = "time limit"
     run.rows(batch)
@@ -69,7 +72,8 @@ def _result(puzzle: Any, found: list[Solution], ended: str, seconds: float) -> d
         "at_least": None if complete else count,
         "ended": ended,
         "summary": summary,
-        "unique": count == 1 if complete else (False if count > 1 else None),
+        # at the cap one more solution was found: there are more than `count`
+        "unique": count == 1 if complete else (False if count > 1 or ended == "cap" else None),
         "up_to_flip": not puzzle.has_fixed,
         "undecided": _undecided(found),
         "first_solution": found[0] if found else None,

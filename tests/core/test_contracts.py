@@ -15,6 +15,8 @@ def test_every_job_state_has_the_event_that_enters_it_and_the_final_ones_end_str
     assert {entered(state) for state in FINAL_STATES} == FINAL_EVENTS
     assert entered("cancelled") is EventName.CANCELLED, "a plain word names the same event"
     assert set(STATE_EVENTS[JobState.QUEUED]) == {EventName.CREATED, EventName.REQUEUED, EventName.RETRIED}
+    for state, names in STATE_EVENTS.items():
+        assert entered(state) in names, "the event that enters a state is among those a stream filter matches"
 
 
 def test_a_sharded_jobs_counters_name_its_rows_and_estimate_while_it_runs() -> None:

@@ -63,6 +63,8 @@ def test_the_cap_says_at_least_and_names_the_tiles_left_open() -> None:
     assert (result["count"], result["complete"], result["at_least"], result["ended"]) == (5, False, 5, "cap")
     assert result["summary"] == "at least 5 solutions (max_solutions was reached)" and len(rows) == 5
     assert result["unique"] is False and result["undecided"]
+    one, _ = enumerated({**draft, "max_solutions": 1})
+    assert (one["count"], one["ended"], one["unique"]) == (1, "cap", False), "one more exists: not unique"
     whole, rows = enumerated(draft)
     assert (whole["count"], whole["complete"], whole["summary"]) == (32, True, "exactly 32 solutions")
     assert len({payload for _, payload in rows}) == 32

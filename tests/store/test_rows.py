@@ -102,6 +102,8 @@ def test_rows_with_payloads_are_copied_paged_and_streamed_in_key_order(isolated_
     assert streamed == ordered
     assert [k for chunk in rows.stream(isolated_db, job, []) for k in chunk] == [k for k, _ in ordered]
     assert sorted(rows.all_keys(isolated_db, job)) == [k for k, _ in ordered]
+    keys_only, _ = rows.page(isolated_db, job, [], 10, None, payloads=False)
+    assert keys_only == [(key, None) for key, _ in ordered]
 
 
 def test_the_statistics_a_kind_asks_for_are_made_once(isolated_db: Database) -> None:
