@@ -28,6 +28,7 @@ lexicographically smallest of each such class is a candidate; the first guess is
 
 from __future__ import annotations
 
+from puzzles.mastermind.book import book_move
 from puzzles.mastermind.codes import ENUM_LIMIT, History, _canonical_codes, _consistent_codes, _Targets
 from puzzles.mastermind.model import _Model, _Session, conflicting_entries
 from puzzles.mastermind.sampled import _decide_sampled
@@ -128,6 +129,9 @@ def decide(
         decision.note = f"minimax scores every code, so it needs k**n ≤ {MINIMAX_LIMIT}: best played instead"
         return decision
     if strategy != PREVIOUS:
+        move = book_move(n, k, history)  # the first two turns at 5×8, 8×6 and 6×9
+        if move is not None:
+            return Decision(move[0], "best", move[1], move[1])
         decision = decide_best(n, k, history, seed, samples, session)
         if decision is not None:
             return decision

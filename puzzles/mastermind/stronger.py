@@ -265,12 +265,7 @@ def decide_best(
 ) -> Decision | None:
     """`best` at an ENGINE size, or None where the previous best plays (other sizes, or a history that
     leaves too many group pairs to meet in the middle). The first two turns come from the opening book
-    where one is stored (`book`: 5×8, 8×6 and 6×9)."""
-    from puzzles.mastermind.book import book_move  # here: see strategies._decide_optimal
-
-    move = book_move(n, k, history)
-    if move is not None:
-        return Decision(move[0], "best", move[1], move[1])
+    where one is stored (strategies.decide asks `book` first: the book's builder uses this module)."""
     if not engine_fits(n, k):
         return _previous_endgame(n, k, history, seed, session) if endgame_fits(n, k) else None
     key = (n, k, history, seed)
