@@ -116,16 +116,6 @@ def operation_id(method: str, path: str) -> str | None:
     return None
 
 
-def _error_response(code: int, description: str | None = None) -> dict[str, Any]:
-    response: dict[str, Any] = {
-        "description": description or _STATUS_TEXT.get(code, "Error"),
-        "content": {"application/json": {"schema": ERROR}},
-    }
-    if code in (429, 503):
-        response["headers"] = {"Retry-After": HEADERS["Retry-After"]}
-    return response
-
-
 def _complete_operation(method: str, path: str, operation: dict[str, Any]) -> None:
     name = operation_id(method, path)
     if name is not None:
@@ -140,8 +130,8 @@ def _complete_operation(method: str, path: str, operation: dict[str, Any]) -> No
     if "requestBody" in operation:
         codes |= {413, 415, 422}
     for code in codes:
-        responses.setdefault(str(code), _error_response(code))
-    for code, response in responses.items():
+        responses.setdefault(str(code), {"description": _STATUS_TEXT[code]})
+    for code, response in responses.items():  # every error (declared by a view or above) gets its body
         # a string or a $ref names a response component (flask-smorest's, with the Error body)
         if code.isdigit() and int(code) >= 400 and isinstance(response, dict) and "$ref" not in response:
             response.setdefault("content", {"application/json": {"schema": ERROR}})
@@ -174,11 +164,11 @@ def _media_types(path: str, responses: dict[str, Any]) -> None:
 
 def _operations_on(placeholder: str) -> list[str]:
     """The operations on one job (`{job_id}`) or batch (`{batch_id}`): the table's, and each rows hook's."""
-    named = [name for (method, path), name in OPERATION_IDS.items() if placeholder in path]
+    operations = list(OPERATION_IDS)
     if placeholder == "{job_id}":
         for rows in sorted({kind.rows.name for kind in KINDS.values() if kind.rows}):
-            named += [f"list_{rows}", f"export_{rows}_csv", f"export_{rows}_ndjson"]
-    return named
+            operations += [("get", f"/jobs/{{job_id}}/{rows}{ending}") for ending in ("", ".csv", ".ndjson")]
+    return [operation_id(method, path) for method, path in operations if placeholder in path]
 
 
 def _links(placeholder: str) -> dict[str, Any]:
@@ -292,8 +282,11 @@ def complete(spec: APISpec) -> None:
             jobs[name],
             component=_typed(
                 job,
-                {"kind": {"type": "string", "enum": [name]}, "params": _ref(kind.params_schema.__name__)}
-                | {"result": result},
+                {
+                    "kind": {"type": "string", "enum": [name]},
+                    "params": _ref(kind.params_schema.__name__),
+                    "result": result,
+                },
                 ("id", "kind", "state", "params"),
                 f"A {name} job: {kind.summary}",
             ),
