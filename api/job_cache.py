@@ -5,10 +5,12 @@ time instead of held, so no client can fill an API process's memory by reading l
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from typing import NamedTuple
 
 from cachetools import TLRUCache
@@ -25,6 +27,9 @@ STATUS_CACHE_BYTES = 8 << 20
 MAX_CACHED_JOB_BYTES = 16 << 10
 #: what a job costs beside its JSON documents (its row's other columns, the entry)
 ENTRY_BYTES = 1024
+#: an entry holds the job and up to two answers rendered from it (its owner's and an admin's), each about
+#: the job's size
+RENDERED_COPIES = 3
 #: a finished job changes again only when an operator retries it from the dashboard; unfinished ones are
 #: kept for ZOLVE_STATUS_CACHE_SECONDS
 FINAL_CACHE_SECONDS = 60.0
@@ -32,10 +37,19 @@ FINAL_CACHE_SECONDS = 60.0
 _ENCODER = json.JSONEncoder(default=str)
 
 
+class Rendered(NamedTuple):
+    """A job's answer as sent: its JSON body, and the digest of that body its ETag is made from."""
+
+    body: bytes
+    digest: str
+
+
 class _Entry(NamedTuple):
     job: Job
     ttl: float
     size: int
+    #: the answers rendered from this very job, by whether the reader is an admin (admins see more)
+    rendered: dict[bool, Rendered]
 
 
 def json_size(job: Job, limit: int = MAX_CACHED_JOB_BYTES) -> int:
@@ -78,7 +92,21 @@ class JobCache:
             if size > self.max_job_bytes:
                 self._cache.pop(job.id, None)  # an older, smaller copy must not be served either
             else:
-                self._cache[job.id] = _Entry(job, ttl, size)
+                self._cache[job.id] = _Entry(job, ttl, size * RENDERED_COPIES, {})
+
+    def rendered(self, job: Job, is_admin: bool) -> Rendered | None:
+        """The answer kept for this job (this very copy of it, not an older or newer one), if any."""
+        with self._lock:
+            entry = self._cache.get(job.id)
+            if entry is None or entry.job is not job:
+                return None
+            return entry.rendered.get(is_admin)
+
+    def keep_rendered(self, job: Job, is_admin: bool, answer: Rendered) -> None:
+        with self._lock:
+            entry = self._cache.get(job.id)
+            if entry is not None and entry.job is job:
+                entry.rendered[is_admin] = answer
 
     def forget(self, job_id: uuid.UUID) -> None:
         with self._lock:
@@ -106,6 +134,18 @@ def visible_job(job_id: uuid.UUID, caller: Caller, fresh: bool = False) -> Job |
     if job is None or caller.owner_filter not in (None, job.owner_id):
         return None
     return job
+
+
+def rendered(job: Job, is_admin: bool, render: Callable[[], bytes]) -> Rendered:
+    """The job's answer: kept with the job while it is cached, so that polls of a cached job are not
+    serialised again; `render()` makes it otherwise."""
+    cache = _cache()
+    answer = cache.rendered(job, is_admin)
+    if answer is None:
+        body = render()
+        answer = Rendered(body, hashlib.sha1(body, usedforsecurity=False).hexdigest())
+        cache.keep_rendered(job, is_admin, answer)
+    return answer
 
 
 def forget(job_id: uuid.UUID) -> None:

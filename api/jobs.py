@@ -6,7 +6,7 @@ import time
 import uuid
 from typing import Any
 
-from flask import Response, g, request, url_for
+from flask import Response, current_app, g, request, url_for
 from flask.views import MethodView
 from flask_smorest import abort
 from marshmallow import RAISE
@@ -106,7 +106,17 @@ class JobItem(MethodView):
             if waiting:
                 places.give_back(who.key_id)
         headers = {} if job.is_final else {"Retry-After": "1"}
-        return job_resource(job, is_admin=who.is_admin), 200, headers
+        answer = job_cache.rendered(job, who.is_admin, lambda: _render(job, who.is_admin))
+        blp.set_etag(answer.digest)  # a 304 when the client already holds this answer
+        return Response(answer.body, mimetype=current_app.json.mimetype), 200, headers
+
+
+_JOB_SCHEMA = job_schemas.Job()
+
+
+def _render(job: Job, is_admin: bool) -> bytes:
+    """The job as `@blp.response(200, Job)` would send it."""
+    return current_app.json.response(_JOB_SCHEMA.dump(job_resource(job, is_admin=is_admin))).get_data()
 
 
 def _wait_for(job_id: uuid.UUID, who: Caller, wait: float) -> Job:

@@ -63,3 +63,49 @@ def test_the_cache_holds_at_most_its_bytes_whatever_many_threads_fill_it(db, aut
         thread.join()
     assert errors == [] and 0 < cache.held_bytes <= 20_000
     assert sum(job.id in cache for job in rows) <= 20_000 // 3000
+
+
+def _failed_job(db, headers: dict[str, str]) -> uuid.UUID:
+    job_id = _finished_job(db, headers, {})
+    error = {"type": "ValueError", "message": "boom", "traceback": "Traceback (most recent call last): boom"}
+    with db.session() as session:
+        session.execute(update(Job).where(Job.id == job_id).values(state="failed", result=None, error=error))
+    return job_id
+
+
+def test_a_cached_job_is_rendered_once_per_role_and_each_role_gets_its_own(
+    client, db, auth, make_key, monkeypatch
+) -> None:
+    import api.jobs
+
+    rendered: list[bool] = []
+    render = api.jobs._render
+
+    def counted(job: Job, is_admin: bool) -> bytes:
+        rendered.append(is_admin)
+        return render(job, is_admin)
+
+    monkeypatch.setattr(api.jobs, "_render", counted)
+    job_id = _failed_job(db, auth)
+    admin = make_key(admin=True)
+    admin_answers = [client.get(f"/jobs/{job_id}", headers=admin) for _ in range(3)]
+    owner_answers = [client.get(f"/jobs/{job_id}", headers=auth) for _ in range(3)]
+    assert rendered == [True, False], "each role's answer is rendered once while the job is cached"
+    assert all(a.get_data() == admin_answers[0].get_data() for a in admin_answers)
+    assert all(a.get_data() == owner_answers[0].get_data() for a in owner_answers)
+    assert "traceback" in admin_answers[0].get_json()["error"], "admins see the traceback"
+    assert "traceback" not in owner_answers[0].get_json()["error"], "not the admin's answer"
+    assert admin_answers[0].headers["ETag"] != owner_answers[0].headers["ETag"]
+    again = client.get(f"/jobs/{job_id}", headers={**auth, "If-None-Match": owner_answers[0].headers["ETag"]})
+    assert again.status_code == 304
+
+
+def test_a_cached_answer_is_the_jobs_own_not_an_older_copys(app, client, db, auth) -> None:
+    job_id = _finished_job(db, auth, {"wins": 1})
+    first = client.get(f"/jobs/{job_id}", headers=auth)
+    with db.session() as session:
+        session.execute(update(Job).where(Job.id == job_id).values(result={"wins": 2}))
+    zolve(app).status_cache.forget(job_id)  # as a retry or cancel by this app does
+    second = client.get(f"/jobs/{job_id}", headers=auth)
+    assert (first.get_json()["result"], second.get_json()["result"]) == ({"wins": 1}, {"wins": 2})
+    assert first.headers["ETag"] != second.headers["ETag"]
