@@ -61,7 +61,7 @@ def handle_http_exception(error: HTTPException) -> Response:
     message = getattr(error, "data", {}).get("message") or _MESSAGES.get(code) or (error.description or "")
     headers = dict(getattr(error, "data", {}).get("headers") or {})
     if code == 429:
-        headers["Retry-After"] = str(seconds_until_reset())
+        headers.setdefault("Retry-After", str(seconds_until_reset()))
     if code == 405 and error.get_headers():
         headers.update({k: v for k, v in error.get_headers() if k == "Allow"})
     return error_response(code, message, errors, headers)

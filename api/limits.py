@@ -1,4 +1,6 @@
-"""Per-client rate limits (Flask-Limiter), counted in Redis so that every API process shares them.
+"""Per-client rate limits, counted in Redis so that every API process shares them: every request draws on
+the client's request budget (api.request_budget, reserved from Redis in batches), and submits on a tighter
+one (Flask-Limiter, a Redis round trip per submit).
 
 A client is its API key (by id: no secret ends up in Redis) or, without a valid one, its address: a
 flood of random tokens shares its address's budget instead of opening a bucket per token. Submits have a
@@ -17,10 +19,12 @@ from typing import Any, TypeVar
 
 from flask import Flask, g, request, session
 from flask_limiter import Limiter
+from flask_smorest import abort
 from limits import parse_many
 
 from api.extension import zolve
 from api.keycache import caller_for
+from api.request_budget import RequestBudget
 from core.config import Settings
 from schemas.batches import BatchCreate
 from schemas.jobs import JobCreate
@@ -64,12 +68,29 @@ def storage_uri(redis_url: str) -> str:
     return redis_url
 
 
+def init_budget(app: Flask, settings: Settings) -> RequestBudget | None:
+    """Every request not exempt draws on its client's budget; over it: 429 with Retry-After."""
+    if not settings.rate_limit:
+        return None
+    budget = RequestBudget(settings.rate_limit, storage_uri(settings.redis_url or "memory://"))
+
+    @app.before_request
+    def _spend() -> None:
+        if not exempt() and not budget.allow(client_key()):
+            abort(
+                429,
+                message=f"too many requests: at most {budget.limit} per client",
+                headers={"Retry-After": str(budget.seconds_left())},
+            )
+
+    return budget
+
+
 def init_limits(app: Flask, settings: Settings) -> Limiter:
+    init_budget(app, settings)
     limiter = Limiter(
         client_key,
         app=app,
-        default_limits=[settings.rate_limit] if settings.rate_limit else [],
-        default_limits_exempt_when=exempt,
         storage_uri=storage_uri(settings.redis_url or "memory://"),
         strategy="fixed-window",
         # X-RateLimit-* headers would cost two more Redis round trips per request; a 429 says
