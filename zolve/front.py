@@ -32,6 +32,8 @@ import socket
 from dataclasses import dataclass
 from http import HTTPStatus
 
+import uvloop
+
 log = logging.getLogger("zolve.front")
 
 #: a request's head (request line and headers) above this is refused before gunicorn: it is far more than
@@ -246,9 +248,9 @@ class Front:
             if self.open > self.config.max_connections:
                 writer.write(refusal(503, "the server has too many connections open; retry shortly"))
                 return
-            first = True
+            first, proxy = True, proxy_line(writer.get_extra_info("peername"))
             while True:
-                request = await self._read_request(reader, writer, first)
+                request = await self._read_request(reader, writer, first, proxy)
                 if request is None:
                     return
                 head, raw = request
@@ -266,20 +268,23 @@ class Front:
             writer.close()
 
     async def _read_request(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, first: bool
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, first: bool, proxy: bytes
     ) -> tuple[Head, bytes] | None:
         """The next request whole (its head and body, each within its deadline), or None when the client
-        sent none (it closed, or a kept-alive connection stayed idle for keepalive_seconds)."""
+        sent none (it closed, or a kept-alive connection stayed idle for keepalive_seconds). `proxy` is the
+        connection's PROXY line, which precedes the request on its way to gunicorn."""
         start = b""
         if not first:  # idle until the next request's first byte; its head's deadline runs from there
             try:
-                start = await asyncio.wait_for(reader.read(1), self.config.keepalive_seconds)
+                async with asyncio.timeout(self.config.keepalive_seconds):
+                    start = await reader.read(1)
             except TimeoutError:
                 return None
             if not start:
                 return None
         try:
-            raw = start + await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), self.config.header_seconds)
+            async with asyncio.timeout(self.config.header_seconds):
+                raw = start + await reader.readuntil(b"\r\n\r\n")
         except TimeoutError:
             raise Refused(408, f"the request's headers took over {self.config.header_seconds:g} s") from None
         except asyncio.LimitOverrunError:
@@ -292,10 +297,11 @@ class Front:
         if head.expects_continue and (head.length or head.chunked):
             writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
         try:
-            body = await asyncio.wait_for(self._read_body(reader, head), self.config.body_seconds)
+            async with asyncio.timeout(self.config.body_seconds):
+                body = await self._read_body(reader, head)
         except TimeoutError:
             raise Refused(408, f"the request's body took over {self.config.body_seconds:g} s") from None
-        return head, proxy_line(writer.get_extra_info("peername")) + head.forwarded() + body
+        return head, proxy + head.forwarded() + body
 
     async def _read_body(self, reader: asyncio.StreamReader, head: Head) -> bytes:
         if head.chunked:
@@ -406,4 +412,4 @@ def run(listener: socket.socket, config: FrontConfig) -> None:
         libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
         libc.prctl(15, ctypes.c_char_p(COMM))  # PR_SET_NAME: how ps and /proc/PID/comm name it
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # ^C goes to the arbiter, which stops us with it
-    asyncio.run(serve(listener, config))
+    uvloop.run(serve(listener, config))
