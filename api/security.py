@@ -12,8 +12,8 @@ from __future__ import annotations
 import base64
 import hashlib
 
-from flask import Flask, Response, request
-from flask.sessions import SecureCookieSessionInterface
+from flask import Flask, Request, Response, request
+from flask.sessions import SecureCookieSession, SecureCookieSessionInterface
 from werkzeug.middleware.proxy_fix import ProxyFix
 
 from core.config import Settings
@@ -56,7 +56,14 @@ DASHBOARD_HEADERS = {
 
 
 class HttpsAwareSessions(SecureCookieSessionInterface):
-    """Session cookies (the dashboard's) are `Secure` on every HTTPS request, whatever the config says."""
+    """Session cookies (the dashboard's) are `Secure` on every HTTPS request, whatever the config says.
+    A request without the cookie (every API client's) gets a new empty session without the cookie
+    signer being made for it: Flask opens a session before every request."""
+
+    def open_session(self, app: Flask, request: Request) -> SecureCookieSession | None:
+        if app.secret_key and self.get_cookie_name(app) not in request.cookies:
+            return self.session_class()
+        return super().open_session(app, request)
 
     def get_cookie_secure(self, app: Flask) -> bool:
         return super().get_cookie_secure(app) or request.is_secure
