@@ -10,7 +10,7 @@ import json
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import NamedTuple
 
 from cachetools import TLRUCache
@@ -27,8 +27,8 @@ STATUS_CACHE_BYTES = 8 << 20
 MAX_CACHED_JOB_BYTES = 16 << 10
 #: what a job costs beside its JSON documents (its row's other columns, the entry)
 ENTRY_BYTES = 1024
-#: an entry holds the job and up to two answers rendered from it (its owner's and an admin's), each about
-#: the job's size
+#: an entry holds the job and at most two answers rendered from it (e.g. its owner's and an admin's), each
+#: about the job's size; answers for more views are rendered every time
 RENDERED_COPIES = 3
 #: a finished job changes again only when an operator retries it from the dashboard; unfinished ones are
 #: kept for ZOLVE_STATUS_CACHE_SECONDS
@@ -48,8 +48,9 @@ class _Entry(NamedTuple):
     job: Job
     ttl: float
     size: int
-    #: the answers rendered from this very job, by whether the reader is an admin (admins see more)
-    rendered: dict[bool, Rendered]
+    #: the answers rendered from this very job, by the reader's view (api.jobs: admin or not, and the
+    #: prefix its links are under)
+    rendered: dict[Hashable, Rendered]
 
 
 def json_size(job: Job, limit: int = MAX_CACHED_JOB_BYTES) -> int:
@@ -94,19 +95,19 @@ class JobCache:
             else:
                 self._cache[job.id] = _Entry(job, ttl, size * RENDERED_COPIES, {})
 
-    def rendered(self, job: Job, is_admin: bool) -> Rendered | None:
+    def rendered(self, job: Job, view: Hashable) -> Rendered | None:
         """The answer kept for this job (this very copy of it, not an older or newer one), if any."""
         with self._lock:
             entry = self._cache.get(job.id)
             if entry is None or entry.job is not job:
                 return None
-            return entry.rendered.get(is_admin)
+            return entry.rendered.get(view)
 
-    def keep_rendered(self, job: Job, is_admin: bool, answer: Rendered) -> None:
+    def keep_rendered(self, job: Job, view: Hashable, answer: Rendered) -> None:
         with self._lock:
             entry = self._cache.get(job.id)
-            if entry is not None and entry.job is job:
-                entry.rendered[is_admin] = answer
+            if entry is not None and entry.job is job and len(entry.rendered) < RENDERED_COPIES - 1:
+                entry.rendered[view] = answer
 
     def forget(self, job_id: uuid.UUID) -> None:
         with self._lock:
@@ -136,15 +137,16 @@ def visible_job(job_id: uuid.UUID, caller: Caller, fresh: bool = False) -> Job |
     return job
 
 
-def rendered(job: Job, is_admin: bool, render: Callable[[], bytes]) -> Rendered:
-    """The job's answer: kept with the job while it is cached, so that polls of a cached job are not
-    serialised again; `render()` makes it otherwise."""
+def rendered(job: Job, view: Hashable, render: Callable[[], bytes]) -> Rendered:
+    """The job's answer for readers of this `view` (what else than the job the answer depends on): kept
+    with the job while it is cached, so that polls of a cached job are not serialised again; `render()`
+    makes it otherwise."""
     cache = _cache()
-    answer = cache.rendered(job, is_admin)
+    answer = cache.rendered(job, view)
     if answer is None:
         body = render()
         answer = Rendered(body, hashlib.sha1(body, usedforsecurity=False).hexdigest())
-        cache.keep_rendered(job, is_admin, answer)
+        cache.keep_rendered(job, view, answer)
     return answer
 
 

@@ -106,7 +106,9 @@ class JobItem(MethodView):
             if waiting:
                 places.give_back(who.key_id)
         headers = {} if job.is_final else {"Retry-After": "1"}
-        answer = job_cache.rendered(job, who.is_admin, lambda: _render(job, who.is_admin))
+        # admins see more (a traceback), and the links are under the request's prefix (behind a proxy)
+        view = (who.is_admin, request.script_root)
+        answer = job_cache.rendered(job, view, lambda: _render(job, who.is_admin))
         blp.set_etag(answer.digest)  # a 304 when the client already holds this answer
         return Response(answer.body, mimetype=current_app.json.mimetype), 200, headers
 

@@ -29,6 +29,7 @@ BATCH_SHARE = 50
 MAX_BATCH = 100
 #: clients whose batches a process holds at once (least recently used out first)
 MAX_CLIENTS = 100_000
+REDIS_SECONDS = 1.0
 
 
 @dataclass
@@ -44,7 +45,9 @@ class RequestBudget:
         self.limit: RateLimitItem = parse(limit)
         self.window = self.limit.get_expiry()
         self.batch = max(1, min(MAX_BATCH, self.limit.amount // BATCH_SHARE))
-        self.storage: Storage = storage_from_string(storage_uri, wrap_exceptions=True)
+        # a Redis that hangs counts as away after a second, instead of holding the request
+        timeouts = {"socket_timeout": REDIS_SECONDS, "socket_connect_timeout": REDIS_SECONDS}
+        self.storage: Storage = storage_from_string(storage_uri, wrap_exceptions=True, **timeouts)
         self.fallback = MemoryStorage()
         self.prefix = prefix
         self._batches: TTLCache[tuple[str, int], _Batch] = TTLCache(MAX_CLIENTS, self.window)

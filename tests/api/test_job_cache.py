@@ -109,3 +109,12 @@ def test_a_cached_answer_is_the_jobs_own_not_an_older_copys(app, client, db, aut
     second = client.get(f"/jobs/{job_id}", headers=auth)
     assert (first.get_json()["result"], second.get_json()["result"]) == ({"wins": 1}, {"wins": 2})
     assert first.headers["ETag"] != second.headers["ETag"]
+
+
+def test_a_cached_answer_is_not_served_under_another_prefix(client, db, auth) -> None:
+    """Behind a proxy that mounts the API under a prefix, the links of a cached answer keep each request's."""
+    job_id = _finished_job(db, auth, {"wins": 1})
+    plain = client.get(f"/jobs/{job_id}", headers=auth).get_json()
+    mounted = client.get(f"/jobs/{job_id}", headers=auth, base_url="http://localhost/zolve").get_json()
+    assert plain["links"]["self"] == f"/jobs/{job_id}"
+    assert mounted["links"]["self"] == f"/zolve/jobs/{job_id}"
