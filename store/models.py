@@ -105,6 +105,15 @@ class Job(Base):
             "id",
             postgresql_where=text("state = 'queued' AND enqueued_at IS NULL"),
         ),
+        # and counts the ones that take a place in the client's window (sent, or running under a lease)
+        Index(
+            "ix_jobs_sent",
+            "owner_id",
+            postgresql_where=text(
+                "(state = 'queued' AND enqueued_at IS NOT NULL)"
+                " OR (state IN ('running', 'cancelling') AND lease_owner IS NOT NULL)"
+            ),
+        ),
         # the sweeper scans only unfinished jobs
         Index(
             "ix_jobs_unfinished",

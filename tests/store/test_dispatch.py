@@ -146,3 +146,22 @@ def test_releases_of_two_clients_never_wait_on_each_other(isolated_db: Database,
             assert len(dispatch.release(session, window=1, owners={a}).jobs) == 1, "a's went meanwhile"
             with pytest.raises(Exception, match="lock timeout"):  # b's own next release waits its turn
                 dispatch.release(session, window=1, owners={b})
+
+
+def test_a_release_counts_a_clients_sent_jobs_from_their_own_index(isolated_db: Database, owners) -> None:
+    """However many jobs a client holds, counting the ones that take a place in its window reads only those
+    (ix_jobs_sent): before it, each release read every unfinished job of the client."""
+    from sqlalchemy import BigInteger, literal, text
+
+    a, _ = owners
+    submit(isolated_db, a, 3000)
+    assert len(release(isolated_db, 2).jobs) == 2
+    with isolated_db.session() as session:
+        session.execute(text("ANALYZE jobs"))
+    # the release's own choice of a client's jobs (the UPDATE's materialised CTE), for client `a`
+    owner = select(literal(a, BigInteger).label("owner_id")).subquery("owners")
+    picked = dispatch._jobs_picked(owner, literal(2))
+    with isolated_db.session() as session:
+        query = picked.compile(dialect=session.bind.dialect, compile_kwargs={"literal_binds": True})
+        plan = session.execute(text(f"EXPLAIN (ANALYZE, BUFFERS) {query}")).scalars().all()
+    assert any("ix_jobs_sent" in line for line in plan), "\n".join(plan)
