@@ -34,6 +34,7 @@ from puzzles.mastermind.model import _Model, _Session, conflicting_entries
 from puzzles.mastermind.sampled import _decide_sampled
 from puzzles.mastermind.scoring import POOL_BUDGET, Decision, _climb, _opening, _pick, _rng
 from puzzles.mastermind.stronger import PREVIOUS, decide_best
+from puzzles.mastermind.third import third_move
 from puzzles.runtime import Run
 
 STRATEGIES = ("consistent", "minimax", "best", "optimal")
@@ -129,7 +130,8 @@ def decide(
         decision.note = f"minimax scores every code, so it needs k**n ≤ {MINIMAX_LIMIT}: best played instead"
         return decision
     if strategy != PREVIOUS:
-        move = book_move(n, k, history)  # the first two turns at 5×8, 8×6 and 6×9
+        # the first two turns at 5×8, 8×6 and 6×9, the third where stored
+        move = book_move(n, k, history) or third_move(n, k, history)
         if move is not None:
             return Decision(move[0], "best", move[1], move[1])
         decision = decide_best(n, k, history, seed, samples, session)
