@@ -24,26 +24,29 @@ def _smallest_parts(size: str, count: int) -> list[tuple[str, str]]:
 
 
 def test_the_stored_sizes() -> None:
-    assert set(third.stored_thirds()) == {"6x9"}
-    assert set(third.MIN_LEFT) >= {(6, 9)}
+    assert set(third.stored_thirds()) == {"6x9", "8x6"}
+    assert set(third.MIN_LEFT) == {(6, 9), (8, 6)}
 
 
 @pytest.mark.slow
-def test_stored_6x9_entries_are_what_the_builder_gives() -> None:
-    stored = third.stored_thirds()["6x9"]
-    size = third._Size(6, 9)
-    pairs = _smallest_parts("6x9", 3) + [("1,1", "0,1")]
-    for first, key in pairs:
-        fresh = size.third_guesses(first, only={key})
+@pytest.mark.parametrize(("size", "larger"), [("6x9", ("1,1", "0,1")), ("8x6", ("2,2", "0,2"))])
+def test_stored_entries_are_what_the_builder_gives(size: str, larger: tuple[str, str]) -> None:
+    stored = third.stored_thirds()[size]
+    n, k = map(int, size.split("x"))
+    built = third._Size(n, k)
+    for first, key in _smallest_parts(size, 3) + [larger]:
+        fresh = built.third_guesses(first, only={key})
         assert fresh[key] == stored["after"][first]["third"][key], (first, key)
 
 
-def test_every_part_the_book_leaves_above_the_end_game_has_a_stored_guess() -> None:
-    stored = third.stored_thirds()["6x9"]
-    assert stored["first"] == book.stored_books()["6x9"]["first"]
+@pytest.mark.parametrize("size", ["6x9", "8x6"])
+def test_the_stored_guesses_follow_the_opening_book(size: str) -> None:
+    stored = third.stored_thirds()[size]
+    n, k = map(int, size.split("x"))
+    assert stored["first"] == book.stored_books()[size]["first"]
     for first, entry in stored["after"].items():
-        assert entry["second"] == book.stored_books()["6x9"]["second"][first]["guess"]
-        assert all(move["left"] > third.MIN_LEFT[(6, 9)] for move in entry["third"].values())
+        assert entry["second"] == book.stored_books()[size]["second"][first]["guess"]
+        assert all(move["left"] > third.MIN_LEFT[(n, k)] for move in entry["third"].values())
 
 
 def _entropy_key(guess: tuple, codes: list) -> float:
