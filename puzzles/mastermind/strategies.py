@@ -17,7 +17,8 @@
 * `best` at the middle sizes (`stronger.engine_fits`: 5×8, 8×6, …; not k ≥ 9): candidates beyond the
   codes that fit, scored by table look-ups, and an exact end game (`stronger`); the `best` described
   above stays reachable as strategy `best-previous` (for the benchmark's baseline). At 5×8, 8×6 and 6×9
-  `best` plays its first two guesses from the opening book (`book`: exact entropy, chosen offline).
+  `best` plays its first two guesses from the opening book (`book`: exact entropy, chosen offline), and at
+  8×6 and 6×9 its third from the third-turn book (`third`: exact entropy, every code a candidate).
 * `optimal` — the least total number of guesses over every secret: the stored decision tree of
   `optimal` (only for the sizes it holds); a history that left the tree is searched live while at most
   optimal.LIVE_LIMIT codes fit it, else `best` plays and `note` says so.
