@@ -29,9 +29,9 @@ played), the worst game, seconds per game (one core), the ratio to the baseline 
 at that size beside its difference, and the optimum where one is known (PUBLISHED and OPTIMUM below, with
 their sources; zolve's own search for the sizes it stores, puzzles/mastermind/optimal_trees.json).
 `optimal` is played only at the sizes with a stored tree. A line is printed every `--chunk` games (marked
-"so far" until the last). The tuning of `best` (its opening book and its end game at 6x9 included) used
-secret seeds 1 and 101: measure with another (the README's figures: seed 2 at 5x8 and 8x6, seed 4 at
-6x9).
+"so far" until the last). The tuning of `best` (its opening and third-turn books and its end game at 6x9
+included) used secret seeds 1 and 101: measure with another (docs/benchmarks.md's figures: seeds 2 and 5 at
+5x8, 2, 5 and 6 at 8x6, 4 and 6 at 6x9).
 """
 
 from __future__ import annotations

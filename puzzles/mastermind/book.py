@@ -20,10 +20,7 @@ Rebuild a size (and write it into the stored file) with
   of SAMPLE codes, and only the SHORTLIST best for each feedback are scored exactly.
   Feedbacks that leave at most MIN_LEFT codes are left to the strategy (its exact end game).
 
-Tried and not kept: third guesses at 6×9 by the same rule (per pair of feedbacks, the largest exact entropy
-over 3,000 random codes and up to 1,000 codes that fit, then recoloured one position at a time) played
-worse than the strategy's own third guesses: 6.286 against 6.272 over 500 secrets of seed 1, 6.286
-against 6.251 over 700 of seed 101.
+The third guesses at 6×9 and 8×6 are in a book of their own (`third`: every canonical code a candidate).
 
 Entropy here is −Σ s·log s over the part sizes s (N × entropy up to a constant), rounded to 9 digits so that
 equal splits tie. This module does not import Z3.

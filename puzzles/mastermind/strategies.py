@@ -17,7 +17,8 @@
 * `best` at the middle sizes (`stronger.engine_fits`: 5×8, 8×6, …; not k ≥ 9): candidates beyond the
   codes that fit, scored by table look-ups, and an exact end game (`stronger`); the `best` described
   above stays reachable as strategy `best-previous` (for the benchmark's baseline). At 5×8, 8×6 and 6×9
-  `best` plays its first two guesses from the opening book (`book`: exact entropy, chosen offline).
+  `best` plays its first two guesses from the opening book (`book`: exact entropy, chosen offline), and at
+  8×6 and 6×9 its third from the third-turn book (`third`: exact entropy, every code a candidate).
 * `optimal` — the least total number of guesses over every secret: the stored decision tree of
   `optimal` (only for the sizes it holds); a history that left the tree is searched live while at most
   optimal.LIVE_LIMIT codes fit it, else `best` plays and `note` says so.
@@ -34,6 +35,7 @@ from puzzles.mastermind.model import _Model, _Session, conflicting_entries
 from puzzles.mastermind.sampled import _decide_sampled
 from puzzles.mastermind.scoring import POOL_BUDGET, Decision, _climb, _opening, _pick, _rng
 from puzzles.mastermind.stronger import PREVIOUS, decide_best
+from puzzles.mastermind.third import third_move
 from puzzles.runtime import Run
 
 STRATEGIES = ("consistent", "minimax", "best", "optimal")
@@ -129,7 +131,8 @@ def decide(
         decision.note = f"minimax scores every code, so it needs k**n ≤ {MINIMAX_LIMIT}: best played instead"
         return decision
     if strategy != PREVIOUS:
-        move = book_move(n, k, history)  # the first two turns at 5×8, 8×6 and 6×9
+        # the first two turns at 5×8, 8×6 and 6×9, the third where stored
+        move = book_move(n, k, history) or third_move(n, k, history)
         if move is not None:
             return Decision(move[0], "best", move[1], move[1])
         decision = decide_best(n, k, history, seed, samples, session)

@@ -18,7 +18,8 @@ middle game, and this strategy's exact end game takes over once at most PREVIOUS
   BUDGET class evaluations per turn); the largest feedback entropy over the targets wins (ties to a code
   that fits, then to the first), refined by hill climbing.
 * Third-turn decisions are kept per process (`_THIRD`): a play shard's memo is its own, and the third
-  turn, the dearest, has a few thousand histories at most.
+  turn, the dearest, has a few thousand histories at most. At 8×6 and 6×9 the third guess after the
+  opening book comes from the third-turn book (`third`) instead, where one is stored.
 * End game (at most ENDGAME codes fit): the least total number of guesses for them, searched exactly
   (`optimal.Search` on a local table) over the codes that fit and the EXTRA other codes that split them
   into the most parts.
