@@ -152,13 +152,27 @@ def build(n: int, k: int, log: Any = None) -> dict[str, Any]:
     }
 
 
-@lru_cache(maxsize=1)
-def stored_books() -> dict[str, Any]:
-    """Every stored book, by "nxk"."""
-    path = resources.files("puzzles.mastermind").joinpath(BOOK_FILE)
+def load_books(file: str) -> dict[str, Any]:
+    """A books file of the package (e.g. BOOK_FILE), by "nxk"; empty if it is not there."""
+    path = resources.files("puzzles.mastermind").joinpath(file)
     if not path.is_file():
         return {}
     return json.loads(path.read_text())
+
+
+def save_book(out: str, n: int, k: int, book: dict[str, Any]) -> None:
+    """Adds (or replaces) the book of size n×k in the books file `out`, sizes in order."""
+    path = Path(out)
+    books = json.loads(path.read_text()) if path.exists() else {}
+    books[f"{n}x{k}"] = book
+    ordered = dict(sorted(books.items(), key=lambda item: tuple(map(int, item[0].split("x")))))
+    path.write_text(json.dumps(ordered, indent=1) + "\n")
+
+
+@lru_cache(maxsize=1)
+def stored_books() -> dict[str, Any]:
+    """Every stored book, by "nxk"."""
+    return load_books(BOOK_FILE)
 
 
 def book_move(n: int, k: int, history: History) -> tuple[Code, int] | None:
@@ -185,11 +199,7 @@ def main(argv: list[str] | None = None) -> None:
     book = build(args.n, args.k, log=print)
     print(f"{args.n}x{args.k}: {len(book['second'])} second guesses in {book['seconds']} s")
     if args.out:
-        path = Path(args.out)
-        books = json.loads(path.read_text()) if path.exists() else {}
-        books[f"{args.n}x{args.k}"] = book
-        ordered = dict(sorted(books.items(), key=lambda item: tuple(map(int, item[0].split("x")))))
-        path.write_text(json.dumps(ordered, indent=1) + "\n")
+        save_book(args.out, args.n, args.k, book)
     else:
         print(json.dumps(book))
 

@@ -24,13 +24,11 @@ import argparse
 import json
 import time
 from functools import lru_cache
-from importlib import resources
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from puzzles.mastermind.book import _code, _feedback_key, _slog, _text, stored_books
+from puzzles.mastermind.book import _code, _feedback_key, _slog, _text, load_books, save_book, stored_books
 from puzzles.mastermind.codes import Code, History
 
 #: the stored third-turn books, inside this package
@@ -189,10 +187,7 @@ def build(n: int, k: int, log: Any = None) -> dict[str, Any]:
 @lru_cache(maxsize=1)
 def stored_thirds() -> dict[str, Any]:
     """Every stored third-turn book, by "nxk"."""
-    path = resources.files("puzzles.mastermind").joinpath(THIRD_FILE)
-    if not path.is_file():
-        return {}
-    return json.loads(path.read_text())
+    return load_books(THIRD_FILE)
 
 
 def third_move(n: int, k: int, history: History) -> tuple[Code, int] | None:
@@ -220,11 +215,7 @@ def main(argv: list[str] | None = None) -> None:
     count = sum(len(entry["third"]) for entry in book["after"].values())
     print(f"{args.n}x{args.k}: {count} third guesses in {book['seconds']} s")
     if args.out:
-        path = Path(args.out)
-        books = json.loads(path.read_text()) if path.exists() else {}
-        books[f"{args.n}x{args.k}"] = book
-        ordered = dict(sorted(books.items(), key=lambda item: tuple(map(int, item[0].split("x")))))
-        path.write_text(json.dumps(ordered, indent=1) + "\n")
+        save_book(args.out, args.n, args.k, book)
     else:
         print(json.dumps(book))
 

@@ -52,6 +52,15 @@ def paired_score(secret: list[int], guess: list[int]) -> tuple[int, int]:
     return sum(black), white
 
 
+def entropy_key(guess: tuple, codes: list) -> float:
+    """How well `guess` splits `codes`, by hand (Σ s·ln s over its parts, negated: larger is better)."""
+    sizes: dict = {}
+    for code in codes:
+        feedback = paired_score(list(code), list(guess))
+        sizes[feedback] = sizes.get(feedback, 0) + 1
+    return round(-sum(s * np.log(s) for s in sizes.values()), 9)
+
+
 def random_history(rng: random.Random, n: int, k: int, turns: int) -> tuple[list[int], list[dict]]:
     secret = [rng.randrange(k) for _ in range(n)]
     history = []

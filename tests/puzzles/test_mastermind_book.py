@@ -11,7 +11,7 @@ from puzzles.mastermind import book
 from puzzles.mastermind.model import _Session
 from puzzles.runtime import Run
 
-from .test_mastermind import paired_score
+from .test_mastermind import entropy_key, paired_score
 
 
 def _without_time(entry: dict) -> dict:
@@ -31,14 +31,6 @@ def test_the_stored_6x9_book_is_what_the_builder_gives() -> None:
     assert _without_time(book.build(6, 9)) == _without_time(book.stored_books()["6x9"])
 
 
-def _entropy_key(guess: tuple, codes: list) -> float:
-    sizes: dict = {}
-    for code in codes:
-        feedback = paired_score(list(code), list(guess))
-        sizes[feedback] = sizes.get(feedback, 0) + 1
-    return round(-sum(s * np.log(s) for s in sizes.values()), 9)
-
-
 def test_a_second_guess_splits_as_well_as_every_code_does() -> None:
     """5×8, one feedback: the stored second guess against every one of the 32,768 codes, by hand."""
     entry = book.stored_books()["5x8"]
@@ -51,11 +43,11 @@ def test_a_second_guess_splits_as_well_as_every_code_does() -> None:
         if paired_score(list(c), list(first)) == (black, white)
     ]
     assert len(codes) == entry["second"][feedback]["left"]
-    stored = _entropy_key(book._code(entry["second"][feedback]["guess"]), codes)
+    stored = entropy_key(book._code(entry["second"][feedback]["guess"]), codes)
     rng = np.random.default_rng(0)
     for index in rng.choice(8**5, 400, replace=False):
         other = mm.code_at(int(index), 5, 8)
-        assert _entropy_key(other, codes) <= stored
+        assert entropy_key(other, codes) <= stored
 
 
 def test_best_plays_the_book() -> None:

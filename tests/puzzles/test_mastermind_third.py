@@ -11,7 +11,7 @@ from puzzles.mastermind import book, third
 from puzzles.mastermind.model import _Session
 from puzzles.runtime import Run
 
-from .test_mastermind import paired_score
+from .test_mastermind import entropy_key, paired_score
 
 
 def _smallest_parts(size: str, count: int) -> list[tuple[str, str]]:
@@ -49,14 +49,6 @@ def test_the_stored_guesses_follow_the_opening_book(size: str) -> None:
         assert all(move["left"] > third.MIN_LEFT[(n, k)] for move in entry["third"].values())
 
 
-def _entropy_key(guess: tuple, codes: list) -> float:
-    sizes: dict = {}
-    for code in codes:
-        feedback = paired_score(list(code), list(guess))
-        sizes[feedback] = sizes.get(feedback, 0) + 1
-    return round(-sum(s * np.log(s) for s in sizes.values()), 9)
-
-
 def test_a_third_guess_splits_as_well_as_random_codes_do() -> None:
     """6×9, the smallest stored part: the stored guess against 300 random codes, by hand."""
     stored = third.stored_thirds()["6x9"]
@@ -72,10 +64,10 @@ def test_a_third_guess_splits_as_well_as_random_codes_do() -> None:
     ]
     move = stored["after"][first_key]["third"][key]
     assert len(codes) == move["left"]
-    best = _entropy_key(book._code(move["guess"]), codes)
+    best = entropy_key(book._code(move["guess"]), codes)
     rng = np.random.default_rng(0)
     for index in rng.choice(9**6, 300, replace=False):
-        assert _entropy_key(mm.code_at(int(index), 6, 9), codes) <= best
+        assert entropy_key(mm.code_at(int(index), 6, 9), codes) <= best
 
 
 def test_best_plays_the_third_book() -> None:
