@@ -7,7 +7,9 @@ spends from memory. Since a reservation counts in Redis before any request is le
 together never let a client past its budget; a process may end a window with part of a batch unspent
 (at most `batch - 1` requests of a client per process and window, and a batch is at most a fiftieth of the
 budget), so a client spread over several processes may be refused slightly before its budget is spent.
-A budget of 50 or less is reserved one request at a time: exact, as a round trip per request was.
+A budget of 50 or less is reserved one request at a time: exact, as a round trip per request was. Once
+Redis has nothing left of a client's window, the process refuses it from memory until the window ends:
+a client flooding past its budget costs no Redis call per request.
 
 If Redis is away, each process counts in its own memory rather than failing requests, as Flask-Limiter's
 fallback did: a broker outage must not stop the API from answering.
@@ -36,6 +38,8 @@ REDIS_SECONDS = 1.0
 class _Batch:
     reserved: int = 0
     spent: int = 0
+    #: Redis had nothing left for this window: refuse without asking again (its count only grows)
+    exhausted: bool = False
 
 
 class RequestBudget:
@@ -59,25 +63,32 @@ class RequestBudget:
         return max(1, int(self.window - now % self.window + 0.999))
 
     def allow(self, client: str, now: float | None = None) -> bool:
-        window = int((time.time() if now is None else now) // self.window)
-        with self._lock:
-            batch = self._batches.setdefault((client, window), _Batch())
-            if batch.spent < batch.reserved:
-                batch.spent += 1
-                return True
-        granted = self._reserve(client, window)
-        with self._lock:
-            batch = self._batches.setdefault((client, window), _Batch())
-            batch.reserved += granted
-            if batch.spent < batch.reserved:
-                batch.spent += 1
-                return True
-        return False
+        window = self._window(now)
+        spent = self._spend(client, window)
+        if spent is None:
+            spent = self._spend(client, window, granted=self._reserve(client, window))
+        return bool(spent)
 
     def reserved(self, client: str, now: float | None = None) -> int:
         """How much of the client's budget the processes have taken from Redis in this window."""
-        window = int((time.time() if now is None else now) // self.window)
-        return self.storage.get(self._key(client, window))
+        return self.storage.get(self._key(client, self._window(now)))
+
+    def _window(self, now: float | None) -> int:
+        return int((time.time() if now is None else now) // self.window)
+
+    def _spend(self, client: str, window: int, granted: int | None = None) -> bool | None:
+        """Spends one request of the process's batch of the client's window, after adding what Redis
+        `granted` (None: Redis not asked): True if there was one, False if the window is spent, None when
+        the batch is empty and Redis is to be asked."""
+        with self._lock:
+            batch = self._batches.setdefault((client, window), _Batch())
+            batch.reserved += granted or 0
+            if batch.spent < batch.reserved:
+                batch.spent += 1
+                return True
+            if granted is not None:
+                batch.exhausted = True
+            return False if batch.exhausted else None
 
     def _key(self, client: str, window: int) -> str:
         return f"{self.prefix}/budget/{self.limit.key_for(client, window)}"

@@ -59,3 +59,10 @@ def test_without_redis_each_process_counts_in_its_memory() -> None:
     client = uuid.uuid4().hex
     assert sum(budget.allow(client, NOW) for _ in range(150)) == 100
     assert budget.allow(uuid.uuid4().hex, NOW), "another client has its own budget"
+
+
+def test_a_client_past_its_budget_is_refused_without_asking_redis_again(settings) -> None:
+    budget, client = _budget(settings, "5 per minute"), uuid.uuid4().hex
+    assert [budget.allow(client, NOW) for _ in range(15)] == [True] * 5 + [False] * 10
+    assert budget.reserved(client, NOW) == 6, "one refused reservation, then none"
+    assert budget.allow(client, NOW + 60), "the next window asks again"
