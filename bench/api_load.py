@@ -60,7 +60,10 @@ class Client:
         self.auth = f"Authorization: Bearer {key}\r\n" if key else ""
         self.streams: tuple[asyncio.StreamReader, asyncio.StreamWriter] | None = None
 
-    async def call(self, name: str, method: str, path: str, body: dict | None = None) -> tuple[int, dict]:
+    async def call(
+        self, name: str, method: str, path: str, body: dict | None = None, parsed: bool = False
+    ) -> tuple[int, dict]:
+        """The answer's status, and its JSON body when `parsed` (else {}: polls need not decode it)."""
         payload = json.dumps(body).encode() if body is not None else b""
         typed = f"Content-Type: application/json\r\nContent-Length: {len(payload)}\r\n" if body else ""
         request = f"{method} {path} HTTP/1.1\r\nHost: bench\r\n{self.auth}{typed}\r\n".encode() + payload
@@ -71,7 +74,7 @@ class Client:
             self.close()
             status, data = 0, b""
         self.recorder.add(name, time.perf_counter() - started, 200 <= status < 300)
-        return status, json.loads(data or b"{}") if body is not None or name.endswith("wait") else {}
+        return status, json.loads(data or b"{}") if parsed else {}
 
     async def _exchange(self, request: bytes) -> tuple[int, bytes]:
         if self.streams is None:
@@ -159,9 +162,10 @@ def main() -> None:
         async def submit_loop(index: int, stopped: Callable[[], bool], recorder: Recorder) -> None:
             client = Client(stack.port, stack.key, recorder)
             while not stopped():
-                status, job = await client.call("POST /jobs", "POST", "/jobs", TRIVIAL)
+                status, job = await client.call("POST /jobs", "POST", "/jobs", TRIVIAL, parsed=True)
                 while status == 202 and job.get("state") not in FINAL and not stopped():
-                    status, job = await client.call("GET /jobs/{id}?wait", "GET", f"/jobs/{job['id']}?wait=5")
+                    wait = f"/jobs/{job['id']}?wait=5"
+                    status, job = await client.call("GET /jobs/{id}?wait", "GET", wait, parsed=True)
             client.close()
 
         print(
@@ -226,13 +230,18 @@ def main() -> None:
 async def _seed(stack: Stack) -> tuple[list[str], list[str]]:
     """20 finished jobs, then (the worker stopped) 20 that stay queued: polls of those read the database."""
     seed = Client(stack.port, stack.key, Recorder())
-    job_ids = [(await seed.call("seed", "POST", "/jobs", TRIVIAL))[1]["id"] for _ in range(20)]
+    job_ids = [await _submitted(seed) for _ in range(20)]
     for job_id in job_ids:
-        await seed.call("seed wait", "GET", f"/jobs/{job_id}?wait=10")
+        await seed.call("seed", "GET", f"/jobs/{job_id}?wait=10")
     stack.stop_worker()
-    waiting_ids = [(await seed.call("seed", "POST", "/jobs", TRIVIAL))[1]["id"] for _ in range(20)]
+    waiting_ids = [await _submitted(seed) for _ in range(20)]
     seed.close()
     return job_ids, waiting_ids
+
+
+async def _submitted(client: Client) -> str:
+    """A trivial job's id."""
+    return (await client.call("seed", "POST", "/jobs", TRIVIAL, parsed=True))[1]["id"]
 
 
 if __name__ == "__main__":
