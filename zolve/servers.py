@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import multiprocessing
 import multiprocessing.connection
@@ -75,7 +76,17 @@ def gunicorn_options(
         "limit_request_line": REQUEST_LINE_BYTES,
         "limit_request_field_size": HEADER_FIELD_BYTES,
         "limit_request_fields": HEADER_FIELDS,
+        "post_worker_init": freeze_loaded_heap,
     }
+
+
+def freeze_loaded_heap(_worker: object = None) -> None:
+    """Keep what a worker holds once its app is loaded (modules, the app, its schemas: hundreds of
+    thousands of objects that live as long as the process) out of the garbage collector's full passes,
+    which then scan only what requests made. Measured under bench/api_load.py: each API process ran a
+    full pass of 90-130 ms every few seconds, stalling all of its requests at once; frozen, 3-20 ms."""
+    gc.collect()
+    gc.freeze()
 
 
 def json_refusal(sock: socket.socket, status_int: int, reason: str, mesg: str) -> None:
