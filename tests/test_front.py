@@ -29,13 +29,14 @@ IDLE = 1.5
 class Upstream:
     """gunicorn's stand-in: answers each connection with `respond(request)` and closes it."""
 
-    def __init__(self, path: Path, respond: Callable[[bytes], bytes]) -> None:
-        self.path, self.respond = path, respond
+    def __init__(self, path: Path, respond: Callable[[bytes], bytes], seconds: float = 0) -> None:
+        self.path, self.respond, self.seconds = path, respond, seconds
         self.requests: list[bytes] = []
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         request = await reader.read()  # the front half-closes after the request
         self.requests.append(request)
+        await asyncio.sleep(self.seconds)  # computing the answer
         writer.write(self.respond(request))
         await writer.drain()
         writer.close()
@@ -49,8 +50,9 @@ def served(tmp_path: Path) -> Iterator[Callable[[Callable[[bytes], bytes]], tupl
     thread.start()
     servers = []
 
-    def start(respond: Callable[[bytes], bytes]) -> tuple[int, Upstream]:
-        upstream = Upstream(tmp_path / "up.sock", respond)
+    def start(respond: Callable[[bytes], bytes], seconds: float = 0, **turns: float) -> tuple[int, Upstream]:
+        """`seconds`: how long the upstream computes each answer; `turns`: capacity and hold_seconds."""
+        upstream = Upstream(tmp_path / "up.sock", respond, seconds)
         listener = socket.create_server(("127.0.0.1", 0))
         config = front.FrontConfig(
             upstream=str(upstream.path),
@@ -59,6 +61,7 @@ def served(tmp_path: Path) -> Iterator[Callable[[Callable[[bytes], bytes]], tupl
             max_body_bytes=1000,
             max_connections=100,
             keepalive_seconds=IDLE,
+            **turns,
         )
 
         async def begin() -> None:
@@ -288,6 +291,35 @@ def test_a_header_line_that_is_not_name_colon_value_is_refused_unquoted_and_neve
         assert (status, headers[b"connection"]) == (400, b"close") and b"zk_secret" not in body, line
         conn.close()
     assert upstream.requests == []
+
+
+def test_past_its_capacity_the_front_lets_clients_take_turns(served) -> None:
+    """Capacity 1: while A's first request is computed, A sends two more and B one; B's comes second
+    (without turns it would come last, after all of A's)."""
+    port, upstream = served(echo_path, seconds=0.3, capacity=1, hold_seconds=10)
+    sent = []
+    for client, path in [(b"A", "/a1"), (b"A", "/a2"), (b"A", "/a3"), (b"B", "/b1")]:
+        conn = Conn(port)
+        conn.send(get(path, b"Authorization: Bearer " + client + b"\r\n"))
+        sent.append(conn)
+        time.sleep(0.05)  # each waits before the next is sent: their order of arrival is known
+    bodies = [conn.response()[2] for conn in sent]
+    assert bodies == [b"a1", b"a2", b"a3", b"b1"]
+    arrived = [request.split(b"\r\n")[1].split(b" ")[1] for request in upstream.requests]
+    assert arrived == [b"/a1", b"/a2", b"/b1", b"/a3"]
+
+
+def test_a_request_waiting_longer_than_the_hold_lets_the_next_one_in(served) -> None:
+    """A long-poll at capacity 1 keeps no one out for longer than the hold."""
+    port, upstream = served(echo_path, seconds=1.0, capacity=1, hold_seconds=0.1)
+    first, second = Conn(port), Conn(port)
+    first.send(get("/long"))
+    time.sleep(0.05)
+    started = time.monotonic()
+    second.send(get("/next"))
+    assert second.response()[2] == b"next"
+    assert time.monotonic() - started < 1.9  # in after the hold: its own second, not also the first's
+    assert first.response()[2] == b"long"
 
 
 def test_two_requests_on_one_connection_through_zolve_api(live_api) -> None:

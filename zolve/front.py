@@ -34,6 +34,8 @@ from http import HTTPStatus
 
 import uvloop
 
+from zolve.fair_queue import FairQueue, Place
+
 log = logging.getLogger("zolve.front")
 
 #: a request's head (request line and headers) above this is refused before gunicorn: it is far more than
@@ -65,6 +67,11 @@ class FrontConfig:
     max_connections: int
     #: how long a kept-alive connection may wait, idle, for its next request
     keepalive_seconds: float = 5.0
+    #: requests computed at once (gunicorn's threads that are not for event streams); past it, clients
+    #: take turns (zolve.fair_queue)
+    capacity: int = 16
+    #: a request still unanswered after this long is waiting (a long-poll), not computing: its place goes on
+    hold_seconds: float = 0.1
 
 
 class Refused(Exception):
@@ -96,6 +103,8 @@ class Head:
     expects_continue: bool
     #: the client may send another request on this connection (HTTP/1.1 without `Connection: close`)
     keep_alive: bool = False
+    #: the `Authorization` header's value: who the client says it is, for its turn (zolve.fair_queue)
+    authorization: bytes = b""
 
     @property
     def method(self) -> bytes:
@@ -112,7 +121,7 @@ class Head:
 def parse_head(raw: bytes) -> Head:
     """What the front needs of a head to read the body; anything else malformed is gunicorn's to refuse."""
     lines = raw[:-4].split(b"\r\n")
-    lengths, chunked, expects = set(), False, False
+    lengths, chunked, expects, authorization = set(), False, False, b""
     keep_alive = lines[0].rstrip().endswith(b" HTTP/1.1")
     for line in lines[1:]:
         name, colon, value = line.partition(b":")
@@ -129,6 +138,8 @@ def parse_head(raw: bytes) -> Head:
             expects = value.lower() == b"100-continue"
         elif name == b"connection" and b"close" in _tokens(value):
             keep_alive = False
+        elif name == b"authorization":
+            authorization = value
     if len(lengths) > 1 or (lengths and chunked):
         raise Refused(400, "conflicting Content-Length and Transfer-Encoding headers")
     length = None
@@ -137,7 +148,7 @@ def parse_head(raw: bytes) -> Head:
         if not (text.isdigit() and len(text) <= 18):
             raise Refused(400, "Content-Length must be a number of bytes")
         length = int(text)
-    return Head(lines, length, chunked, expects, keep_alive)
+    return Head(lines, length, chunked, expects, keep_alive, authorization)
 
 
 def _tokens(value: bytes) -> set[bytes]:
@@ -240,6 +251,7 @@ class Front:
     def __init__(self, config: FrontConfig) -> None:
         self.config = config
         self.open = 0
+        self.turns = FairQueue(config.capacity)
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.open += 1
@@ -248,13 +260,15 @@ class Front:
             if self.open > self.config.max_connections:
                 writer.write(refusal(503, "the server has too many connections open; retry shortly"))
                 return
-            first, proxy = True, proxy_line(writer.get_extra_info("peername"))
+            peer = writer.get_extra_info("peername")
+            first, proxy = True, proxy_line(peer)
+            address = peer[0] if isinstance(peer, tuple) else None
             while True:
                 request = await self._read_request(reader, writer, first, proxy)
                 if request is None:
                     return
                 head, raw = request
-                if not await self._relay(head, raw, writer):
+                if not await self._relay(head, raw, writer, address):
                     return
                 first = False
         except Refused as refused:
@@ -308,9 +322,17 @@ class Front:
             return await read_chunked(reader, self.config.max_body_bytes)
         return await reader.readexactly(head.length) if head.length else b""
 
-    async def _relay(self, head: Head, request: bytes, writer: asyncio.StreamWriter) -> bool:
-        """Send the whole request to gunicorn and stream its answer back; True when the client's
-        connection may carry another request (the response was whole, and framed)."""
+    async def _relay(self, head: Head, request: bytes, writer: asyncio.StreamWriter, address: object) -> bool:
+        """Send the whole request to gunicorn in its client's turn and stream its answer back; True when
+        the client's connection may carry another request (the response was whole, and framed)."""
+        await self.turns.enter(address, hash(head.authorization))
+        place = Place(self.turns, self.config.hold_seconds)
+        try:
+            return await self._exchange(head, request, writer, place)
+        finally:
+            place.give_back()
+
+    async def _exchange(self, head: Head, request: bytes, writer: asyncio.StreamWriter, place: Place) -> bool:
         try:
             up_reader, up_writer = await asyncio.open_unix_connection(
                 self.config.upstream, limit=MAX_HEAD_BYTES
@@ -337,6 +359,7 @@ class Front:
                     writer.write(raw)
                     continue
                 break
+            place.give_back()  # computed: what is left is passing the body on
             keep_alive = (
                 head.keep_alive and response.framed(head.method) and response.status not in CLOSING_STATUSES
             )

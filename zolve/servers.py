@@ -111,7 +111,8 @@ def serve_api(settings: Settings, *, host: str, port: int, workers: int, threads
         raise ConfigurationError(problem)
     # resolved once, before gunicorn forks: every process signs the dashboard's sessions alike
     settings = replace(settings, secret_key=secret_key_for(settings))
-    upstream = start_front(settings, host, port)
+    # the front lets as many requests be computed at once as gunicorn has threads for them
+    upstream = start_front(settings, host, port, capacity=workers * threads)
     options = gunicorn_options(
         settings, host=host, port=port, workers=workers, threads=threads, upstream=upstream
     )
@@ -132,7 +133,7 @@ def serve_api(settings: Settings, *, host: str, port: int, workers: int, threads
     _Gunicorn().run()
 
 
-def start_front(settings: Settings, host: str, port: int) -> str:
+def start_front(settings: Settings, host: str, port: int, capacity: int) -> str:
     """Listen on host:port in a process of its own (zolve.front) that reads each request whole before
     passing it to gunicorn; returns the unix socket (in a private directory) gunicorn is to listen on."""
     from zolve import front
@@ -147,6 +148,7 @@ def start_front(settings: Settings, host: str, port: int) -> str:
         body_seconds=settings.request_body_seconds,
         max_body_bytes=settings.max_body_bytes,
         max_connections=settings.max_connections,
+        capacity=capacity,
     )
     process = multiprocessing.get_context("fork").Process(
         target=front.run, args=(listener, config), name="zolve-front", daemon=True
