@@ -4,10 +4,19 @@ given back. In-process asyncio: the front's use of it, with real gunicorn, is in
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from zolve.fair_queue import FairQueue, Place
+
+
+def run(scenario: Callable[[], Coroutine[None, None, None]]) -> None:
+    """The scenario on a loop of its own, in a thread: the suite's browser tests leave their own loop
+    running in the main thread, where asyncio.run refuses to start another."""
+    with ThreadPoolExecutor(1) as thread:
+        thread.submit(asyncio.run, scenario()).result(30)
 
 
 async def _queued(queue: FairQueue, order: list[str], address: str, client: str, name: str) -> asyncio.Task:
@@ -43,7 +52,7 @@ def test_free_places_are_taken_at_once_and_past_capacity_requests_wait() -> None
         queue.leave()
         assert queue.busy == 0
 
-    asyncio.run(scenario())
+    run(scenario)
 
 
 def test_a_client_with_many_requests_waiting_takes_one_turn_per_round() -> None:
@@ -56,7 +65,7 @@ def test_a_client_with_many_requests_waiting_takes_one_turn_per_round() -> None:
         assert order == ["poll0", "submit0", "submit1", "poll1", "poll2", "poll3"]
         await asyncio.gather(*tasks)
 
-    asyncio.run(scenario())
+    run(scenario)
 
 
 def test_made_up_credentials_from_one_address_share_that_addresss_turn() -> None:
@@ -69,7 +78,7 @@ def test_made_up_credentials_from_one_address_share_that_addresss_turn() -> None
         assert order.index("honest") == 1  # one flood request, then the other address's turn
         await asyncio.gather(*tasks)
 
-    asyncio.run(scenario())
+    run(scenario)
 
 
 def test_a_request_cancelled_while_waiting_gives_up_its_turn_and_no_place_is_lost() -> None:
@@ -87,7 +96,7 @@ def test_a_request_cancelled_while_waiting_gives_up_its_turn_and_no_place_is_los
         queue.leave()
         assert queue.busy == 0 and not queue.waiting
 
-    asyncio.run(scenario())
+    run(scenario)
 
 
 def test_a_place_is_given_back_once_and_by_itself_after_the_hold() -> None:
@@ -101,4 +110,4 @@ def test_a_place_is_given_back_once_and_by_itself_after_the_hold() -> None:
         place.give_back()  # and giving it back again changes nothing
         assert queue.busy == 1
 
-    asyncio.run(scenario())
+    run(scenario)
