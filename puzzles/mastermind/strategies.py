@@ -18,7 +18,9 @@
   codes that fit, scored by table look-ups, and an exact end game (`stronger`); the `best` described
   above stays reachable as strategy `best-previous` (for the benchmark's baseline). At 5×8, 8×6 and 6×9
   `best` plays its first two guesses from the opening book (`book`: exact entropy, chosen offline), and at
-  8×6 and 6×9 its third from the third-turn book (`third`: exact entropy, every code a candidate).
+  8×6 and 6×9 its third from the third-turn book (`third`: exact entropy, every code a candidate). At 6×9
+  the middle game (more codes fit than the exact end game takes) is `middle`'s (fewest expected further
+  guesses, every code that fits and many others as candidates), its fourth guess stored (`fourth`).
 * `optimal` — the least total number of guesses over every secret: the stored decision tree of
   `optimal` (only for the sizes it holds); a history that left the tree is searched live while at most
   optimal.LIVE_LIMIT codes fit it, else `best` plays and `note` says so.
@@ -31,6 +33,8 @@ from __future__ import annotations
 
 from puzzles.mastermind.book import book_move
 from puzzles.mastermind.codes import ENUM_LIMIT, History, _canonical_codes, _consistent_codes, _Targets
+from puzzles.mastermind.fourth import fourth_move
+from puzzles.mastermind.middle import decide_middle
 from puzzles.mastermind.model import _Model, _Session, conflicting_entries
 from puzzles.mastermind.sampled import _decide_sampled
 from puzzles.mastermind.scoring import POOL_BUDGET, Decision, _climb, _opening, _pick, _rng
@@ -131,11 +135,13 @@ def decide(
         decision.note = f"minimax scores every code, so it needs k**n ≤ {MINIMAX_LIMIT}: best played instead"
         return decision
     if strategy != PREVIOUS:
-        # the first two turns at 5×8, 8×6 and 6×9, the third where stored
-        move = book_move(n, k, history) or third_move(n, k, history)
+        # the first two turns at 5×8, 8×6 and 6×9, the third and fourth where stored
+        move = book_move(n, k, history) or third_move(n, k, history) or fourth_move(n, k, history)
         if move is not None:
             return Decision(move[0], "best", move[1], move[1])
         decision = decide_best(n, k, history, seed, samples, session)
+        if decision is None:
+            decision = decide_middle(n, k, history, _rng(seed, history), session.run)
         if decision is not None:
             return decision
     if k**n <= ENUM_LIMIT:

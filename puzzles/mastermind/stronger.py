@@ -7,7 +7,8 @@ previous `best`. With the opening book (`book`: the first two guesses at 5×8, 8
 even at 6×9 (after the book, this strategy 6.276 over 500 secrets of seed 1 and 6.276 over 700 of seed
 101, the previous one 6.284 and 6.259), so at k = 9 (`endgame_fits`) the previous `best` still plays the
 middle game, and this strategy's exact end game takes over once at most PREVIOUS_ENDGAME codes fit
-(with 40: 6.272 and 6.251 on the same secrets).
+(with 40: 6.272 and 6.251 on the same secrets). Since then `middle` plays the 6×9 middle game instead
+wherever at most middle.MAX_TARGETS codes fit (always, after the books).
 
 * Feedback by table look-ups (`_Engine`): the blacks of a code are the blacks of its two halves (two
   tables of half codes), and black + white depends only on the two codes' colour-count vectors (one
