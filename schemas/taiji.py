@@ -75,6 +75,7 @@ class TaijiPuzzle(Schema):
             "{symbol, value, colour, fixed, lit, hidden, join_left, join_up} (give code or grid)"
         },
     )
+
     @validates_schema
     def _check_puzzle(self, data: dict[str, Any], **kwargs: Any) -> None:
         code, grid = data.get("code"), data.get("grid")

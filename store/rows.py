@@ -138,9 +138,7 @@ def ensure_statistics(db: Database, wanted: Mapping[str, Iterable[str]]) -> list
     made = []
     with db.session() as session:
         existing = set(
-            session.scalars(
-                text("SELECT stxname FROM pg_statistic_ext WHERE stxrelid = 'rows'::regclass")
-            )
+            session.scalars(text("SELECT stxname FROM pg_statistic_ext WHERE stxrelid = 'rows'::regclass"))
         )
         for name, expressions in wanted.items():
             if not _STATISTIC_NAME.fullmatch(name):

@@ -537,6 +537,7 @@ def kill_mid_shard(deployment: Deployment, db: psycopg.Connection, job_id: str) 
         "SELECT id, key, lease_owner FROM shards WHERE job_id = %s AND state = 'running' "
         "AND lease_owner LIKE 'worker-1:%%' ORDER BY id"
     )
+
     def running() -> list[tuple]:
         return db.execute(query, (job_id,)).fetchall()
 
@@ -697,8 +698,10 @@ def check_compose(deployment: Deployment) -> None:
             "ORDER BY finished_at DESC LIMIT 4",
             (killed["killed_db"],) * 3 + (standard,),
         ).fetchall()
-        log("the standard enumeration's last shards (key, attempts, enqueued, started, finished; seconds "
-            f"after the kill): {timeline}")
+        log(
+            "the standard enumeration's last shards (key, attempts, enqueued, started, finished; seconds "
+            f"after the kill): {timeline}"
+        )
         # the webhook: delivered by the webhooks worker to the receiver
         wait_until("the dice job's webhook", lambda: receiver.received, 60, 0.2)
         delivery = receiver.received[0]
@@ -848,8 +851,10 @@ def _play_manifests(deployment: Deployment) -> None:
         lease = podman("exec", name, "printenv", "ZOLVE_LEASE_SECONDS", check=False).stdout.strip()
         if uid != "1000" or lease != "30":
             raise Failed(f"{name}: uid {uid} (want 1000), ZOLVE_LEASE_SECONDS {lease!r} (the ConfigMap's 30)")
-    log("Kubernetes manifests: the jobs succeeded; the workers' livenessProbe command passes; every pod runs "
-        "as uid 1000 with the ConfigMap's settings")
+    log(
+        "Kubernetes manifests: the jobs succeeded; the workers' livenessProbe command passes; every pod runs "
+        "as uid 1000 with the ConfigMap's settings"
+    )
     remove_containers(deployment.namespace)
 
 
@@ -932,4 +937,3 @@ def main() -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
-

@@ -172,7 +172,7 @@ def test_a_batch_exports_whole_as_ndjson_and_csv(client, auth, worker) -> None:
     items = [
         {"client_id": "moon", "params": _plan("E", "L")},
         {"client_id": "nowhere", "params": _plan("E", "X")},
-        {"client_id": "lunar,\"quoted\"", "params": _plan("Lo", "Eo")},
+        {"client_id": 'lunar,"quoted"', "params": _plan("Lo", "Eo")},
     ]
     created = client.post("/batches", json={"items": items}, headers=auth).get_json()
     batch = _wait_done(client, auth, created["links"]["self"])

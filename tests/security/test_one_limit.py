@@ -36,7 +36,6 @@ def quota_app(settings, isolated_db):
     zolve(app).db.dispose()
 
 
-
 def _form_submit(client, kind: str = "dice", params: str = '{"dice": 3, "faces": 4}'):
     path = f"/admin/new/{kind}"
     return client.post(path, data={"params": params, "csrf_token": csrf_token(client, path)})

@@ -33,7 +33,6 @@ def quota_app(settings, isolated_db):
     zolve(app).db.dispose()
 
 
-
 def _all_at_once(count: int, request: Callable[[], int]) -> Counter:
     barrier = threading.Barrier(count)
 

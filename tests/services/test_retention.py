@@ -117,10 +117,7 @@ def test_the_enumeration_deduce_reads_stays_and_so_do_rows_a_kept_job_reads(
     report = retention.purge(isolated_db, timedelta(days=30))
 
     assert existing(isolated_db, mine) == {newest, read_later, fresh_copy}
-    assert (
-        count(isolated_db, Row.job_id, [newest]) == 2
-        and count(isolated_db, Row.job_id, [read_later]) == 1
-    )
+    assert count(isolated_db, Row.job_id, [newest]) == 2 and count(isolated_db, Row.job_id, [read_later]) == 1
     assert count(isolated_db, Row.job_id, [older, narrow]) == 0
     assert report.kept >= 2
 

@@ -40,9 +40,7 @@ def test_redis_restarted_without_persistence_while_shards_are_queued(stack: Priv
     assert final["state"] == "succeeded", final
     assert final["result"]["count"] == 4446
     with stack.db.session() as session:
-        rows = session.scalar(
-            select(func.count()).select_from(Row).where(Row.job_id == uuid.UUID(job_id))
-        )
+        rows = session.scalar(select(func.count()).select_from(Row).where(Row.job_id == uuid.UUID(job_id)))
         distinct = session.scalar(
             select(func.count(func.distinct(Row.key))).where(Row.job_id == uuid.UUID(job_id))
         )

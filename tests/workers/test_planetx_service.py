@@ -22,9 +22,7 @@ STANDARD = {"kind": "planetx.enumerate", "params": {"mode": "standard"}}
 
 def stored_codes(db, job_id: str) -> list[int]:
     with db.session() as session:
-        return list(
-            session.scalars(select(Row.key).where(Row.job_id == uuid.UUID(job_id)).order_by(Row.key))
-        )
+        return list(session.scalars(select(Row.key).where(Row.job_id == uuid.UUID(job_id)).order_by(Row.key)))
 
 
 @pytest.fixture(scope="module")
