@@ -6,7 +6,8 @@ costs a socket and a coroutine here, never one of the threads that answer everyo
 gunicorn listens on a unix socket in a private directory; each request goes to it on a connection of its
 own, after a PROXY protocol v1 line naming the client's address (gunicorn's `proxy_protocol`: the app sees
 the client's REMOTE_ADDR, for rate limits and logs). The response is streamed back as gunicorn writes it
-(event streams too).
+(event streams too). At most `capacity` requests are at gunicorn at once, being computed; past that, the
+clients take turns (zolve.fair_queue).
 
 The client's connection is kept alive (HTTP/1.1) when the response's end can be told from its framing
 (Content-Length, chunked, or no body: HEAD, 1xx, 204, 304): its next request is read as the first was, with

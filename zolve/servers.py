@@ -81,8 +81,8 @@ def gunicorn_options(
 
 
 def freeze_loaded_heap(_worker: object = None) -> None:
-    """Keep what a worker holds once its app is loaded (modules, the app, its schemas: hundreds of
-    thousands of objects that live as long as the process) out of the garbage collector's full passes,
+    """Keep what a worker holds once its app is loaded (modules, the app, its schemas: about 140,000
+    objects that live as long as the process) out of the garbage collector's full passes,
     which then scan only what requests made. Measured under bench/api_load.py: each API process ran a
     full pass of 90-130 ms every few seconds, stalling all of its requests at once; frozen, 3-20 ms."""
     gc.collect()
