@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from collections.abc import Callable
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -190,18 +191,30 @@ def book_move(n: int, k: int, history: History) -> tuple[Code, int] | None:
     return (_code(entry["guess"]), entry["left"]) if entry else None
 
 
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Build the opening book of strategy best for one size.")
+def build_command(
+    argv: list[str] | None,
+    *,
+    name: str,
+    build: Callable[..., dict[str, Any]],
+    made: Callable[[dict[str, Any]], int],
+) -> None:
+    """A book's command line: build `name` (e.g. "opening book") for one size, then add it to --out's
+    file or print it; `made` counts the guesses the book holds."""
+    parser = argparse.ArgumentParser(description=f"Build the {name} of strategy best for one size.")
     parser.add_argument("--n", type=int, required=True)
     parser.add_argument("--k", type=int, required=True)
-    parser.add_argument("--out", help="the books file to add this size to (else print it)")
+    parser.add_argument("--out", help=f"the file of {name}s to add this size to (else print it)")
     args = parser.parse_args(argv)
     book = build(args.n, args.k, log=print)
-    print(f"{args.n}x{args.k}: {len(book['second'])} second guesses in {book['seconds']} s")
+    print(f"{args.n}x{args.k}: {made(book)} guesses in {book['seconds']} s")
     if args.out:
         save_book(args.out, args.n, args.k, book)
     else:
         print(json.dumps(book))
+
+
+def main(argv: list[str] | None = None) -> None:
+    build_command(argv, name="opening book", build=build, made=lambda book: len(book["second"]))
 
 
 if __name__ == "__main__":

@@ -13,8 +13,6 @@ Rebuild it (and write it into the stored file) with
 
 from __future__ import annotations
 
-import argparse
-import json
 import time
 from collections.abc import Iterator
 from functools import lru_cache
@@ -22,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from puzzles.mastermind.book import _code, _feedback_key, _text, load_books, save_book
+from puzzles.mastermind.book import _code, _feedback_key, _text, build_command, load_books
 from puzzles.mastermind.codes import Code, History
 from puzzles.runtime import Run
 
@@ -103,17 +101,7 @@ def fourth_move(n: int, k: int, history: History) -> tuple[Code, int] | None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Build the fourth-turn book of strategy best for one size.")
-    parser.add_argument("--n", type=int, required=True)
-    parser.add_argument("--k", type=int, required=True)
-    parser.add_argument("--out", help="the fourth-turn books file to add this size to (else print it)")
-    args = parser.parse_args(argv)
-    book = build(args.n, args.k, log=print)
-    print(f"{args.n}x{args.k}: {len(book['after'])} fourth guesses in {book['seconds']} s")
-    if args.out:
-        save_book(args.out, args.n, args.k, book)
-    else:
-        print(json.dumps(book))
+    build_command(argv, name="fourth-turn book", build=build, made=lambda book: len(book["after"]))
 
 
 if __name__ == "__main__":

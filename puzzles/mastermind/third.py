@@ -20,15 +20,21 @@ Rebuild a size (and write it into the stored file) with
 
 from __future__ import annotations
 
-import argparse
-import json
 import time
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
-from puzzles.mastermind.book import _code, _feedback_key, _slog, _text, load_books, save_book, stored_books
+from puzzles.mastermind.book import (
+    _code,
+    _feedback_key,
+    _slog,
+    _text,
+    build_command,
+    load_books,
+    stored_books,
+)
 from puzzles.mastermind.codes import Code, History
 
 #: the stored third-turn books, inside this package
@@ -206,18 +212,11 @@ def third_move(n: int, k: int, history: History) -> tuple[Code, int] | None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Build the third-turn book of strategy best for one size.")
-    parser.add_argument("--n", type=int, required=True)
-    parser.add_argument("--k", type=int, required=True)
-    parser.add_argument("--out", help="the third-turn books file to add this size to (else print it)")
-    args = parser.parse_args(argv)
-    book = build(args.n, args.k, log=print)
-    count = sum(len(entry["third"]) for entry in book["after"].values())
-    print(f"{args.n}x{args.k}: {count} third guesses in {book['seconds']} s")
-    if args.out:
-        save_book(args.out, args.n, args.k, book)
-    else:
-        print(json.dumps(book))
+    build_command(argv, name="third-turn book", build=build, made=_third_guesses)
+
+
+def _third_guesses(book: dict[str, Any]) -> int:
+    return sum(len(entry["third"]) for entry in book["after"].values())
 
 
 if __name__ == "__main__":
