@@ -84,17 +84,17 @@ def _scores(candidates: np.ndarray, targets: np.ndarray, n: int, k: int) -> np.n
     )
 
 
-def _best(scores: np.ndarray, fits: np.ndarray) -> int:
-    """The row of the least score, ties to one that fits, then to the first."""
-    return int(np.lexsort((np.arange(len(scores)), ~fits, scores))[0])
+def _ranked(scores: np.ndarray, fits: np.ndarray) -> np.ndarray:
+    """The rows from the least score up, ties to one that fits, then to the first."""
+    return np.lexsort((np.arange(len(scores)), ~fits, scores))
 
 
 def _climb(
-    start: np.ndarray, score: float, codes: np.ndarray, n: int, k: int, run: Run
+    start: np.ndarray, score: float, targets: np.ndarray, known: set[bytes], n: int, k: int, run: Run
 ) -> tuple[np.ndarray, float]:
-    """Hill climbing from code row `start`: the best code one position away while it scores less."""
-    engine, targets = _engine(n, k), _engine(n, k).encode(codes)
-    known = {row.tobytes() for row in codes}
+    """Hill climbing from code row `start`: the best code one position away while it scores less
+    (`targets`: the codes that fit, encoded; `known`: their rows' bytes)."""
+    engine = _engine(n, k)
     while True:
         run.raise_if_stopped()
         near = np.repeat(start[None, :], n * (k - 1), 0)
@@ -106,7 +106,7 @@ def _climb(
                     index += 1
         scores = _scores(engine.encode(near), targets, n, k)
         fits = np.array([row.tobytes() in known for row in near])
-        best = _best(scores, fits)
+        best = int(_ranked(scores, fits)[0])
         if scores[best] >= score:
             return start, score
         start, score = near[best], float(scores[best])
@@ -120,11 +120,12 @@ def choose(codes: np.ndarray, n: int, k: int, rng: random.Random, run: Run) -> C
     pool = np.concatenate([codes, _random_codes(n, k, room, rng)]).astype(np.int8)
     fits = np.zeros(len(pool), dtype=bool)
     fits[: len(codes)] = True
-    scores = _scores(engine.encode(pool), engine.encode(codes), n, k)
-    order = np.lexsort((np.arange(len(scores)), ~fits, scores))[:CLIMB_STARTS]
+    targets, known = engine.encode(codes), {row.tobytes() for row in codes}
+    scores = _scores(engine.encode(pool), targets, n, k)
+    order = _ranked(scores, fits)[:CLIMB_STARTS]
     best_code, best_score = pool[order[0]], float(scores[order[0]])
     for row in order:
-        code, score = _climb(pool[row], float(scores[row]), codes, n, k, run)
+        code, score = _climb(pool[row], float(scores[row]), targets, known, n, k, run)
         if score < best_score:
             best_code, best_score = code, score
     return tuple(int(c) for c in best_code)
