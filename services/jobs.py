@@ -96,7 +96,7 @@ def submit(
     owner = {"owner_id": caller.key_id, "kind": kind.name, "params": params, "time_limit": limit}
     cached, released = None, None
     with ctx.db.session() as session:
-        check_unfinished_quota(ctx, session, caller, 1)
+        locked = check_unfinished_quota(ctx, session, caller, 1)
         if kind.cacheable and not fresh and key is None:
             cached = job_store.create_cached_job(session, **owner, callback_url=callback)
         if cached is None:
@@ -107,7 +107,7 @@ def submit(
             except job_store.IdempotencyConflict as conflict:
                 raise Invalid({"Idempotency-Key": [str(conflict)]}, str(conflict)) from None
             if created:  # it goes now, or when the caller's turn comes (a submit changes no shard's turn)
-                released = release_within(ctx, session, {caller.key_id}, shards=False)
+                released = release_within(ctx, session, {caller.key_id}, shards=False, locked=locked)
     if cached is not None:
         if callback:
             publish_deliveries(ctx.broker, ctx.db)  # finished at once: its webhook goes now
@@ -135,19 +135,20 @@ def submit_request(ctx: Context, caller: Caller, raw: Any, idempotency_key: str 
     )
 
 
-def check_unfinished_quota(ctx: Context, session: Session, caller: Caller, adding: int) -> None:
+def check_unfinished_quota(ctx: Context, session: Session, caller: Caller, adding: int) -> bool:
     """A key may have at most ZOLVE_MAX_UNFINISHED_PER_KEY jobs not yet finished. Call it in the
     transaction that inserts the jobs: it holds the key's lock until that transaction ends, so concurrent
-    submits of one key are counted one after the other."""
+    submits of one key are counted one after the other. True when it took the lock (there is a quota)."""
     limit = ctx.settings.max_unfinished_per_key
     if not limit:
-        return
+        return False
     job_store.lock_owner(session, caller.key_id)
     if job_store.unfinished_count(session, caller.key_id) + adding > limit:
         raise TooMany(
             f"this key has too many unfinished jobs to add {adding} (at most {limit}): "
             "retry once some have finished"
         )
+    return True
 
 
 def get(ctx: Context, caller: Caller, job_id: uuid.UUID) -> Job:

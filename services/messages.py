@@ -101,14 +101,20 @@ def release(ctx: Context, owners: Collection[int] | None = None) -> Released:
 
 
 def release_within(
-    ctx: Context, session: Session, owners: Collection[int] | None, *, shards: bool = True
+    ctx: Context,
+    session: Session,
+    owners: Collection[int] | None,
+    *,
+    shards: bool = True,
+    locked: bool = False,
 ) -> Released:
     """dispatch.release in the caller's transaction (a submit's: its job goes in the transaction that
-    inserts it); the caller publishes what it returns with publish_released once that has committed."""
+    inserts it); the caller publishes what it returns with publish_released once that has committed.
+    `locked`: the transaction holds the owners' locks already (store.jobs.lock_owner)."""
     # no fixed window: the release's statement reads the live workers itself
     window = ctx.settings.max_in_flight_per_key or None
     alive_within = ctx.settings.worker_alive_within
-    return dispatch.release(session, window, owners, shards=shards, alive_within=alive_within)
+    return dispatch.release(session, window, owners, shards=shards, alive_within=alive_within, locked=locked)
 
 
 def publish_released(ctx: Context, released: Released) -> bool:

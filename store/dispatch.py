@@ -170,12 +170,14 @@ def _holding(session: Session) -> list[int]:
     return list(session.scalars(union(jobs, shards)))
 
 
-def _lock(session: Session, owners: Collection[int] | None) -> list[int]:
-    """Take the release locks of these clients (None: every client with held work), in id order so that
-    two releasers never wait on each other crosswise; returns them."""
+def lock_owners(session: Session, owners: Collection[int] | None) -> list[int]:
+    """Take the release locks of these clients (None: every client with held work) until the transaction
+    ends, in id order so that two releasers never wait on each other crosswise; returns them. A submit
+    takes its owner's at its start: a count of the owner's jobs after it sees every job a concurrent
+    submit of that owner inserted, and its release needs no lock of its own."""
     locked = sorted(set(_holding(session) if owners is None else owners))
-    for owner in locked:
-        session.execute(select(func.pg_advisory_xact_lock(RELEASE_LOCK, owner)))
+    if locked:
+        session.execute(select(*(func.pg_advisory_xact_lock(RELEASE_LOCK, owner) for owner in locked)))
     return locked
 
 
@@ -186,15 +188,17 @@ def release(
     *,
     shards: bool = True,
     alive_within: float | None = None,
+    locked: bool = False,
 ) -> Released:
     """Mark sent, and return, the held work that fits each client's window (`owners`: only theirs;
     `shards=False`: their jobs only, e.g. after a submit, which changes nothing of their shards). The
     caller publishes it once this transaction commits. `window` None: `window(session, alive_within)`,
-    read by the release's statement itself (no round trip of its own).
+    read by the release's statement itself (no round trip of its own). `locked`: this transaction holds
+    the `owners`' locks already (lock_owners).
 
     One statement per class: the picked ids are a materialised CTE, read once whatever plan the UPDATE
     gets (a planner without fresh statistics once ran a window query once per held row)."""
-    owners = _lock(session, owners)
+    owners = sorted(owners) if locked and owners is not None else lock_owners(session, owners)
     if not owners:
         return Released()
     if window is None and alive_within is None:

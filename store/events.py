@@ -13,6 +13,9 @@ from sqlalchemy.orm import Session
 from core.events import FINAL_EVENTS, STATE_EVENTS, EventName
 from store.models import BatchItem, Job, JobEvent
 
+#: built and compiled once (its values are parameters): an INSERT built per event cost three times the CPU
+_INSERT_EVENT = insert(JobEvent.__table__)
+
 
 def record(
     session: Session,
@@ -23,11 +26,14 @@ def record(
     actor_key_id: int | None = None,
     detail: dict[str, Any] | None = None,
 ) -> None:
-    session.execute(
-        insert(JobEvent).values(
-            job_id=job_id, event=event, attempt=attempt, actor_key_id=actor_key_id, detail=detail
-        )
-    )
+    values = {
+        "job_id": job_id,
+        "event": event,
+        "attempt": attempt,
+        "actor_key_id": actor_key_id,
+        "detail": detail,
+    }
+    session.execute(_INSERT_EVENT, values)
 
 
 def history(session: Session, job_id: uuid.UUID, *, progress: bool = False) -> list[JobEvent]:
