@@ -294,8 +294,8 @@ def test_a_header_line_that_is_not_name_colon_value_is_refused_unquoted_and_neve
 
 
 def test_past_its_capacity_the_front_lets_clients_take_turns(served) -> None:
-    """Capacity 1: while A's first request is computed, A sends two more and B one; B's comes second
-    (without turns it would come last, after all of A's)."""
+    """Capacity 1: while A's first request is computed (0.3 s), A sends two more and B one; B's comes
+    next, A having used the service's time already (without turns it would come last, after all of A's)."""
     port, upstream = served(echo_path, seconds=0.3, capacity=1, hold_seconds=10)
     sent = []
     for client, path in [(b"A", "/a1"), (b"A", "/a2"), (b"A", "/a3"), (b"B", "/b1")]:
@@ -306,7 +306,7 @@ def test_past_its_capacity_the_front_lets_clients_take_turns(served) -> None:
     bodies = [conn.response()[2] for conn in sent]
     assert bodies == [b"a1", b"a2", b"a3", b"b1"]
     arrived = [request.split(b"\r\n")[1].split(b" ")[1] for request in upstream.requests]
-    assert arrived == [b"/a1", b"/a2", b"/b1", b"/a3"]
+    assert arrived == [b"/a1", b"/b1", b"/a2", b"/a3"]
 
 
 def test_a_request_waiting_longer_than_the_hold_lets_the_next_one_in(served) -> None:

@@ -326,8 +326,8 @@ class Front:
     async def _relay(self, head: Head, request: bytes, writer: asyncio.StreamWriter, address: object) -> bool:
         """Send the whole request to gunicorn in its client's turn and stream its answer back; True when
         the client's connection may carry another request (the response was whole, and framed)."""
-        await self.turns.enter(address, hash(head.authorization))
-        place = Place(self.turns, self.config.hold_seconds)
+        ticket = await self.turns.enter(address, hash(head.authorization))
+        place = Place(self.turns, ticket, self.config.hold_seconds)
         try:
             return await self._exchange(head, request, writer, place)
         finally:
