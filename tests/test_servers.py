@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 from core.config import Settings
-from zolve.servers import freeze_loaded_heap, gunicorn_options
+from zolve.servers import PLACES_PER_CPU, freeze_loaded_heap, front_capacity, gunicorn_options
 
 
 def test_each_api_worker_freezes_its_loaded_heap_once_the_app_is_loaded() -> None:
@@ -24,3 +24,11 @@ def test_freezing_keeps_the_objects_alive_then_out_of_the_collectors_passes() ->
     before, after = map(int, out.strip("[]\n").split(","))
     assert before == 0
     assert after > 10_000  # everything imported so far: the settings, click, the standard library
+
+
+def test_the_front_lets_four_requests_per_usable_cpu_be_computed_at_once_within_the_threads() -> None:
+    assert front_capacity(workers=2, threads=8, cpus=2) == 2 * PLACES_PER_CPU
+    assert front_capacity(workers=1, threads=8, cpus=2) == PLACES_PER_CPU  # one process: one CPU at a time
+    assert front_capacity(workers=4, threads=8, cpus=16) == 4 * PLACES_PER_CPU
+    assert front_capacity(workers=2, threads=1, cpus=8) == 2  # never more than the threads
+    assert front_capacity(workers=2, threads=8) >= 1  # this machine's CPUs
