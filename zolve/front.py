@@ -7,7 +7,7 @@ gunicorn listens on a unix socket in a private directory; each request goes to i
 own, after a PROXY protocol v1 line naming the client's address (gunicorn's `proxy_protocol`: the app sees
 the client's REMOTE_ADDR, for rate limits and logs). The response is streamed back as gunicorn writes it
 (event streams too). At most `capacity` requests are at gunicorn at once, being computed; past that, the
-clients take turns (zolve.fair_queue).
+clients share the time (zolve.fair_queue: the next place goes to the client that has used the least).
 
 The client's connection is kept alive (HTTP/1.1) when the response's end can be told from its framing
 (Content-Length, chunked, or no body: HEAD, 1xx, 204, 304): its next request is read as the first was, with
@@ -68,8 +68,8 @@ class FrontConfig:
     max_connections: int
     #: how long a kept-alive connection may wait, idle, for its next request
     keepalive_seconds: float = 5.0
-    #: requests computed at once (gunicorn's threads that are not for event streams); past it, clients
-    #: take turns (zolve.fair_queue)
+    #: requests computed at once (zolve.servers.front_capacity: 4 per usable CPU, within gunicorn's threads
+    #: that are not for event streams); past it, clients take turns by the time they used (zolve.fair_queue)
     capacity: int = 16
     #: a request still unanswered after this long is waiting (a long-poll), not computing: its place goes on
     hold_seconds: float = 0.1
