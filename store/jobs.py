@@ -86,10 +86,12 @@ _JOB_FIELDS = [(attribute.key, attribute.columns[0].key) for attribute in inspec
 
 
 def _inserted_job(session: Session, values: dict[str, Any]) -> Job:
-    """Insert one job; returns it as a Job (detached, as the ORM would return one after commit)."""
+    """Insert one job; returns it as a Job in the session (as an ORM INSERT would leave it: changes made to
+    it are flushed with the transaction), built from the returned row without another statement."""
     row = session.execute(_INSERT_JOB, values).one()._mapping
     job = Job(**{attribute: row[column] for attribute, column in _JOB_FIELDS})
     make_transient_to_detached(job)
+    session.add(job)
     return job
 
 

@@ -209,3 +209,13 @@ def test_api_keys_are_stored_hashed(isolated_db: Database) -> None:
         row = keys.authenticate(session, new.key)
         assert row is not None and row.key_hash != new.key and new.key not in row.key_hash
         assert keys.authenticate(session, new.key + "x") is None
+
+
+def test_a_created_job_is_the_whole_row_and_in_the_session(isolated_db: Database, owner: int) -> None:
+    """create_job builds its Job from the INSERT's returned row (no read after it): the server's defaults
+    are on it, and a change to it in the same transaction is stored, as with an ORM insert."""
+    with isolated_db.session() as session:
+        job, _ = jobs.create_job(session, owner_id=owner, kind="dice", params=PARAMS, time_limit=60)
+        assert job.created_at is not None and job.state == "queued" and job.params == PARAMS
+        job.time_limit = 42
+    assert load(isolated_db, job.id).time_limit == 42
