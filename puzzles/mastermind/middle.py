@@ -1,31 +1,25 @@
-"""Strategy `best`'s middle game at 6×9 and 8×6 (`middle_fits`): once the books are spent and more codes fit
-than the exact end game takes (`endgame_size`: 70 at 6×9, 40 at 8×6), the guess of the fewest expected
-further guesses, over every code that fits and many other codes.
+"""Strategy `best`'s middle game at 6×9 (`middle_fits`): once the books are spent and more codes fit than
+the exact end game takes, the guess of the fewest expected further guesses, over every code that fits and
+many other codes.
 
 Why: after the third-turn book about three quarters of the 6×9 codes are still in parts of more than 70
 codes (1,595 parts, at most 2,335 codes each), and the middle game played there before (`sampled`: 100
 sampled codes that fit, scored against at most 600 sampled targets) was where `best` lost to the published
-Entropy strategy, which scores every code against every code that fits. At 8×6 (ENGINE_SIZES) it replaces
-`stronger`'s middle game (entropy over at most 1,000 sampled targets, 1 million class evaluations) from the
-fourth turn: there the parts after the third-turn book are smaller (308 codes on average, 1,152 at most,
-over 20 games of seed 201), so every code that fits is a target at a few hundredths of a second.
+Entropy strategy, which scores every code against every code that fits.
 
 * Targets: every code that fits (met in the middle, `split._Split`), up to MAX_TARGETS (else None: the
-  previous middle game plays at 6×9, `stronger`'s at 8×6).
+  previous middle game plays).
 * Candidates: every code that fits and random codes of the whole space, within BUDGET class evaluations
   (classes by `stronger._Engine`); the CLIMB_STARTS best are refined by hill climbing (one position
   recoloured at a time, every such neighbour scored exactly).
 * Score (`expected_cost`): Σ over the feedback parts p of |p| · further(|p|), the part "the guess is the
   secret" costing nothing, where further(m) estimates the guesses a part of m codes still needs, its own
-  last one included: 1 for one code, 1.5 for two, else a + b · ln m (FURTHER, per size), fitted (least
-  squares weighted by m) to the exact end game's optimum on parts that this middle game's guess left.
-  6×9: 1.38 + 0.325 ln m, on the 1,078 parts of 3–70 codes left in 60 fourth-turn parts drawn by size
-  (with a rough first further, 0.85 + 0.42 · ln m; per code: 1.69 at 3 codes, 2.20 at 10–15, 2.50 at
-  26–40, 2.72 at 56–70; the fit is within 0.05 of each). 8×6: 1.185 + 0.431 ln m, on the 2,076 parts of
-  3–40 codes left in the fourth-turn parts of more than 40 codes among the first 120 distinct histories
-  of the three book guesses that random secrets of seed 201 met (with the 6×9 further; per code: 1.69 at
-  3 codes, 2.26 at 10–15, 2.47 at 16–25, 2.68 at 26–40; the fit is within 0.04 of each). The least cost
-  wins, ties to a code that fits, then to the first. Entropy and most parts are proxies of this count.
+  last one included: 1 for one code, 1.5 for two, else FURTHER_A + FURTHER_B · ln m, fitted (least
+  squares weighted by m) to the exact end game's optimum on the 1,078 parts of 3–70 codes that this
+  middle game's guess (with a rough first further, 0.85 + 0.42 · ln m) left in 60 fourth-turn parts
+  drawn by size (per code: 1.69 at 3 codes, 2.20 at 10–15, 2.50 at 26–40, 2.72 at 56–70; the fit is
+  within 0.05 of each). The least cost wins, ties to a code that fits, then to the first. Entropy and
+  most parts are proxies of this count.
 """
 
 from __future__ import annotations
@@ -38,15 +32,7 @@ import numpy as np
 from puzzles.mastermind.codes import Code, History
 from puzzles.mastermind.scoring import Decision
 from puzzles.mastermind.split import _Split, _TooManyPairs
-from puzzles.mastermind.stronger import (
-    ENDGAME,
-    PREVIOUS_ENDGAME,
-    _engine,
-    _random_codes,
-    _sizes,
-    endgame_fits,
-    engine_fits,
-)
+from puzzles.mastermind.stronger import PREVIOUS_ENDGAME, _engine, _random_codes, _sizes, endgame_fits
 from puzzles.runtime import Run
 
 #: codes that fit at most for this middle game (6×9 after the books: at most 2,335)
@@ -56,41 +42,32 @@ BUDGET = 6_000_000
 MAX_RANDOM = 20_000
 #: the best candidates that are refined by hill climbing
 CLIMB_STARTS = 3
-#: further(m) = a + b · ln m for m ≥ 3, (a, b) per size (see the module docstring)
-FURTHER = {(6, 9): (1.38, 0.325), (8, 6): (1.185, 0.431)}
+#: further(m) = FURTHER_A + FURTHER_B · ln m for m ≥ 3
+FURTHER_A = 1.38
+FURTHER_B = 0.325
 #: class evaluations per block (bounds the memory of a block's classes)
 BLOCK_WORK = 2_000_000
 
 
-#: the sizes of `stronger`'s engine where this middle game plays instead of the engine's (8×6)
-ENGINE_SIZES = frozenset({(8, 6)})
-
-
 def middle_fits(n: int, k: int) -> bool:
-    """Whether this middle game plays n×k: the sizes where the previous best plays with the exact end game
-    (6×9), and ENGINE_SIZES."""
-    return endgame_fits(n, k) or ((n, k) in ENGINE_SIZES and engine_fits(n, k))
-
-
-def endgame_size(n: int, k: int) -> int:
-    """The most codes the exact end game takes at n×k (this middle game plays above it)."""
-    return PREVIOUS_ENDGAME if endgame_fits(n, k) else ENDGAME
+    """Whether this middle game plays n×k (the sizes where the previous best plays with the exact end game:
+    6×9)."""
+    return endgame_fits(n, k)
 
 
 @lru_cache(maxsize=4)
-def _further(size: int, n: int, k: int) -> np.ndarray:
-    """further(m) at n×k for m = 0 .. size - 1 (0 for an empty part)."""
-    a, b = FURTHER[(n, k)]
+def _further(size: int) -> np.ndarray:
+    """further(m) for m = 0 .. size - 1 (0 for an empty part)."""
     sizes = np.arange(size, dtype=np.float64)
-    table = a + b * np.log(np.maximum(sizes, 1))
+    table = FURTHER_A + FURTHER_B * np.log(np.maximum(sizes, 1))
     table[:3] = (0.0, 1.0, 1.5)[: min(3, size)]
     return table
 
 
-def expected_cost(sizes: np.ndarray, n: int, k: int) -> np.ndarray:
+def expected_cost(sizes: np.ndarray, n: int) -> np.ndarray:
     """Per row of part sizes (indexed by feedback class), Σ |p| · further(|p|), the winning part (all
     blacks) costing nothing: the total further guesses expected over the codes, after this one."""
-    costs = sizes * _further(int(sizes.max()) + 1, n, k)[sizes]
+    costs = sizes * _further(int(sizes.max()) + 1)[sizes]
     costs[:, n * (n + 1) + n] = 0.0
     return np.round(costs.sum(1), 9)
 
@@ -101,7 +78,7 @@ def _scores(candidates: np.ndarray, targets: np.ndarray, n: int, k: int) -> np.n
     step = max(1, BLOCK_WORK // len(targets))
     return np.concatenate(
         [
-            expected_cost(_sizes(engine.classes(candidates[start : start + step], targets), n), n, k)
+            expected_cost(_sizes(engine.classes(candidates[start : start + step], targets), n), n)
             for start in range(0, len(candidates), step)
         ]
     )
@@ -156,14 +133,14 @@ def choose(codes: np.ndarray, n: int, k: int, rng: random.Random, run: Run) -> C
 
 def decide_middle(n: int, k: int, history: History, rng: random.Random, run: Run) -> Decision | None:
     """The middle game's guess, or None where it does not play (another size, no history, at most
-    endgame_size or more than MAX_TARGETS codes fit, or too many group pairs to meet in the middle)."""
+    PREVIOUS_ENDGAME or more than MAX_TARGETS codes fit, or too many group pairs to meet in the middle)."""
     if not history or not middle_fits(n, k):
         return None
     try:
         split = _Split(n, k, history, run)
     except _TooManyPairs:
         return None
-    if not endgame_size(n, k) < split.count <= MAX_TARGETS:
+    if not PREVIOUS_ENDGAME < split.count <= MAX_TARGETS:
         return None
     codes = np.array(split.codes(), dtype=np.int8).reshape(split.count, n)
     return Decision(choose(codes, n, k, rng, run), "best", split.count, split.count)

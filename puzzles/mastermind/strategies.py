@@ -139,10 +139,9 @@ def decide(
         move = book_move(n, k, history) or third_move(n, k, history) or fourth_move(n, k, history)
         if move is not None:
             return Decision(move[0], "best", move[1], move[1])
-        # the middle game first (it declines where the end game or the engine plays), then `stronger`
-        decision = decide_middle(n, k, history, _rng(seed, history), session.run)
+        decision = decide_best(n, k, history, seed, samples, session)
         if decision is None:
-            decision = decide_best(n, k, history, seed, samples, session)
+            decision = decide_middle(n, k, history, _rng(seed, history), session.run)
         if decision is not None:
             return decision
     if k**n <= ENUM_LIMIT:
