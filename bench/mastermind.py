@@ -38,10 +38,13 @@ from __future__ import annotations
 
 import argparse
 import math
+import multiprocessing
 import statistics
 import sys
 import time
 from pathlib import Path
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -201,6 +204,90 @@ def run_published(
                 print(published_row(n, k, strategy, games, every, ratio, partial), flush=True)
 
 
+#: the secret seeds whose first TUNING_COUNT secrets tuned `best` (books, end game, middle game; seed 2's
+#: first 300 chose the 6x9 middle game): --all-secrets also prints the average without them
+TUNING_SEEDS = (1, 2, 101, 201)
+TUNING_COUNT = 3_000
+
+_WALKER = None
+
+
+def _start_walker(n: int, k: int, strategy: str) -> None:
+    global _WALKER
+    from puzzles.mastermind.every import Walker
+
+    _WALKER = Walker(n, k, strategy, 0, Run().__enter__())  # one run for the process's life
+
+
+def _walk_node(node: tuple) -> tuple[np.ndarray, np.ndarray, float]:
+    started = time.process_time()
+    turns = np.zeros(len(_WALKER.codes), dtype=np.int8)
+    _WALKER.walk(node, turns)
+    return node[1], turns[node[1]], time.process_time() - started
+
+
+def tuning_secrets(n: int, k: int) -> np.ndarray:
+    """The indexes (into every code) of the secrets that tuned `best` at n×k."""
+    indexes = set()
+    for seed in TUNING_SEEDS if k**n >= TUNING_COUNT else ():
+        sample = {"sample": TUNING_COUNT, "seed": seed}
+        for code in mastermind.secrets_of({"n": n, "k": k, "secrets": sample}):
+            indexes.add(sum(colour * k ** (n - 1 - i) for i, colour in enumerate(code)))
+    return np.array(sorted(indexes), dtype=np.int64)
+
+
+def walk_every_secret(n: int, k: int, strategy: str, processes: int, depth: int) -> tuple[np.ndarray, float]:
+    """The turns of every secret (in all_codes order), the strategy's tree walked by `processes` processes
+    below `depth` guesses; and the CPU seconds of all of them."""
+    from puzzles.mastermind.every import Walker
+
+    started = time.process_time()
+    turns = np.zeros(k**n, dtype=np.int8)
+    with Run() as run:
+        nodes = Walker(n, k, strategy, 0, run).subtrees(depth, turns)
+    cpu = time.process_time() - started
+    nodes.sort(key=lambda node: -len(node[1]))  # the largest first: the pool ends together
+    done, reported = 0, 0
+    context = multiprocessing.get_context("fork")
+    with context.Pool(processes, _start_walker, (n, k, strategy)) as pool:
+        for count, (secrets, found, seconds) in enumerate(pool.imap_unordered(_walk_node, nodes), 1):
+            turns[secrets], cpu, done = found, cpu + seconds, done + len(secrets)
+            if done * 10 // len(turns) > reported:  # about every tenth of the secrets
+                reported = done * 10 // len(turns)
+                print(f"  {n}x{k} {strategy}: {count} of {len(nodes)} subtrees, {done:,} secrets", flush=True)
+    return turns, cpu
+
+
+def run_all_secrets(sizes: list[tuple[int, int]], strategies: list[str], processes: int, depth: int) -> None:
+    """Every secret of each size, by walking each strategy's decision tree: exact averages."""
+    print(f"published: {PUBLISHED_SOURCE}")
+    print(
+        f"{'size':<6} {'strategy':<9} {'secrets':>9} {'avg':>7} {'max':>4} {'CPU ms/secret':>13}"
+        f"  {'best published (avg − it)':<28} {'without tuning secrets':>22}  turns: secrets"
+    )
+    for n, k in sizes:
+        for strategy in strategies:
+            started = time.perf_counter()
+            turns, cpu = walk_every_secret(n, k, strategy, processes, depth)
+            if not turns.all():
+                raise RuntimeError(f"{n}x{k}: {int((turns == 0).sum())} secrets were not reached")
+            average = float(turns.mean())
+            published = PUBLISHED.get((n, k), {})
+            name, value = min(published.items(), key=lambda item: item[1]) if published else ("-", None)
+            versus = f"{name} {value:.4f} ({average - value:+.4f})" if value is not None else "-"
+            kept = np.ones(len(turns), dtype=bool)
+            tuned = tuning_secrets(n, k)
+            kept[tuned] = False
+            untuned = f"{float(turns[kept].mean()):.4f} ({int(kept.sum()):,})"
+            spread = ", ".join(f"{t}: {c:,}" for t, c in enumerate(np.bincount(turns)) if c)
+            print(
+                f"{n}x{k:<3} {strategy:<9} {len(turns):>9,} {average:>7.4f} {int(turns.max()):>4}"
+                f" {1000 * cpu / len(turns):>13.3f}  {versus:<28} {untuned:>22}  {spread}"
+                f"  (total {int(turns.sum()):,}; wall {time.perf_counter() - started:.0f} s)",
+                flush=True,
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lengths", default="4,8,16", help="code lengths, comma-separated")
@@ -232,7 +319,18 @@ def main() -> None:
     parser.add_argument(
         "--chunk", type=int, default=1_000, help="with --published: print every this many games"
     )
+    parser.add_argument(
+        "--all-secrets",
+        action="store_true",
+        help="with --published: every secret, the strategy's decision tree walked once (exact averages)",
+    )
+    parser.add_argument("--processes", type=int, default=2, help="with --all-secrets: walkers in parallel")
+    parser.add_argument("--depth", type=int, default=3, help="with --all-secrets: where the tree is cut")
     args = parser.parse_args()
+    if args.published and args.all_secrets:
+        sizes = [tuple(int(part) for part in size.split("x")) for size in args.sizes.split(",")]
+        strategies = args.strategies if args.strategies != "consistent,best" else "best"
+        return run_all_secrets(sizes, strategies.split(","), args.processes, args.depth)  # type: ignore[arg-type]
     if args.published:
         sizes = [tuple(int(part) for part in size.split("x")) for size in args.sizes.split(",")]
         strategies = args.strategies if args.strategies != "consistent,best" else "optimal,best,best-previous"

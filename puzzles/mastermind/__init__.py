@@ -20,6 +20,8 @@ Modules, each importing only those above it:
 * `strategies` — `decide`: the next guess by strategy (the strategies are described there)
 * `guessing` — kind `mastermind.guess`
 * `games` — kind `mastermind.play`: plan, run_shard, combine (puzzles.sharding.ShardedPuzzle) and play
+* `every` — a strategy against every secret at once: its decision tree walked, each history decided once
+  (the benchmark's exact averages at sizes too large to play secret by secret)
 
 The kind registry loads `puzzles.mastermind:guess` and `puzzles.mastermind:play`, and runs the sharded kind
 through this package's plan, run_shard and combine. Tuning constants are read where they are defined: patch

@@ -1,0 +1,120 @@
+"""A strategy played against every secret at once: its decision tree walked from the root.
+
+Every guess is a function of the size, the strategy, the seed and the history (see the package
+docstring), so a strategy is a decision tree and "every secret played" is one walk of it: a node is a
+history and the codes that fit it, its guess splits them by feedback, and a secret's turns are the depth
+at which the guess is the secret. Each history is decided once, however many secrets reach it, which
+makes the exact average reachable where playing every secret one by one is not (8×6: 1,679,616 secrets).
+
+`walk` returns the turns of every secret (a secret's index into every code, in `all_codes` order) so a
+caller can leave out the secrets that tuned the strategy. `subtrees` cuts the tree at a depth, so the
+pieces can be walked in separate processes and their turns added.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+
+from puzzles.mastermind.codes import History
+from puzzles.mastermind.model import _Session
+from puzzles.mastermind.strategies import DEFAULT_SAMPLES, decide
+from puzzles.runtime import Run
+
+#: a node: its history, and the indexes (into every code) of the secrets that reach it
+Node = tuple[History, np.ndarray]
+
+
+def every_code(n: int, k: int) -> np.ndarray:
+    """Every code as rows of colours, in `all_codes` order (row i is code_at(i))."""
+    digits = np.arange(k**n, dtype=np.int64)[:, None] // (k ** np.arange(n - 1, -1, -1, dtype=np.int64))
+    return (digits % k).astype(np.int8)
+
+
+def feedback(codes: np.ndarray, guess: tuple[int, ...], k: int) -> tuple[np.ndarray, np.ndarray]:
+    """(black, white) of `guess` against every row of `codes`."""
+    target = np.asarray(guess, dtype=np.int8)
+    black = (codes == target).sum(1)
+    common = np.zeros(len(codes), dtype=np.int64)
+    for colour in range(k):
+        wanted = int((target == colour).sum())
+        if wanted:
+            common += np.minimum((codes == colour).sum(1), wanted)
+    return black, common - black
+
+
+class Walker:
+    """Walks one strategy's tree at n×k, deciding each history once (one session for the whole walk)."""
+
+    def __init__(self, n: int, k: int, strategy: str, seed: int, run: Run, samples: int = DEFAULT_SAMPLES):
+        self.n, self.k, self.strategy, self.seed, self.samples = n, k, strategy, seed, samples
+        self.session = _Session(run)
+        self.codes = every_code(n, k)
+        self.decisions = 0
+
+    def guess(self, history: History) -> tuple[int, ...]:
+        self.session.run.raise_if_stopped()
+        decision = decide(self.n, self.k, history, self.strategy, self.seed, self.samples, self.session)
+        if decision.guess is None:  # cannot happen: every node holds the secrets that reached it
+            raise RuntimeError(f"no code fits the feedback so far: {history}")
+        self.decisions += 1
+        return decision.guess
+
+    def children(self, node: Node) -> Iterator[Node | int]:
+        """The node's children, and the index of the secret its guess wins on (if it is one of them)."""
+        history, secrets = node
+        if len(secrets) == 1:  # the one code that fits: guessed next (every strategy plays it)
+            yield int(secrets[0])
+            return
+        guess = self.guess(history)
+        black, white = feedback(self.codes[secrets], guess, self.k)
+        classes = black * (self.n + 1) + white
+        order = np.argsort(classes, kind="stable")
+        bounds = np.flatnonzero(np.diff(classes[order])) + 1
+        for part in np.split(order, bounds):
+            b, w = int(black[part[0]]), int(white[part[0]])
+            if b == self.n:
+                yield int(secrets[part[0]])
+            else:
+                yield history + ((guess, b, w),), secrets[part]
+
+    def walk(self, node: Node, turns: np.ndarray, max_turns: int = 64) -> None:
+        """Writes into `turns` (indexed by secret) the turn on which each secret of `node` is guessed."""
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            depth = len(current[0]) + 1
+            if depth > max_turns:
+                raise RuntimeError(f"a game went past {max_turns} turns: {current[0]}")
+            for child in self.children(current):
+                if isinstance(child, int):
+                    turns[child] = depth
+                else:
+                    stack.append(child)
+
+    def root(self) -> Node:
+        return (), np.arange(len(self.codes), dtype=np.int64)
+
+    def subtrees(self, depth: int, turns: np.ndarray) -> list[Node]:
+        """The nodes `depth` guesses down (secrets won sooner are written into `turns`)."""
+        level = [self.root()]
+        for _ in range(depth):
+            below: list[Node] = []
+            for node in level:
+                for child in self.children(node):
+                    if isinstance(child, int):
+                        turns[child] = len(node[0]) + 1
+                    else:
+                        below.append(child)
+            level = below
+        return level
+
+
+def every_secret(n: int, k: int, strategy: str = "best", seed: int = 0) -> np.ndarray:
+    """The turns of every secret (in `all_codes` order) with `strategy`, in this process."""
+    with Run() as run:
+        walker = Walker(n, k, strategy, seed, run)
+        turns = np.zeros(k**n, dtype=np.int8)
+        walker.walk(walker.root(), turns)
+    return turns
