@@ -20,6 +20,7 @@ import numpy as np
 from puzzles.mastermind.codes import History
 from puzzles.mastermind.model import _Session
 from puzzles.mastermind.strategies import DEFAULT_SAMPLES, decide
+from puzzles.mastermind.stronger import _codes_of
 from puzzles.runtime import Run
 
 #: a node: its history, and the indexes (into every code) of the secrets that reach it
@@ -28,8 +29,7 @@ Node = tuple[History, np.ndarray]
 
 def every_code(n: int, k: int) -> np.ndarray:
     """Every code as rows of colours, in `all_codes` order (row i is code_at(i))."""
-    digits = np.arange(k**n, dtype=np.int64)[:, None] // (k ** np.arange(n - 1, -1, -1, dtype=np.int64))
-    return (digits % k).astype(np.int8)
+    return _codes_of(n, k).astype(np.int8)
 
 
 def feedback(codes: np.ndarray, guess: tuple[int, ...], k: int) -> tuple[np.ndarray, np.ndarray]:

@@ -2,10 +2,11 @@
 the exact end game takes, the guess of the fewest expected further guesses, over every code that fits and
 many other codes.
 
-Why: after the third-turn book about three quarters of the 6×9 codes are still in parts of more than 70
-codes (1,595 parts, at most 2,335 codes each), and the middle game played there before (`sampled`: 100
-sampled codes that fit, scored against at most 600 sampled targets) was where `best` lost to the published
-Entropy strategy, which scores every code against every code that fits.
+Why: after the third-turn book about three quarters of the 6×9 codes were still in parts of more than 70
+codes (1,595 parts, at most 2,335 codes each; the end game now takes parts of up to 200), and the middle
+game played there before (`sampled`: 100 sampled codes that fit, scored against at most 600 sampled
+targets) was where `best` lost to the published Entropy strategy, which scores every code against every
+code that fits.
 
 * Targets: every code that fits (met in the middle, `split._Split`), up to MAX_TARGETS (else None: the
   previous middle game plays).

@@ -57,12 +57,16 @@ ENDGAME_COLOURS = 9
 #: targets scored against, class evaluations per turn, and the end game's size and extra candidates
 TARGETS = 1_000
 BUDGET = 1_000_000
-ENDGAME = 40
-#: the same where the previous best plays the middle game (`endgame_fits`); measured at 6×9 over 500
-#: secrets of seed 1 and 700 of seed 101: 40 codes 6.272 and 6.251, 70 codes 6.264 and 6.247, 120 codes
-#: 6.250 and 6.250 at 2–4 times the seconds per game
-PREVIOUS_ENDGAME = 70
-EXTRA = 200
+#: (the end game from 120 codes, not 40: walked over the same 1,500 random subtrees three guesses down at
+#: 8×6, 100,000 secrets, 0.0025 fewer guesses a secret from 70 codes, 0.0031 from 90, 0.0041 from 120)
+ENDGAME = 120
+#: the same where the previous best plays the middle game (`endgame_fits`): from 200 codes, not 70 (over
+#: 700 random subtrees of 6×9, 57,611 secrets: 0.0022 fewer guesses a secret from 120 codes, 0.0066 from
+#: 200, the fourth-turn book no longer played where it leaves at most 200)
+PREVIOUS_ENDGAME = 200
+#: (50, not 200: the same guesses on those 8×6 subtrees but for 7 of 1,500, at a third of the search's time;
+#: 500 changed none)
+EXTRA = 50
 #: third-turn decisions kept per process (a play shard's memo is its own; the third turn is the dearest and
 #: a few thousand histories cover every game of a size)
 THIRD_CACHE = 20_000
