@@ -39,6 +39,7 @@ from __future__ import annotations
 import argparse
 import math
 import multiprocessing
+import random
 import statistics
 import sys
 import time
@@ -226,9 +227,37 @@ def _walk_node(node: tuple) -> tuple[np.ndarray, np.ndarray, float]:
     return node[1], turns[node[1]], time.process_time() - started
 
 
+#: the end game's size (puzzles.mastermind.stronger: ENDGAME, PREVIOUS_ENDGAME, EXTRA) was chosen on random
+#: subtrees three guesses down (Random(11).sample of the subtrees), drawn from the tree of the code before
+#: (STRONGER_BEFORE): their secrets are left out of the average without tuning too
+TUNING_SUBTREES = {(8, 6): 1_500, (6, 9): 700}
+STRONGER_BEFORE = {"ENDGAME": 40, "PREVIOUS_ENDGAME": 70, "EXTRA": 200}
+
+
+def tuning_subtrees(n: int, k: int) -> np.ndarray:
+    """The indexes of the secrets in the subtrees that chose the end game's size at n×k."""
+    from puzzles.mastermind import stronger
+    from puzzles.mastermind.every import Walker
+
+    if (n, k) not in TUNING_SUBTREES:
+        return np.zeros(0, dtype=np.int64)
+    now = {name: getattr(stronger, name) for name in STRONGER_BEFORE}
+    try:
+        for name, value in STRONGER_BEFORE.items():
+            setattr(stronger, name, value)
+        with Run() as run:
+            nodes = Walker(n, k, "best", 0, run).subtrees(3, np.zeros(k**n, dtype=np.int8))
+    finally:
+        for name, value in now.items():
+            setattr(stronger, name, value)
+    picked = random.Random(11).sample(range(len(nodes)), TUNING_SUBTREES[(n, k)])
+    return np.concatenate([nodes[index][1] for index in picked])
+
+
 def tuning_secrets(n: int, k: int) -> np.ndarray:
-    """The indexes (into every code) of the secrets that tuned `best` at n×k."""
-    indexes = set()
+    """The indexes (into every code) of the secrets that tuned `best` at n×k: the first TUNING_COUNT of each
+    tuning seed, and the subtrees that chose the end game's size."""
+    indexes = set(tuning_subtrees(n, k).tolist())
     for seed in TUNING_SEEDS if k**n >= TUNING_COUNT else ():
         sample = {"sample": TUNING_COUNT, "seed": seed}
         for code in mastermind.secrets_of({"n": n, "k": k, "secrets": sample}):
@@ -258,7 +287,9 @@ def walk_every_secret(n: int, k: int, strategy: str, processes: int, depth: int)
     return turns, cpu
 
 
-def run_all_secrets(sizes: list[tuple[int, int]], strategies: list[str], processes: int, depth: int) -> None:
+def run_all_secrets(
+    sizes: list[tuple[int, int]], strategies: list[str], processes: int, depth: int, turns_out: str | None
+) -> None:
     """Every secret of each size, by walking each strategy's decision tree: exact averages."""
     print(f"published: {PUBLISHED_SOURCE}")
     print(
@@ -271,6 +302,8 @@ def run_all_secrets(sizes: list[tuple[int, int]], strategies: list[str], process
             turns, cpu = walk_every_secret(n, k, strategy, processes, depth)
             if not turns.all():
                 raise RuntimeError(f"{n}x{k}: {int((turns == 0).sum())} secrets were not reached")
+            if turns_out:
+                np.save(Path(turns_out) / f"turns_{n}x{k}_{strategy}.npy", turns)
             average = float(turns.mean())
             published = PUBLISHED.get((n, k), {})
             name, value = min(published.items(), key=lambda item: item[1]) if published else ("-", None)
@@ -326,11 +359,12 @@ def main() -> None:
     )
     parser.add_argument("--processes", type=int, default=2, help="with --all-secrets: walkers in parallel")
     parser.add_argument("--depth", type=int, default=3, help="with --all-secrets: where the tree is cut")
+    parser.add_argument("--turns-out", help="with --all-secrets: a directory for each secret's turns (.npy)")
     args = parser.parse_args()
     if args.published and args.all_secrets:
         sizes = [tuple(int(part) for part in size.split("x")) for size in args.sizes.split(",")]
         strategies = args.strategies if args.strategies != "consistent,best" else "best"
-        return run_all_secrets(sizes, strategies.split(","), args.processes, args.depth)  # type: ignore[arg-type]
+        return run_all_secrets(sizes, strategies.split(","), args.processes, args.depth, args.turns_out)  # type: ignore[arg-type]
     if args.published:
         sizes = [tuple(int(part) for part in size.split("x")) for size in args.sizes.split(",")]
         strategies = args.strategies if args.strategies != "consistent,best" else "optimal,best,best-previous"

@@ -67,3 +67,33 @@ def test_a_partial_row_of_every_secret_claims_no_exact_average() -> None:
 
     games = [{"turns": 4, "seconds": 0.1}] * 3
     assert "exact" not in published_row(4, 6, "best", games, every=True, ratio=None, partial="  (so far)")
+
+
+def test_all_secrets_walks_every_secret_in_processes_and_saves_the_turns(tmp_path, capsys) -> None:
+    """--all-secrets at 4×6 (cut one guess down, two processes): the exact totals of best and optimal, the
+    turns saved per secret in all_codes order."""
+    import numpy as np
+
+    from bench.mastermind import run_all_secrets
+    from puzzles import mastermind as mm
+
+    run_all_secrets([(4, 6)], ["best", "optimal"], processes=2, depth=1, turns_out=str(tmp_path))
+    out = capsys.readouterr().out
+    assert "4x6   best          1,296  4.3735" in out and "(total 5,668;" in out
+    assert "4x6   optimal       1,296  4.3403" in out and "(total 5,625;" in out
+    turns = np.load(tmp_path / "turns_4x6_best.npy")
+    opening = mm.decide(4, 6, (), "best").guess
+    assert int(turns.sum()) == 5_668
+    assert np.flatnonzero(turns == 1).tolist() == [mm.all_codes(4, 6).index(opening)]
+
+
+def test_the_tuning_secrets_are_the_tuning_seeds_first_secrets() -> None:
+    from bench.mastermind import TUNING_COUNT, TUNING_SEEDS, tuning_secrets
+    from puzzles import mastermind as mm
+
+    tuned = set(tuning_secrets(5, 8).tolist())
+    codes = mm.all_codes(5, 8)
+    for seed in TUNING_SEEDS:
+        sample = mm.secrets_of({"n": 5, "k": 8, "secrets": {"sample": TUNING_COUNT, "seed": seed}})
+        assert {codes.index(tuple(code)) for code in sample} <= tuned
+    assert len(tuned) < len(TUNING_SEEDS) * TUNING_COUNT + 1
