@@ -29,9 +29,17 @@ played), the worst game, seconds per game (one core), the ratio to the baseline 
 at that size beside its difference, and the optimum where one is known (PUBLISHED and OPTIMUM below, with
 their sources; zolve's own search for the sizes it stores, puzzles/mastermind/optimal_trees.json).
 `optimal` is played only at the sizes with a stored tree. A line is printed every `--chunk` games (marked
-"so far" until the last). The tuning of `best` (its opening and third-turn books and its end game at 6x9
-included) used secret seeds 1 and 101: measure with another (docs/benchmarks.md's figures: seeds 2 and 5 at
-5x8, 2, 5 and 6 at 8x6, 4 and 6 at 6x9).
+"so far" until the last). The tuning of `best` (its books, its end game, its middle game) used the first
+3,000 secrets of seeds 1, 2, 101 and 201 (TUNING_SEEDS): measure with another.
+
+    .venv/bin/python bench/mastermind.py --published --all-secrets [--sizes 5x8,8x6,6x9]
+                                         [--strategies best] [--processes 2] [--depth 3] [--turns-out DIR]
+
+plays every secret at once: each strategy's decision tree is walked (puzzles/mastermind/every.py), cut
+`--depth` guesses down and walked in `--processes` processes, so the averages are exact (the figures to
+compare with the published ones, which are over every secret too). Beside each: the average without the
+tuning secrets (TUNING_SEEDS' and the subtrees that chose the end game's size, TUNING_SUBTREES), the turns
+histogram and the CPU per secret. `--turns-out` saves each secret's turns (numpy, all_codes order).
 """
 
 from __future__ import annotations
@@ -50,6 +58,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from puzzles import mastermind  # noqa: E402
+from puzzles.mastermind.every import Node, Walker  # noqa: E402
 from puzzles.runtime import Run  # noqa: E402
 
 COLOURS = 6
@@ -210,21 +219,20 @@ def run_published(
 TUNING_SEEDS = (1, 2, 101, 201)
 TUNING_COUNT = 3_000
 
-_WALKER = None
+_WALKER: Walker | None = None
+_TURNS = np.zeros(0, dtype=np.int8)
 
 
 def _start_walker(n: int, k: int, strategy: str) -> None:
-    global _WALKER
-    from puzzles.mastermind.every import Walker
+    global _WALKER, _TURNS
+    _WALKER = Walker(n, k, strategy, 0, Run().__enter__())  # one run for the pool process's life
+    _TURNS = np.zeros(k**n, dtype=np.int8)  # each node writes only its own secrets
 
-    _WALKER = Walker(n, k, strategy, 0, Run().__enter__())  # one run for the process's life
 
-
-def _walk_node(node: tuple) -> tuple[np.ndarray, np.ndarray, float]:
+def _walk_node(node: Node) -> tuple[np.ndarray, np.ndarray, float]:
     started = time.process_time()
-    turns = np.zeros(len(_WALKER.codes), dtype=np.int8)
-    _WALKER.walk(node, turns)
-    return node[1], turns[node[1]], time.process_time() - started
+    _WALKER.walk(node, _TURNS)
+    return node[1], _TURNS[node[1]], time.process_time() - started
 
 
 #: the end game's size (puzzles.mastermind.stronger: ENDGAME, PREVIOUS_ENDGAME, EXTRA) was chosen on random
@@ -237,19 +245,22 @@ STRONGER_BEFORE = {"ENDGAME": 40, "PREVIOUS_ENDGAME": 70, "EXTRA": 200}
 def tuning_subtrees(n: int, k: int) -> np.ndarray:
     """The indexes of the secrets in the subtrees that chose the end game's size at n×k."""
     from puzzles.mastermind import stronger
-    from puzzles.mastermind.every import Walker
 
     if (n, k) not in TUNING_SUBTREES:
         return np.zeros(0, dtype=np.int64)
     now = {name: getattr(stronger, name) for name in STRONGER_BEFORE}
+    kept = dict(stronger._THIRD)  # third-turn decisions this process made with today's constants
     try:
         for name, value in STRONGER_BEFORE.items():
             setattr(stronger, name, value)
-        with Run() as run:
+        stronger._THIRD.clear()
+        with Run() as run:  # three guesses down the tree is the books' and the end game's, nothing else
             nodes = Walker(n, k, "best", 0, run).subtrees(3, np.zeros(k**n, dtype=np.int8))
     finally:
         for name, value in now.items():
             setattr(stronger, name, value)
+        stronger._THIRD.clear()
+        stronger._THIRD.update(kept)
     picked = random.Random(11).sample(range(len(nodes)), TUNING_SUBTREES[(n, k)])
     return np.concatenate([nodes[index][1] for index in picked])
 
@@ -268,8 +279,6 @@ def tuning_secrets(n: int, k: int) -> np.ndarray:
 def walk_every_secret(n: int, k: int, strategy: str, processes: int, depth: int) -> tuple[np.ndarray, float]:
     """The turns of every secret (in all_codes order), the strategy's tree walked by `processes` processes
     below `depth` guesses; and the CPU seconds of all of them."""
-    from puzzles.mastermind.every import Walker
-
     started = time.process_time()
     turns = np.zeros(k**n, dtype=np.int8)
     with Run() as run:
@@ -296,7 +305,12 @@ def run_all_secrets(
         f"{'size':<6} {'strategy':<9} {'secrets':>9} {'avg':>7} {'max':>4} {'CPU ms/secret':>13}"
         f"  {'best published (avg − it)':<28} {'without tuning secrets':>22}  turns: secrets"
     )
+    if "consistent" in strategies:
+        raise SystemExit("--all-secrets: Z3 picks consistent's guesses, so no walk replays its games")
+    if turns_out:
+        Path(turns_out).mkdir(parents=True, exist_ok=True)
     for n, k in sizes:
+        tuned = None
         for strategy in strategies:
             started = time.perf_counter()
             turns, cpu = walk_every_secret(n, k, strategy, processes, depth)
@@ -308,8 +322,8 @@ def run_all_secrets(
             published = PUBLISHED.get((n, k), {})
             name, value = min(published.items(), key=lambda item: item[1]) if published else ("-", None)
             versus = f"{name} {value:.4f} ({average - value:+.4f})" if value is not None else "-"
+            tuned = tuning_secrets(n, k) if tuned is None else tuned
             kept = np.ones(len(turns), dtype=bool)
-            tuned = tuning_secrets(n, k)
             kept[tuned] = False
             untuned = f"{float(turns[kept].mean()):.4f} ({int(kept.sum()):,})"
             spread = ", ".join(f"{t}: {c:,}" for t, c in enumerate(np.bincount(turns)) if c)

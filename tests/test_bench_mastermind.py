@@ -2,6 +2,8 @@
 
 import statistics
 
+import pytest
+
 from bench.mastermind import spaced_secrets
 
 
@@ -91,9 +93,37 @@ def test_the_tuning_secrets_are_the_tuning_seeds_first_secrets() -> None:
     from bench.mastermind import TUNING_COUNT, TUNING_SEEDS, tuning_secrets
     from puzzles import mastermind as mm
 
-    tuned = set(tuning_secrets(5, 8).tolist())
     codes = mm.all_codes(5, 8)
+    seeds = set()
     for seed in TUNING_SEEDS:
         sample = mm.secrets_of({"n": 5, "k": 8, "secrets": {"sample": TUNING_COUNT, "seed": seed}})
-        assert {codes.index(tuple(code)) for code in sample} <= tuned
-    assert len(tuned) < len(TUNING_SEEDS) * TUNING_COUNT + 1
+        seeds |= {codes.index(tuple(code)) for code in sample}
+    assert set(tuning_secrets(5, 8).tolist()) == seeds  # 5×8 chose no end game on subtrees
+
+
+@pytest.mark.slow
+def test_tuning_subtrees_come_from_the_tree_before_and_todays_constants_come_back(monkeypatch) -> None:
+    """The subtrees three guesses down of the tree of the code before (its end game's constants), drawn
+    with Random(11); today's constants and third-turn decisions are back afterwards."""
+    import random
+
+    import numpy as np
+
+    from bench import mastermind as bench
+    from puzzles.mastermind import stronger
+    from puzzles.mastermind.every import Walker
+    from puzzles.runtime import Run
+
+    monkeypatch.setattr(bench, "TUNING_SUBTREES", {(5, 8): 40})
+    monkeypatch.setattr(bench, "STRONGER_BEFORE", {"ENDGAME": 3, "PREVIOUS_ENDGAME": 70, "EXTRA": 200})
+    monkeypatch.setattr(stronger, "_THIRD", {("a", "marker"): "kept"})  # this test's own decisions only
+    before = {name: getattr(stronger, name) for name in ("ENDGAME", "PREVIOUS_ENDGAME", "EXTRA")}
+    drawn = bench.tuning_subtrees(5, 8)
+    assert {name: getattr(stronger, name) for name in before} == before
+    assert stronger._THIRD.pop(("a", "marker")) == "kept"
+    with monkeypatch.context() as patched, Run() as run:
+        patched.setattr(stronger, "ENDGAME", 3)
+        patched.setattr(stronger, "EXTRA", 200)
+        nodes = Walker(5, 8, "best", 0, run).subtrees(3, np.zeros(8**5, dtype=np.int8))
+    picked = random.Random(11).sample(range(len(nodes)), 40)
+    assert drawn.tolist() == np.concatenate([nodes[i][1] for i in picked]).tolist()

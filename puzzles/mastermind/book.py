@@ -18,7 +18,8 @@ Rebuild a size (and write it into the stored file) with
   that fits, by the feedback classes of `stronger._Engine`; ties to a code that fits, then to the least.
   Where that is over EXACT_WORK class evaluations, every such code is first scored against a uniform sample
   of SAMPLE codes, and only the SHORTLIST best for each feedback are scored exactly.
-  Feedbacks that leave at most MIN_LEFT codes are left to the strategy (its exact end game).
+  Feedbacks that leave at most MIN_LEFT codes are left to the strategy (its exact end game, which since
+  takes parts of up to stronger.ENDGAME codes: between the two, the book's guess is played).
 
 The third guesses at 6×9 and 8×6 are in a book of their own (`third`: every canonical code a candidate).
 
@@ -43,7 +44,8 @@ from puzzles.mastermind.codes import Code, History, _openings
 
 #: the stored books, inside this package
 BOOK_FILE = "opening_book.json"
-#: a feedback that leaves at most this many codes gets no stored second guess (the strategy's end game)
+#: a feedback that leaves at most this many codes gets no stored second guess (the strategy's end game; the
+#: book was built when that took 40 codes, and is played above 40 still)
 MIN_LEFT = 40
 #: the first guess, where given (see the module docstring)
 FIRST = {(5, 8): "00112", (6, 9): "001123", (8, 6): "00011223"}

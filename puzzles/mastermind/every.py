@@ -6,8 +6,11 @@ history and the codes that fit it, its guess splits them by feedback, and a secr
 at which the guess is the secret. Each history is decided once, however many secrets reach it, which
 makes the exact average reachable where playing every secret one by one is not (8×6: 1,679,616 secrets).
 
-`walk` returns the turns of every secret (a secret's index into every code, in `all_codes` order) so a
-caller can leave out the secrets that tuned the strategy. `subtrees` cuts the tree at a depth, so the
+`walk` writes the turns of every secret (by its index into every code, in `all_codes` order) into an array,
+so a caller can leave out the secrets that tuned the strategy. A strategy whose guesses Z3 picks
+(`consistent`, and `best` where it falls back to SAT sampling) is still walked as a valid tree, but Z3's
+answers depend on what ran before in its context, so games can play another one (see the package
+docstring). `subtrees` cuts the tree at a depth, so the
 pieces can be walked in separate processes and their turns added.
 """
 
@@ -17,31 +20,15 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from puzzles.mastermind.codes import History
+from puzzles.mastermind.codes import Code, History
 from puzzles.mastermind.model import _Session
+from puzzles.mastermind.optimal import _all_codes
+from puzzles.mastermind.sampled import _classes_matrix
 from puzzles.mastermind.strategies import DEFAULT_SAMPLES, decide
-from puzzles.mastermind.stronger import _codes_of
 from puzzles.runtime import Run
 
 #: a node: its history, and the indexes (into every code) of the secrets that reach it
 Node = tuple[History, np.ndarray]
-
-
-def every_code(n: int, k: int) -> np.ndarray:
-    """Every code as rows of colours, in `all_codes` order (row i is code_at(i))."""
-    return _codes_of(n, k).astype(np.int8)
-
-
-def feedback(codes: np.ndarray, guess: tuple[int, ...], k: int) -> tuple[np.ndarray, np.ndarray]:
-    """(black, white) of `guess` against every row of `codes`."""
-    target = np.asarray(guess, dtype=np.int8)
-    black = (codes == target).sum(1)
-    common = np.zeros(len(codes), dtype=np.int64)
-    for colour in range(k):
-        wanted = int((target == colour).sum())
-        if wanted:
-            common += np.minimum((codes == colour).sum(1), wanted)
-    return black, common - black
 
 
 class Walker:
@@ -50,10 +37,10 @@ class Walker:
     def __init__(self, n: int, k: int, strategy: str, seed: int, run: Run, samples: int = DEFAULT_SAMPLES):
         self.n, self.k, self.strategy, self.seed, self.samples = n, k, strategy, seed, samples
         self.session = _Session(run)
-        self.codes = every_code(n, k)
+        self.codes = _all_codes(n, k)  # row i is code_at(i, n, k)
         self.decisions = 0
 
-    def guess(self, history: History) -> tuple[int, ...]:
+    def guess(self, history: History) -> Code:
         self.session.run.raise_if_stopped()
         decision = decide(self.n, self.k, history, self.strategy, self.seed, self.samples, self.session)
         if decision.guess is None:  # cannot happen: every node holds the secrets that reached it
@@ -67,17 +54,17 @@ class Walker:
         if len(secrets) == 1:  # the one code that fits: guessed next (every strategy plays it)
             yield int(secrets[0])
             return
-        guess = self.guess(history)
-        black, white = feedback(self.codes[secrets], guess, self.k)
-        classes = black * (self.n + 1) + white
+        guess = np.array([self.guess(history)], dtype=np.int8)
+        classes = _classes_matrix(guess, self.codes[secrets], self.k)[0]  # black × (n + 1) + black + white
         order = np.argsort(classes, kind="stable")
         bounds = np.flatnonzero(np.diff(classes[order])) + 1
         for part in np.split(order, bounds):
-            b, w = int(black[part[0]]), int(white[part[0]])
+            b, common = divmod(int(classes[part[0]]), self.n + 1)
+            w = common - b
             if b == self.n:
                 yield int(secrets[part[0]])
             else:
-                yield history + ((guess, b, w),), secrets[part]
+                yield history + ((tuple(int(c) for c in guess[0]), b, w),), secrets[part]
 
     def walk(self, node: Node, turns: np.ndarray, max_turns: int = 64) -> None:
         """Writes into `turns` (indexed by secret) the turn on which each secret of `node` is guessed."""

@@ -36,7 +36,7 @@ def _key(history: History) -> str:
 def parts(n: int, k: int) -> Iterator[tuple[History, np.ndarray]]:
     """Every history of the three book guesses that leaves more than PREVIOUS_ENDGAME codes, with the
     rows (of every code, lexicographic) that fit it."""
-    from puzzles.mastermind.middle import PREVIOUS_ENDGAME  # lazily: stronger imports this package
+    from puzzles.mastermind.stronger import PREVIOUS_ENDGAME  # lazily: stronger imports this package
     from puzzles.mastermind.third import _key_of, _Size, stored_thirds
 
     size, book = _Size(n, k), stored_thirds()[f"{n}x{k}"]

@@ -30,10 +30,11 @@ from functools import lru_cache
 
 import numpy as np
 
+from puzzles.mastermind import stronger
 from puzzles.mastermind.codes import Code, History
 from puzzles.mastermind.scoring import Decision
 from puzzles.mastermind.split import _Split, _TooManyPairs
-from puzzles.mastermind.stronger import PREVIOUS_ENDGAME, _engine, _random_codes, _sizes, endgame_fits
+from puzzles.mastermind.stronger import _engine, _random_codes, _sizes, endgame_fits
 from puzzles.runtime import Run
 
 #: codes that fit at most for this middle game (6×9 after the books: at most 2,335)
@@ -134,14 +135,15 @@ def choose(codes: np.ndarray, n: int, k: int, rng: random.Random, run: Run) -> C
 
 def decide_middle(n: int, k: int, history: History, rng: random.Random, run: Run) -> Decision | None:
     """The middle game's guess, or None where it does not play (another size, no history, at most
-    PREVIOUS_ENDGAME or more than MAX_TARGETS codes fit, or too many group pairs to meet in the middle)."""
+    stronger.PREVIOUS_ENDGAME or more than MAX_TARGETS codes fit, or too many group pairs to meet in the
+    middle)."""
     if not history or not middle_fits(n, k):
         return None
     try:
         split = _Split(n, k, history, run)
     except _TooManyPairs:
         return None
-    if not PREVIOUS_ENDGAME < split.count <= MAX_TARGETS:
+    if not stronger.PREVIOUS_ENDGAME < split.count <= MAX_TARGETS:
         return None
     codes = np.array(split.codes(), dtype=np.int8).reshape(split.count, n)
     return Decision(choose(codes, n, k, rng, run), "best", split.count, split.count)

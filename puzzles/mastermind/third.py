@@ -40,7 +40,9 @@ from puzzles.mastermind.codes import Code, History
 #: the stored third-turn books, inside this package
 THIRD_FILE = "third_book.json"
 #: the sizes with a third-turn book, and the codes a part must leave for a stored guess (the end game of
-#: `best` takes the rest: stronger.ENDGAME at 8×6, stronger.PREVIOUS_ENDGAME at 6×9)
+#: `best` takes the rest; it took 40 at 8×6 and 70 at 6×9 when the book was built, and since takes up to
+#: stronger.ENDGAME and stronger.PREVIOUS_ENDGAME codes once the books are spent: the book still plays
+#: every part it holds)
 MIN_LEFT = {(6, 9): 70, (8, 6): 40}
 #: the first pass: codes of a part sampled, candidates kept for the exact pass
 SAMPLE = 600

@@ -15,19 +15,6 @@ def _played(n: int, k: int, strategy: str, secrets: list[tuple[int, ...]]) -> li
         return [game["turns"] for game in mm.play(params, run)["games"]]
 
 
-def test_every_code_is_in_all_codes_order() -> None:
-    assert [tuple(row) for row in every.every_code(3, 4)] == list(mm.all_codes(3, 4))
-
-
-def test_feedback_is_the_score_of_each_code() -> None:
-    codes = every.every_code(4, 5)
-    guess = (0, 0, 1, 3)
-    black, white = every.feedback(codes, guess, 5)
-    assert list(zip(black.tolist(), white.tolist(), strict=True)) == [
-        mm.score(tuple(code), guess) for code in codes.tolist()
-    ]
-
-
 @pytest.mark.parametrize("strategy, total", [("best", 5_668), ("optimal", 5_625)])
 def test_the_walk_gives_every_4x6_secret_the_turns_of_its_game(strategy: str, total: int) -> None:
     turns = every.every_secret(4, 6, strategy)
@@ -35,6 +22,7 @@ def test_the_walk_gives_every_4x6_secret_the_turns_of_its_game(strategy: str, to
     assert int(turns.sum()) == total  # Most Parts' 4.3735, and the optimum 4.3403
 
 
+@pytest.mark.slow
 def test_a_walked_5x8_subtree_matches_its_secrets_played_one_by_one() -> None:
     """The engine sizes (opening book, middle game, exact end game): the walk of the subtrees two guesses
     down, against games of the secrets in three of them."""
@@ -48,5 +36,5 @@ def test_a_walked_5x8_subtree_matches_its_secrets_played_one_by_one() -> None:
         for node in picked:
             walker.walk(node, turns)
     secrets = np.concatenate([s for _, s in picked] + [won_early])
-    codes = [tuple(int(c) for c in every.every_code(5, 8)[i]) for i in secrets]
+    codes = [mm.code_at(int(i), 5, 8) for i in secrets]
     assert turns[secrets].tolist() == _played(5, 8, "best", codes)

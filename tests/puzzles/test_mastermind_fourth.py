@@ -2,7 +2,7 @@
 a live game) gives, `best` plays them, and other histories find no entry."""
 
 from puzzles import mastermind as mm
-from puzzles.mastermind import fourth, middle
+from puzzles.mastermind import fourth, middle, stronger
 from puzzles.mastermind.book import _code
 from puzzles.mastermind.model import _Session
 from puzzles.mastermind.scoring import _rng
@@ -35,7 +35,7 @@ def _smallest(count: int) -> list[str]:
 def test_the_stored_book_covers_every_large_part() -> None:
     stored = _stored()
     assert len(stored) == 657
-    assert all(move["left"] > middle.PREVIOUS_ENDGAME for move in stored.values())
+    assert all(move["left"] > stronger.PREVIOUS_ENDGAME for move in stored.values())
     assert sum(move["left"] for move in stored.values()) == 337_679  # of 531,441 codes (by the builder)
 
 
@@ -43,7 +43,7 @@ def test_stored_entries_are_what_a_live_game_gives() -> None:
     """The smallest stored parts: the codes that fit, counted by hand, and the guess of a fresh choice."""
     for key in _smallest(2):
         history, move = _history(key), _stored()[key]
-        assert move["left"] > middle.PREVIOUS_ENDGAME
+        assert move["left"] > stronger.PREVIOUS_ENDGAME
         with Run(60) as run:
             live = middle.decide_middle(6, 9, history, _rng(0, history), run)
         assert live is not None and live.remaining == move["left"]

@@ -9,7 +9,7 @@ import random
 import numpy as np
 
 from puzzles import mastermind as mm
-from puzzles.mastermind import middle
+from puzzles.mastermind import middle, stronger
 from puzzles.mastermind.model import _Session
 from puzzles.mastermind.sampled import _fitting as _fitting_rows
 from puzzles.mastermind.scoring import _rng
@@ -63,7 +63,7 @@ def test_the_guess_beats_the_codes_that_fit_and_random_codes() -> None:
     guesses = [(0, 0, 1, 1, 2, 6), (3, 4, 6, 7, 8, 8), (5, 7, 2, 0, 8, 1)]
     history = tuple((g, *paired_score(list(secret), list(g))) for g in guesses)
     codes = _fitting(history, 6, 9)
-    assert middle.PREVIOUS_ENDGAME < len(codes) <= middle.MAX_TARGETS
+    assert stronger.PREVIOUS_ENDGAME < len(codes) <= middle.MAX_TARGETS
     with Run(60) as run:
         decision = middle.decide_middle(6, 9, history, random.Random(1), run)
     assert decision is not None and decision.remaining == len(codes)
