@@ -30,7 +30,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from puzzles.mastermind import stronger
+import puzzles.mastermind.stronger as stronger
 from puzzles.mastermind.codes import Code, History
 from puzzles.mastermind.scoring import Decision
 from puzzles.mastermind.split import _Split, _TooManyPairs
