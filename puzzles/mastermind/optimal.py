@@ -31,7 +31,7 @@ import itertools
 import json
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -42,6 +42,8 @@ Tree = dict[str, Any]
 
 #: the file of stored trees, inside this package
 TREES_FILE = "optimal_trees.json"
+#: a search with a `stop` calls it every this many sets searched
+STOP_EVERY = 64
 
 
 def _all_codes(n: int, k: int) -> np.ndarray:
@@ -147,6 +149,8 @@ class Search:
         self.symmetric_depth = symmetric_depth
         self.everything = np.arange(k**n, dtype=np.int64)
         self.nodes = 0
+        #: called every STOP_EVERY sets searched (a run's raise_if_stopped: a stopped job ends the search)
+        self.stop: Callable[[], None] | None = None
 
     @lru_cache(maxsize=4096)  # noqa: B019 (one Search per size, kept for its run)
     def candidates(self, guesses: tuple[int, ...]) -> np.ndarray:
@@ -179,6 +183,8 @@ class Search:
         if bound >= limit:
             return bound
         self.nodes += 1
+        if self.stop is not None and self.nodes % STOP_EVERY == 0:
+            self.stop()
         inside = self.table[np.ix_(secrets, secrets)]
         # a guess inside that tells every other secret apart: the bound 2s - 1 is reached
         ordered = np.sort(inside, axis=1)

@@ -42,6 +42,7 @@ from puzzles.mastermind.model import _Session, conflicting_entries
 from puzzles.mastermind.sampled import _split_climb
 from puzzles.mastermind.scoring import Decision, _opening, _rng
 from puzzles.mastermind.split import _count_vectors, _Split, _TooManyPairs, split_fits
+from puzzles.runtime import Run
 
 #: the previous `best` (for the benchmark's baseline)
 PREVIOUS = "best-previous"
@@ -178,6 +179,7 @@ def _local_search(n: int, k: int, codes: np.ndarray, extra: np.ndarray) -> tuple
     search.symmetric_depth = 0
     search.everything = np.arange(len(rows), dtype=np.int64)
     search.nodes = 0
+    search.stop = None
     return search, rows
 
 
@@ -187,7 +189,7 @@ def _optimum(n: int, k: int, codes: np.ndarray) -> int:
     return search.solve(np.arange(len(codes), dtype=np.int64))
 
 
-def _endgame(n: int, k: int, codes: np.ndarray, rng: random.Random) -> Code:
+def _endgame(n: int, k: int, codes: np.ndarray, rng: random.Random, run: Run | None = None) -> Code:
     """The guess of the least total guesses for `codes` (all that fit), over them and the EXTRA other codes
     (of every code, or of random ones) that split them into the most parts (then the largest entropy)."""
     engine = _engine(n, k)
@@ -195,6 +197,8 @@ def _endgame(n: int, k: int, codes: np.ndarray, rng: random.Random) -> Code:
     sizes = _sizes(engine.classes(engine.encode(pool), engine.encode(codes)), n)
     order = np.lexsort((_entropy_key(sizes), (sizes > 0).sum(1)))[::-1][:EXTRA]
     search, rows = _local_search(n, k, codes, pool[order])
+    if run is not None:  # a search of 200 codes can take seconds: a stopped job ends it
+        search.stop = run.raise_if_stopped
     secrets = np.arange(len(codes), dtype=np.int64)
     search.solve(secrets)
     return tuple(int(c) for c in rows[search.memo[secrets.tobytes()][2]])
@@ -225,7 +229,7 @@ def decide_engine(n: int, k: int, history: History, seed: int, samples: int, ses
     if count <= 2:
         return decision
     if count <= ENDGAME:
-        decision.guess = _endgame(n, k, codes, rng)
+        decision.guess = _endgame(n, k, codes, rng, run)
         return decision
     run.raise_if_stopped()
     engine = _engine(n, k)
@@ -262,7 +266,7 @@ def _previous_endgame(n: int, k: int, history: History, seed: int, session: _Ses
     if not 2 < split.count <= PREVIOUS_ENDGAME:
         return None
     codes = np.array(split.codes(), dtype=np.int8).reshape(split.count, n)
-    guess = _endgame(n, k, codes, _rng(seed, history))
+    guess = _endgame(n, k, codes, _rng(seed, history), session.run)
     return Decision(guess, "best", split.count, split.count)
 
 

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from puzzles import mastermind as mm
-from puzzles.mastermind import stronger
+from puzzles.mastermind import optimal, stronger
 from puzzles.mastermind.model import _Session
-from puzzles.runtime import Run
+from puzzles.runtime import Run, Stopped
 
 from .test_mastermind import assert_games_are_true, paired_score
 
@@ -93,3 +93,24 @@ def test_previous_best_is_still_reachable_for_the_baseline() -> None:
         before = mm.decide(5, 8, history, stronger.PREVIOUS, 0, 24, session)
     assert now.strategy == before.strategy == "best"
     assert now.remaining == before.remaining
+
+
+def test_a_stopped_run_ends_the_end_games_search() -> None:
+    """The end game's exact search (up to PREVIOUS_ENDGAME codes at 6×9: seconds) asks the run every
+    optimal.STOP_EVERY sets: a cancelled job stops there instead of finishing the search."""
+    rng = random.Random(11)
+    secret = [rng.randrange(9) for _ in range(6)]
+    history: tuple = ()
+    for guess in ([0, 0, 1, 1, 2, 3], [4, 4, 5, 6, 7, 8], [1, 2, 0, 5, 4, 6]):
+        black, white = paired_score(secret, guess)
+        history += ((tuple(guess), black, white),)
+    codes = np.array(mm.codes._consistent_codes(6, 9, history), dtype=np.int8)
+    assert 2 < len(codes) <= stronger.PREVIOUS_ENDGAME  # 115
+    search, _ = stronger._local_search(6, 9, codes, codes)
+    search.solve(np.arange(len(codes), dtype=np.int64))
+    assert search.nodes > optimal.STOP_EVERY  # a search long enough to be asked
+    with Run(60) as run:
+        run.stop()
+        with pytest.raises(Stopped):
+            stronger._endgame(6, 9, codes, mm.scoring._rng(0, history), run)
+    assert stronger._endgame(6, 9, codes, mm.scoring._rng(0, history)) is not None
