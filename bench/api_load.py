@@ -3,7 +3,8 @@
 Three phases of `--seconds` each, every client on its own keep-alive connection:
 1. bare: `--clients` clients hammer `GET /health` (no key, no database): the server's ceiling;
 2. status: the same number of clients poll `GET /jobs/{id}` of finished jobs (auth, rate limit; the row
-   is cached once the job is final), then of unfinished (queued) jobs, whose every poll reads PostgreSQL;
+   is cached for a minute once the job is final), then of unfinished (queued) jobs, whose rows each API
+   process reads from PostgreSQL again once its copy is ZOLVE_STATUS_CACHE_SECONDS (1 s) old;
 3. submits: a fifth of the clients, each with a key of its own, submit trivial jobs as fast as they are
    answered (no worker runs: the jobs pile up, held in their client's turn), the rest poll finished jobs;
 4. mixed: a fifth of the clients submit trivial jobs and poll each to the end, the rest poll statuses.
