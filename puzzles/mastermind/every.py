@@ -74,11 +74,17 @@ class Walker:
             depth = len(current[0]) + 1
             if depth > max_turns:
                 raise RuntimeError(f"a game went past {max_turns} turns: {current[0]}")
-            for child in self.children(current):
-                if isinstance(child, int):
-                    turns[child] = depth
-                else:
-                    stack.append(child)
+            stack.extend(self.expand(current, turns))
+
+    def expand(self, node: Node, turns: np.ndarray) -> list[Node]:
+        """The node's children that still hold secrets; the secret its guess wins on gets its turn."""
+        below: list[Node] = []
+        for child in self.children(node):
+            if isinstance(child, int):
+                turns[child] = len(node[0]) + 1
+            else:
+                below.append(child)
+        return below
 
     def root(self) -> Node:
         return (), np.arange(len(self.codes), dtype=np.int64)
@@ -87,14 +93,7 @@ class Walker:
         """The nodes `depth` guesses down (secrets won sooner are written into `turns`)."""
         level = [self.root()]
         for _ in range(depth):
-            below: list[Node] = []
-            for node in level:
-                for child in self.children(node):
-                    if isinstance(child, int):
-                        turns[child] = len(node[0]) + 1
-                    else:
-                        below.append(child)
-            level = below
+            level = [child for node in level for child in self.expand(node, turns)]
         return level
 
 
