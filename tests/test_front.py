@@ -3,12 +3,14 @@ request on it is read whole within its own deadlines, each response framed so th
 its end, and the connection closes whenever the next request could not be told apart.
 
 The front here runs in-process, in front of a stand-in for gunicorn (a unix socket that answers each
-request with a canned response and records what it got); the slow-client tests
+request with a canned response, keeps its connection as gunicorn does, and records what it got); the
+slow-client tests
 (tests/security/test_slow_clients.py) and the live test at the end use the real `zolve api`."""
 
 from __future__ import annotations
 
 import asyncio
+import re
 import socket
 import threading
 import time
@@ -17,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import ApiServer
 from zolve import front
 
 OK = b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nok"
@@ -27,19 +30,53 @@ IDLE = 1.5
 
 
 class Upstream:
-    """gunicorn's stand-in: answers each connection with `respond(request)` and closes it."""
+    """gunicorn's stand-in: answers each request with `respond(request)`, on the same connection until the
+    request or the response says `Connection: close`. `answers_per_connection`: after that many, the next
+    request on the connection is read and the connection closed unanswered (a worker that restarted)."""
 
-    def __init__(self, path: Path, respond: Callable[[bytes], bytes], seconds: float = 0) -> None:
+    def __init__(
+        self,
+        path: Path,
+        respond: Callable[[bytes], bytes],
+        seconds: float = 0,
+        answers_per_connection: int | None = None,
+    ) -> None:
         self.path, self.respond, self.seconds = path, respond, seconds
+        self.answers_per_connection = answers_per_connection
         self.requests: list[bytes] = []
+        self.connections = self.closed_by_front = 0
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        request = await reader.read()  # the front half-closes after the request
-        self.requests.append(request)
-        await asyncio.sleep(self.seconds)  # computing the answer
-        writer.write(self.respond(request))
-        await writer.drain()
-        writer.close()
+        self.connections += 1
+        answered = 0
+        try:
+            while True:
+                try:
+                    head = await reader.readuntil(b"\r\n\r\n")
+                except asyncio.IncompleteReadError:
+                    self.closed_by_front += 1
+                    return
+                request = head + await self._body(reader, head.lower())
+                self.requests.append(request)
+                if answered == self.answers_per_connection:
+                    return
+                await asyncio.sleep(self.seconds)  # computing the answer
+                response = self.respond(request)
+                writer.write(response)
+                await writer.drain()
+                answered += 1
+                if b"connection: close" in (head + response.split(b"\r\n\r\n")[0]).lower():
+                    return
+        finally:
+            writer.close()
+
+    @staticmethod
+    async def _body(reader: asyncio.StreamReader, head: bytes) -> bytes:
+        if b"transfer-encoding: chunked" in head:
+            return await front.read_chunked(reader, 1 << 30)
+        if length := re.search(rb"content-length: *(\d+)", head):
+            return await reader.readexactly(int(length.group(1)))
+        return await reader.read() if b"transfer-encoding" in head else b""
 
 
 @pytest.fixture
@@ -50,9 +87,15 @@ def served(tmp_path: Path) -> Iterator[Callable[[Callable[[bytes], bytes]], tupl
     thread.start()
     servers = []
 
-    def start(respond: Callable[[bytes], bytes], seconds: float = 0, **turns: float) -> tuple[int, Upstream]:
-        """`seconds`: how long the upstream computes each answer; `turns`: capacity and hold_seconds."""
-        upstream = Upstream(tmp_path / "up.sock", respond, seconds)
+    def start(
+        respond: Callable[[bytes], bytes],
+        seconds: float = 0,
+        answers_per_connection: int | None = None,
+        **options: float,
+    ) -> tuple[int, Upstream]:
+        """`seconds`: how long the upstream computes each answer; `options`: the FrontConfig's capacity,
+        hold_seconds, upstream_idle_seconds."""
+        upstream = Upstream(tmp_path / "up.sock", respond, seconds, answers_per_connection)
         listener = socket.create_server(("127.0.0.1", 0))
         config = front.FrontConfig(
             upstream=str(upstream.path),
@@ -61,7 +104,7 @@ def served(tmp_path: Path) -> Iterator[Callable[[Callable[[bytes], bytes]], tupl
             max_body_bytes=1000,
             max_connections=100,
             keepalive_seconds=IDLE,
-            **turns,
+            **options,
         )
 
         async def begin() -> None:
@@ -148,8 +191,69 @@ def test_two_requests_on_one_connection(served) -> None:
         assert (status, body) == (200, b"ok")
         assert b"connection" not in headers, "gunicorn's Connection: close is the front's business"
     assert len(upstream.requests) == 2
-    assert all(b"\r\nConnection: close\r\n" in request for request in upstream.requests)
-    assert all(request.startswith(b"PROXY TCP4 127.0.0.1 ") for request in upstream.requests)
+    conn.close()
+
+
+def echo_client(request: bytes) -> bytes:
+    """Answers with the client addresses the request names."""
+    named = b",".join(re.findall(rb"\r\nzolve-client-address: ([^\r]*)", request, re.IGNORECASE))
+    return b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(named), named)
+
+
+def test_requests_of_many_clients_share_a_kept_connection_to_gunicorn(served) -> None:
+    port, upstream = served(echo_client)
+    for _ in range(3):
+        conn = Conn(port)
+        conn.send(get())
+        assert conn.response()[::2] == (200, b"127.0.0.1")
+        conn.close()
+    assert upstream.connections == 1
+    assert len(upstream.requests) == 3
+    assert not any(b"connection:" in request.lower() for request in upstream.requests)
+
+
+def test_a_client_cannot_name_its_own_address(served) -> None:
+    port, _ = served(echo_client)
+    conn = Conn(port)
+    for forged in (b"Zolve-Client-Address: 203.0.113.9", b"zolve_client_address: 203.0.113.9"):
+        conn.send(get(extra=forged + b"\r\n"))
+        assert conn.response()[::2] == (200, b"127.0.0.1"), forged
+    conn.close()
+
+
+def test_a_kept_connection_gunicorn_closed_is_replaced_for_a_request_that_may_be_sent_again(served) -> None:
+    """A restarted worker closes its kept connections: a GET that met one unanswered goes again on a new
+    connection; a POST (it may have been acted on) is not sent twice, and its client's connection ends."""
+    port, upstream = served(echo_path, answers_per_connection=1)
+    conn = Conn(port)
+    conn.send(get("/first"))
+    assert conn.response()[2] == b"first"
+    conn.send(get("/again"))
+    assert conn.response()[2] == b"again"
+    assert upstream.connections == 2
+    conn.send(b"POST /once HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}")
+    assert conn.closed()
+    assert [request.split(b" ")[1] for request in upstream.requests] == [
+        b"/first",
+        b"/again",
+        b"/again",
+        b"/once",
+    ]
+
+
+def test_an_idle_connection_to_gunicorn_is_closed_after_its_time(served) -> None:
+    port, upstream = served(echo_path, upstream_idle_seconds=0.2)
+    conn = Conn(port)
+    conn.send(get("/one"))
+    assert conn.response()[2] == b"one"
+    time.sleep(0.4)
+    conn.send(get("/two"))
+    assert conn.response()[2] == b"two"
+    assert upstream.connections == 2
+    wait = time.monotonic() + 5
+    while upstream.closed_by_front < 1 and time.monotonic() < wait:
+        time.sleep(0.02)
+    assert upstream.closed_by_front == 1
     conn.close()
 
 
@@ -218,7 +322,7 @@ def test_a_response_that_ends_with_its_connection_closes_the_clients(served) -> 
 
 
 def test_a_response_cut_short_closes_the_clients_connection(served) -> None:
-    port, _ = served(lambda request: b"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc")
+    port, _ = served(lambda request: b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 10\r\n\r\nabc")
     conn = Conn(port)
     conn.send(get())
     answer = conn.file.read()  # to its end: the socket's 5-s timeout raises if the front keeps it open
@@ -229,7 +333,7 @@ def test_chunked_responses_head_and_no_content_keep_the_connection(served) -> No
     def respond(request: bytes) -> bytes:
         if b"GET /chunked " in request:
             return b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + CHUNKS
-        if request.split(b"\r\n", 1)[1].startswith(b"HEAD "):
+        if request.startswith(b"HEAD "):
             return b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n"
         return b"HTTP/1.1 204 No Content\r\nConnection: close\r\n\r\n"
 
@@ -248,7 +352,7 @@ def test_chunked_responses_head_and_no_content_keep_the_connection(served) -> No
 
 
 def echo_path(request: bytes) -> bytes:
-    path = request.split(b"\r\n")[1].split(b" ")[1][1:]  # after the PROXY line
+    path = request.split(b" ")[1][1:]
     return b"HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s" % (len(path), path)
 
 
@@ -305,7 +409,7 @@ def test_past_its_capacity_the_front_lets_clients_take_turns(served) -> None:
         time.sleep(0.05)  # each waits before the next is sent: their order of arrival is known
     bodies = [conn.response()[2] for conn in sent]
     assert bodies == [b"a1", b"a2", b"a3", b"b1"]
-    arrived = [request.split(b"\r\n")[1].split(b" ")[1] for request in upstream.requests]
+    arrived = [request.split(b" ")[1] for request in upstream.requests]
     assert arrived == [b"/a1", b"/b1", b"/a2", b"/a3"]
 
 
@@ -334,3 +438,34 @@ def test_two_requests_on_one_connection_through_zolve_api(live_api) -> None:
         assert (status, headers[b"connection"]) == (401, b"close") and conn.closed()
     finally:
         conn.close()
+
+
+#: seconds of the live test's request budget
+BUDGET_WINDOW = 5
+
+
+def _status_from(source: str, port: int, extra: bytes = b"") -> int:
+    with socket.create_connection(("127.0.0.1", port), timeout=10, source_address=(source, 0)) as sock:
+        sock.sendall(get("/jobs", extra + b"Connection: close\r\n"))
+        return int(sock.makefile("rb").readline().split()[1])
+
+
+def test_the_app_counts_each_client_by_its_own_address_through_zolve_api(worker_env, tmp_path) -> None:
+    """The budget of a client without a key is its address's: five requests from 127.0.0.1, each naming
+    another address in the front's header, spend one budget; 127.0.0.2 still has its own. The budget's
+    windows are the clock's (5 s): the requests are made in one window that no one else has counted in."""
+    env = {**worker_env, "ZOLVE_RATE_LIMIT": f"5 per {BUDGET_WINDOW} seconds", "ZOLVE_SECRET_KEY": "test"}
+    server = ApiServer(env, tmp_path / "api.log").start()
+    try:
+        forged = [b"Zolve-Client-Address: 198.51.100.%d\r\n" % n for n in range(6)]
+        for _attempt in range(3):
+            time.sleep(BUDGET_WINDOW - time.time() % BUDGET_WINDOW)  # a window just begun
+            window = time.time() // BUDGET_WINDOW
+            statuses = [_status_from("127.0.0.1", server.port, header) for header in forged]
+            elsewhere = _status_from("127.0.0.2", server.port)
+            if time.time() // BUDGET_WINDOW == window:
+                break
+        assert statuses == [401] * 5 + [429]
+        assert elsewhere == 401
+    finally:
+        server.stop()

@@ -3,11 +3,13 @@ ZOLVE_REQUEST_HEADER_SECONDS, its body within ZOLVE_REQUEST_BODY_SECONDS, both c
 request to gunicorn, whose threads therefore never wait on a client's network. A slow or stalled client
 costs a socket and a coroutine here, never one of the threads that answer everyone else.
 
-gunicorn listens on a unix socket in a private directory; each request goes to it on a connection of its
-own, after a PROXY protocol v1 line naming the client's address (gunicorn's `proxy_protocol`: the app sees
-the client's REMOTE_ADDR, for rate limits and logs). The response is streamed back as gunicorn writes it
-(event streams too). At most `capacity` requests are at gunicorn at once, being computed; past that, the
-clients share the time (zolve.fair_queue: the next place goes to the client that has used the least).
+gunicorn listens on a unix socket in a private directory, which only this front can reach. The front keeps
+its connections to it open between requests (HTTP/1.1 keep-alive, `Upstream`: a connection made per request
+cost the front about half of its time per request) and names each request's client in a header of its own,
+CLIENT_HEADER, which it removes from whatever the client sent (the app's REMOTE_ADDR, for rate limits:
+zolve.servers.ClientAddress). The response is streamed back as gunicorn writes it (event streams too). At
+most `capacity` requests are at gunicorn at once, being computed; past that, the clients share the time
+(zolve.fair_queue: the next place goes to the client that has used the least).
 
 The client's connection is kept alive (HTTP/1.1) when the response's end can be told from its framing
 (Content-Length, chunked, or no body: HEAD, 1xx, 204, 304): its next request is read as the first was, with
@@ -30,7 +32,9 @@ import logging
 import re
 import signal
 import socket
-from dataclasses import dataclass
+import time
+from collections import deque
+from dataclasses import dataclass, field
 from http import HTTPStatus
 
 import uvloop
@@ -57,6 +61,11 @@ _FIELD_NAME = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
 MALFORMED_HEADER = "a header line is not `name: value` (a field name is a token, followed by a colon)"
 #: the front process's name (ps, /proc/PID/comm)
 COMM = b"zolve-front"
+#: the header that names a request's client to gunicorn (its address); a client's own is removed
+CLIENT_HEADER = b"zolve-client-address"
+#: methods whose request may be sent again when a kept-alive connection to gunicorn turns out closed
+#: before any answer (RFC 9110, 9.2.2)
+IDEMPOTENT = frozenset({b"GET", b"HEAD", b"OPTIONS", b"PUT", b"DELETE"})
 
 
 @dataclass(frozen=True)
@@ -73,6 +82,11 @@ class FrontConfig:
     capacity: int = 16
     #: a request still unanswered after this long is waiting (a long-poll), not computing: its place goes on
     hold_seconds: float = 0.1
+    #: an idle connection to gunicorn is closed after this long (below gunicorn's own keep-alive,
+    #: zolve.servers.UPSTREAM_KEEPALIVE_SECONDS, so that gunicorn seldom closes one as it is reused)
+    upstream_idle_seconds: float = 30.0
+    #: idle connections to gunicorn kept at most
+    upstream_idle_max: int = 64
 
 
 class Refused(Exception):
@@ -106,23 +120,39 @@ class Head:
     keep_alive: bool = False
     #: the `Authorization` header's value: who the client says it is, for its turn (zolve.fair_queue)
     authorization: bytes = b""
+    #: a Transfer-Encoding other than chunked: the body ends when the connection does
+    unknown_length: bool = False
 
     @property
     def method(self) -> bytes:
         return self.raw_lines[0].split(b" ", 1)[0].upper()
 
-    def forwarded(self) -> bytes:
-        """The head as gunicorn gets it: hop-by-hop headers replaced by `Connection: close`."""
-        kept = [self.raw_lines[0]] + [
-            line for line in self.raw_lines[1:] if line.split(b":", 1)[0].strip().lower() not in HOP_BY_HOP
-        ]
-        return b"\r\n".join([*kept, b"Connection: close", b"", b""])
+    @property
+    def framed(self) -> bool:
+        """Whether the body's end shows without the connection closing."""
+        return not self.unknown_length
+
+    def forwarded(self, client: str) -> bytes:
+        """The head as gunicorn gets it: hop-by-hop headers and any CLIENT_HEADER dropped, the client's
+        address in CLIENT_HEADER; `Connection: close` when the body's end is unknown."""
+        kept = [self.raw_lines[0]] + [line for line in self.raw_lines[1:] if not _dropped(line)]
+        kept.append(CLIENT_HEADER + b": " + client.encode())
+        if not self.framed:
+            kept.append(b"Connection: close")
+        return b"\r\n".join([*kept, b"", b""])
+
+
+def _dropped(line: bytes) -> bool:
+    """A header the front sets itself, or one posing as the client's address (gunicorn and WSGI read `_`
+    in a name as `-`)."""
+    name = line.split(b":", 1)[0].strip().lower()
+    return name in HOP_BY_HOP or name.replace(b"_", b"-") == CLIENT_HEADER
 
 
 def parse_head(raw: bytes) -> Head:
     """What the front needs of a head to read the body; anything else malformed is gunicorn's to refuse."""
     lines = raw[:-4].split(b"\r\n")
-    lengths, chunked, expects, authorization = set(), False, False, b""
+    lengths, chunked, expects, authorization, unknown = set(), False, False, b"", False
     keep_alive = lines[0].rstrip().endswith(b" HTTP/1.1")
     for line in lines[1:]:
         name, colon, value = line.partition(b":")
@@ -134,7 +164,8 @@ def parse_head(raw: bytes) -> Head:
         elif name == b"transfer-encoding":
             chunked = chunked or value.lower().endswith(b"chunked")
             # any other coding leaves the body's end unknown (RFC 9112, 6.3): this request is the last
-            keep_alive = keep_alive and value.lower().endswith(b"chunked")
+            unknown = unknown or not value.lower().endswith(b"chunked")
+            keep_alive = keep_alive and not unknown
         elif name == b"expect":
             expects = value.lower() == b"100-continue"
         elif name == b"connection" and b"close" in _tokens(value):
@@ -149,7 +180,7 @@ def parse_head(raw: bytes) -> Head:
         if not (text.isdigit() and len(text) <= 18):
             raise Refused(400, "Content-Length must be a number of bytes")
         length = int(text)
-    return Head(lines, length, chunked, expects, keep_alive, authorization)
+    return Head(lines, length, chunked, expects, keep_alive, authorization, unknown)
 
 
 def _tokens(value: bytes) -> set[bytes]:
@@ -182,18 +213,14 @@ async def read_chunked(reader: asyncio.StreamReader, limit: int) -> bytes:
         parts.append(await reader.readexactly(chunk + 2))
 
 
-def proxy_line(peer: object) -> bytes:
-    """PROXY protocol v1: the client's address for gunicorn (REMOTE_ADDR); a unix or unknown peer is
-    127.0.0.1."""
-    host, port = ("127.0.0.1", 0)
-    if isinstance(peer, tuple) and len(peer) >= 2:
-        host, port = str(peer[0]), int(peer[1])
+def client_address(peer: object) -> str:
+    """The client's address for gunicorn (the app's REMOTE_ADDR); a unix or unknown peer is 127.0.0.1,
+    an IPv4-mapped IPv6 address its IPv4 form."""
+    host = str(peer[0]) if isinstance(peer, tuple) and len(peer) >= 2 else "127.0.0.1"
     address = ipaddress.ip_address(host.split("%", 1)[0])
     if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
         address = address.ipv4_mapped
-    if address.version == 4:
-        return f"PROXY TCP4 {address} 127.0.0.1 {port} 0\r\n".encode()
-    return f"PROXY TCP6 {address} ::1 {port} 0\r\n".encode()
+    return str(address)
 
 
 @dataclass(frozen=True)
@@ -209,6 +236,16 @@ class ResponseHead:
 
     def bodiless(self, method: bytes) -> bool:
         return method == b"HEAD" or self.status < 200 or self.status in (204, 304)
+
+    @property
+    def closes(self) -> bool:
+        """Whether gunicorn ends the connection after this response (`Connection: close`, or HTTP/1.0)."""
+        if not self.lines[0].startswith(b"HTTP/1.1 "):
+            return True
+        return any(
+            name.strip().lower() == b"connection" and b"close" in _tokens(value)
+            for name, _, value in (line.partition(b":") for line in self.lines[1:])
+        )
 
     def to_client(self, keep_alive: bool) -> bytes:
         """The head as the client gets it: gunicorn's `Connection` (close: the front asked for it) replaced
@@ -248,11 +285,63 @@ def _no_delay(writer: asyncio.StreamWriter) -> None:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
 
+@dataclass(eq=False)
+class UpstreamConnection:
+    reader: asyncio.StreamReader
+    writer: asyncio.StreamWriter
+    #: whether it carried a request before this one (it may have been closed by gunicorn meanwhile)
+    reused: bool = False
+    idle_since: float = field(default_factory=time.monotonic)
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+class Upstream:
+    """Connections to gunicorn's socket, kept open between requests. The most recently used idle one is
+    taken first; one idle for `idle_seconds`, or seen closed by gunicorn, is closed here."""
+
+    def __init__(self, path: str, idle_seconds: float, idle_max: int) -> None:
+        self.path, self.idle_seconds, self.idle_max = path, idle_seconds, idle_max
+        self.idle: deque[UpstreamConnection] = deque()
+
+    async def take(self) -> UpstreamConnection:
+        self._close_expired()
+        while self.idle:
+            connection = self.idle.pop()
+            if not (connection.reader.at_eof() or connection.writer.is_closing()):
+                connection.reused = True
+                return connection
+            connection.close()
+        return await self.connect()
+
+    async def connect(self) -> UpstreamConnection:
+        try:
+            reader, writer = await asyncio.open_unix_connection(self.path, limit=MAX_HEAD_BYTES)
+        except OSError:
+            raise Refused(503, "the API is starting or restarting; retry shortly") from None
+        return UpstreamConnection(reader, writer)
+
+    def give_back(self, connection: UpstreamConnection) -> None:
+        """For another request: its response was read whole and gunicorn keeps the connection."""
+        if len(self.idle) >= self.idle_max:
+            connection.close()
+            return
+        connection.idle_since = time.monotonic()
+        self.idle.append(connection)
+
+    def _close_expired(self) -> None:
+        expired = time.monotonic() - self.idle_seconds
+        while self.idle and self.idle[0].idle_since < expired:
+            self.idle.popleft().close()
+
+
 class Front:
     def __init__(self, config: FrontConfig) -> None:
         self.config = config
         self.open = 0
         self.turns = FairQueue(config.capacity)
+        self.upstream = Upstream(config.upstream, config.upstream_idle_seconds, config.upstream_idle_max)
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.open += 1
@@ -262,10 +351,10 @@ class Front:
                 writer.write(refusal(503, "the server has too many connections open; retry shortly"))
                 return
             peer = writer.get_extra_info("peername")
-            first, proxy = True, proxy_line(peer)
+            first, client = True, client_address(peer)
             address = peer[0] if isinstance(peer, tuple) else None
             while True:
-                request = await self._read_request(reader, writer, first, proxy)
+                request = await self._read_request(reader, writer, first, client)
                 if request is None:
                     return
                 head, raw = request
@@ -283,11 +372,11 @@ class Front:
             writer.close()
 
     async def _read_request(
-        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, first: bool, proxy: bytes
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, first: bool, client: str
     ) -> tuple[Head, bytes] | None:
         """The next request whole (its head and body, each within its deadline), or None when the client
-        sent none (it closed, or a kept-alive connection stayed idle for keepalive_seconds). `proxy` is the
-        connection's PROXY line, which precedes the request on its way to gunicorn."""
+        sent none (it closed, or a kept-alive connection stayed idle for keepalive_seconds); the request as
+        gunicorn gets it, which names `client`."""
         start = b""
         if not first:  # idle until the next request's first byte; its head's deadline runs from there
             try:
@@ -316,7 +405,7 @@ class Front:
                 body = await self._read_body(reader, head)
         except TimeoutError:
             raise Refused(408, f"the request's body took over {self.config.body_seconds:g} s") from None
-        return head, proxy + head.forwarded() + body
+        return head, head.forwarded(client) + body
 
     async def _read_body(self, reader: asyncio.StreamReader, head: Head) -> bytes:
         if head.chunked:
@@ -334,49 +423,76 @@ class Front:
             place.give_back()
 
     async def _exchange(self, head: Head, request: bytes, writer: asyncio.StreamWriter, place: Place) -> bool:
+        # a body whose end is unknown ends with its connection: one of its own, never kept
+        connection = await (self.upstream.take() if head.framed else self.upstream.connect())
+        reusable = False
         try:
-            up_reader, up_writer = await asyncio.open_unix_connection(
-                self.config.upstream, limit=MAX_HEAD_BYTES
-            )
-        except OSError:
-            raise Refused(503, "the API is starting or restarting; retry shortly") from None
-        try:
-            up_writer.write(request)
-            await up_writer.drain()
-            # and nothing after it: whatever framing gunicorn reads, it never waits for more from us
-            if up_writer.can_write_eof():
-                up_writer.write_eof()
-            while True:
-                try:
-                    raw = await up_reader.readuntil(b"\r\n\r\n")
-                    response = parse_response_head(raw)
-                except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError) as error:
-                    # not a response this front can frame: pass on whatever came, and close
-                    partial = error.partial if isinstance(error, asyncio.IncompleteReadError) else b""
-                    writer.write(partial)
-                    await self._pipe(up_reader, writer)
-                    return False
-                if 100 <= response.status < 200:  # an interim response: the final one follows
-                    writer.write(raw)
-                    continue
-                break
+            try:
+                raw = await self._send(connection, head, request)
+                while 100 <= (response := parse_response_head(raw)).status < 200:
+                    writer.write(raw)  # an interim response: the final one follows
+                    raw = await connection.reader.readuntil(b"\r\n\r\n")
+            except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError) as error:
+                # not a response this front can frame: pass on whatever came, and close
+                partial = error.partial if isinstance(error, asyncio.IncompleteReadError) else b""
+                writer.write(partial)
+                await self._pipe(connection.reader, writer)
+                return False
             place.give_back()  # computed: what is left is passing the body on
             keep_alive = (
                 head.keep_alive and response.framed(head.method) and response.status not in CLOSING_STATUSES
             )
             writer.write(response.to_client(keep_alive))
             if response.bodiless(head.method):
-                return keep_alive
-            if response.chunked:
-                whole = await self._relay_chunked(up_reader, writer)
+                whole = True
+            elif response.chunked:
+                whole = await self._relay_chunked(connection.reader, writer)
             elif response.length is not None:
-                whole = await self._relay_length(up_reader, writer, response.length)
+                whole = await self._relay_length(connection.reader, writer, response.length)
             else:  # the body ends when gunicorn closes
-                await self._pipe(up_reader, writer)
+                await self._pipe(connection.reader, writer)
                 return False
+            reusable = whole and head.framed and not response.closes
             return keep_alive and whole
         finally:
-            up_writer.close()
+            if reusable:
+                self.upstream.give_back(connection)
+            else:
+                connection.close()
+
+    async def _send(self, connection: UpstreamConnection, head: Head, request: bytes) -> bytes:
+        """Send the request and read its answer's first head. A kept-alive connection that gunicorn closed
+        meanwhile (a worker restarted) is replaced by a new one when the request cannot have been
+        answered: it could not be written, or, for a request that may be sent twice, no byte of an answer
+        came."""
+        try:
+            await self._write(connection, head, request)
+        except ConnectionError:
+            if not connection.reused:
+                raise
+            return await self._send_again(connection, head, request)
+        try:
+            return await connection.reader.readuntil(b"\r\n\r\n")
+        except (ConnectionError, asyncio.IncompleteReadError) as error:
+            unanswered = not getattr(error, "partial", b"")
+            if not (connection.reused and unanswered and head.method in IDEMPOTENT):
+                raise
+        return await self._send_again(connection, head, request)
+
+    async def _send_again(self, connection: UpstreamConnection, head: Head, request: bytes) -> bytes:
+        connection.close()
+        fresh = await self.upstream.connect()
+        connection.reader, connection.writer, connection.reused = fresh.reader, fresh.writer, False
+        await self._write(connection, head, request)
+        return await connection.reader.readuntil(b"\r\n\r\n")
+
+    @staticmethod
+    async def _write(connection: UpstreamConnection, head: Head, request: bytes) -> None:
+        connection.writer.write(request)
+        await connection.writer.drain()
+        if not head.framed and connection.writer.can_write_eof():
+            # and nothing after it: whatever framing gunicorn reads, it never waits for more from us
+            connection.writer.write_eof()
 
     @staticmethod
     async def _pipe(up_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from core.config import Settings, secret_key_for, unshared_secret_key
+from zolve.front import CLIENT_HEADER
 
 
 class ConfigurationError(RuntimeError):
@@ -31,6 +32,9 @@ _MAX_SOCKET_PATH = 100
 REQUEST_LINE_BYTES = 8190
 HEADER_FIELD_BYTES = 8190
 HEADER_FIELDS = 100
+#: how long gunicorn keeps an idle connection from the front: longer than the front keeps one
+#: (zolve.front.FrontConfig.upstream_idle_seconds), so that it seldom closes one the front is reusing
+UPSTREAM_KEEPALIVE_SECONDS = 75
 #: the messages of gunicorn's own refusals, by status (others keep gunicorn's message)
 _REFUSALS = {
     414: f"the request line (method, URL and query string) is longer than {REQUEST_LINE_BYTES} bytes",
@@ -53,8 +57,8 @@ def gunicorn_options(
     settings: Settings, *, host: str, port: int, workers: int, threads: int, upstream: str | None = None
 ) -> dict[str, Any]:
     """gunicorn's settings; given `upstream` (a unix socket), it listens there behind zolve.front, which
-    names each client's address in a PROXY protocol line."""
-    behind_front = {"proxy_protocol": "v1", "proxy_allow_ips": "127.0.0.1,::1"} if upstream else {}
+    keeps its connections open between requests."""
+    behind_front = {"keepalive": UPSTREAM_KEEPALIVE_SECONDS} if upstream else {}
     return {
         **behind_front,
         "control_socket": control_socket(settings, port),
@@ -78,6 +82,23 @@ def gunicorn_options(
         "limit_request_fields": HEADER_FIELDS,
         "post_worker_init": freeze_loaded_heap,
     }
+
+
+class ClientAddress:
+    """The app's REMOTE_ADDR from the header in which zolve.front names each request's client
+    (zolve.front.CLIENT_HEADER; the front removes a client's own). It is believed because gunicorn
+    listens on a unix socket in a private directory, which only the front reaches."""
+
+    ENVIRON_KEY = "HTTP_" + CLIENT_HEADER.decode().upper().replace("-", "_")
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    def __call__(self, environ: dict[str, Any], start_response: Any) -> Any:
+        address = environ.pop(self.ENVIRON_KEY, None)
+        if address:
+            environ["REMOTE_ADDR"] = address
+        return self.app(environ, start_response)
 
 
 def freeze_loaded_heap(_worker: object = None) -> None:
@@ -127,7 +148,7 @@ def serve_api(settings: Settings, *, host: str, port: int, workers: int, threads
                 self.cfg.set(name, value)
 
         def load(self) -> Any:
-            return create_app(settings)
+            return ClientAddress(create_app(settings))
 
     _Gunicorn().run()
 
