@@ -1,35 +1,122 @@
-"""gunicorn's logger, whose access records hold no credential (issue 32).
+"""The API's access log, written by its front (zolve.front) for every request it answers or refuses, in
+Apache's combined format (gunicorn's default, which wrote it before): the client's address, the time, the
+request line, the status, the body's size, the referrer and the user agent. No other header is in it, so
+no credential is: not the `Authorization` key, not the dashboard's session cookie (issue 32).
 
-gunicorn hands each access record, as its arguments, every request header, response header and WSGI
-environ variable, whatever the format uses: the `Authorization: Bearer` key, the dashboard's session cookie
-(sent and set). Whatever reads a record's arguments then holds them: logging's own error report prints them
-to stderr when the log cannot be written (stdout a closed pipe), and so would any handler or filter. Here a
-record holds only the format's fields (gunicorn's default, Apache's combined format: address, time, request
-line, status, size, referrer, user agent); a Basic user's name is not one of them either.
+Records are gathered on the front's event loop and handed, every FLUSH_SECONDS or FLUSH_BYTES, to a thread
+that writes them to stdout: a stdout that is slow or full (a pipe nobody reads) never holds a request.
+Past MAX_PENDING_BYTES not yet written, records are dropped and stderr counts them. A stdout that cannot be
+written at all (a closed pipe) is said once on stderr, without any record; the API goes on.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+import contextlib
+import os
+import queue
+import re
+import threading
+import time
 
-from gunicorn.glogging import Logger
-
-#: the WSGI environ variables the format's fields are made of (gunicorn.glogging.Logger.atoms)
-_FIELDS_FROM = (
-    "REMOTE_ADDR",
-    "REQUEST_METHOD",
-    "RAW_URI",
-    "SERVER_PROTOCOL",
-    "PATH_INFO",
-    "QUERY_STRING",
-    "HTTP_REFERER",
-    "HTTP_USER_AGENT",
-)
+FLUSH_SECONDS = 0.2
+FLUSH_BYTES = 64 * 1024
+MAX_PENDING_BYTES = 8 * 1024 * 1024
+#: bytes written escaped (\xNN, as nginx does), so that a client's header cannot forge a record or a
+#: terminal escape: controls, non-ASCII, the quote and the backslash
+_UNSAFE = re.compile(rb'[\x00-\x1f\x7f-\xff"\\]')
 
 
-class AccessLog(Logger):
-    def atoms(self, resp: Any, req: Any, environ: dict, request_time: Any) -> dict[str, Any]:
-        fields = {name: environ[name] for name in _FIELDS_FROM if name in environ}
-        atoms = super().atoms(resp, (), fields, request_time)
-        # the `{name}i`, `{name}o` and `{name}e` atoms: headers and environ, not fields of the format
-        return {name: value for name, value in atoms.items() if not name.startswith("{")}
+def _text(raw: bytes) -> str:
+    if not raw:
+        return "-"
+    if _UNSAFE.search(raw):
+        raw = _UNSAFE.sub(lambda match: b"\\x%02x" % match.group()[0], raw)
+    return raw.decode("ascii")
+
+
+class AccessLog:
+    def __init__(self, fd: int = 1, errors: int = 2, max_pending: int = MAX_PENDING_BYTES) -> None:
+        self.fd, self.errors, self.max_pending = fd, errors, max_pending
+        self.lines: list[str] = []
+        self.size = 0
+        self.timer: asyncio.TimerHandle | None = None
+        self.pending = 0  # bytes handed to the writer, not yet written
+        self.dropped = 0  # records dropped since stderr last said so
+        self.broken = False
+        self.lock = threading.Lock()
+        self.chunks: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self.writer = threading.Thread(target=self._write_all, name="access-log", daemon=True)
+        self.writer.start()
+        self._second, self._stamp = -1, ""
+
+    def record(
+        self,
+        client: str,
+        request_line: bytes,
+        status: int,
+        size: int | None,
+        referrer: bytes = b"",
+        agent: bytes = b"",
+    ) -> None:
+        line = (
+            f'{client} - - {self._now()} "{_text(request_line)}" {status} '
+            f'{"-" if size is None else size} "{_text(referrer)}" "{_text(agent)}"\n'
+        )
+        self.lines.append(line)
+        self.size += len(line)
+        if self.size >= FLUSH_BYTES:
+            self.flush()
+        elif self.timer is None:
+            self.timer = asyncio.get_running_loop().call_later(FLUSH_SECONDS, self.flush)
+
+    def flush(self) -> None:
+        if self.timer is not None:
+            self.timer.cancel()
+            self.timer = None
+        if not self.lines:
+            return
+        data = "".join(self.lines).encode("ascii")
+        count = len(self.lines)
+        self.lines, self.size = [], 0
+        with self.lock:
+            if self.broken:
+                return
+            if self.pending + len(data) > self.max_pending:
+                self.dropped += count
+                return
+            self.pending += len(data)
+        self.chunks.put(data)
+
+    def close(self, timeout: float = 2.0) -> None:
+        """Write what is gathered, within `timeout`."""
+        self.flush()
+        self.chunks.put(None)
+        self.writer.join(timeout)
+
+    def _now(self) -> str:
+        now = int(time.time())
+        if now != self._second:
+            self._second = now
+            self._stamp = time.strftime("[%d/%b/%Y:%H:%M:%S %z]", time.localtime(now))
+        return self._stamp
+
+    def _write_all(self) -> None:
+        while (data := self.chunks.get()) is not None:
+            try:
+                if not self.broken:
+                    view = memoryview(data)
+                    while view:
+                        view = view[os.write(self.fd, view) :]
+            except OSError as error:
+                self.broken = True
+                self._say(f"zolve-front: the access log cannot be written ({error}); its records are dropped")
+            with self.lock:
+                self.pending -= len(data)
+                dropped, self.dropped = self.dropped, 0
+            if dropped:
+                self._say(f"zolve-front: {dropped} access records dropped: stdout did not keep up")
+
+    def _say(self, message: str) -> None:
+        with contextlib.suppress(OSError):
+            os.write(self.errors, (message + "\n").encode())

@@ -39,6 +39,7 @@ from http import HTTPStatus
 
 import uvloop
 
+from zolve.access_log import AccessLog
 from zolve.fair_queue import FairQueue, Place
 
 log = logging.getLogger("zolve.front")
@@ -95,6 +96,8 @@ class Refused(Exception):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
         self.status, self.message = status, message
+        #: the refused request's line, for the access log, once its head was read
+        self.request_line = b""
 
 
 def refusal(status: int, message: str, phrase: str | None = None) -> bytes:
@@ -122,6 +125,9 @@ class Head:
     authorization: bytes = b""
     #: a Transfer-Encoding other than chunked: the body ends when the connection does
     unknown_length: bool = False
+    #: the `Referer` and `User-Agent` headers' values, for the access log
+    referrer: bytes = b""
+    agent: bytes = b""
 
     @property
     def method(self) -> bytes:
@@ -153,6 +159,7 @@ def parse_head(raw: bytes) -> Head:
     """What the front needs of a head to read the body; anything else malformed is gunicorn's to refuse."""
     lines = raw[:-4].split(b"\r\n")
     lengths, chunked, expects, authorization, unknown = set(), False, False, b"", False
+    referrer = agent = b""
     keep_alive = lines[0].rstrip().endswith(b" HTTP/1.1")
     for line in lines[1:]:
         name, colon, value = line.partition(b":")
@@ -172,6 +179,10 @@ def parse_head(raw: bytes) -> Head:
             keep_alive = False
         elif name == b"authorization":
             authorization = value
+        elif name == b"referer":
+            referrer = value
+        elif name == b"user-agent":
+            agent = value
     if len(lengths) > 1 or (lengths and chunked):
         raise Refused(400, "conflicting Content-Length and Transfer-Encoding headers")
     length = None
@@ -180,7 +191,7 @@ def parse_head(raw: bytes) -> Head:
         if not (text.isdigit() and len(text) <= 18):
             raise Refused(400, "Content-Length must be a number of bytes")
         length = int(text)
-    return Head(lines, length, chunked, expects, keep_alive, authorization, unknown)
+    return Head(lines, length, chunked, expects, keep_alive, authorization, unknown, referrer, agent)
 
 
 def _tokens(value: bytes) -> set[bytes]:
@@ -336,33 +347,48 @@ class Upstream:
             self.idle.popleft().close()
 
 
+@dataclass
+class Outcome:
+    """What the client was answered, for the access log: 499 until a response's head went to it."""
+
+    status: int = 499
+    size: int | None = None
+
+
 class Front:
-    def __init__(self, config: FrontConfig) -> None:
+    def __init__(self, config: FrontConfig, log: AccessLog | None = None) -> None:
         self.config = config
         self.open = 0
         self.turns = FairQueue(config.capacity)
         self.upstream = Upstream(config.upstream, config.upstream_idle_seconds, config.upstream_idle_max)
+        self.log = log
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.open += 1
         _no_delay(writer)
+        peer = writer.get_extra_info("peername")
+        client = client_address(peer)
         try:
             if self.open > self.config.max_connections:
-                writer.write(refusal(503, "the server has too many connections open; retry shortly"))
-                return
-            peer = writer.get_extra_info("peername")
-            first, client = True, client_address(peer)
-            address = peer[0] if isinstance(peer, tuple) else None
+                raise Refused(503, "the server has too many connections open; retry shortly")
+            first, address = True, peer[0] if isinstance(peer, tuple) else None
             while True:
                 request = await self._read_request(reader, writer, first, client)
                 if request is None:
                     return
                 head, raw = request
-                if not await self._relay(head, raw, writer, address):
-                    return
+                outcome = Outcome()
+                try:
+                    if not await self._relay(head, raw, writer, address, outcome):
+                        return
+                finally:
+                    self._record(client, head.raw_lines[0], outcome, head)
                 first = False
         except Refused as refused:
-            writer.write(refusal(refused.status, refused.message))
+            answer = refusal(refused.status, refused.message)
+            writer.write(answer)
+            size = len(answer.split(b"\r\n\r\n", 1)[1])
+            self._record(client, refused.request_line, Outcome(refused.status, size))
         except (ConnectionError, asyncio.IncompleteReadError):
             pass  # the client went away
         finally:
@@ -370,6 +396,11 @@ class Front:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(writer.drain(), 5)
             writer.close()
+
+    def _record(self, client: str, request_line: bytes, outcome: Outcome, head: Head | None = None) -> None:
+        if self.log is not None:
+            referrer, agent = (head.referrer, head.agent) if head else (b"", b"")
+            self.log.record(client, request_line, outcome.status, outcome.size, referrer, agent)
 
     async def _read_request(
         self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, first: bool, client: str
@@ -395,34 +426,48 @@ class Front:
             raise Refused(431, f"the request's head is over {MAX_HEAD_BYTES} bytes") from None
         except asyncio.IncompleteReadError:
             return None  # closed before a whole head: nothing to answer
-        head = parse_head(raw)
+        try:
+            head = parse_head(raw)
+            return head, head.forwarded(client) + await self._read_body(reader, writer, head)
+        except Refused as refused:
+            refused.request_line = raw.split(b"\r\n", 1)[0]
+            raise
+
+    async def _read_body(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, head: Head
+    ) -> bytes:
         if head.length is not None and head.length > self.config.max_body_bytes:
             raise Refused(413, "request body too large")
         if head.expects_continue and (head.length or head.chunked):
             writer.write(b"HTTP/1.1 100 Continue\r\n\r\n")
         try:
             async with asyncio.timeout(self.config.body_seconds):
-                body = await self._read_body(reader, head)
+                if head.chunked:
+                    return await read_chunked(reader, self.config.max_body_bytes)
+                return await reader.readexactly(head.length) if head.length else b""
         except TimeoutError:
             raise Refused(408, f"the request's body took over {self.config.body_seconds:g} s") from None
-        return head, head.forwarded(client) + body
 
-    async def _read_body(self, reader: asyncio.StreamReader, head: Head) -> bytes:
-        if head.chunked:
-            return await read_chunked(reader, self.config.max_body_bytes)
-        return await reader.readexactly(head.length) if head.length else b""
-
-    async def _relay(self, head: Head, request: bytes, writer: asyncio.StreamWriter, address: object) -> bool:
+    async def _relay(
+        self, head: Head, request: bytes, writer: asyncio.StreamWriter, address: object, outcome: Outcome
+    ) -> bool:
         """Send the whole request to gunicorn in its client's turn and stream its answer back; True when
         the client's connection may carry another request (the response was whole, and framed)."""
         ticket = await self.turns.enter(address, hash(head.authorization))
         place = Place(self.turns, ticket, self.config.hold_seconds)
         try:
-            return await self._exchange(head, request, writer, place)
+            return await self._exchange(head, request, writer, place, outcome)
+        except Refused as refused:  # gunicorn cannot be reached
+            answer = refusal(refused.status, refused.message)
+            writer.write(answer)
+            outcome.status, outcome.size = refused.status, len(answer.split(b"\r\n\r\n", 1)[1])
+            return False
         finally:
             place.give_back()
 
-    async def _exchange(self, head: Head, request: bytes, writer: asyncio.StreamWriter, place: Place) -> bool:
+    async def _exchange(
+        self, head: Head, request: bytes, writer: asyncio.StreamWriter, place: Place, outcome: Outcome
+    ) -> bool:
         # a body whose end is unknown ends with its connection: one of its own, never kept
         connection = await (self.upstream.take() if head.framed else self.upstream.connect())
         reusable = False
@@ -435,6 +480,7 @@ class Front:
             except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError) as error:
                 # not a response this front can frame: pass on whatever came, and close
                 partial = error.partial if isinstance(error, asyncio.IncompleteReadError) else b""
+                outcome.status = 502
                 writer.write(partial)
                 await self._pipe(connection.reader, writer)
                 return False
@@ -443,6 +489,8 @@ class Front:
                 head.keep_alive and response.framed(head.method) and response.status not in CLOSING_STATUSES
             )
             writer.write(response.to_client(keep_alive))
+            outcome.status = response.status
+            outcome.size = 0 if response.bodiless(head.method) else response.length
             if response.bodiless(head.method):
                 whole = True
             elif response.chunked:
@@ -536,13 +584,15 @@ class Front:
 
 
 async def serve(listener: socket.socket, config: FrontConfig) -> None:
-    front = Front(config)
+    log = AccessLog()
+    front = Front(config, log)
     server = await asyncio.start_server(front.handle, sock=listener, limit=MAX_HEAD_BYTES, backlog=2048)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGTERM, stop.set)
     async with server:
         await stop.wait()
+    log.close()
 
 
 def run(listener: socket.socket, config: FrontConfig) -> None:

@@ -1,16 +1,19 @@
-"""No credential reaches a log (issue 32).
+"""No credential reaches a log (issue 32), and the access log says what each client was answered.
 
 gunicorn gave each access record, as its arguments, every request header, response header and WSGI
-environ variable. When the access log cannot be written (its stdout a closed pipe: `zolve up | head`, a log
-shipper that died), Python's logging prints the failed record, message and arguments, to stderr: the
+environ variable. When the access log could not be written (its stdout a closed pipe: `zolve up | head`, a
+log shipper that died), Python's logging printed the failed record, message and arguments, to stderr: the
 `Authorization: Bearer` key and the dashboard's session cookie with them. And gunicorn's warning on a
-header line without a colon quotes the line whole, a mistyped `Authorization Bearer <key>` included.
+header line without a colon quotes the line whole, a mistyped `Authorization Bearer <key>` included. The
+front (zolve.access_log) now writes the access log, of the request line, the referrer and the user agent
+only.
 
 A real `zolve api`, its stdout a closed pipe, is asked with a key and with a signed-in dashboard session;
-its stderr (the error log) must name neither."""
+its stderr (the error log) must name neither. Another, its stdout a file, is read back."""
 
 from __future__ import annotations
 
+import re
 import socket
 import subprocess
 import uuid
@@ -85,14 +88,15 @@ def test_a_failing_access_log_prints_no_key_nor_session(api: Api, make_key) -> N
     session = browser.cookies.get("zolve_admin")
     assert session
     assert browser.get(f"{api.url}/admin/jobs", timeout=10).status_code == 200
-    # last, a request the log names by a marker: once its failed record is on stderr, so are the others'
+    # the access log fails to be written (and says so on stderr) once its first records are flushed
+    wait_until(lambda: "access log cannot be written" in api.printed(), 30, 0.1, "the failed access log")
     marker = uuid.uuid4().hex
     assert requests.get(f"{api.url}/jobs/{marker}", headers=admin, timeout=10).status_code == 404
-    wait_until(lambda: marker in api.printed(), 30, 0.1, "the failed access record")
+    assert requests.get(f"{api.url}/health", timeout=10).status_code == 200, "the API goes on"
     printed = api.printed()
-    assert "Logging error" in printed  # the path of the leak was taken
+    assert printed.count("access log cannot be written") == 1
     assert key not in printed and key[:12] not in printed
-    assert session not in printed
+    assert session not in printed and marker not in printed
 
 
 def test_a_header_line_without_a_colon_is_refused_unquoted(api: Api, make_key) -> None:
@@ -109,3 +113,48 @@ def test_a_header_line_without_a_colon_is_refused_unquoted(api: Api, make_key) -
     # the refusal is written after gunicorn's warning (gunicorn.workers.base.handle_error): it is on stderr
     # by now, if there is one
     assert key not in api.printed()
+
+
+def test_the_access_log_names_each_request_and_its_answer_and_no_key(worker_env, tmp_path, make_key) -> None:
+    """Combined format: address, time, request line, status, size, referrer, user agent; the front's own
+    refusals (413 here) too; a client's bytes in it escaped."""
+    port, out = free_port(), tmp_path / "access.log"
+    env = {**worker_env, "ZOLVE_RATE_LIMIT": "", "ZOLVE_SUBMIT_RATE_LIMIT": "", "ZOLVE_SECRET_KEY": "test"}
+    env["ZOLVE_MAX_BODY_BYTES"] = "1000"
+    with open(out, "wb") as stdout:
+        process = installed_popen(
+            ["api", "--port", str(port), "--workers", "1", "--threads", "2"],
+            env,
+            stdout=stdout,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until(lambda: _answers(url), 60, 0.2, "the API to answer")
+        headers = make_key()
+        marker = uuid.uuid4().hex
+        agent = 'probe "quoted" \xe9'  # sent in latin-1
+        answer = requests.get(f"{url}/jobs/{marker}", headers={**headers, "User-Agent": agent}, timeout=10)
+        assert answer.status_code == 404
+        assert requests.post(f"{url}/jobs?{marker}", data=b"x" * 2000, timeout=10).status_code == 413
+        wait_until(lambda: out.read_text().count(marker) == 2, 10, 0.1, "the two records")
+    finally:
+        stop_group(process)
+    records = [line for line in out.read_text().splitlines() if marker in line]
+    found = re.fullmatch(
+        r'127\.0\.0\.1 - - \[[^]]+\] "GET /jobs/(\w+) HTTP/1\.1" 404 (\d+) "-" "(.*)"', records[0]
+    )
+    assert found and found.group(1) == marker, records[0]
+    assert found.group(3) == "probe \\x22quoted\\x22 \\xe9"
+    assert re.fullmatch(
+        rf'127\.0\.0\.1 - - \[[^]]+\] "POST /jobs\?{marker} HTTP/1\.1" 413 \d+ "-" "[^"]*"', records[1]
+    )
+    assert bearer_token(headers) not in out.read_text()
+
+
+def _answers(url: str) -> bool:
+    try:
+        return requests.get(f"{url}/health", timeout=1).status_code == 200
+    except requests.RequestException:
+        return False
