@@ -25,7 +25,7 @@ class JsonBodyParser(FlaskParser):
 class Blueprint(flask_smorest.Blueprint):
     """flask-smorest's Blueprint whose JSON bodies must say they are JSON (a 415 otherwise), and whose
     arguments' schemas are made once: webargs makes a schema given as a class anew for every request
-    (about 50 µs of a status poll's)."""
+    (a status poll's empty query parsed in 21 µs, 9 µs with the schema made once)."""
 
     ARGUMENTS_PARSER = JsonBodyParser()
 
