@@ -397,6 +397,32 @@ def test_a_header_line_that_is_not_name_colon_value_is_refused_unquoted_and_neve
     assert upstream.requests == []
 
 
+def test_a_request_the_front_and_gunicorn_could_frame_differently_is_refused(served) -> None:
+    """On a kept connection to gunicorn, a body's end read differently would make its rest the next
+    request: chunk sizes that int() alone takes, chunk data not ended by CRLF, a bare LF in the head."""
+    port, upstream = served(lambda request: OK)
+    chunked = b"POST /jobs HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+    for request in (
+        chunked + b"0x5\r\nabcde\r\n0\r\n\r\n",
+        chunked + b"1_0\r\n" + b"a" * 16 + b"\r\n0\r\n\r\n",
+        chunked + b" 5\r\nabcde\r\n0\r\n\r\n",
+        chunked + b"5\r\nabcdeXY0\r\n\r\n",
+        b"POST /jobs HTTP/1.1\r\nHost: x\nContent-Length: 5\r\n\r\nabcde",
+        b"GET /health HTTP/1.1\r\nHost: x\rX: y\r\n\r\n",
+    ):
+        conn = Conn(port)
+        conn.send(request)
+        status, headers, _ = conn.response()
+        assert (status, headers[b"connection"]) == (400, b"close"), request
+        conn.close()
+    assert upstream.requests == []
+    conn = Conn(port)
+    conn.send(chunked + b"5;ext=1 \r\nabcde\r\nA \r\n" + b"b" * 10 + b"\r\n0\r\n\r\n")
+    assert conn.response()[0] == 200
+    assert upstream.requests[0].endswith(b"5;ext=1 \r\nabcde\r\nA \r\n" + b"b" * 10 + b"\r\n0\r\n\r\n")
+    conn.close()
+
+
 def test_past_its_capacity_the_front_lets_clients_take_turns(served) -> None:
     """Capacity 1: while A's first request is computed (0.3 s), A sends two more and B one; B's comes
     next, A having used the service's time already (without turns it would come last, after all of A's)."""

@@ -56,6 +56,7 @@ _PIPE_CHUNK = 64 * 1024
 CLOSING_STATUSES = frozenset({400, 413, 414, 431})
 #: a header's name (RFC 9110, 5.1: a token)
 _FIELD_NAME = re.compile(rb"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+_CHUNK_SIZE = re.compile(rb"[0-9A-Fa-f]{1,16}")
 #: the refusal of a header line that is not `name: value`. It quotes nothing of the line, and the line never
 #: reaches gunicorn, whose warning would quote it whole in the error log (a mistyped `Authorization Bearer
 #: <key>` with it)
@@ -156,8 +157,11 @@ def _dropped(line: bytes) -> bool:
 
 
 def parse_head(raw: bytes) -> Head:
-    """What the front needs of a head to read the body; anything else malformed is gunicorn's to refuse."""
+    """What the front needs of a head to read the body; anything else malformed is gunicorn's to refuse,
+    except a line ended by a bare CR or LF: the front and gunicorn could read its headers differently."""
     lines = raw[:-4].split(b"\r\n")
+    if raw.count(b"\n") != raw.count(b"\r\n") or raw.count(b"\r") != raw.count(b"\r\n"):
+        raise Refused(400, "a line of the request's head ends in a bare CR or LF, not CRLF")
     lengths, chunked, expects, authorization, unknown = set(), False, False, b"", False
     referrer = agent = b""
     keep_alive = lines[0].rstrip().endswith(b" HTTP/1.1")
@@ -199,8 +203,13 @@ def _tokens(value: bytes) -> set[bytes]:
 
 
 def chunk_size(line: bytes) -> int:
-    """A chunk's size line (hex, extensions after `;` ignored); ValueError when it is none."""
-    return int(line.split(b";", 1)[0].strip(), 16)
+    """A chunk's size line (hex digits only, extensions after `;` ignored); ValueError when it is none.
+    Strict, as gunicorn is: the front and gunicorn must find the same end of a body, or the rest of it
+    would be read as the next request on a kept connection (int() alone would take `0x1a`, `1_0`, `+5`)."""
+    size = line.split(b";", 1)[0].rstrip(b"\r\n").rstrip(b" \t")
+    if not _CHUNK_SIZE.fullmatch(size):
+        raise ValueError("not a chunk size")
+    return int(size, 16)
 
 
 async def read_chunked(reader: asyncio.StreamReader, limit: int) -> bytes:
@@ -221,7 +230,10 @@ async def read_chunked(reader: asyncio.StreamReader, limit: int) -> bytes:
                 parts.append(trailer)
             parts.append(b"\r\n")
             return b"".join(parts)
-        parts.append(await reader.readexactly(chunk + 2))
+        data = await reader.readexactly(chunk + 2)
+        if not data.endswith(b"\r\n"):
+            raise Refused(400, "malformed chunked body")
+        parts.append(data)
 
 
 def client_address(peer: object) -> str:
