@@ -9,6 +9,7 @@ import re
 import threading
 import time
 
+from tests.loops import run_on_own_loop
 from zolve.access_log import FLUSH_SECONDS, AccessLog
 
 
@@ -36,7 +37,7 @@ def test_records_are_written_within_their_flush_time() -> None:
             await asyncio.sleep(0.01)
         return time.monotonic() - started
 
-    assert asyncio.run(two_records()) < FLUSH_SECONDS + 2
+    assert run_on_own_loop(two_records()) < FLUSH_SECONDS + 2
     log.close()
     os.close(out_w)
     reader.join(5)
@@ -58,7 +59,7 @@ def test_a_stdout_that_does_not_keep_up_never_holds_the_front_and_drops_are_coun
         log.flush()
         return time.monotonic() - started
 
-    assert asyncio.run(flood()) < 5, "nobody reads stdout, yet recording went on"
+    assert run_on_own_loop(flood()) < 5, "nobody reads stdout, yet recording went on"
     written: list[bytes] = []
     errors: list[bytes] = []
     readers = [_read_all(out_r, written), _read_all(err_r, errors)]
@@ -85,7 +86,7 @@ def test_a_stdout_that_cannot_be_written_is_said_once() -> None:
             log.flush()
             await asyncio.sleep(0.05)
 
-    asyncio.run(records())
+    run_on_own_loop(records())
     log.close()
     os.close(err_w)
     said = os.read(err_r, 1 << 16).decode()

@@ -5,20 +5,11 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter, deque
-from collections.abc import Callable, Coroutine
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from tests.loops import run_on_own_loop
 from zolve.fair_queue import MAX_DEBT, REMEMBERED, FairQueue, Place, Ticket
-
-
-def run(scenario: Callable[[], Coroutine[None, None, None]]) -> None:
-    """The scenario on a loop of its own, in a thread: the suite's browser tests leave their own loop
-    running in the main thread, where asyncio.run refuses to start another."""
-    with ThreadPoolExecutor(1) as thread:
-        thread.submit(asyncio.run, scenario()).result(30)
-
 
 COST = 0.01
 
@@ -59,7 +50,7 @@ def test_free_places_are_taken_at_once_and_past_capacity_requests_wait() -> None
         await _served(queue, holders, 2)
         assert queue.busy == 0
 
-    run(scenario)
+    run_on_own_loop(scenario())
 
 
 def test_a_client_with_many_requests_waiting_gets_no_more_than_its_share() -> None:
@@ -77,7 +68,7 @@ def test_a_client_with_many_requests_waiting_gets_no_more_than_its_share() -> No
         assert order == ["submit0", "submit1", "poll0", "poll1", "poll2", "poll3"]
         await asyncio.gather(*tasks)
 
-    run(scenario)
+    run_on_own_loop(scenario())
 
 
 def test_made_up_credentials_from_one_address_share_that_addresss_turn() -> None:
@@ -90,7 +81,7 @@ def test_made_up_credentials_from_one_address_share_that_addresss_turn() -> None
         assert order[0] == "honest"  # the attacker's address has had its place, whatever token comes next
         await asyncio.gather(*tasks)
 
-    run(scenario)
+    run_on_own_loop(scenario())
 
 
 def test_clients_share_the_time_not_the_turns() -> None:
@@ -119,7 +110,7 @@ def test_clients_share_the_time_not_the_turns() -> None:
         await asyncio.gather(*clients, return_exceptions=True)
         assert 9 <= served["quick"] / served["slow"] <= 11, served
 
-    run(scenario)
+    run_on_own_loop(scenario())
 
 
 def test_time_used_while_no_one_waited_is_owed_only_up_to_the_cap() -> None:
@@ -136,7 +127,7 @@ def test_time_used_while_no_one_waited_is_owed_only_up_to_the_cap() -> None:
         assert 5 <= order.index("heavy") <= MAX_DEBT / 0.1 + 1, order
         await asyncio.gather(*tasks)
 
-    run(scenario)
+    run_on_own_loop(scenario())
 
 
 def test_a_flood_of_clients_is_not_remembered_without_end() -> None:
@@ -147,7 +138,7 @@ def test_a_flood_of_clients_is_not_remembered_without_end() -> None:
         assert len(queue.addresses.flows) <= REMEMBERED and len(queue.clients) <= REMEMBERED
         assert queue.busy == 0 and not queue.waiting
 
-    run(scenario)
+    run_on_own_loop(scenario())
 
 
 def test_a_request_cancelled_while_waiting_gives_up_its_turn_and_no_place_is_lost() -> None:
@@ -165,7 +156,7 @@ def test_a_request_cancelled_while_waiting_gives_up_its_turn_and_no_place_is_los
         await _served(queue, holders, 1)
         assert queue.busy == 0 and not queue.waiting
 
-    run(scenario)
+    run_on_own_loop(scenario())
 
 
 def test_a_place_is_given_back_once_and_by_itself_after_the_hold() -> None:
@@ -179,4 +170,4 @@ def test_a_place_is_given_back_once_and_by_itself_after_the_hold() -> None:
         assert queue.busy == 1
         assert 0.04 <= queue.addresses.flows["a"].used <= 1.0  # charged the time it held the place
 
-    run(scenario)
+    run_on_own_loop(scenario())

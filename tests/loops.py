@@ -1,0 +1,17 @@
+"""Coroutines for tests that are not themselves async."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+def run_on_own_loop(scenario: Coroutine[Any, Any, T], timeout: float = 30) -> T:
+    """The coroutine on a loop of its own, in a thread: the suite's browser tests leave their own loop
+    running in the main thread, where asyncio.run refuses to start another."""
+    with ThreadPoolExecutor(1) as thread:
+        return thread.submit(asyncio.run, scenario).result(timeout)
