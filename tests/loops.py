@@ -13,5 +13,8 @@ T = TypeVar("T")
 def run_on_own_loop(scenario: Coroutine[Any, Any, T], timeout: float = 30) -> T:
     """The coroutine on a loop of its own, in a thread: the suite's browser tests leave their own loop
     running in the main thread, where asyncio.run refuses to start another."""
-    with ThreadPoolExecutor(1) as thread:
+    thread = ThreadPoolExecutor(1)
+    try:
         return thread.submit(asyncio.run, scenario).result(timeout)
+    finally:
+        thread.shutdown(wait=False, cancel_futures=True)  # a scenario stuck past its time fails the test

@@ -66,8 +66,11 @@ COMM = b"zolve-front"
 #: the header that names a request's client to gunicorn (its address); a client's own is removed
 CLIENT_HEADER = b"zolve-client-address"
 #: methods whose request may be sent again when a kept-alive connection to gunicorn turns out closed
-#: before any answer (RFC 9110, 9.2.2)
+#: before any answer (RFC 9110, 9.2.2): only these go on kept connections
 IDEMPOTENT = frozenset({b"GET", b"HEAD", b"OPTIONS", b"PUT", b"DELETE"})
+#: a kept connection that fails within this long of the request's sending had been closed by gunicorn
+#: before; one that fails later may have been computing it (a worker killed at its timeout)
+STALE_SECONDS = 0.5
 
 
 @dataclass(frozen=True)
@@ -138,6 +141,13 @@ class Head:
     def framed(self) -> bool:
         """Whether the body's end shows without the connection closing."""
         return not self.unknown_length
+
+    @property
+    def may_reuse(self) -> bool:
+        """Whether the request may go on a kept connection to gunicorn: only one that may be sent again
+        (it is, when the connection turns out closed by gunicorn) and that gunicorn keeps the connection
+        after (HTTP/1.1, its body's end known). Any other goes on a new one (which is kept afterwards)."""
+        return self.framed and self.method in IDEMPOTENT and self.raw_lines[0].endswith(b" HTTP/1.1")
 
     def forwarded(self, client: str) -> bytes:
         """The head as gunicorn gets it: hop-by-hop headers and any CLIENT_HEADER dropped, the client's
@@ -322,11 +332,13 @@ class UpstreamConnection:
 
 class Upstream:
     """Connections to gunicorn's socket, kept open between requests. The most recently used idle one is
-    taken first; one idle for `idle_seconds`, or seen closed by gunicorn, is closed here."""
+    taken first; one idle for `idle_seconds`, or seen closed by gunicorn, is closed here (checked whenever
+    one is taken or given back, and by a timer while any is idle)."""
 
     def __init__(self, path: str, idle_seconds: float, idle_max: int) -> None:
         self.path, self.idle_seconds, self.idle_max = path, idle_seconds, idle_max
         self.idle: deque[UpstreamConnection] = deque()
+        self.timer: asyncio.TimerHandle | None = None
 
     async def take(self) -> UpstreamConnection:
         self._close_expired()
@@ -347,15 +359,25 @@ class Upstream:
 
     def give_back(self, connection: UpstreamConnection) -> None:
         """For another request: its response was read whole and gunicorn keeps the connection."""
+        self._close_expired()
         if len(self.idle) >= self.idle_max:
             connection.close()
             return
         connection.idle_since = time.monotonic()
         self.idle.append(connection)
+        if self.timer is None:
+            self.timer = asyncio.get_running_loop().call_later(self.idle_seconds, self._on_timer)
+
+    def _on_timer(self) -> None:
+        self.timer = None
+        self._close_expired()
+        if self.idle:
+            wait = self.idle[0].idle_since + self.idle_seconds - time.monotonic()
+            self.timer = asyncio.get_running_loop().call_later(max(wait, 0.01), self._on_timer)
 
     def _close_expired(self) -> None:
         expired = time.monotonic() - self.idle_seconds
-        while self.idle and self.idle[0].idle_since < expired:
+        while self.idle and self.idle[0].idle_since <= expired:
             self.idle.popleft().close()
 
 
@@ -365,6 +387,13 @@ class Outcome:
 
     status: int = 499
     size: int | None = None
+
+
+def _refuse(writer: asyncio.StreamWriter, outcome: Outcome, status: int, message: str) -> None:
+    """Answer the client with the front's own refusal (its connection ends after it)."""
+    answer = refusal(status, message)
+    writer.write(answer)
+    outcome.status, outcome.size = status, len(answer) - answer.index(b"\r\n\r\n") - 4
 
 
 class Front:
@@ -378,9 +407,9 @@ class Front:
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.open += 1
         _no_delay(writer)
-        peer = writer.get_extra_info("peername")
-        client = client_address(peer)
+        peer, client = writer.get_extra_info("peername"), "127.0.0.1"
         try:
+            client = client_address(peer)
             if self.open > self.config.max_connections:
                 raise Refused(503, "the server has too many connections open; retry shortly")
             first, address = True, peer[0] if isinstance(peer, tuple) else None
@@ -397,10 +426,9 @@ class Front:
                     self._record(client, head.raw_lines[0], outcome, head)
                 first = False
         except Refused as refused:
-            answer = refusal(refused.status, refused.message)
-            writer.write(answer)
-            size = len(answer.split(b"\r\n\r\n", 1)[1])
-            self._record(client, refused.request_line, Outcome(refused.status, size))
+            outcome = Outcome()
+            _refuse(writer, outcome, refused.status, refused.message)
+            self._record(client, refused.request_line, outcome)
         except (ConnectionError, asyncio.IncompleteReadError):
             pass  # the client went away
         finally:
@@ -470,9 +498,7 @@ class Front:
         try:
             return await self._exchange(head, request, writer, place, outcome)
         except Refused as refused:  # gunicorn cannot be reached
-            answer = refusal(refused.status, refused.message)
-            writer.write(answer)
-            outcome.status, outcome.size = refused.status, len(answer.split(b"\r\n\r\n", 1)[1])
+            _refuse(writer, outcome, refused.status, refused.message)
             return False
         finally:
             place.give_back()
@@ -480,8 +506,7 @@ class Front:
     async def _exchange(
         self, head: Head, request: bytes, writer: asyncio.StreamWriter, place: Place, outcome: Outcome
     ) -> bool:
-        # a body whose end is unknown ends with its connection: one of its own, never kept
-        connection = await (self.upstream.take() if head.framed else self.upstream.connect())
+        connection = await (self.upstream.take() if head.may_reuse else self.upstream.connect())
         reusable = False
         try:
             try:
@@ -489,11 +514,13 @@ class Front:
                 while 100 <= (response := parse_response_head(raw)).status < 200:
                     writer.write(raw)  # an interim response: the final one follows
                     raw = await connection.reader.readuntil(b"\r\n\r\n")
-            except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, ValueError) as error:
-                # not a response this front can frame: pass on whatever came, and close
-                partial = error.partial if isinstance(error, asyncio.IncompleteReadError) else b""
+            except (ConnectionError, asyncio.IncompleteReadError):
+                # gunicorn closed before a whole answer (a worker killed, or one restarting)
+                _refuse(writer, outcome, 502, "the API closed the connection before answering; retry shortly")
+                return False
+            except (asyncio.LimitOverrunError, ValueError):
+                # not a response this front can frame: pass on whatever comes, and close
                 outcome.status = 502
-                writer.write(partial)
                 await self._pipe(connection.reader, writer)
                 return False
             place.give_back()  # computed: what is left is passing the body on
@@ -521,21 +548,17 @@ class Front:
                 connection.close()
 
     async def _send(self, connection: UpstreamConnection, head: Head, request: bytes) -> bytes:
-        """Send the request and read its answer's first head. A kept-alive connection that gunicorn closed
-        meanwhile (a worker restarted) is replaced by a new one when the request cannot have been
-        answered: it could not be written, or, for a request that may be sent twice, no byte of an answer
-        came."""
+        """Send the request and read its answer's first head. A kept connection that gunicorn had closed
+        (a worker restarted) is replaced by a new one, once, when it failed with no byte of an answer and
+        at once: only requests that may be sent twice go on kept connections (Head.may_reuse), and one
+        that failed later may have been computed until its worker was killed (it is not sent again)."""
+        sent = time.monotonic()
         try:
             await self._write(connection, head, request)
-        except ConnectionError:
-            if not connection.reused:
-                raise
-            return await self._send_again(connection, head, request)
-        try:
             return await connection.reader.readuntil(b"\r\n\r\n")
         except (ConnectionError, asyncio.IncompleteReadError) as error:
             unanswered = not getattr(error, "partial", b"")
-            if not (connection.reused and unanswered and head.method in IDEMPOTENT):
+            if not (connection.reused and unanswered and time.monotonic() - sent < STALE_SECONDS):
                 raise
         return await self._send_again(connection, head, request)
 
@@ -602,9 +625,11 @@ async def serve(listener: socket.socket, config: FrontConfig) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGTERM, stop.set)
-    async with server:
-        await stop.wait()
-    log.close()
+    try:
+        async with server:
+            await stop.wait()
+    finally:
+        log.close()
 
 
 def run(listener: socket.socket, config: FrontConfig) -> None:
