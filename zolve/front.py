@@ -127,20 +127,17 @@ class Head:
     keep_alive: bool = False
     #: the `Authorization` header's value: who the client says it is, for its turn (zolve.fair_queue)
     authorization: bytes = b""
-    #: a Transfer-Encoding other than chunked: the body ends when the connection does
-    unknown_length: bool = False
+    #: the body's end shows without the connection closing (no Transfer-Encoding other than chunked)
+    framed: bool = True
     #: the `Referer` and `User-Agent` headers' values, for the access log
     referrer: bytes = b""
     agent: bytes = b""
+    #: the header lines gunicorn gets: all but hop-by-hop ones and any posing as CLIENT_HEADER
+    kept_lines: list[bytes] = field(default_factory=list)
 
     @property
     def method(self) -> bytes:
         return self.raw_lines[0].split(b" ", 1)[0].upper()
-
-    @property
-    def framed(self) -> bool:
-        """Whether the body's end shows without the connection closing."""
-        return not self.unknown_length
 
     @property
     def may_reuse(self) -> bool:
@@ -152,18 +149,10 @@ class Head:
     def forwarded(self, client: str) -> bytes:
         """The head as gunicorn gets it: hop-by-hop headers and any CLIENT_HEADER dropped, the client's
         address in CLIENT_HEADER; `Connection: close` when the body's end is unknown."""
-        kept = [self.raw_lines[0]] + [line for line in self.raw_lines[1:] if not _dropped(line)]
-        kept.append(CLIENT_HEADER + b": " + client.encode())
+        kept = [self.raw_lines[0], *self.kept_lines, CLIENT_HEADER + b": " + client.encode()]
         if not self.framed:
             kept.append(b"Connection: close")
         return b"\r\n".join([*kept, b"", b""])
-
-
-def _dropped(line: bytes) -> bool:
-    """A header the front sets itself, or one posing as the client's address (gunicorn and WSGI read `_`
-    in a name as `-`)."""
-    name = line.split(b":", 1)[0].strip().lower()
-    return name in HOP_BY_HOP or name.replace(b"_", b"-") == CLIENT_HEADER
 
 
 def parse_head(raw: bytes) -> Head:
@@ -174,12 +163,16 @@ def parse_head(raw: bytes) -> Head:
         raise Refused(400, "a line of the request's head ends in a bare CR or LF, not CRLF")
     lengths, chunked, expects, authorization, unknown = set(), False, False, b"", False
     referrer = agent = b""
+    kept = []
     keep_alive = lines[0].rstrip().endswith(b" HTTP/1.1")
     for line in lines[1:]:
         name, colon, value = line.partition(b":")
         if not (colon and _FIELD_NAME.fullmatch(name)):
             raise Refused(400, MALFORMED_HEADER)
         name, value = name.lower(), value.strip()
+        # gunicorn and WSGI read `_` in a name as `-`: such a name poses as the client's address too
+        if name not in HOP_BY_HOP and name.replace(b"_", b"-") != CLIENT_HEADER:
+            kept.append(line)
         if name == b"content-length":
             lengths.add(value)
         elif name == b"transfer-encoding":
@@ -205,7 +198,9 @@ def parse_head(raw: bytes) -> Head:
         if not (text.isdigit() and len(text) <= 18):
             raise Refused(400, "Content-Length must be a number of bytes")
         length = int(text)
-    return Head(lines, length, chunked, expects, keep_alive, authorization, unknown, referrer, agent)
+    return Head(
+        lines, length, chunked, expects, keep_alive, authorization, not unknown, referrer, agent, kept
+    )
 
 
 def _tokens(value: bytes) -> set[bytes]:
@@ -262,6 +257,8 @@ class ResponseHead:
     lines: list[bytes]  # the status line, then each header line (without CRLF)
     length: int | None
     chunked: bool
+    #: gunicorn ends the connection after this response (`Connection: close`, or HTTP/1.0)
+    closes: bool = False
 
     def framed(self, method: bytes) -> bool:
         """Whether the response's end shows without its connection closing."""
@@ -269,16 +266,6 @@ class ResponseHead:
 
     def bodiless(self, method: bytes) -> bool:
         return method == b"HEAD" or self.status < 200 or self.status in (204, 304)
-
-    @property
-    def closes(self) -> bool:
-        """Whether gunicorn ends the connection after this response (`Connection: close`, or HTTP/1.0)."""
-        if not self.lines[0].startswith(b"HTTP/1.1 "):
-            return True
-        return any(
-            name.strip().lower() == b"connection" and b"close" in _tokens(value)
-            for name, _, value in (line.partition(b":") for line in self.lines[1:])
-        )
 
     def to_client(self, keep_alive: bool) -> bytes:
         """The head as the client gets it: gunicorn's `Connection` (close: the front asked for it) replaced
@@ -296,7 +283,7 @@ def parse_response_head(raw: bytes) -> ResponseHead:
     parts = lines[0].split(b" ", 2)
     if len(parts) < 2 or not parts[1].isdigit():
         raise ValueError("not an HTTP status line")
-    length, chunked = None, False
+    length, chunked, closes = None, False, parts[0] != b"HTTP/1.1"
     for line in lines[1:]:
         name, _, value = line.partition(b":")
         name, value = name.strip().lower(), value.strip()
@@ -304,7 +291,9 @@ def parse_response_head(raw: bytes) -> ResponseHead:
             length = int(value)
         elif name == b"transfer-encoding":
             chunked = chunked or value.lower().endswith(b"chunked")
-    return ResponseHead(int(parts[1]), lines, None if chunked else length, chunked)
+        elif name == b"connection":
+            closes = closes or b"close" in _tokens(value)
+    return ResponseHead(int(parts[1]), lines, None if chunked else length, chunked, closes)
 
 
 def _no_delay(writer: asyncio.StreamWriter) -> None:
@@ -332,8 +321,8 @@ class UpstreamConnection:
 
 class Upstream:
     """Connections to gunicorn's socket, kept open between requests. The most recently used idle one is
-    taken first; one idle for `idle_seconds`, or seen closed by gunicorn, is closed here (checked whenever
-    one is taken or given back, and by a timer while any is idle)."""
+    taken first; one idle for `idle_seconds` (a timer runs while any is idle), or seen closed by gunicorn,
+    is closed here."""
 
     def __init__(self, path: str, idle_seconds: float, idle_max: int) -> None:
         self.path, self.idle_seconds, self.idle_max = path, idle_seconds, idle_max
@@ -341,7 +330,6 @@ class Upstream:
         self.timer: asyncio.TimerHandle | None = None
 
     async def take(self) -> UpstreamConnection:
-        self._close_expired()
         while self.idle:
             connection = self.idle.pop()
             if not (connection.reader.at_eof() or connection.writer.is_closing()):
@@ -359,7 +347,6 @@ class Upstream:
 
     def give_back(self, connection: UpstreamConnection) -> None:
         """For another request: its response was read whole and gunicorn keeps the connection."""
-        self._close_expired()
         if len(self.idle) >= self.idle_max:
             connection.close()
             return
