@@ -26,7 +26,7 @@ import requests
 
 from tests.api.test_admin import TOKEN
 from tests.security.helpers import bearer_token
-from tests.support import free_port, installed_popen, stop_group, wait_until
+from tests.support import ApiServer, free_port, installed_popen, stop_group, wait_until
 
 
 @dataclass
@@ -118,29 +118,21 @@ def test_a_header_line_without_a_colon_is_refused_unquoted(api: Api, make_key) -
 def test_the_access_log_names_each_request_and_its_answer_and_no_key(worker_env, tmp_path, make_key) -> None:
     """Combined format: address, time, request line, status, size, referrer, user agent; the front's own
     refusals (413 here) too; a client's bytes in it escaped."""
-    port, out = free_port(), tmp_path / "access.log"
     env = {**worker_env, "ZOLVE_RATE_LIMIT": "", "ZOLVE_SUBMIT_RATE_LIMIT": "", "ZOLVE_SECRET_KEY": "test"}
     env["ZOLVE_MAX_BODY_BYTES"] = "1000"
-    with open(out, "wb") as stdout:
-        process = installed_popen(
-            ["api", "--port", str(port), "--workers", "1", "--threads", "2"],
-            env,
-            stdout=stdout,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
-    url = f"http://127.0.0.1:{port}"
+    out = tmp_path / "api.log"  # its stdout (the access log) and stderr
+    server = ApiServer(env, out).start()
     try:
-        wait_until(lambda: _answers(url), 60, 0.2, "the API to answer")
         headers = make_key()
         marker = uuid.uuid4().hex
         agent = 'probe "quoted" \xe9'  # sent in latin-1
+        url = server.url
         answer = requests.get(f"{url}/jobs/{marker}", headers={**headers, "User-Agent": agent}, timeout=10)
         assert answer.status_code == 404
         assert requests.post(f"{url}/jobs?{marker}", data=b"x" * 2000, timeout=10).status_code == 413
         wait_until(lambda: out.read_text().count(marker) == 2, 10, 0.1, "the two records")
     finally:
-        stop_group(process)
+        server.stop()
     records = [line for line in out.read_text().splitlines() if marker in line]
     found = re.fullmatch(
         r'127\.0\.0\.1 - - \[[^]]+\] "GET /jobs/(\w+) HTTP/1\.1" 404 (\d+) "-" "(.*)"', records[0]
@@ -151,10 +143,3 @@ def test_the_access_log_names_each_request_and_its_answer_and_no_key(worker_env,
         rf'127\.0\.0\.1 - - \[[^]]+\] "POST /jobs\?{marker} HTTP/1\.1" 413 \d+ "-" "[^"]*"', records[1]
     )
     assert bearer_token(headers) not in out.read_text()
-
-
-def _answers(url: str) -> bool:
-    try:
-        return requests.get(f"{url}/health", timeout=1).status_code == 200
-    except requests.RequestException:
-        return False
