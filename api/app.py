@@ -11,7 +11,7 @@ from flask_smorest import Api
 from api import batches, errors, events, jobs, meta, metrics, openapi, rows
 from api.admin.setup import init_admin
 from api.extension import Zolve, install
-from api.job_cache import JobCache
+from api.job_cache import JobCache, read_jobs
 from api.keycache import new_auth_cache
 from api.limits import init_limits
 from api.security import init_security
@@ -70,7 +70,7 @@ def create_app(settings: Settings | None = None) -> Flask:
             waiting=Slots(settings.max_waiting, settings.max_waiting_per_key),
             exports=Slots(settings.max_exports_per_key * 1000, settings.max_exports_per_key),
             streams=Slots(settings.max_streams, settings.max_streams_per_key),
-            status_cache=JobCache(),
+            status_cache=JobCache(load=read_jobs(db), unfinished_seconds=settings.status_cache_seconds),
             auth_cache=new_auth_cache(),
         ),
     )

@@ -1,25 +1,41 @@
 """Jobs served from memory, per app, so that many clients polling a running job cost a few queries a
 second. The request threads share one cache under a lock; it is bounded by bytes (each job counted by
 its JSON), and a job bigger than MAX_CACHED_JOB_BYTES (a large result) is read from the database every
-time instead of held, so no client can fill an API process's memory by reading large results."""
+time instead of held, so no client can fill an API process's memory by reading large results.
+
+A copy is served until it is its lifetime old (ZOLVE_STATUS_CACHE_SECONDS for an unfinished job), never
+longer. A job polled once its copy is past REFRESH_AT of that lifetime is read again by a thread of the
+cache's own, together with every other job due, in one query: a job polled often is read on a request's
+thread only when it is first seen, and a process polled for many unfinished jobs makes a few queries a
+second for all of them, not one per job. Request threads that miss the same job at once share one read.
+A read that began before this app changed the job (`forget`: a cancel, a retry) is not kept."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import itertools
 import json
+import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable, Hashable
+from collections import Counter
+from collections.abc import Callable, Hashable, Sequence
+from concurrent.futures import Future
 from typing import NamedTuple
 
 from cachetools import TLRUCache
+from sqlalchemy import inspect as sa_inspect
 
-from api.deps import database, settings
+from api.deps import database
 from api.extension import zolve
 from services.context import Caller
 from store import jobs as job_store
+from store.db import Database
 from store.models import Job
+
+log = logging.getLogger(__name__)
 
 #: the jobs held, in bytes of their JSON (params, progress, result, error, plus a fixed allowance)
 STATUS_CACHE_BYTES = 8 << 20
@@ -33,8 +49,22 @@ RENDERED_COPIES = 3
 #: a finished job changes again only when an operator retries it from the dashboard; unfinished ones are
 #: kept for ZOLVE_STATUS_CACHE_SECONDS
 FINAL_CACHE_SECONDS = 60.0
+#: a copy read when polled past this share of its lifetime is read again in the background
+REFRESH_AT = 0.6
+#: the background reader gathers the jobs due for this long before reading them in one query
+REFRESH_GATHER_SECONDS = 0.05
+#: jobs read in one query at most
+REFRESH_BATCH = 500
+#: after a failed background read (the database down), the next waits this long; meanwhile copies expire
+#: and their polls read the database themselves, answering 503 as any request then does
+REFRESH_PAUSE_AFTER_ERROR = 1.0
+#: a thread missing a job that another is reading waits for that read this long, then reads for itself
+SHARED_READ_SECONDS = 2.0
 
 _ENCODER = json.JSONEncoder(default=str)
+
+#: reads these jobs (those that exist) in one query
+Loader = Callable[[Sequence[uuid.UUID]], list[Job]]
 
 
 class Rendered(NamedTuple):
@@ -46,6 +76,8 @@ class Rendered(NamedTuple):
 
 class _Entry(NamedTuple):
     job: Job
+    #: when the read that made this copy began (time.monotonic): the copy is served until read_at + ttl
+    read_at: float
     ttl: float
     size: int
     #: the answers rendered from this very job, by the reader's view (api.jobs: admin or not, and the
@@ -66,34 +98,71 @@ def json_size(job: Job, limit: int = MAX_CACHED_JOB_BYTES) -> int:
 
 class JobCache:
     """cachetools' TLRUCache (a TTL per entry: finished jobs live longer; least recently used out first)
-    measured in bytes, under a lock."""
+    measured in bytes, under a lock; with `load`, copies polled near the end of their lifetime are read
+    again in the background, in batches."""
 
-    def __init__(self, max_bytes: int = STATUS_CACHE_BYTES, max_job_bytes: int = MAX_CACHED_JOB_BYTES):
+    def __init__(
+        self,
+        max_bytes: int = STATUS_CACHE_BYTES,
+        max_job_bytes: int = MAX_CACHED_JOB_BYTES,
+        *,
+        load: Loader | None = None,
+        unfinished_seconds: float = 1.0,
+        background: bool = True,
+    ):
         self.max_job_bytes = max_job_bytes
+        self.unfinished_seconds = unfinished_seconds
         self._cache: TLRUCache[uuid.UUID, _Entry] = TLRUCache(
             max_bytes,
-            ttu=lambda _key, entry, now: now + entry.ttl,
+            ttu=lambda _key, entry, _now: entry.read_at + entry.ttl,
             timer=time.monotonic,
             getsizeof=lambda entry: entry.size,
         )
         self._lock = threading.Lock()
+        self._load = load
+        #: a thread of its own reads the jobs due (False: whoever calls refresh_due, e.g. a test)
+        self._background = background
+        #: jobs due for a background read, oldest first (a dict as an ordered set)
+        self._due: dict[uuid.UUID, None] = {}
+        #: jobs being read in the background, and those among them forgotten meanwhile (their copy, read
+        #: before this app's change, must not be kept)
+        self._reading: Counter[uuid.UUID] = Counter()
+        self._forgotten: set[uuid.UUID] = set()
+        #: the reads on request threads under way, by job: threads missing the same job share one
+        self._flights: dict[uuid.UUID, Future[Job | None]] = {}
+        self._wake = threading.Event()
+        self._refresher: threading.Thread | None = None
 
     def __contains__(self, job_id: object) -> bool:
         with self._lock:
             return job_id in self._cache
 
+    def ttl_of(self, job: Job) -> float:
+        return FINAL_CACHE_SECONDS if job.is_final else self.unfinished_seconds
+
     def get(self, job_id: uuid.UUID) -> Job | None:
         with self._lock:
             entry = self._cache.get(job_id)
-        return None if entry is None else entry.job
+            if entry is None:
+                return None
+            if self._load is not None and time.monotonic() - entry.read_at >= entry.ttl * REFRESH_AT:
+                self._ask_refresh(job_id)
+        return entry.job
 
-    def put(self, job: Job, ttl: float) -> None:
+    def put(self, job: Job, ttl: float | None = None, read_at: float | None = None) -> None:
+        """Keep this copy of the job, read at `read_at` (now by default), for `ttl` (by its state by
+        default)."""
         size = json_size(job, self.max_job_bytes)
+        ttl = self.ttl_of(job) if ttl is None else ttl
+        read_at = time.monotonic() if read_at is None else read_at
         with self._lock:
-            if size > self.max_job_bytes:
-                self._cache.pop(job.id, None)  # an older, smaller copy must not be served either
-            else:
-                self._cache[job.id] = _Entry(job, ttl, size * RENDERED_COPIES, {})
+            self._keep(job, size, ttl, read_at)
+
+    def _keep(self, job: Job, size: int, ttl: float, read_at: float) -> None:
+        if size > self.max_job_bytes:
+            self._cache.pop(job.id, None)  # an older, smaller copy must not be served either
+        else:
+            self._cache[job.id] = _Entry(job, read_at, ttl, size * RENDERED_COPIES, {})
 
     def rendered(self, job: Job, view: Hashable) -> Rendered | None:
         """The answer kept for this job (this very copy of it, not an older or newer one), if any."""
@@ -112,11 +181,148 @@ class JobCache:
     def forget(self, job_id: uuid.UUID) -> None:
         with self._lock:
             self._cache.pop(job_id, None)
+            self._due.pop(job_id, None)
+            if self._reading[job_id]:
+                self._forgotten.add(job_id)
 
     @property
     def held_bytes(self) -> int:
         with self._lock:
             return int(self._cache.currsize)
+
+    def _ask_refresh(self, job_id: uuid.UUID) -> None:
+        """Under the lock: have this job read again in the background (the reader is started by the
+        process that asks, so after any fork)."""
+        if job_id in self._due or job_id in self._reading:
+            return
+        self._due[job_id] = None
+        self._wake.set()
+        if self._background and (self._refresher is None or not self._refresher.is_alive()):
+            self._refresher = threading.Thread(target=self._refresh_forever, name="job-cache", daemon=True)
+            self._refresher.start()
+
+    def _refresh_forever(self) -> None:
+        while True:
+            self._wake.wait()
+            time.sleep(REFRESH_GATHER_SECONDS)
+            try:
+                self.refresh_due()
+            except Exception:  # noqa: BLE001 - the database down: copies expire, polls read it themselves
+                log.warning("reading cached jobs again failed", exc_info=True)
+                time.sleep(REFRESH_PAUSE_AFTER_ERROR)
+
+    def refresh_due(self) -> None:
+        """Read the jobs due (at most REFRESH_BATCH) in one query, and keep each copy unless the job was
+        forgotten, or read again by a request, meanwhile."""
+        with self._lock:
+            batch = list(itertools.islice(self._due, REFRESH_BATCH))
+            for job_id in batch:
+                del self._due[job_id]
+            if not self._due:
+                self._wake.clear()
+            self._reading.update(batch)
+        if not batch or self._load is None:
+            return
+        read_at = time.monotonic()
+        try:
+            found = {job.id: (job, json_size(job, self.max_job_bytes)) for job in self._load(batch)}
+        except BaseException:
+            with self._lock:
+                self._done_reading(batch)
+            raise
+        with self._lock:
+            forgotten = self._done_reading(batch)
+            for job_id in batch:
+                job, size = found.get(job_id, (None, 0))
+                self._keep_read(job_id, job, size, read_at, job_id in forgotten)
+
+    def read(self, job_id: uuid.UUID, read: Callable[[], Job | None], shared: bool = True) -> Job | None:
+        """The job as `read()` gives it (None: no such job), kept. When `shared`, threads missing the same
+        job at once share one read: the others wait for it, up to SHARED_READ_SECONDS, and read for
+        themselves if it fails or takes longer."""
+        if not shared:
+            return self._read_and_keep(job_id, read)
+        with self._lock:
+            flight = self._flights.get(job_id)
+            leading = flight is None
+            if flight is None:
+                flight = self._flights[job_id] = Future()
+        if not leading:
+            with contextlib.suppress(Exception):
+                return flight.result(timeout=SHARED_READ_SECONDS)
+            return self._read_and_keep(job_id, read)
+        try:
+            job = self._read_and_keep(job_id, read)
+        except Exception as exc:
+            flight.set_exception(exc)
+            raise
+        finally:
+            with self._lock:
+                if self._flights.get(job_id) is flight:
+                    del self._flights[job_id]
+        flight.set_result(job)
+        return job
+
+    def _read_and_keep(self, job_id: uuid.UUID, read: Callable[[], Job | None]) -> Job | None:
+        with self._lock:
+            self._reading[job_id] += 1
+        read_at = time.monotonic()
+        try:
+            job = read()
+            size = 0 if job is None else json_size(job, self.max_job_bytes)
+        except BaseException:
+            with self._lock:
+                self._done_reading([job_id])
+            raise
+        with self._lock:
+            forgotten = job_id in self._done_reading([job_id])
+            return self._keep_read(job_id, job, size, read_at, forgotten)
+
+    def _keep_read(
+        self, job_id: uuid.UUID, job: Job | None, size: int, read_at: float, forgotten: bool
+    ) -> Job | None:
+        """Under the lock: keep what a read begun at `read_at` found (None: no such job), unless the job
+        was forgotten meanwhile (a change this app made after the read) or read later by another; the job
+        to serve (the copy held when the row is unchanged, with the answers rendered from it)."""
+        current = self._cache.get(job_id)
+        if forgotten or (current is not None and current.read_at >= read_at):
+            return job
+        if job is None:
+            self._cache.pop(job_id, None)  # deleted (purged)
+        elif current is not None and _same_row(current.job, job):
+            self._cache[job_id] = current._replace(read_at=read_at)
+            return current.job
+        else:
+            self._keep(job, size, self.ttl_of(job), read_at)
+        return job
+
+    def _done_reading(self, job_ids: list[uuid.UUID]) -> set[uuid.UUID]:
+        """Under the lock: these reads are done; those of their jobs forgotten since a read of them began
+        (marks kept until the job's last read under way is done)."""
+        self._reading.subtract(job_ids)
+        forgotten = self._forgotten.intersection(job_ids)
+        for job_id in job_ids:
+            if self._reading[job_id] <= 0:
+                del self._reading[job_id]
+                self._forgotten.discard(job_id)
+        return forgotten
+
+
+_COLUMNS = tuple(column.key for column in sa_inspect(Job).column_attrs)
+
+
+def _same_row(one: Job, other: Job) -> bool:
+    return all(getattr(one, name) == getattr(other, name) for name in _COLUMNS)
+
+
+def read_jobs(db: Database) -> Loader:
+    """The cache's loader for this database."""
+
+    def load(job_ids: Sequence[uuid.UUID]) -> list[Job]:
+        with db.session() as session:
+            return job_store.get_jobs(session, job_ids)
+
+    return load
 
 
 def _cache() -> JobCache:
@@ -128,13 +334,15 @@ def visible_job(job_id: uuid.UUID, caller: Caller, fresh: bool = False) -> Job |
     cache = _cache()
     job = None if fresh else cache.get(job_id)
     if job is None:
-        with database().session() as session:
-            job = job_store.get_job(session, job_id, None)
-        if job is not None:
-            cache.put(job, FINAL_CACHE_SECONDS if job.is_final else settings().status_cache_seconds)
+        job = cache.read(job_id, lambda: _read_job(job_id), shared=not fresh)
     if job is None or caller.owner_filter not in (None, job.owner_id):
         return None
     return job
+
+
+def _read_job(job_id: uuid.UUID) -> Job | None:
+    with database().session() as session:
+        return job_store.get_job(session, job_id, None)
 
 
 def rendered(job: Job, view: Hashable, render: Callable[[], bytes]) -> Rendered:

@@ -16,7 +16,7 @@ next request when the last is answered: they cost the machine far less than thre
 client, waiting for the GIL, also lengthened the latencies measured), so more of its 2 cores go to the
 service, as with clients on other machines.
 
-    .venv/bin/python bench/api_load.py [--clients 50] [--seconds 30] [--api-workers 2]
+    .venv/bin/python bench/api_load.py [--clients 50] [--seconds 30] [--api-workers 2] [--queued 20]
 """
 
 from __future__ import annotations
@@ -136,13 +136,16 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=50)
     parser.add_argument("--seconds", type=float, default=30)
     parser.add_argument("--api-workers", type=int, default=2)
+    parser.add_argument(
+        "--queued", type=int, default=20, help="unfinished jobs polled (each re-read about once a second)"
+    )
     args = parser.parse_args()
     # the limiter stays on (its Redis round trip is part of every request) but far above this load
     os.environ["ZOLVE_RATE_LIMIT"] = os.environ["ZOLVE_SUBMIT_RATE_LIMIT"] = "10000000 per minute"
 
     with Stack(api_workers=args.api_workers) as stack:
         stack.start_worker(concurrency=1)
-        job_ids, waiting_ids = uvloop.run(_seed(stack))
+        job_ids, waiting_ids = uvloop.run(_seed(stack, args.queued))
 
         async def bare_loop(index: int, stopped: Callable[[], bool], recorder: Recorder) -> None:
             client = Client(stack.port, None, recorder)
@@ -228,14 +231,15 @@ def main() -> None:
         print(f"  errors (non-2xx or connection failures) across all phases: {errors}")
 
 
-async def _seed(stack: Stack) -> tuple[list[str], list[str]]:
-    """20 finished jobs, then (the worker stopped) 20 that stay queued: polls of those read the database."""
+async def _seed(stack: Stack, queued: int) -> tuple[list[str], list[str]]:
+    """20 finished jobs, then (the worker stopped) `queued` that stay queued: polls of those read the
+    database."""
     seed = Client(stack.port, stack.key, Recorder())
     job_ids = [await _submitted(seed) for _ in range(20)]
     for job_id in job_ids:
         await seed.call("seed", "GET", f"/jobs/{job_id}?wait=10")
     stack.stop_worker()
-    waiting_ids = [await _submitted(seed) for _ in range(20)]
+    waiting_ids = [await _submitted(seed) for _ in range(queued)]
     seed.close()
     return job_ids, waiting_ids
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 
+import pytest
 from sqlalchemy import update
 
 from api.extension import zolve
@@ -118,3 +120,211 @@ def test_a_cached_answer_is_not_served_under_another_prefix(client, db, auth) ->
     mounted = client.get(f"/jobs/{job_id}", headers=auth, base_url="http://localhost/zolve").get_json()
     assert plain["links"]["self"] == f"/jobs/{job_id}"
     assert mounted["links"]["self"] == f"/zolve/jobs/{job_id}"
+
+
+def _queued_jobs(db, count: int) -> list[uuid.UUID]:
+    """Unfinished jobs in a database no worker looks at (nothing but the test changes them)."""
+    with db.session() as session:
+        owner = keys.create_key(session, name="cache").id
+        jobs = [
+            job_store.create_job(session, owner_id=owner, kind="dice", params={"dice": n}, time_limit=60)[0]
+            for n in range(count)
+        ]
+        return [job.id for job in jobs]
+
+
+def _set_progress(db, job_ids: list[uuid.UUID], progress: dict) -> None:
+    with db.session() as session:
+        session.execute(update(Job).where(Job.id.in_(job_ids)).values(progress=progress))
+
+
+def test_jobs_polled_often_are_read_again_in_the_background_many_in_one_query(isolated_db) -> None:
+    from api.job_cache import JobCache, read_jobs
+
+    ids = _queued_jobs(isolated_db, 30)
+    load = read_jobs(isolated_db)
+    batches: list[int] = []
+
+    def counted(job_ids):
+        batches.append(len(job_ids))
+        return load(job_ids)
+
+    cache = JobCache(load=counted, unfinished_seconds=3.0)
+    for job in load(ids):
+        cache.put(job)
+    _set_progress(isolated_db, ids, {"step": 2})
+    deadline, misses = time.monotonic() + 15, 0
+    while time.monotonic() < deadline:
+        polled = [cache.get(job_id) for job_id in ids]
+        misses += polled.count(None)
+        if all(job is not None and job.progress == {"step": 2} for job in polled):
+            break
+        time.sleep(0.01)
+    else:
+        raise AssertionError(f"the polled copies were not read again within 15 s (batches {batches})")
+    assert misses == 0, "a job polled often is always served from memory: never read on the poll's thread"
+    assert sum(batches) >= 30 and len(batches) <= 5, f"many jobs per query, not one each: {batches}"
+
+
+def test_a_copy_is_never_served_past_its_lifetime_even_while_due_for_reading(isolated_db) -> None:
+    from api.job_cache import JobCache, read_jobs
+
+    [job_id] = _queued_jobs(isolated_db, 1)
+    cache = JobCache(load=read_jobs(isolated_db), unfinished_seconds=0.3, background=False)
+    [job] = read_jobs(isolated_db)([job_id])
+    cache.put(job, read_at=time.monotonic() - 0.25)
+    assert cache.get(job_id) is job, "due for reading again, and still within its lifetime"
+    _wait_until(lambda: cache.get(job_id) is None, "the copy past its lifetime is gone, read again or not")
+
+
+def test_a_background_read_keeps_neither_a_forgotten_copy_nor_one_older_than_a_requests(isolated_db) -> None:
+    from api.job_cache import JobCache, read_jobs
+
+    forgotten, overtaken, purged, refreshed, unchanged = ids = _queued_jobs(isolated_db, 5)
+    load = read_jobs(isolated_db)
+    old = {job.id: job for job in load(ids)}
+    cache = JobCache(load=None, unfinished_seconds=10.0, background=False)
+    long_ago = time.monotonic() - 7  # past 60% of its 10 s: due for reading again when polled
+    for job in old.values():
+        cache.put(job, read_at=long_ago)
+    _set_progress(isolated_db, ids[:-1], {"step": 2})
+    newer = load([overtaken])[0]
+
+    def racing(job_ids):
+        jobs = [job for job in load(job_ids) if job.id != purged]  # purged meanwhile
+        cache.forget(forgotten)  # a cancel by this app, committed after the read
+        cache.put(newer)  # a request's own read, after the background one began
+        return jobs
+
+    cache._load = racing
+    assert all(cache.get(job_id) is old[job_id] for job_id in ids)
+    cache.refresh_due()
+    assert forgotten not in cache, "the copy read before this app's change is not kept"
+    assert cache.get(overtaken) is newer, "a request's newer read is not replaced by the older one"
+    assert purged not in cache, "a job gone from the database is gone from the cache"
+    assert cache.get(refreshed).progress == {"step": 2}
+    assert cache.get(unchanged) is old[unchanged], "an unchanged job keeps its copy, and the answers rendered"
+    read_again: list[uuid.UUID] = []
+    cache._load = lambda job_ids: read_again.extend(job_ids) or load(job_ids)
+    cache.get(unchanged), cache.get(refreshed)
+    cache.refresh_due()
+    assert read_again == [], "both copies are new again: not due for another read"
+
+
+def test_a_failed_background_read_leaves_the_jobs_to_be_read_again(isolated_db) -> None:
+    from api.job_cache import JobCache, read_jobs
+
+    [job_id] = _queued_jobs(isolated_db, 1)
+    load = read_jobs(isolated_db)
+    failures = [ConnectionError("database restarting")]
+
+    def flaky(job_ids):
+        if failures:
+            raise failures.pop()
+        return load(job_ids)
+
+    cache = JobCache(load=flaky, unfinished_seconds=10.0, background=False)
+    cache.put(load([job_id])[0], read_at=time.monotonic() - 7)
+    _set_progress(isolated_db, [job_id], {"step": 2})
+    cache.get(job_id)
+    with pytest.raises(ConnectionError):
+        cache.refresh_due()
+    assert cache.get(job_id).progress is None, "the copy stays served within its lifetime"
+    cache.refresh_due()
+    assert cache.get(job_id).progress == {"step": 2}, "asked again by the next poll, and read"
+
+
+def _wait_until(condition, what: str, seconds: float = 10.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.02)
+
+
+def _race(cache, job_id: uuid.UUID, read, followers: int) -> list:
+    """A thread misses the job and reads it with `read`; `followers` more miss it while that read is under
+    way (read waits for them: `started` is its event); each thread's job, or its exception."""
+    import threading
+
+    outcomes: list = []
+    started = threading.Semaphore(0)
+
+    def poll(after: threading.Semaphore | None) -> None:
+        if after is not None:
+            after.release()
+        try:
+            outcomes.append(cache.get(job_id) or cache.read(job_id, read))
+        except Exception as exc:  # noqa: BLE001 - the caller asserts on it
+            outcomes.append(exc)
+
+    read.started = started
+    threads = [threading.Thread(target=poll, args=(None,))]
+    threads[0].start()
+    read.entered.wait(10)
+    threads += [threading.Thread(target=poll, args=(started,)) for _ in range(followers)]
+    for thread in threads[1:]:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    return outcomes
+
+
+class _SlowRead:
+    """Reads the job once every follower has started; the first read may fail."""
+
+    def __init__(self, db, job_id: uuid.UUID, followers: int, fail_first: bool = False) -> None:
+        import threading
+
+        from api.job_cache import read_jobs
+
+        self.load, self.job_id, self.followers, self.fail_first = read_jobs(db), job_id, followers, fail_first
+        self.entered, self.calls, self.started = threading.Event(), 0, None
+
+    def __call__(self):
+        self.calls += 1
+        if self.calls == 1:
+            self.entered.set()
+            for _ in range(self.followers):
+                assert self.started.acquire(timeout=10)
+            time.sleep(0.05)  # the followers, started, reach the cache
+            if self.fail_first:
+                raise ConnectionError("database restarting")
+        return self.load([self.job_id])[0]
+
+
+def test_threads_missing_the_same_job_at_once_share_one_read(isolated_db) -> None:
+    from api.job_cache import JobCache
+
+    [job_id] = _queued_jobs(isolated_db, 1)
+    cache = JobCache(unfinished_seconds=10.0)
+    read = _SlowRead(isolated_db, job_id, followers=7)
+    outcomes = _race(cache, job_id, read, followers=7)
+    assert len(outcomes) == 8 and all(getattr(job, "id", None) == job_id for job in outcomes), outcomes
+    assert read.calls == 1, "one read for the eight threads that missed the job"
+
+
+def test_when_a_shared_read_fails_the_threads_waiting_for_it_read_for_themselves(isolated_db) -> None:
+    from api.job_cache import JobCache
+
+    [job_id] = _queued_jobs(isolated_db, 1)
+    cache = JobCache(unfinished_seconds=10.0)
+    read = _SlowRead(isolated_db, job_id, followers=3, fail_first=True)
+    outcomes = _race(cache, job_id, read, followers=3)
+    assert sum(isinstance(outcome, ConnectionError) for outcome in outcomes) == 1, "only the failed read's"
+    assert sum(getattr(job, "id", None) == job_id for job in outcomes) == 3, outcomes
+    assert read.calls >= 2, "the waiting threads read for themselves"
+
+
+def test_a_job_forgotten_while_a_request_reads_it_is_not_kept(isolated_db) -> None:
+    from api.job_cache import JobCache, read_jobs
+
+    [job_id] = _queued_jobs(isolated_db, 1)
+    cache = JobCache(unfinished_seconds=10.0)
+
+    def read_then_cancelled():
+        job = read_jobs(isolated_db)([job_id])[0]
+        cache.forget(job_id)  # a cancel by this app, committed after the read
+        return job
+
+    assert cache.read(job_id, read_then_cancelled).id == job_id
+    assert job_id not in cache, "the copy read before the change is not served to the next poll"
