@@ -10,6 +10,7 @@ slow-client tests
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import socket
 import threading
@@ -19,8 +20,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.support import ApiServer
+from tests.support import ApiServer, wait_until
 from zolve import front
+from zolve.access_log import AccessLog
 
 OK = b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\nok"
 CHUNKS = b"3\r\nabc\r\n2;x=y\r\nde\r\n0\r\n\r\n"
@@ -45,6 +47,8 @@ class Upstream:
         self.answers_per_connection = answers_per_connection
         self.requests: list[bytes] = []
         self.connections = self.closed_by_front = 0
+        #: the front's access log (set by the `served` fixture)
+        self.access_log: Path | None = None
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
@@ -86,6 +90,7 @@ def served(tmp_path: Path) -> Iterator[Callable[[Callable[[bytes], bytes]], tupl
     thread = threading.Thread(target=loop.run_forever, daemon=True)
     thread.start()
     servers = []
+    logs: list[AccessLog] = []
 
     def start(
         respond: Callable[[bytes], bytes],
@@ -107,11 +112,15 @@ def served(tmp_path: Path) -> Iterator[Callable[[Callable[[bytes], bytes]], tupl
             **options,
         )
 
+        upstream.access_log = tmp_path / "access.log"
+        log = AccessLog(fd=os.open(upstream.access_log, os.O_WRONLY | os.O_CREAT | os.O_APPEND))
+        logs.append(log)
+
         async def begin() -> None:
             servers.append(await asyncio.start_unix_server(upstream.handle, path=str(upstream.path)))
             servers.append(
                 await asyncio.start_server(
-                    front.Front(config).handle, sock=listener, limit=front.MAX_HEAD_BYTES
+                    front.Front(config, log).handle, sock=listener, limit=front.MAX_HEAD_BYTES
                 )
             )
 
@@ -129,6 +138,8 @@ def served(tmp_path: Path) -> Iterator[Callable[[Callable[[bytes], bytes]], tupl
         await asyncio.gather(*tasks, return_exceptions=True)
 
     asyncio.run_coroutine_threadsafe(end(), loop).result(5)
+    for log in logs:
+        loop.call_soon_threadsafe(log.close)
     loop.call_soon_threadsafe(loop.stop)
     thread.join(5)
     loop.close()
@@ -360,6 +371,25 @@ def test_chunked_responses_head_and_no_content_keep_the_connection(served) -> No
     assert status == 204 and b"connection" not in headers
     conn.send(get("/chunked"))
     assert conn.response()[::2] == (200, b"abcde"), "still in step after all three"
+
+
+def test_the_access_log_counts_the_bytes_of_a_chunked_or_unframed_body(served) -> None:
+    def respond(request: bytes) -> bytes:
+        if b"GET /chunked " in request:
+            return b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n" + CHUNKS
+        return b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nto the end"
+
+    port, upstream = served(respond)
+    conn = Conn(port)
+    conn.send(get("/chunked"))
+    assert conn.response()[::2] == (200, b"abcde")
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.sendall(get("/unframed"))
+        assert b"".join(iter(lambda: sock.recv(4096), b"")).endswith(b"to the end")
+    logged = lambda: upstream.access_log.read_text().splitlines()  # noqa: E731
+    wait_until(lambda: len(logged()) == 2, 5, 0.05, "both records")
+    sizes = {line.split('"')[1].split()[1]: line.split('"')[2].split()[1] for line in logged()}
+    assert sizes == {"/chunked": str(len(CHUNKS)), "/unframed": str(len(b"to the end"))}, logged()
 
 
 def echo_path(request: bytes) -> bytes:

@@ -520,11 +520,11 @@ class Front:
             if response.bodiless(head.method):
                 whole = True
             elif response.chunked:
-                whole = await self._relay_chunked(connection.reader, writer)
+                whole = await self._relay_chunked(connection.reader, writer, outcome)
             elif response.length is not None:
                 whole = await self._relay_length(connection.reader, writer, response.length)
             else:  # the body ends when gunicorn closes
-                await self._pipe(connection.reader, writer)
+                await self._pipe(connection.reader, writer, outcome)
                 return False
             reusable = whole and head.framed and not response.closes
             return keep_alive and whole
@@ -565,9 +565,14 @@ class Front:
             connection.writer.write_eof()
 
     @staticmethod
-    async def _pipe(up_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _pipe(
+        up_reader: asyncio.StreamReader, writer: asyncio.StreamWriter, outcome: Outcome | None = None
+    ) -> None:
+        """Pass on whatever comes until gunicorn closes (counted in `outcome.size`, the body's bytes)."""
         while chunk := await up_reader.read(_PIPE_CHUNK):
             writer.write(chunk)
+            if outcome is not None:
+                outcome.size = (outcome.size or 0) + len(chunk)
             await writer.drain()
 
     @staticmethod
@@ -581,27 +586,37 @@ class Front:
             left -= len(chunk)
         return True
 
-    async def _relay_chunked(self, up_reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> bool:
-        """A chunked body as gunicorn writes it, each chunk passed on as it comes (event streams)."""
+    async def _relay_chunked(
+        self, up_reader: asyncio.StreamReader, writer: asyncio.StreamWriter, outcome: Outcome
+    ) -> bool:
+        """A chunked body as gunicorn writes it, each chunk passed on as it comes (event streams); the
+        bytes passed on (chunk framing included, as sent) counted in `outcome.size`."""
+        outcome.size = 0
+
+        def send(data: bytes) -> None:
+            writer.write(data)
+            outcome.size += len(data)
+
         try:
             while True:
                 line = await up_reader.readuntil(b"\r\n")
-                writer.write(line)
+                send(line)
                 try:
                     size = chunk_size(line)
                 except ValueError:
                     return False
                 if size == 0:
                     while (trailer := await up_reader.readuntil(b"\r\n")) != b"\r\n":
-                        writer.write(trailer)
-                    writer.write(trailer)
+                        send(trailer)
+                    send(trailer)
                     await writer.drain()
                     return True
                 if not await self._relay_length(up_reader, writer, size + 2):
                     return False
+                outcome.size += size + 2
         except (asyncio.IncompleteReadError, asyncio.LimitOverrunError) as error:
             if isinstance(error, asyncio.IncompleteReadError):
-                writer.write(error.partial)
+                send(error.partial)
             return False
 
 
