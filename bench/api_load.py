@@ -8,8 +8,9 @@ Three phases of `--seconds` each, every client on its own keep-alive connection:
 3. submits: a fifth of the clients, each with a key of its own, submit trivial jobs as fast as they are
    answered (no worker runs: the jobs pile up, held in their client's turn), the rest poll finished jobs;
 4. mixed: a fifth of the clients submit trivial jobs and poll each to the end, the rest poll statuses.
-Reports requests/s, p50/p99 latency per endpoint, errors, status/bare throughput, and the submits' p99
-against bare /health's p99 of the same run.
+Reports requests/s, p50/p99 latency per endpoint, errors, PostgreSQL transactions/s per phase (any
+process's, from pg_stat_database), status/bare throughput, and the submits' p99 against bare /health's
+p99 of the same run.
 
 The clients are coroutines on one event loop (uvloop), each with its own connection, each sending its
 next request when the last is answered: they cost the machine far less than threads would (a thread per
@@ -33,6 +34,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import uvloop
+from sqlalchemy import text
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -119,7 +121,24 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def report(phase: str, recorder: Recorder, elapsed: float) -> dict[str, float]:
+def transactions(stack: Stack) -> int:
+    """PostgreSQL's count of transactions ended in the stack's database, so far."""
+    with stack.db.session() as session:
+        ended = "SELECT xact_commit + xact_rollback FROM pg_stat_database WHERE datname = current_database()"
+        return session.execute(text(ended)).scalar_one()
+
+
+def run_phase(stack: Stack, count: int, seconds: float, loop: Loop) -> tuple[float, float]:
+    """run_clients, and the PostgreSQL transactions per second it caused (the server's statistics lag
+    by up to half a second: over 20 s a few percent)."""
+    before = transactions(stack)
+    elapsed = run_clients(count, seconds, loop)
+    time.sleep(1)  # the backends report their counts at most every 0.5 s (PGSTAT_MIN_INTERVAL)
+    return elapsed, (transactions(stack) - before) / elapsed
+
+
+def report(phase: str, recorder: Recorder, elapsed: float, per_second: float) -> dict[str, float]:
+    print(f"  {phase:7} PostgreSQL transactions {per_second:8.0f} /s")
     rates = {}
     for name, values in sorted(recorder.latencies.items()):
         rates[name] = len(values) / elapsed
@@ -178,16 +197,16 @@ def main() -> None:
             " the clients on one event loop"
         )
         bare = Recorder()
-        elapsed = run_clients(args.clients, args.seconds, lambda i, s: bare_loop(i, s, bare))
-        bare_rate = report("bare", bare, elapsed)["GET /health"]
+        elapsed, xacts = run_phase(stack, args.clients, args.seconds, lambda i, s: bare_loop(i, s, bare))
+        bare_rate = report("bare", bare, elapsed, xacts)["GET /health"]
         status = Recorder()
-        elapsed = run_clients(args.clients, args.seconds, lambda i, s: status_loop(i, s, status))
-        status_rate = report("status", status, elapsed)["GET /jobs/{id}"]
+        elapsed, xacts = run_phase(stack, args.clients, args.seconds, lambda i, s: status_loop(i, s, status))
+        status_rate = report("status", status, elapsed, xacts)["GET /jobs/{id}"]
         waiting = Recorder()
-        elapsed = run_clients(
-            args.clients, args.seconds, lambda i, s: status_loop(i, s, waiting, waiting_ids)
+        elapsed, xacts = run_phase(
+            stack, args.clients, args.seconds, lambda i, s: status_loop(i, s, waiting, waiting_ids)
         )
-        waiting_rate = report("queued", waiting, elapsed)["GET /jobs/{id}"]
+        waiting_rate = report("queued", waiting, elapsed, xacts)["GET /jobs/{id}"]
         submitters = max(1, args.clients // 5)
         own_keys = [stack.new_key() for _ in range(submitters)]
 
@@ -205,16 +224,16 @@ def main() -> None:
             else:
                 await status_loop(index, stopped, submits)
 
-        elapsed = run_clients(args.clients, args.seconds, submits_loop)
-        submit_rate = report("submits", submits, elapsed)["POST /jobs"]
+        elapsed, xacts = run_phase(stack, args.clients, args.seconds, submits_loop)
+        submit_rate = report("submits", submits, elapsed, xacts)["POST /jobs"]
         stack.start_worker(concurrency=1)
         mixed = Recorder()
 
         async def mixed_loop(index: int, stopped: Callable[[], bool]) -> None:
             await (submit_loop if index < submitters else status_loop)(index, stopped, mixed)
 
-        elapsed = run_clients(args.clients, args.seconds, mixed_loop)
-        report("mixed", mixed, elapsed)
+        elapsed, xacts = run_phase(stack, args.clients, args.seconds, mixed_loop)
+        report("mixed", mixed, elapsed, xacts)
         print(
             f"  status polls / bare endpoint throughput = {status_rate / bare_rate:.2f}x finished jobs,"
             f" {waiting_rate / bare_rate:.2f}x unfinished"

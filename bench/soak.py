@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import heapq
 import os
 import random
 import re
@@ -69,6 +70,8 @@ ENUMERATION = {"kind": "planetx.enumerate", "params": {"mode": "standard"}, "fre
 CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 MAX_GROWTH = 0.20
+#: the slowest answers of each kind printed with their times, to set beside the faults' log lines
+SLOWEST = 12
 #: seconds a client waits between two requests: about 1.7 jobs/s from 20 clients, under half of what the
 #: 2 solver processes finish on a 2-core machine (a soak is a load the service keeps up with: more, and
 #: the queue only grows)
@@ -99,6 +102,8 @@ class Stats:
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.latencies: dict[str, list[float]] = defaultdict(list)
+        #: the slowest answers by name, as (seconds, when it was sent), SLOWEST of each kept
+        self.slowest: dict[str, list[tuple[float, float]]] = defaultdict(list)
         self.requests = self.server_errors = self.too_many = self.failures = 0
         self.errors_seen: Counter[str] = Counter()
 
@@ -109,6 +114,11 @@ class Stats:
                 self.failures += 1
                 return
             self.latencies[name].append(seconds)
+            slowest = self.slowest[name]
+            if len(slowest) < SLOWEST:
+                heapq.heappush(slowest, (seconds, time.time() - seconds))
+            elif seconds > slowest[0][0]:
+                heapq.heapreplace(slowest, (seconds, time.time() - seconds))
             if status >= 500:
                 self.server_errors += 1
                 self.errors_seen[f"{name} {status}"] += 1
@@ -694,6 +704,13 @@ class Soak:
             print(f"| {name} | {value} |")
         for note in self.notes:
             print(f"note: {note}")
+        for name in ("submit", "poll"):
+            slow = sorted(self.stats.slowest[name], reverse=True)
+            when = ", ".join(
+                f"{seconds * 1000:.0f} ms at {time.strftime('%H:%M:%S', time.localtime(at))}"
+                for seconds, at in slow
+            )
+            print(f"slowest {name}s (to set beside the faults' times above): {when}")
         if self.stats.errors_seen:
             print(f"5xx seen: {dict(self.stats.errors_seen)}")
         if lost:
