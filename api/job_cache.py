@@ -20,6 +20,7 @@ import logging
 import threading
 import time
 import uuid
+import weakref
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
 from concurrent.futures import Future
@@ -58,6 +59,8 @@ REFRESH_BATCH = 500
 #: after a failed background read (the database down), the next waits this long; meanwhile copies expire
 #: and their polls read the database themselves, answering 503 as any request then does
 REFRESH_PAUSE_AFTER_ERROR = 1.0
+#: how often an idle background reader checks that its cache is still in use
+REFRESHER_CHECK_SECONDS = 30.0
 #: a thread missing a job that another is reading waits for that read this long, then reads for itself
 SHARED_READ_SECONDS = 2.0
 
@@ -145,8 +148,10 @@ class JobCache:
             entry = self._cache.get(job_id)
             if entry is None:
                 return None
-            if self._load is not None and time.monotonic() - entry.read_at >= entry.ttl * REFRESH_AT:
-                self._ask_refresh(job_id)
+            due = self._load is not None and time.monotonic() - entry.read_at >= entry.ttl * REFRESH_AT
+            start = due and self._ask_refresh(job_id)
+        if start:
+            self._start_refresher()
         return entry.job
 
     def put(self, job: Job, ttl: float | None = None, read_at: float | None = None) -> None:
@@ -182,6 +187,7 @@ class JobCache:
         with self._lock:
             self._cache.pop(job_id, None)
             self._due.pop(job_id, None)
+            self._flights.pop(job_id, None)  # a read begun before: threads missing the job from now read anew
             if self._reading[job_id]:
                 self._forgotten.add(job_id)
 
@@ -190,38 +196,38 @@ class JobCache:
         with self._lock:
             return int(self._cache.currsize)
 
-    def _ask_refresh(self, job_id: uuid.UUID) -> None:
-        """Under the lock: have this job read again in the background (the reader is started by the
-        process that asks, so after any fork)."""
+    def _ask_refresh(self, job_id: uuid.UUID) -> bool:
+        """Under the lock: have this job read again in the background; True when the reader must be
+        started (by the process that asks, so after any fork; see _start_refresher)."""
         if job_id in self._due or job_id in self._reading:
-            return
+            return False
         self._due[job_id] = None
         self._wake.set()
-        if self._background and (self._refresher is None or not self._refresher.is_alive()):
-            self._refresher = threading.Thread(target=self._refresh_forever, name="job-cache", daemon=True)
-            self._refresher.start()
+        return self._background and (self._refresher is None or not self._refresher.is_alive())
 
-    def _refresh_forever(self) -> None:
-        while True:
-            self._wake.wait()
-            time.sleep(REFRESH_GATHER_SECONDS)
-            try:
-                self.refresh_due()
-            except Exception:  # noqa: BLE001 - the database down: copies expire, polls read it themselves
-                log.warning("reading cached jobs again failed", exc_info=True)
-                time.sleep(REFRESH_PAUSE_AFTER_ERROR)
+    def _start_refresher(self) -> None:
+        with self._lock:
+            if self._refresher is not None and self._refresher.is_alive():
+                return
+            # it holds the cache weakly: a cache dropped (an app of a test) ends its thread
+            self._refresher = threading.Thread(
+                target=_refresh_forever, args=(weakref.ref(self), self._wake), name="job-cache", daemon=True
+            )
+        self._refresher.start()
 
     def refresh_due(self) -> None:
         """Read the jobs due (at most REFRESH_BATCH) in one query, and keep each copy unless the job was
         forgotten, or read again by a request, meanwhile."""
         with self._lock:
+            if self._load is None:
+                return
             batch = list(itertools.islice(self._due, REFRESH_BATCH))
             for job_id in batch:
                 del self._due[job_id]
             if not self._due:
                 self._wake.clear()
             self._reading.update(batch)
-        if not batch or self._load is None:
+        if not batch:
             return
         read_at = time.monotonic()
         try:
@@ -243,6 +249,9 @@ class JobCache:
         if not shared:
             return self._read_and_keep(job_id, read)
         with self._lock:
+            entry = self._cache.get(job_id)
+            if entry is not None:  # kept by a read that ended since this thread missed it
+                return entry.job
             flight = self._flights.get(job_id)
             leading = flight is None
             if flight is None:
@@ -256,12 +265,15 @@ class JobCache:
         except Exception as exc:
             flight.set_exception(exc)
             raise
+        else:
+            flight.set_result(job)
+            return job
         finally:
             with self._lock:
                 if self._flights.get(job_id) is flight:
                     del self._flights[job_id]
-        flight.set_result(job)
-        return job
+            if not flight.done():  # interrupted (not an Exception): those waiting read for themselves
+                flight.set_exception(RuntimeError("the shared read was interrupted"))
 
     def _read_and_keep(self, job_id: uuid.UUID, read: Callable[[], Job | None]) -> Job | None:
         with self._lock:
@@ -306,6 +318,23 @@ class JobCache:
                 del self._reading[job_id]
                 self._forgotten.discard(job_id)
         return forgotten
+
+
+def _refresh_forever(cache_ref: weakref.ref[JobCache], wake: threading.Event) -> None:
+    """The cache's reader: reads the jobs due whenever some are, until the cache is gone."""
+    while True:
+        woken = wake.wait(timeout=REFRESHER_CHECK_SECONDS)
+        cache = cache_ref()
+        if cache is None:
+            return
+        if woken:
+            time.sleep(REFRESH_GATHER_SECONDS)
+            try:
+                cache.refresh_due()
+            except Exception:  # noqa: BLE001 - the database down: copies expire, polls read it themselves
+                log.warning("reading cached jobs again failed", exc_info=True)
+                time.sleep(REFRESH_PAUSE_AFTER_ERROR)
+        del cache
 
 
 _COLUMNS = tuple(column.key for column in sa_inspect(Job).column_attrs)

@@ -508,7 +508,7 @@ class Front:
             except (asyncio.LimitOverrunError, ValueError):
                 # not a response this front can frame: pass on whatever comes, and close
                 outcome.status = 502
-                await self._pipe(connection.reader, writer)
+                await self._pipe(connection.reader, writer, outcome)
                 return False
             place.give_back()  # computed: what is left is passing the body on
             keep_alive = (
@@ -522,7 +522,9 @@ class Front:
             elif response.chunked:
                 whole = await self._relay_chunked(connection.reader, writer, outcome)
             elif response.length is not None:
-                whole = await self._relay_length(connection.reader, writer, response.length)
+                whole = (
+                    await self._relay_length(connection.reader, writer, response.length) == response.length
+                )
             else:  # the body ends when gunicorn closes
                 await self._pipe(connection.reader, writer, outcome)
                 return False
@@ -569,6 +571,8 @@ class Front:
         up_reader: asyncio.StreamReader, writer: asyncio.StreamWriter, outcome: Outcome | None = None
     ) -> None:
         """Pass on whatever comes until gunicorn closes (counted in `outcome.size`, the body's bytes)."""
+        if outcome is not None:
+            outcome.size = 0
         while chunk := await up_reader.read(_PIPE_CHUNK):
             writer.write(chunk)
             if outcome is not None:
@@ -576,15 +580,20 @@ class Front:
             await writer.drain()
 
     @staticmethod
-    async def _relay_length(up_reader: asyncio.StreamReader, writer: asyncio.StreamWriter, left: int) -> bool:
-        while left > 0:
-            chunk = await up_reader.read(min(left, _PIPE_CHUNK))
+    async def _relay_length(
+        up_reader: asyncio.StreamReader, writer: asyncio.StreamWriter, length: int
+    ) -> int:
+        """Pass on `length` bytes; the bytes passed on, fewer when gunicorn closed before (the client
+        cannot tell a body cut short, so its connection ends after it)."""
+        sent = 0
+        while sent < length:
+            chunk = await up_reader.read(min(length - sent, _PIPE_CHUNK))
             if not chunk:
-                return False  # cut short: the client cannot tell, so its connection ends here
+                break
             writer.write(chunk)
+            sent += len(chunk)
             await writer.drain()
-            left -= len(chunk)
-        return True
+        return sent
 
     async def _relay_chunked(
         self, up_reader: asyncio.StreamReader, writer: asyncio.StreamWriter, outcome: Outcome
@@ -611,9 +620,10 @@ class Front:
                     send(trailer)
                     await writer.drain()
                     return True
-                if not await self._relay_length(up_reader, writer, size + 2):
+                sent = await self._relay_length(up_reader, writer, size + 2)
+                outcome.size += sent
+                if sent < size + 2:
                     return False
-                outcome.size += size + 2
         except (asyncio.IncompleteReadError, asyncio.LimitOverrunError) as error:
             if isinstance(error, asyncio.IncompleteReadError):
                 send(error.partial)

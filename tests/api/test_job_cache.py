@@ -170,9 +170,9 @@ def test_a_copy_is_never_served_past_its_lifetime_even_while_due_for_reading(iso
     from api.job_cache import JobCache, read_jobs
 
     [job_id] = _queued_jobs(isolated_db, 1)
-    cache = JobCache(load=read_jobs(isolated_db), unfinished_seconds=0.3, background=False)
+    cache = JobCache(load=read_jobs(isolated_db), unfinished_seconds=3.0, background=False)
     [job] = read_jobs(isolated_db)([job_id])
-    cache.put(job, read_at=time.monotonic() - 0.25)
+    cache.put(job, read_at=time.monotonic() - 2.0)
     assert cache.get(job_id) is job, "due for reading again, and still within its lifetime"
     _wait_until(lambda: cache.get(job_id) is None, "the copy past its lifetime is gone, read again or not")
 
@@ -241,78 +241,127 @@ def _wait_until(condition, what: str, seconds: float = 10.0) -> None:
         time.sleep(0.02)
 
 
-def _race(cache, job_id: uuid.UUID, read, followers: int) -> list:
-    """A thread misses the job and reads it with `read`; `followers` more miss it while that read is under
-    way (read waits for them: `started` is its event); each thread's job, or its exception."""
-    import threading
+class _Entered:
+    """Counts the threads that reached JobCache.read (a semaphore released by each)."""
 
-    outcomes: list = []
-    started = threading.Semaphore(0)
+    def __init__(self) -> None:
+        import threading
 
-    def poll(after: threading.Semaphore | None) -> None:
-        if after is not None:
-            after.release()
-        try:
-            outcomes.append(cache.get(job_id) or cache.read(job_id, read))
-        except Exception as exc:  # noqa: BLE001 - the caller asserts on it
-            outcomes.append(exc)
+        self.count = threading.Semaphore(0)
 
-    read.started = started
-    threads = [threading.Thread(target=poll, args=(None,))]
-    threads[0].start()
-    read.entered.wait(10)
-    threads += [threading.Thread(target=poll, args=(started,)) for _ in range(followers)]
-    for thread in threads[1:]:
-        thread.start()
-    for thread in threads:
-        thread.join(30)
-    return outcomes
+
+def _watched_cache(entered: _Entered, **options):
+    from api.job_cache import JobCache
+
+    class Watched(JobCache):
+        def read(self, *args, **kwargs):
+            entered.count.release()
+            return super().read(*args, **kwargs)
+
+    return Watched(**options)
 
 
 class _SlowRead:
-    """Reads the job once every follower has started; the first read may fail."""
+    """Reads the job; the first read waits until `threads` threads have reached the cache's read (itself
+    among them), and may fail."""
 
-    def __init__(self, db, job_id: uuid.UUID, followers: int, fail_first: bool = False) -> None:
-        import threading
-
+    def __init__(self, db, job_id: uuid.UUID, entered: _Entered, threads: int, fail_first: bool = False):
         from api.job_cache import read_jobs
 
-        self.load, self.job_id, self.followers, self.fail_first = read_jobs(db), job_id, followers, fail_first
-        self.entered, self.calls, self.started = threading.Event(), 0, None
+        self.load, self.job_id, self.entered, self.threads = read_jobs(db), job_id, entered, threads
+        self.fail_first, self.calls = fail_first, 0
 
     def __call__(self):
         self.calls += 1
         if self.calls == 1:
-            self.entered.set()
-            for _ in range(self.followers):
-                assert self.started.acquire(timeout=10)
-            time.sleep(0.05)  # the followers, started, reach the cache
+            for _ in range(self.threads):
+                assert self.entered.count.acquire(timeout=10), "every thread reached the cache"
             if self.fail_first:
                 raise ConnectionError("database restarting")
         return self.load([self.job_id])[0]
 
 
-def test_threads_missing_the_same_job_at_once_share_one_read(isolated_db) -> None:
-    from api.job_cache import JobCache
+def _race(cache, job_id: uuid.UUID, read, threads: int) -> list:
+    """`threads` threads poll the job at once (the first read waits until every one missed it); each
+    thread's job, or its exception."""
+    import threading
 
+    outcomes: list = []
+
+    def poll() -> None:
+        try:
+            outcomes.append(cache.get(job_id) or cache.read(job_id, read))
+        except Exception as exc:  # noqa: BLE001 - the caller asserts on it
+            outcomes.append(exc)
+
+    pollers = [threading.Thread(target=poll) for _ in range(threads)]
+    for thread in pollers:
+        thread.start()
+    for thread in pollers:
+        thread.join(30)
+    return outcomes
+
+
+def test_threads_missing_the_same_job_at_once_share_one_read(isolated_db) -> None:
     [job_id] = _queued_jobs(isolated_db, 1)
-    cache = JobCache(unfinished_seconds=10.0)
-    read = _SlowRead(isolated_db, job_id, followers=7)
-    outcomes = _race(cache, job_id, read, followers=7)
+    entered = _Entered()
+    cache = _watched_cache(entered, unfinished_seconds=10.0)
+    read = _SlowRead(isolated_db, job_id, entered, threads=8)
+    outcomes = _race(cache, job_id, read, threads=8)
     assert len(outcomes) == 8 and all(getattr(job, "id", None) == job_id for job in outcomes), outcomes
     assert read.calls == 1, "one read for the eight threads that missed the job"
 
 
 def test_when_a_shared_read_fails_the_threads_waiting_for_it_read_for_themselves(isolated_db) -> None:
-    from api.job_cache import JobCache
-
     [job_id] = _queued_jobs(isolated_db, 1)
-    cache = JobCache(unfinished_seconds=10.0)
-    read = _SlowRead(isolated_db, job_id, followers=3, fail_first=True)
-    outcomes = _race(cache, job_id, read, followers=3)
+    entered = _Entered()
+    cache = _watched_cache(entered, unfinished_seconds=10.0)
+    read = _SlowRead(isolated_db, job_id, entered, threads=4, fail_first=True)
+    outcomes = _race(cache, job_id, read, threads=4)
     assert sum(isinstance(outcome, ConnectionError) for outcome in outcomes) == 1, "only the failed read's"
     assert sum(getattr(job, "id", None) == job_id for job in outcomes) == 3, outcomes
     assert read.calls >= 2, "the waiting threads read for themselves"
+
+
+def test_a_poll_after_a_forget_does_not_join_a_read_begun_before_it(isolated_db) -> None:
+    import threading
+
+    from api.job_cache import JobCache, read_jobs
+
+    [job_id] = _queued_jobs(isolated_db, 1)
+    load = read_jobs(isolated_db)
+    cache = JobCache(unfinished_seconds=10.0)
+    old_read, release, new_read = threading.Event(), threading.Event(), threading.Event()
+    answers: dict[str, Job] = {}
+
+    def slow_old_read():
+        job = load([job_id])[0]
+        old_read.set()
+        assert release.wait(10)
+        return job
+
+    def new_read_after_the_change():
+        new_read.set()
+        return load([job_id])[0]
+
+    def poll(name: str, read) -> None:
+        answers[name] = cache.read(job_id, read)
+
+    first = threading.Thread(target=poll, args=("before", slow_old_read))
+    first.start()
+    assert old_read.wait(10)
+    _set_progress(isolated_db, [job_id], {"step": 2})  # e.g. a cancel by this app
+    cache.forget(job_id)
+    second = threading.Thread(target=poll, args=("after", new_read_after_the_change))
+    second.start()
+    new_read.wait(1)  # a poll that joined the read begun before waits for it instead (2 s)
+    release.set()
+    for thread in (first, second):
+        thread.join(10)
+    assert answers["before"].progress is None
+    assert answers["after"].progress == {"step": 2}, "the poll after the change reads it, not the old read"
+    held = cache.get(job_id)
+    assert held is None or held.progress == {"step": 2}, "the copy read before the change is not kept"
 
 
 def test_a_job_forgotten_while_a_request_reads_it_is_not_kept(isolated_db) -> None:
