@@ -149,8 +149,8 @@ class JobCache:
             if entry is None:
                 return None
             due = self._load is not None and time.monotonic() - entry.read_at >= entry.ttl * REFRESH_AT
-            start = due and self._ask_refresh(job_id)
-        if start:
+            newly_due = due and self._ask_refresh(job_id)
+        if newly_due and self._background:
             self._start_refresher()
         return entry.job
 
@@ -197,15 +197,16 @@ class JobCache:
             return int(self._cache.currsize)
 
     def _ask_refresh(self, job_id: uuid.UUID) -> bool:
-        """Under the lock: have this job read again in the background; True when the reader must be
-        started (by the process that asks, so after any fork; see _start_refresher)."""
+        """Under the lock: have this job read again in the background; True when it was not due yet."""
         if job_id in self._due or job_id in self._reading:
             return False
         self._due[job_id] = None
         self._wake.set()
-        return self._background and (self._refresher is None or not self._refresher.is_alive())
+        return True
 
     def _start_refresher(self) -> None:
+        """Start the background reader unless it runs (started by the process that asks, so after any
+        fork)."""
         with self._lock:
             if self._refresher is not None and self._refresher.is_alive():
                 return
@@ -218,36 +219,24 @@ class JobCache:
     def refresh_due(self) -> None:
         """Read the jobs due (at most REFRESH_BATCH) in one query, and keep each copy unless the job was
         forgotten, or read again by a request, meanwhile."""
+        load = self._load
+        if load is None:
+            return
         with self._lock:
-            if self._load is None:
-                return
             batch = list(itertools.islice(self._due, REFRESH_BATCH))
             for job_id in batch:
                 del self._due[job_id]
             if not self._due:
                 self._wake.clear()
-            self._reading.update(batch)
-        if not batch:
-            return
-        read_at = time.monotonic()
-        try:
-            found = {job.id: (job, json_size(job, self.max_job_bytes)) for job in self._load(batch)}
-        except BaseException:
-            with self._lock:
-                self._done_reading(batch)
-            raise
-        with self._lock:
-            forgotten = self._done_reading(batch)
-            for job_id in batch:
-                job, size = found.get(job_id, (None, 0))
-                self._keep_read(job_id, job, size, read_at, job_id in forgotten)
+        if batch:
+            self._read_and_keep(batch, lambda: load(batch))
 
     def read(self, job_id: uuid.UUID, read: Callable[[], Job | None], shared: bool = True) -> Job | None:
         """The job as `read()` gives it (None: no such job), kept. When `shared`, threads missing the same
         job at once share one read: the others wait for it, up to SHARED_READ_SECONDS, and read for
         themselves if it fails or takes longer."""
         if not shared:
-            return self._read_and_keep(job_id, read)
+            return self._read_one(job_id, read)
         with self._lock:
             entry = self._cache.get(job_id)
             if entry is not None:  # kept by a read that ended since this thread missed it
@@ -259,9 +248,9 @@ class JobCache:
         if not leading:
             with contextlib.suppress(Exception):
                 return flight.result(timeout=SHARED_READ_SECONDS)
-            return self._read_and_keep(job_id, read)
+            return self._read_one(job_id, read)
         try:
-            job = self._read_and_keep(job_id, read)
+            job = self._read_one(job_id, read)
         except Exception as exc:
             flight.set_exception(exc)
             raise
@@ -275,20 +264,29 @@ class JobCache:
             if not flight.done():  # interrupted (not an Exception): those waiting read for themselves
                 flight.set_exception(RuntimeError("the shared read was interrupted"))
 
-    def _read_and_keep(self, job_id: uuid.UUID, read: Callable[[], Job | None]) -> Job | None:
+    def _read_one(self, job_id: uuid.UUID, read: Callable[[], Job | None]) -> Job | None:
+        return self._read_and_keep([job_id], lambda: [job for job in [read()] if job is not None])[job_id]
+
+    def _read_and_keep(
+        self, job_ids: list[uuid.UUID], read: Callable[[], list[Job]]
+    ) -> dict[uuid.UUID, Job | None]:
+        """Read these jobs (`read()` gives those that exist) and keep each copy (see _keep_read); the job to
+        serve for each (None: no such job)."""
         with self._lock:
-            self._reading[job_id] += 1
+            self._reading.update(job_ids)
         read_at = time.monotonic()
         try:
-            job = read()
-            size = 0 if job is None else json_size(job, self.max_job_bytes)
+            found = {job.id: (job, json_size(job, self.max_job_bytes)) for job in read()}
         except BaseException:
             with self._lock:
-                self._done_reading([job_id])
+                self._done_reading(job_ids)
             raise
         with self._lock:
-            forgotten = job_id in self._done_reading([job_id])
-            return self._keep_read(job_id, job, size, read_at, forgotten)
+            forgotten = self._done_reading(job_ids)
+            return {
+                job_id: self._keep_read(job_id, *found.get(job_id, (None, 0)), read_at, job_id in forgotten)
+                for job_id in job_ids
+            }
 
     def _keep_read(
         self, job_id: uuid.UUID, job: Job | None, size: int, read_at: float, forgotten: bool

@@ -114,11 +114,8 @@ class Stats:
                 self.failures += 1
                 return
             self.latencies[name].append(seconds)
-            slowest = self.slowest[name]
-            if len(slowest) < SLOWEST:
-                heapq.heappush(slowest, (seconds, time.time() - seconds))
-            elif seconds > slowest[0][0]:
-                heapq.heapreplace(slowest, (seconds, time.time() - seconds))
+            slowest, answer = self.slowest[name], (seconds, time.time() - seconds)
+            (heapq.heappush if len(slowest) < SLOWEST else heapq.heappushpop)(slowest, answer)
             if status >= 500:
                 self.server_errors += 1
                 self.errors_seen[f"{name} {status}"] += 1

@@ -567,16 +567,13 @@ class Front:
             connection.writer.write_eof()
 
     @staticmethod
-    async def _pipe(
-        up_reader: asyncio.StreamReader, writer: asyncio.StreamWriter, outcome: Outcome | None = None
-    ) -> None:
+    async def _pipe(up_reader: asyncio.StreamReader, writer: asyncio.StreamWriter, outcome: Outcome) -> None:
         """Pass on whatever comes until gunicorn closes (counted in `outcome.size`, the body's bytes)."""
-        if outcome is not None:
-            outcome.size = 0
+        outcome.size = sent = 0
         while chunk := await up_reader.read(_PIPE_CHUNK):
             writer.write(chunk)
-            if outcome is not None:
-                outcome.size = (outcome.size or 0) + len(chunk)
+            sent += len(chunk)
+            outcome.size = sent
             await writer.drain()
 
     @staticmethod
