@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from pathlib import Path
 
 import psutil
@@ -39,6 +40,17 @@ class Up:
         assert self.process.poll() is None, self.err.read_text()[-3000:]
         self.key = self.out.read_text().split("ZOLVE_API_KEY=", 1)[1].split()[0]
         self.headers = {"Authorization": f"Bearer {self.key}"}
+
+    def _submit(self, attempts: int = 3) -> requests.Response:
+        """POST a job as a client does: a 503 with Retry-After is retried after it. After a database
+        restart each API process answers one such 503, on the first pooled connection the restart dropped
+        (it resets its pool then; no pre-ping), and /ready may have been answered by the other process."""
+        for _ in range(attempts - 1):
+            job = requests.post(f"{self.url}/jobs", json=DICE, headers=self.headers, timeout=10)
+            if job.status_code != 503 or "Retry-After" not in job.headers:
+                return job
+            time.sleep(float(job.headers["Retry-After"]))
+        return requests.post(f"{self.url}/jobs", json=DICE, headers=self.headers, timeout=10)
 
     def _ready_or_dead(self) -> bool:
         return self.ready() or self.process.poll() is not None
@@ -74,7 +86,7 @@ class Up:
         return new is not None and new.pid != old.pid
 
     def solves_a_job(self, timeout: float = 90) -> None:
-        job = requests.post(f"{self.url}/jobs", json=DICE, headers=self.headers, timeout=10)
+        job = self._submit()
         assert job.status_code == 202, job.text
         job_url = f"{self.url}/jobs/{job.json()['id']}"
 
