@@ -32,11 +32,14 @@ class SlowClients:
     drip: float = 1.0
     body: bool = False  # send whole headers and trickle a promised body instead
     replenish: bool = False  # open a new socket for each one the server closes: keep `count` open
+    #: the loopback address they come from (another client than the one that asks for /health: the API
+    #: gives each address its share)
+    source: str = "127.0.0.1"
     sockets: list[socket.socket] = field(default_factory=list)
     stopped: threading.Event = field(default_factory=threading.Event)
 
     def __post_init__(self) -> None:
-        if not ipaddress.ip_address(self.host).is_loopback:
+        if not all(ipaddress.ip_address(address).is_loopback for address in (self.host, self.source)):
             raise ValueError("slow clients are for loopback only")
         self.count = min(self.count, MAX_SOCKETS)
 
@@ -49,7 +52,7 @@ class SlowClients:
     def _open(self) -> None:
         body_start = b"POST /jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
         body_start += b"Content-Length: 100000\r\n\r\n{"
-        sock = socket.create_connection((self.host, self.port), timeout=5)
+        sock = socket.create_connection((self.host, self.port), timeout=5, source_address=(self.source, 0))
         sock.sendall(body_start if self.body else b"GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: ")
         self.sockets.append(sock)
 
@@ -104,9 +107,12 @@ def main() -> None:
     parser.add_argument("--sockets", type=int, default=200)
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--body", action="store_true", help="trickle a body instead of headers")
+    parser.add_argument("--source", default="127.0.0.2", help="the slow sockets' loopback address")
     args = parser.parse_args()
     parts = urlsplit(args.url)
-    slow = SlowClients(parts.hostname, parts.port, args.sockets, body=args.body, replenish=True).start()
+    slow = SlowClients(
+        parts.hostname, parts.port, args.sockets, body=args.body, replenish=True, source=args.source
+    ).start()
     try:
         latencies = health_latencies(parts.hostname, parts.port, args.seconds)
     finally:

@@ -83,11 +83,19 @@ class Settings:
     retention_days: float = 30.0
     #: how often each worker purges what expired (one at a time: they take turns through a lock)
     purge_interval: float = 3600.0
-    #: `zolve api`'s front reads a request whole before gunicorn sees it: its head within this long, its
-    #: body within this long (else 408), with at most this many client connections open (else 503)
+    #: `zolve api` (granian, then zolve.edge) reads a request whole before a thread runs the app: its head
+    #: within this long (else the connection is closed), its body within this long (else 408); each write
+    #: of an answer must be taken by the client within response_write_seconds (else it is cut off)
     request_header_seconds: float = 10.0
     request_body_seconds: float = 30.0
-    max_connections: int = 2000
+    response_write_seconds: float = 30.0
+    #: per API process: client connections held open at once (granian's backpressure: beyond it, new ones
+    #: wait in the listen backlog); a connection that sends no request is closed after
+    #: request_header_seconds
+    max_connections: int = 10000
+    #: per API process: requests in progress at once, in all and per client address (beyond: 503)
+    max_requests: int = 2000
+    max_requests_per_address: int = 500
     #: signs the admin dashboard's session cookies; unset: see `secret_key_for`
     secret_key: str | None = None
     #: a dashboard session ends after this long without a request, and this long after its login however
@@ -153,7 +161,14 @@ class Settings:
                 "ZOLVE_REQUEST_HEADER_SECONDS", defaults.request_header_seconds
             ),
             request_body_seconds=_env_float("ZOLVE_REQUEST_BODY_SECONDS", defaults.request_body_seconds),
+            response_write_seconds=_env_float(
+                "ZOLVE_RESPONSE_WRITE_SECONDS", defaults.response_write_seconds
+            ),
             max_connections=_env_int("ZOLVE_MAX_CONNECTIONS", defaults.max_connections),
+            max_requests=_env_int("ZOLVE_MAX_REQUESTS", defaults.max_requests),
+            max_requests_per_address=_env_int(
+                "ZOLVE_MAX_REQUESTS_PER_ADDRESS", defaults.max_requests_per_address
+            ),
             secret_key=os.environ.get("ZOLVE_SECRET_KEY") or None,
             session_idle_seconds=_env_float("ZOLVE_SESSION_IDLE_SECONDS", defaults.session_idle_seconds),
             session_max_seconds=_env_float("ZOLVE_SESSION_MAX_SECONDS", defaults.session_max_seconds),

@@ -36,21 +36,6 @@ def test_every_command_that_touches_the_data_dir_takes_data_dir() -> None:
         assert "--data-dir" in zolve(*command, "--help").stdout, command
 
 
-def test_each_api_server_has_its_own_gunicorn_control_socket(tmp_path: Path) -> None:
-    from core.config import Settings
-    from zolve.servers import gunicorn_options
-
-    (tmp_path / "a").mkdir()
-    (tmp_path / "b").mkdir()
-    sockets = {
-        gunicorn_options(Settings(data_dir=tmp_path / name), host="h", port=port, workers=1, threads=1)[
-            "control_socket"
-        ]
-        for name, port in (("a", 8000), ("b", 8000), ("a", 8123), ("missing", 8000))
-    }
-    assert len(sockets) == 4 and str(tmp_path / "a" / "gunicorn-8000.ctl") in sockets
-
-
 @pytest.mark.slow
 def test_planetx_deduce_prints_ranked_actions_and_a_sector_table(tmp_path: Path) -> None:
     observations = tmp_path / "obs.json"

@@ -7,6 +7,7 @@ import tomllib
 import pytest
 import yaml
 
+from core.config import Settings
 from tests.support import ROOT
 
 REQUIRED = {"POSTGRES_PASSWORD": "a-password", "ZOLVE_SECRET_KEY": "a-key"}
@@ -118,7 +119,7 @@ def test_kubernetes_manifests_match_the_api_schemas() -> None:
             continue
         kubernetes_validate.validate(doc, KUBERNETES_VERSION, strict=True)
         kinds.add(doc["kind"])
-    assert kinds == {"ConfigMap", "Deployment", "Job", "Service"}
+    assert kinds == {"ConfigMap", "Deployment", "Ingress", "Job", "Service"}
 
 
 def test_the_validator_catches_a_broken_manifest() -> None:
@@ -206,6 +207,22 @@ def test_the_manifests_refer_to_each_other() -> None:
         assert container["resources"]["limits"]["memory"], f"{name} has no memory limit"
     api_env = {env["name"] for env in api["spec"]["template"]["spec"]["containers"][0]["env"]}
     assert "ZOLVE_SECRET_KEY" in api_env, "several API pods must share the session key"
+
+
+def test_the_ingress_buffers_requests_caps_each_address_and_is_the_one_trusted_proxy() -> None:
+    [ingress] = by_kind("Ingress").values()
+    [rule] = ingress["spec"]["rules"]
+    [path] = rule["http"]["paths"]
+    service = by_kind("Service")[path["backend"]["service"]["name"]]
+    assert path["backend"]["service"]["port"]["name"] in {port["name"] for port in service["spec"]["ports"]}
+    notes = ingress["metadata"]["annotations"]
+    prefix = "nginx.ingress.kubernetes.io/"
+    assert notes[prefix + "proxy-request-buffering"] == "on" and int(notes[prefix + "limit-connections"]) > 0
+    # the body cap is the API's own, and event streams outlive their longest life
+    assert notes[prefix + "proxy-body-size"] == f"{Settings().max_body_bytes // 1024}k"
+    assert int(notes[prefix + "proxy-read-timeout"]) > Settings().stream_max_seconds
+    [config] = by_kind("ConfigMap").values()
+    assert config["data"]["ZOLVE_TRUSTED_PROXIES"] == "1"
 
 
 @pytest.mark.integration

@@ -155,11 +155,18 @@ def test_several_api_processes_need_a_shared_secret_key(tmp_path, monkeypatch) -
     assert "ZOLVE_SECRET_KEY is not set" in result.output and "--workers 1" in result.output
 
 
-def test_gunicorn_believes_no_forwarded_header_itself() -> None:
-    from zolve.servers import gunicorn_options
+def test_the_server_believes_no_forwarded_header_itself() -> None:
+    """granian hands the app the peer's address; only the app's ProxyFix reads X-Forwarded-*, and only
+    from ZOLVE_TRUSTED_PROXIES (the edge's fair turns read it the same way: tests/test_edge.py)."""
+    from zolve.edge import wsgi_environ
 
-    options = gunicorn_options(NO_SERVERS, host="0.0.0.0", port=8000, workers=2, threads=8)
-    assert options["forwarded_allow_ips"] == ""
+    scope = {
+        "method": "GET", "path": "/", "raw_path": b"/", "query_string": b"", "http_version": "1.1",
+        "headers": [(b"x-forwarded-for", b"6.6.6.6"), (b"x-forwarded-proto", b"https")],
+        "client": ("10.0.0.1", 1), "scheme": "http",
+    }  # fmt: skip
+    environ = wsgi_environ(scope, b"")
+    assert environ["REMOTE_ADDR"] == "10.0.0.1" and environ["wsgi.url_scheme"] == "http"
 
 
 @pytest.mark.integration

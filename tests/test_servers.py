@@ -1,4 +1,4 @@
-"""The API server's gunicorn settings that are not about requests' shapes (those are in test_front)."""
+"""The API server's settings that are not about requests' shapes (those are in test_edge)."""
 
 from __future__ import annotations
 
@@ -6,12 +6,7 @@ import subprocess
 import sys
 
 from core.config import Settings
-from zolve.servers import PLACES_PER_CPU, freeze_loaded_heap, front_capacity, gunicorn_options
-
-
-def test_each_api_worker_freezes_its_loaded_heap_once_the_app_is_loaded() -> None:
-    options = gunicorn_options(Settings(), host="127.0.0.1", port=8000, workers=2, threads=8)
-    assert options["post_worker_init"] is freeze_loaded_heap
+from zolve.servers import PLACES_PER_CPU, edge_capacity, edge_config
 
 
 def test_freezing_keeps_the_objects_alive_then_out_of_the_collectors_passes() -> None:
@@ -26,9 +21,19 @@ def test_freezing_keeps_the_objects_alive_then_out_of_the_collectors_passes() ->
     assert after > 10_000  # everything imported so far: the settings, click, the standard library
 
 
-def test_the_front_lets_four_requests_per_usable_cpu_be_computed_at_once_within_the_threads() -> None:
-    assert front_capacity(workers=2, threads=8, cpus=2) == 2 * PLACES_PER_CPU
-    assert front_capacity(workers=1, threads=8, cpus=2) == PLACES_PER_CPU  # one process: one CPU at a time
-    assert front_capacity(workers=4, threads=8, cpus=16) == 4 * PLACES_PER_CPU
-    assert front_capacity(workers=2, threads=1, cpus=8) == 2  # never more than the threads
-    assert front_capacity(workers=2, threads=8) >= 1  # this machine's CPUs
+def test_each_process_computes_its_share_of_four_requests_per_usable_cpu_within_its_threads() -> None:
+    assert edge_capacity(workers=2, threads=8, cpus=2) == PLACES_PER_CPU  # 8 in all, 4 each
+    assert edge_capacity(workers=1, threads=8, cpus=2) == PLACES_PER_CPU  # one process: one CPU at a time
+    assert edge_capacity(workers=4, threads=8, cpus=16) == PLACES_PER_CPU
+    assert edge_capacity(workers=4, threads=8, cpus=2) == 2  # 8 places for 2 CPUs, shared by 4
+    assert edge_capacity(workers=2, threads=1, cpus=8) == 1  # never more than the threads
+    assert edge_capacity(workers=2, threads=8) >= 1  # this machine's CPUs
+
+
+def test_the_edge_takes_its_limits_from_the_settings_and_streams_get_threads_of_their_own() -> None:
+    settings = Settings(
+        request_body_seconds=7, max_body_bytes=123, max_requests_per_address=9, trusted_proxies=1
+    )
+    config = edge_config(settings, workers=2, threads=8)
+    assert (config.body_seconds, config.max_body_bytes, config.max_requests_per_address) == (7, 123, 9)
+    assert config.trusted_proxies == 1 and config.threads == 8 + settings.max_streams

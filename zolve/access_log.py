@@ -1,4 +1,4 @@
-"""The API's access log, written by its front (zolve.front) for every request it answers or refuses, in
+"""The API's access log, written by zolve.edge for every request it answers or refuses, in
 Apache's combined format (gunicorn's default, which wrote it before): the client's address, the time, the
 request line, the status, the body's size, the referrer and the user agent. No other header is in it, so
 no credential is: not the `Authorization` key, not the dashboard's session cookie (issue 32).
@@ -110,12 +110,12 @@ class AccessLog:
                         view = view[os.write(self.fd, view) :]
             except OSError as error:
                 self.broken = True
-                self._say(f"zolve-front: the access log cannot be written ({error}); its records are dropped")
+                self._say(f"zolve: the access log cannot be written ({error}); its records are dropped")
             with self.lock:
                 self.pending -= len(data)
                 dropped, self.dropped = self.dropped, 0
             if dropped:
-                self._say(f"zolve-front: {dropped} access records dropped: stdout did not keep up")
+                self._say(f"zolve: {dropped} access records dropped: stdout did not keep up")
 
     def _say(self, message: str) -> None:
         with contextlib.suppress(OSError):

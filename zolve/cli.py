@@ -79,7 +79,7 @@ def main() -> None:
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=int)
 @click.option("--workers", default=2, show_default=True, type=int, help="solver processes")
-@click.option("--api-workers", default=2, show_default=True, type=int, help="gunicorn processes")
+@click.option("--api-workers", default=2, show_default=True, type=int, help="API processes (granian workers)")
 @click.option(
     "--short-lane",
     default=1,
@@ -120,10 +120,10 @@ def up(host: str, port: int, workers: int, api_workers: int, short_lane: int) ->
 @main.command()
 @click.option("--host", default="127.0.0.1", show_default=True)
 @click.option("--port", default=8000, show_default=True, type=int)
-@click.option("--workers", default=2, show_default=True, type=int, help="gunicorn processes")
+@click.option("--workers", default=2, show_default=True, type=int, help="API processes (granian workers)")
 @click.option("--threads", default=8, show_default=True, type=int, help="threads per process")
 def api(host: str, port: int, workers: int, threads: int) -> None:
-    """Serve the REST API under gunicorn (needs DATABASE_URL and REDIS_URL)."""
+    """Serve the REST API under granian (needs DATABASE_URL and REDIS_URL)."""
     from zolve.servers import ConfigurationError, serve_api
 
     settings, _ = server_settings(start_embedded=False)

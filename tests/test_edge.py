@@ -1,0 +1,317 @@
+"""zolve.edge, in-process: what it does between granian (which parses HTTP) and the WSGI app. The app here
+is a stand-in that records what it got; granian's side is played by `receive` and `send` callables as
+granian calls them. The same edge against a real `zolve api` is tests/security/test_edge.py."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import pytest
+
+from tests.loops import run_on_own_loop
+from zolve.edge import Edge, EdgeConfig, client_address, wsgi_environ
+
+CONFIG = EdgeConfig(body_seconds=0.5, max_body_bytes=1000, write_seconds=0.5, threads=4, capacity=4)
+
+
+def scope(
+    path: str = "/jobs",
+    method: str = "POST",
+    headers: list[tuple[bytes, bytes]] | None = None,
+    client: tuple[str, int] = ("10.0.0.1", 5000),
+    query: bytes = b"",
+) -> dict[str, Any]:
+    return {
+        "type": "http",
+        "http_version": "1.1",
+        "method": method,
+        "path": path,
+        "raw_path": path.encode(),
+        "query_string": query,
+        "headers": headers if headers is not None else [(b"host", b"x")],
+        "client": client,
+        "server": ("127.0.0.1", 8000),
+        "scheme": "http",
+    }
+
+
+class Recorder:
+    """A WSGI app that answers `answer` (chunks) after recording the environ and body it got."""
+
+    def __init__(self, answer: Callable[[], Iterable[bytes]] | None = None) -> None:
+        self.calls: list[tuple[dict[str, Any], bytes]] = []
+        self.answer = answer or (lambda: [b"ok"])
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        self.calls.append((environ, environ["wsgi.input"].read()))
+        start_response("200 OK", [("Content-Type", "text/plain")])
+        return self.answer()
+
+
+def body_messages(*parts: bytes, pause: float = 0.0) -> Callable[[], Any]:
+    """granian's receive: the body in these parts (each after `pause`), then a wait for the disconnect."""
+    queue = [
+        {"type": "http.request", "body": part, "more_body": i < len(parts) - 1}
+        for i, part in enumerate(parts)
+    ]
+
+    async def receive() -> dict[str, Any]:
+        if queue:
+            await asyncio.sleep(pause)
+            return queue.pop(0)
+        await asyncio.sleep(3600)
+        return {"type": "http.disconnect"}
+
+    return receive
+
+
+def serve(
+    app: Any, request: dict[str, Any], receive: Callable[[], Any], config: EdgeConfig = CONFIG
+) -> tuple[int, dict[bytes, bytes], bytes]:
+    """One request through a new edge: the status, headers and body sent."""
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    async def scenario() -> None:
+        await Edge(app, config).serve(request, receive, send)
+
+    run_on_own_loop(scenario(), timeout=20)
+    start = sent[0]
+    body = b"".join(message.get("body", b"") for message in sent[1:])
+    return start["status"], dict(start["headers"]), body
+
+
+def test_the_app_gets_the_whole_body_as_one_with_its_length_and_no_framing() -> None:
+    app = Recorder()
+    headers = [(b"host", b"x"), (b"transfer-encoding", b"chunked"), (b"content-type", b"application/json")]
+    status, _, body = serve(app, scope(headers=headers), body_messages(b'{"a"', b": 1", b"}", pause=0.01))
+    assert (status, body) == (200, b"ok")
+    ((environ, received),) = app.calls
+    assert received == b'{"a": 1}' and environ["CONTENT_LENGTH"] == "8"
+    assert "HTTP_TRANSFER_ENCODING" not in environ and environ["CONTENT_TYPE"] == "application/json"
+
+
+def test_a_declared_body_over_the_limit_is_refused_before_it_is_read() -> None:
+    app = Recorder()
+
+    async def never() -> dict[str, Any]:
+        raise AssertionError("the body was read")
+
+    status, headers, body = serve(app, scope(headers=[(b"content-length", b"1001")]), never)
+    assert status == 413 and headers[b"content-type"] == b"application/json"
+    assert json.loads(body)["code"] == 413 and not app.calls
+
+
+def test_a_body_that_grows_past_the_limit_is_refused_and_the_app_never_runs() -> None:
+    app = Recorder()
+    status, _, body = serve(app, scope(), body_messages(b"x" * 600, b"x" * 600))
+    assert status == 413 and "too large" in json.loads(body)["message"] and not app.calls
+
+
+def test_a_body_slower_than_its_deadline_is_a_408_and_takes_no_thread() -> None:
+    app = Recorder()
+    started = time.monotonic()
+    status, _, body = serve(app, scope(), body_messages(b"a", b"b", b"c", pause=0.3))
+    assert status == 408 and "0.5 s" in json.loads(body)["message"] and not app.calls
+    assert time.monotonic() - started < 2
+
+
+def test_a_body_granian_ends_early_is_a_400_and_the_app_never_runs() -> None:
+    app = Recorder()
+    parts = iter([{"type": "http.request", "body": b"{", "more_body": True}, {"type": "http.disconnect"}])
+
+    async def receive() -> dict[str, Any]:
+        return next(parts)
+
+    status, _, body = serve(app, scope(), receive)
+    assert status == 400 and json.loads(body)["code"] == 400 and not app.calls
+
+
+@pytest.mark.parametrize(
+    ("request_scope", "status", "says"),
+    [
+        (scope(path="/" + "a" * 9000, method="GET"), 414, "8190 bytes"),
+        (scope(query=b"q=" + b"a" * 9000, method="GET"), 414, "8190 bytes"),
+        (scope(headers=[(b"x-big", b"a" * 9000)], method="GET"), 431, "over 8190 bytes"),
+        (scope(headers=[(b"x-%d" % n, b"1") for n in range(101)], method="GET"), 431, "over 100 headers"),
+    ],
+    ids=["long path", "long query", "long field", "many fields"],
+)
+def test_heads_past_the_limits_are_refused_in_json(request_scope: dict, status: int, says: str) -> None:
+    app = Recorder()
+    got, headers, body = serve(app, request_scope, body_messages(b""))
+    assert got == status and says in json.loads(body)["message"] and not app.calls
+    assert headers[b"connection"] == b"close"
+
+
+def test_header_names_with_an_underscore_never_reach_the_app() -> None:
+    app = Recorder()
+    headers = [(b"x_forwarded_for", b"6.6.6.6"), (b"x-real", b"1"), (b"accept", b"a"), (b"accept", b"b")]
+    serve(app, scope(headers=headers, method="GET"), body_messages(b""))
+    ((environ, _),) = app.calls
+    assert "HTTP_X_FORWARDED_FOR" not in environ and environ["HTTP_X_REAL"] == "1"
+    assert environ["HTTP_ACCEPT"] == "a,b"
+
+
+def test_the_path_reaches_the_app_percent_decoded_byte_for_byte() -> None:
+    environ = wsgi_environ({**scope(method="GET"), "raw_path": b"/jobs/%ff%20x"}, b"")
+    assert environ["PATH_INFO"] == "/jobs/\xff x"
+    assert environ["REMOTE_ADDR"] == "10.0.0.1" and environ["wsgi.input"].read() == b""
+
+
+def test_the_client_is_the_peer_unless_trusted_proxies_name_it() -> None:
+    forwarded = scope(headers=[(b"x-forwarded-for", b"6.6.6.6, 203.0.113.7")], client=("10.0.0.9", 1))
+    assert client_address(forwarded, trusted_proxies=0) == "10.0.0.9"
+    assert client_address(forwarded, trusted_proxies=1) == "203.0.113.7"
+    assert client_address(forwarded, trusted_proxies=2) == "6.6.6.6"
+    assert client_address(forwarded, trusted_proxies=3) == "10.0.0.9"  # fewer hops than proxies
+    assert client_address(scope(client=("::ffff:127.0.0.1", 1)), 0) == "127.0.0.1"
+
+
+def test_one_address_past_its_share_of_requests_is_refused_while_others_are_served() -> None:
+    config = EdgeConfig(max_requests_per_address=2, max_requests=3, body_seconds=5)
+    app = Recorder()
+    answers: list[tuple[str, int]] = []
+
+    async def scenario() -> None:
+        edge = Edge(app, config)
+        release = asyncio.Event()
+
+        def request(address: str) -> Any:
+            delivered = False
+
+            async def slow_body() -> dict[str, Any]:
+                nonlocal delivered
+                await release.wait()
+                if delivered:  # then the wait for a disconnect, which does not come
+                    await asyncio.sleep(3600)
+                delivered = True
+                return {"type": "http.request", "body": b"", "more_body": False}
+
+            async def send(message: dict[str, Any]) -> None:
+                if message["type"] == "http.response.start":
+                    answers.append((address, message["status"]))
+
+            return edge.serve(scope(client=(address, 1)), slow_body, send)
+
+        held = [asyncio.create_task(request("10.0.0.66")) for _ in range(2)]
+        await asyncio.sleep(0.05)
+        await request("10.0.0.66")  # a third from the same address: refused at once
+        other = asyncio.create_task(request("10.0.0.7"))
+        await asyncio.sleep(0.05)
+        await request("10.0.0.8")  # past the total
+        release.set()
+        await asyncio.gather(*held, other)
+
+    run_on_own_loop(scenario(), timeout=20)
+    assert answers[:2] == [("10.0.0.66", 503), ("10.0.0.8", 503)]
+    assert sorted(answers[2:]) == [("10.0.0.66", 200), ("10.0.0.66", 200), ("10.0.0.7", 200)]
+
+
+def test_a_client_that_stops_reading_is_cut_off_and_the_app_thread_freed() -> None:
+    closed = threading.Event()
+
+    def endless() -> Iterable[bytes]:
+        try:
+            while True:
+                yield b"x" * 65536
+        finally:
+            closed.set()
+
+    stalled = asyncio.Event()  # never set: the client takes nothing
+
+    async def scenario() -> float:
+        sent = 0
+
+        async def send(message: dict[str, Any]) -> None:
+            nonlocal sent
+            sent += 1
+            if sent > 3:
+                await stalled.wait()
+
+        started = time.monotonic()
+        await Edge(Recorder(endless), CONFIG).serve(scope(method="GET"), body_messages(b""), send)
+        return time.monotonic() - started
+
+    took = run_on_own_loop(scenario(), timeout=20)
+    assert closed.wait(5), "the app's iterator was closed"
+    assert CONFIG.write_seconds <= took < CONFIG.write_seconds + 2
+
+
+def test_a_client_that_goes_away_mid_stream_ends_the_stream() -> None:
+    closed = threading.Event()
+
+    def stream() -> Iterable[bytes]:
+        try:
+            while True:
+                yield b"data: tick\n\n"
+                time.sleep(0.05)
+        finally:
+            closed.set()
+
+    async def scenario() -> None:
+        delivered = [{"type": "http.request", "body": b"", "more_body": False}]
+
+        async def receive() -> dict[str, Any]:
+            if delivered:
+                return delivered.pop()
+            await asyncio.sleep(0.3)
+            return {"type": "http.disconnect"}
+
+        async def send(message: dict[str, Any]) -> None:
+            pass
+
+        await Edge(Recorder(stream), CONFIG).serve(scope(method="GET"), receive, send)
+
+    run_on_own_loop(scenario(), timeout=20)
+    assert closed.wait(5)
+
+
+def test_an_app_that_fails_answers_a_json_500_without_its_traceback() -> None:
+    def failing(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        raise RuntimeError("secret detail")
+
+    status, headers, body = serve(failing, scope(method="GET"), body_messages(b""))
+    assert status == 500 and headers[b"content-type"] == b"application/json"
+    assert b"secret detail" not in body and json.loads(body)["code"] == 500
+
+
+def test_past_its_capacity_a_request_waits_for_a_place() -> None:
+    """With one place, the second request is computed only once the first has given its place back."""
+    order: list[str] = []
+    gate = threading.Event()
+
+    def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        order.append(environ["PATH_INFO"] + " in")
+        if environ["PATH_INFO"] == "/first":
+            gate.wait(5)
+        order.append(environ["PATH_INFO"] + " out")
+        start_response("200 OK", [])
+        return [b""]
+
+    config = EdgeConfig(capacity=1, hold_seconds=10, threads=4)
+
+    async def scenario() -> None:
+        edge = Edge(app, config)
+
+        async def send(message: dict[str, Any]) -> None:
+            pass
+
+        first = asyncio.create_task(edge.serve(scope("/first", "GET"), body_messages(b""), send))
+        await asyncio.sleep(0.1)
+        second = asyncio.create_task(
+            edge.serve(scope("/second", "GET", client=("10.0.0.2", 1)), body_messages(b""), send)
+        )
+        await asyncio.sleep(0.2)
+        gate.set()
+        await asyncio.gather(first, second)
+
+    run_on_own_loop(scenario(), timeout=20)
+    assert order == ["/first in", "/first out", "/second in", "/second out"]

@@ -1,0 +1,452 @@
+"""The API's edge: what runs between granian, which parses HTTP, and the Flask app, which answers it.
+
+granian (its Rust server, hyper's HTTP/1.1 parser) reads every request's head and frames its body; nothing
+here reads a request line, a header line or a chunk. It calls this ASGI application, which:
+
+1. admits the request, or refuses it (503) when its client already has `max_requests_per_address`
+   requests in progress in this process, or the process has `max_requests` (a client address is the peer,
+   or the one ZOLVE_TRUSTED_PROXIES lets X-Forwarded-For name, as werkzeug's ProxyFix reads it);
+2. checks the parsed head against the API's limits (the target's length: 414; a field's size and their
+   number: 431), before anything else is done with it;
+3. receives the whole body within `body_seconds` (else 408) and `max_body_bytes` (else 413), counting what
+   granian passes on (chunk extensions and trailers are bounded by hyper itself), with no thread held: a
+   slow client costs a coroutine, never one of the threads that answer everyone else;
+4. takes its turn (zolve.fair_queue: past `capacity` requests being computed, the next place goes to the
+   client that has used the least of the service's time);
+5. runs the WSGI app in a thread of a pool of `threads` and passes its answer on as the app yields it
+   (event streams too), each write within `write_seconds`: a client that stops reading is cut off, and the
+   app's iterator is closed so that its thread goes back to the pool;
+6. writes one access-log record (zolve.access_log) whatever happened.
+
+Every refusal here is the API's JSON error body. A client that goes away is one access-log record (499),
+never a traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ipaddress
+import json
+import logging
+import sys
+import threading
+from collections.abc import Awaitable, Callable, Iterable, Iterator, MutableMapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import unquote_to_bytes
+
+from zolve.access_log import AccessLog
+from zolve.fair_queue import FairQueue, Place
+
+log = logging.getLogger("zolve.edge")
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
+
+#: what the API accepts of a request's head (gunicorn's limits, which the API documented before): the
+#: target (path and query string), each header field (name and value), and how many fields
+MAX_TARGET_BYTES = 8190
+MAX_FIELD_BYTES = 8190
+MAX_FIELDS = 100
+#: the answer the app has written but the client not yet taken, past which the app's thread waits
+MAX_UNSENT_BYTES = 256 * 1024
+
+
+@dataclass(frozen=True)
+class EdgeConfig:
+    body_seconds: float = 30.0
+    max_body_bytes: int = 256 * 1024
+    #: requests in progress in this process at once (reading their body, waiting their turn, computed,
+    #: answered), in all and per client address; past either: 503
+    max_requests: int = 2000
+    max_requests_per_address: int = 500
+    #: requests computed at once (zolve.servers.edge_capacity); past it, clients take turns
+    capacity: int = 16
+    #: a request still unanswered after this long is waiting (a long-poll), not computing: its place goes on
+    hold_seconds: float = 0.1
+    #: a write to the client that takes longer than this ends the response (the client stopped reading)
+    write_seconds: float = 30.0
+    #: threads that run the WSGI app
+    threads: int = 8
+    #: proxies in front whose X-Forwarded-For is believed (ZOLVE_TRUSTED_PROXIES)
+    trusted_proxies: int = 0
+
+
+class Refused(Exception):
+    """The request is answered here with this status and message (the API's JSON error body)."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+class ClientGone(Exception):
+    """The client disconnected, or stopped reading for longer than the write deadline."""
+
+
+#: reason phrases as granian's status line gives them, where Python's differ
+_PHRASES = {413: "Payload Too Large", 414: "URI Too Long"}
+
+
+def refusal_body(status: int, message: str) -> bytes:
+    """The API's JSON error body (api.errors), for the edge's own refusals."""
+    phrase = _PHRASES.get(status) or HTTPStatus(status).phrase
+    return json.dumps({"code": status, "status": phrase, "message": message}).encode()
+
+
+def client_address(scope: Scope, trusted_proxies: int) -> str:
+    """The request's client: the peer, or behind `trusted_proxies` proxies the address they name in
+    X-Forwarded-For, `trusted_proxies` hops from its right (as werkzeug's ProxyFix reads it, which the app
+    uses); an IPv4-mapped IPv6 address in its IPv4 form."""
+    peer = scope.get("client")
+    address = str(peer[0]) if peer else "127.0.0.1"
+    if trusted_proxies > 0:
+        forwarded = b",".join(value for name, value in scope["headers"] if name == b"x-forwarded-for")
+        hops = [hop.strip() for hop in forwarded.decode("latin-1").split(",") if hop.strip()]
+        if len(hops) >= trusted_proxies:
+            address = hops[-trusted_proxies]
+    try:
+        parsed = ipaddress.ip_address(address.split("%", 1)[0])
+    except ValueError:
+        return address[:64]
+    if isinstance(parsed, ipaddress.IPv6Address) and parsed.ipv4_mapped:
+        parsed = parsed.ipv4_mapped
+    return str(parsed)
+
+
+def request_line(scope: Scope) -> bytes:
+    """The request as the access log names it: method, target and version."""
+    target = scope.get("raw_path") or scope["path"].encode("utf-8", "surrogateescape")
+    if scope.get("query_string"):
+        target += b"?" + scope["query_string"]
+    return b"%s %s HTTP/%s" % (scope["method"].encode("latin-1"), target, scope["http_version"].encode())
+
+
+def check_head(scope: Scope) -> None:
+    """The API's limits on a parsed head: Refused (414, 431) past them."""
+    target = len(scope.get("raw_path") or scope["path"]) + len(scope.get("query_string") or b"")
+    if target > MAX_TARGET_BYTES:
+        raise Refused(
+            414, f"the request line (method, URL and query string) is longer than {MAX_TARGET_BYTES} bytes"
+        )
+    headers = scope["headers"]
+    if len(headers) > MAX_FIELDS or any(len(name) + len(value) > MAX_FIELD_BYTES for name, value in headers):
+        raise Refused(
+            431, f"a header is over {MAX_FIELD_BYTES} bytes, or the request has over {MAX_FIELDS} headers"
+        )
+
+
+def wsgi_environ(scope: Scope, body: bytes) -> dict[str, Any]:
+    """The WSGI environ of a request whose body was received whole (PEP 3333). Header names with `_` are
+    dropped, as gunicorn and nginx drop them: WSGI reads `_` as `-`, so `X_Forwarded_For` would pose as
+    another header. The body's framing is gone: the app sees its length."""
+    import io
+
+    raw_path = scope.get("raw_path") or scope["path"].encode("utf-8", "surrogateescape")
+    server = scope.get("server") or ("localhost", 80)
+    peer = scope.get("client") or ("127.0.0.1", 0)
+    environ: dict[str, Any] = {
+        "REQUEST_METHOD": scope["method"],
+        "SCRIPT_NAME": "",
+        "PATH_INFO": unquote_to_bytes(raw_path).decode("latin-1"),
+        "QUERY_STRING": (scope.get("query_string") or b"").decode("latin-1"),
+        "SERVER_NAME": str(server[0]),
+        "SERVER_PORT": str(server[1] or 0),
+        "SERVER_PROTOCOL": f"HTTP/{scope['http_version']}",
+        "REMOTE_ADDR": str(peer[0]),
+        "REMOTE_PORT": str(peer[1]),
+        "CONTENT_LENGTH": str(len(body)),
+        "wsgi.version": (1, 0),
+        "wsgi.url_scheme": scope.get("scheme", "http"),
+        "wsgi.input": io.BytesIO(body),
+        "wsgi.errors": sys.stderr,
+        "wsgi.multithread": True,
+        "wsgi.multiprocess": True,
+        "wsgi.run_once": False,
+    }
+    for name, value in scope["headers"]:
+        if b"_" in name or name in (b"content-length", b"transfer-encoding"):
+            continue
+        key = name.decode("latin-1").upper().replace("-", "_")
+        if key not in ("CONTENT_TYPE",):
+            key = "HTTP_" + key
+        text = value.decode("latin-1")
+        environ[key] = f"{environ[key]},{text}" if key in environ else text
+    return environ
+
+
+class Outbox:
+    """An answer passed from the app's thread to the event loop: its status and headers, then its body's
+    chunks. The thread waits while MAX_UNSENT_BYTES are not yet sent; it is stopped (ClientGone, raised in
+    it) once the client has gone, so that the app's iterator is closed and the thread freed."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.lock = threading.Condition()
+        self.start: tuple[int, list[tuple[bytes, bytes]]] | None = None
+        self.chunks: list[bytes] = []
+        self.unsent = 0
+        self.done = False
+        self.gone = False
+        self.waiting = False
+        self.ready = asyncio.Event()
+
+    # the app's thread
+    def start_response(self, status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Callable:
+        if exc_info is not None and self.start is not None:
+            raise exc_info[1].with_traceback(exc_info[2])
+        code = int(status.split(" ", 1)[0])
+        encoded = [(name.lower().encode("latin-1"), value.encode("latin-1")) for name, value in headers]
+        with self.lock:
+            self.start = (code, encoded)
+        return self.put
+
+    def put(self, chunk: bytes) -> None:
+        if not chunk:
+            return
+        with self.lock:
+            if self.gone:
+                raise ClientGone
+            self.chunks.append(chunk)
+            self.unsent += len(chunk)
+            self._wake()
+            while self.unsent > MAX_UNSENT_BYTES and not self.gone:
+                self.lock.wait()
+            if self.gone:
+                raise ClientGone
+
+    def finish(self) -> None:
+        with self.lock:
+            self.done = True
+            self._wake()
+
+    def _wake(self) -> None:
+        if self.waiting:
+            self.waiting = False
+            self.loop.call_soon_threadsafe(self.ready.set)
+
+    # the event loop
+    async def take(self) -> tuple[list[bytes], bool]:
+        """The chunks written since the last take, and whether the answer is complete; waits for either."""
+        while True:
+            with self.lock:
+                chunks, self.chunks, self.unsent = self.chunks, [], 0
+                self.lock.notify_all()
+                if chunks or self.done:
+                    return chunks, self.done
+                self.waiting = True
+                self.ready.clear()
+            await self.ready.wait()
+
+    def abandon(self) -> None:
+        with self.lock:
+            self.gone = True
+            self.lock.notify_all()
+
+
+@dataclass
+class Outcome:
+    """What the client was answered, for the access log: 499 until a response's head went to it."""
+
+    status: int = 499
+    size: int = 0
+
+
+class Edge:
+    """The ASGI application granian calls (zolve.servers.serve_api makes one per process)."""
+
+    def __init__(self, app: WsgiApp, config: EdgeConfig, access_log: AccessLog | None = None) -> None:
+        self.app, self.config, self.access_log = app, config, access_log
+        self.pool = ThreadPoolExecutor(config.threads, thread_name_prefix="zolve-app")
+        self.turns: FairQueue | None = None  # made on the loop that serves
+        self.in_progress: dict[str, int] = {}
+        self.total = 0
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            await self.serve(scope, receive, send)
+        elif scope["type"] == "lifespan":
+            await self.lifespan(receive, send)
+
+    async def lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                if self.access_log is not None:
+                    self.access_log.close()
+                self.pool.shutdown(wait=False, cancel_futures=True)
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def serve(self, scope: Scope, receive: Receive, send: Send) -> None:
+        client = client_address(scope, self.config.trusted_proxies)
+        outcome = Outcome()
+        try:
+            with self.admitted(client):
+                check_head(scope)
+                body = await self.read_body(scope, receive)
+                await self.answer(scope, body, client, receive, send, outcome)
+        except Refused as refused:
+            with contextlib.suppress(Exception):
+                await self.refuse(send, refused, outcome)
+        except (ClientGone, OSError, RuntimeError) as error:
+            if not isinstance(error, ClientGone):
+                log.info("the client %s went away: %s", client, error)
+        finally:
+            if self.access_log is not None:
+                self.access_log.record(
+                    client,
+                    request_line(scope),
+                    outcome.status,
+                    outcome.size,
+                    _header(scope, b"referer"),
+                    _header(scope, b"user-agent"),
+                )
+
+    @contextlib.contextmanager
+    def admitted(self, client: str) -> Iterator[None]:
+        count = self.in_progress.get(client, 0)
+        if self.total >= self.config.max_requests:
+            raise Refused(503, "the server has too many requests in progress; retry shortly")
+        if count >= self.config.max_requests_per_address:
+            raise Refused(503, "this address has too many requests in progress; retry shortly")
+        self.in_progress[client] = count + 1
+        self.total += 1
+        try:
+            yield
+        finally:
+            self.total -= 1
+            if (left := self.in_progress[client] - 1) > 0:
+                self.in_progress[client] = left
+            else:
+                del self.in_progress[client]
+
+    async def read_body(self, scope: Scope, receive: Receive) -> bytes:
+        limit = self.config.max_body_bytes
+        declared = _header(scope, b"content-length")
+        if declared.isdigit() and int(declared) > limit:
+            raise Refused(413, "request body too large")
+        parts: list[bytes] = []
+        size = 0
+        try:
+            async with asyncio.timeout(self.config.body_seconds):
+                while True:
+                    message = await receive()
+                    if message["type"] == "http.disconnect":
+                        # granian ends a body it cannot frame (a malformed chunk) as it ends one whose
+                        # client went away: the answer goes nowhere in the second case
+                        raise Refused(400, "the request's body is malformed, or ended before its end")
+                    part = message.get("body", b"")
+                    size += len(part)
+                    if size > limit:
+                        raise Refused(413, "request body too large")
+                    parts.append(part)
+                    if not message.get("more_body", False):
+                        return b"".join(parts)
+        except TimeoutError:
+            raise Refused(408, f"the request's body took over {self.config.body_seconds:g} s") from None
+
+    async def answer(
+        self, scope: Scope, body: bytes, client: str, receive: Receive, send: Send, outcome: Outcome
+    ) -> None:
+        """Run the app in its client's turn and pass its answer on."""
+        if self.turns is None:
+            self.turns = FairQueue(self.config.capacity)
+        ticket = await self.turns.enter(client, hash(_header(scope, b"authorization")))
+        place = Place(self.turns, ticket, self.config.hold_seconds)
+        loop = asyncio.get_running_loop()
+        outbox = Outbox(loop)
+        environ = wsgi_environ(scope, body)
+        running = loop.run_in_executor(self.pool, self._run_app, environ, outbox)
+        watcher = loop.create_task(_wait_for_disconnect(receive))
+        try:
+            await self._relay(scope, outbox, place, watcher, send, outcome)
+        finally:
+            place.give_back()
+            outbox.abandon()
+            watcher.cancel()
+            await asyncio.wait([running])  # the thread has stopped: nothing of it outlives the request
+
+    def _run_app(self, environ: dict[str, Any], outbox: Outbox) -> None:
+        answer: Iterable[bytes] = ()
+        try:
+            answer = self.app(environ, outbox.start_response)
+            for chunk in answer:
+                outbox.put(chunk)
+        except ClientGone:
+            pass
+        except Exception:
+            log.exception("the app failed on %s %s", environ["REQUEST_METHOD"], environ["PATH_INFO"])
+            if outbox.start is None:
+                outbox.start_response("500 Internal Server Error", [("Content-Type", "application/json")])
+                outbox.put(refusal_body(500, "the server failed to answer; the failure is logged"))
+        finally:
+            close = getattr(answer, "close", None)
+            if close is not None:
+                with contextlib.suppress(Exception):
+                    close()
+            outbox.finish()
+
+    async def _relay(
+        self, scope: Scope, outbox: Outbox, place: Place, watcher: asyncio.Task, send: Send, outcome: Outcome
+    ) -> None:
+        started = False
+        while True:
+            taking = asyncio.ensure_future(outbox.take())
+            await asyncio.wait([taking, watcher], return_when=asyncio.FIRST_COMPLETED)
+            if not taking.done():
+                taking.cancel()
+                raise ClientGone
+            chunks, done = taking.result()
+            if not started:
+                if outbox.start is None:
+                    raise RuntimeError("the app answered without starting a response")
+                place.give_back()  # computed: what is left is passing the body on
+                status, headers = outbox.start
+                await self._send(send, {"type": "http.response.start", "status": status, "headers": headers})
+                outcome.status, started = status, True
+            body = b"".join(chunks)
+            if scope["method"] == "HEAD":
+                body = b""
+            if body or done:
+                await self._send(send, {"type": "http.response.body", "body": body, "more_body": not done})
+                outcome.size += len(body)
+            if done:
+                return
+
+    async def _send(self, send: Send, message: Message) -> None:
+        try:
+            async with asyncio.timeout(self.config.write_seconds):
+                await send(message)
+        except TimeoutError:
+            raise ClientGone from None
+
+    async def refuse(self, send: Send, refused: Refused, outcome: Outcome) -> None:
+        body = refusal_body(refused.status, refused.message)
+        headers = [(b"content-type", b"application/json"), (b"connection", b"close")]
+        if refused.status == 503:
+            headers.append((b"retry-after", b"1"))
+        await self._send(send, {"type": "http.response.start", "status": refused.status, "headers": headers})
+        await self._send(send, {"type": "http.response.body", "body": body})
+        outcome.status, outcome.size = refused.status, len(body)
+
+
+async def _wait_for_disconnect(receive: Receive) -> None:
+    """Returns when the client has gone (the request's body was received whole before)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+
+
+def _header(scope: Scope, name: bytes) -> bytes:
+    for key, value in scope["headers"]:
+        if key == name:
+            return value
+    return b""
