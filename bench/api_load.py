@@ -1,4 +1,4 @@
-"""The API under load: many concurrent clients against gunicorn with real PostgreSQL and Redis.
+"""The API under load: many concurrent clients against `zolve api` (granian) with real PostgreSQL and Redis.
 
 Three phases of `--seconds` each, every client on its own keep-alive connection:
 1. bare: `--clients` clients hammer `GET /health` (no key, no database): the server's ceiling;
@@ -192,7 +192,7 @@ def main() -> None:
             client.close()
 
         print(
-            f"{args.clients} concurrent clients, {args.seconds:g} s per phase, gunicorn "
+            f"{args.clients} concurrent clients, {args.seconds:g} s per phase, granian "
             f"{args.api_workers} processes × 8 threads, 1 worker process, all on this machine;"
             " the clients on one event loop"
         )

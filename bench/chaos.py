@@ -1,5 +1,5 @@
 """Chaos: a fresh Planet X enumeration and a stream of small jobs, on private servers (PostgreSQL, a Redis of
-its own, the API under gunicorn, two `zolve worker --concurrency 1` processes on one host), run once clean
+its own, the API under granian, two `zolve worker --concurrency 1` processes on one host), run once clean
 and once while things die on a seeded schedule; then what the faults cost.
 
     .venv/bin/python bench/chaos.py [--mode expert] [--small 50] [--seed 7]

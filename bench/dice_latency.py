@@ -1,4 +1,4 @@
-"""Submit → succeeded latency of a trivial `dice` job through the running service (API under gunicorn,
+"""Submit → succeeded latency of a trivial `dice` job through the running service (API under granian,
 Redis, a Celery worker, PostgreSQL), against two baselines measured in this same run: solving the same
 puzzle in-process, and a round trip to the bare /health endpoint.
 

@@ -1,5 +1,5 @@
 """Fair share on a shared service: a client's short jobs beside another client's bulk job, and two bulk
-clients side by side, on the whole stack (API under gunicorn, Redis, Celery worker, PostgreSQL).
+clients side by side, on the whole stack (API under granian, Redis, Celery worker, PostgreSQL).
 
 Baselines measured in the same run: the short jobs' latency on an idle service, and the bulk job's
 duration when it runs alone.

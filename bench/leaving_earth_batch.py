@@ -1,5 +1,5 @@
 """Leaving Earth: every recorded `les` case planned one by one in this process, then all of them as one batch
-through the service (gunicorn API, 2 worker processes, PostgreSQL, Redis), beside `les`' recorded seconds.
+through the service (granian API, 2 worker processes, PostgreSQL, Redis), beside `les`' recorded seconds.
 
 The objective check: for every case the plan's (cost, time, mass) must equal `les`' (or be better on the
 lexicographic key) and the exit code must match.

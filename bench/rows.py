@@ -3,7 +3,7 @@ shard at a time, filtered pages and exports through the API, against a baseline 
 
 Each tree (this checkout, and `--baseline REV` checked out in a temporary git worktree) runs the same
 measurements in a process of its own, on a private stack of its own code (embedded PostgreSQL and Redis,
-the API under gunicorn, no worker), with the same boards, written as its store writes them: `COPY` of
+the API under granian, no worker), with the same boards, written as its store writes them: `COPY` of
 each shard's codes in a transaction of its own (370 shards). Then `ANALYZE`, and through the API:
 filtered pages (median of `--samples`), a page deep in the key, and the CSV and NDJSON exports read to
 their end. The trees take turns, `--rounds` times each (baseline first), and each figure is the best of

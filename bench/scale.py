@@ -1,6 +1,6 @@
 """Every page, poll and scrape at 20 finished jobs and at N (default 1,000,000), on a private stack (embedded
 PostgreSQL and Redis, whatever DATABASE_URL says: a million rows go to no shared server; the API under
-gunicorn; no worker).
+granian; no worker).
 
     .venv/bin/python bench/scale.py [--jobs 1000000] [--samples 40]
 

@@ -1,10 +1,15 @@
-"""Slow clients against the API: N sockets that send a request's headers (or its body) a byte at a time,
-and meanwhile `/health` asked again and again on fresh connections; prints its latency percentiles.
+"""Slow and flooding clients against the API, and meanwhile `/health` asked again and again on fresh
+connections by another client; prints its latency percentiles, and first the same for an idle server.
 
-Loopback only, bounded: at most 1,000 sockets, at most 120 s. A socket the server closes (its read
-deadline) is replaced by a new one, so that N stay open throughout.
+- default: N sockets that send a request's headers (or with --body its body) a byte a second. A socket the
+  server closes (its read deadline) is replaced by a new one, so that N stay open throughout.
+- --header-flood N: N connections that send, again and again, a head of 51,000 tiny fields (255 KiB).
 
-    .venv/bin/python bench/slow_clients.py http://127.0.0.1:8000 [--sockets 200] [--seconds 30]
+Loopback only, bounded: at most 1,000 sockets, at most 120 s. The slow or flooding sockets come from
+127.0.0.2 (--source): another client than the one asking for `/health`.
+
+    .venv/bin/python bench/slow_clients.py http://127.0.0.1:8000 [--sockets 200] [--seconds 30] [--body]
+    .venv/bin/python bench/slow_clients.py http://127.0.0.1:8000 --header-flood 16 [--seconds 30]
 """
 
 from __future__ import annotations
@@ -76,6 +81,41 @@ class SlowClients:
             sock.close()
 
 
+#: a head of 51,000 tiny fields (255 KiB), as the hostile-client probe of issue 54 sent
+FLOOD_HEAD = b"GET /health HTTP/1.1\r\nHost: x\r\n" + b"a:b\r\n" * 51_000 + b"\r\n"
+
+
+@dataclass
+class HeaderFlood:
+    """`count` connections from `source`, each sending FLOOD_HEAD, reading the answer, and again."""
+
+    host: str
+    port: int
+    count: int
+    source: str = "127.0.0.2"
+    answers: dict[bytes, int] = field(default_factory=dict)
+    stopped: threading.Event = field(default_factory=threading.Event)
+
+    def start(self) -> HeaderFlood:
+        for _ in range(min(self.count, MAX_SOCKETS)):
+            threading.Thread(target=self._flood, daemon=True).start()
+        return self
+
+    def _flood(self) -> None:
+        while not self.stopped.is_set():
+            status = b"no answer"
+            try:
+                with socket.create_connection((self.host, self.port), 5, (self.source, 0)) as sock:
+                    sock.sendall(FLOOD_HEAD)
+                    status = sock.recv(12)[9:12] or status
+            except OSError:
+                pass
+            self.answers[status] = self.answers.get(status, 0) + 1
+
+    def stop(self) -> None:
+        self.stopped.set()
+
+
 def health_latencies(host: str, port: int, seconds: float, timeout: float = 2.0) -> list[float]:
     """`GET /health` on a fresh connection, again and again for `seconds`: each one's seconds (a timeout or
     a refused connection counts as `timeout`)."""
@@ -108,8 +148,28 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=30.0)
     parser.add_argument("--body", action="store_true", help="trickle a body instead of headers")
     parser.add_argument("--source", default="127.0.0.2", help="the slow sockets' loopback address")
+    parser.add_argument("--header-flood", type=int, default=0, help="connections sending 51,000-field heads")
     args = parser.parse_args()
     parts = urlsplit(args.url)
+    idle = health_latencies(parts.hostname, parts.port, min(args.seconds, 10))
+    print(
+        f"idle: {len(idle)} /health requests: p50 {statistics.median(idle) * 1000:.1f} ms, p99 "
+        f"{percentile(idle, 0.99) * 1000:.1f} ms"
+    )
+    if args.header_flood:
+        flood = HeaderFlood(parts.hostname, parts.port, args.header_flood, args.source).start()
+        try:
+            latencies = health_latencies(parts.hostname, parts.port, args.seconds)
+        finally:
+            flood.stop()
+        p50 = statistics.median(latencies)
+        print(
+            f"{len(latencies)} /health requests beside {args.header_flood} connections sending 51,000-field "
+            f"heads (answered {dict(sorted(flood.answers.items()))}): p50 {p50 * 1000:.1f} ms "
+            f"({p50 / statistics.median(idle):.1f}x idle), p99 {percentile(latencies, 0.99) * 1000:.1f} ms, "
+            f"max {max(latencies) * 1000:.1f} ms"
+        )
+        return
     slow = SlowClients(
         parts.hostname, parts.port, args.sockets, body=args.body, replenish=True, source=args.source
     ).start()

@@ -1,5 +1,5 @@
 """A whole zolve service for benchmarks: embedded (or $DATABASE_URL/$REDIS_URL) servers, the API under
-gunicorn and a Celery worker, each a real process, as `zolve up` runs them."""
+granian and a Celery worker, each a real process, as `zolve up` runs them."""
 
 from __future__ import annotations
 

@@ -231,7 +231,7 @@ def secret_key_for(settings: Settings) -> str:
 
 
 def unshared_secret_key(settings: Settings, processes: int) -> str | None:
-    """Why an API server of `processes` gunicorn processes must not start with these settings, or None.
+    """Why an API server of `processes` processes must not start with these settings, or None.
 
     Several processes is how the API is deployed for real (compose, Kubernetes: and then usually on several
     hosts too). Without ZOLVE_SECRET_KEY and without a data directory to keep a key in, its key would be

@@ -73,7 +73,7 @@ def worker(worker_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory)
 
 @pytest.fixture(scope="session")
 def live_api(worker_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[ApiServer]:
-    """The API under gunicorn (`zolve api`), on the session's database and broker, for tests of what only
+    """The API under granian (`zolve api`), on the session's database and broker, for tests of what only
     a real server shows: event streams, the client library."""
     env = {
         **worker_env,

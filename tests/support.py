@@ -311,7 +311,7 @@ def private_stack(
 
 
 class ApiServer:
-    """A real `zolve api` (gunicorn) subprocess on a free port: what clients meet in production (its
+    """A real `zolve api` (granian) subprocess on a free port: what clients meet in production (its
     threads, its streams' own threads), unlike the test client or werkzeug's thread per request."""
 
     def __init__(self, env: dict[str, str], log_path: Path, threads: int = 4):

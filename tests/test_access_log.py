@@ -1,5 +1,5 @@
-"""zolve.access_log: the front's records reach stdout in their time, and a stdout that does not keep up
-never holds the front: what cannot wait is dropped, and counted on stderr."""
+"""zolve.access_log: an API process's records reach stdout in their time, and a stdout that does not keep
+up never holds its event loop: what cannot wait is dropped, and counted on stderr."""
 
 from __future__ import annotations
 

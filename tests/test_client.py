@@ -1,4 +1,4 @@
-"""The client library (zolve/client.py) against a real stack: the API under gunicorn, the Celery worker,
+"""The client library (zolve/client.py) against a real stack: the API under granian, the Celery worker,
 PostgreSQL and Redis; its retries against a stub that answers 429 and 503."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""The front's turns (zolve.fair_queue): who gets the next place at gunicorn's door, and when a place is
-given back. In-process asyncio: the front's use of it, with real gunicorn, is in test_front."""
+"""The API's turns (zolve.fair_queue): who gets the next place at the app's door, and when a place is
+given back. In-process asyncio: zolve.edge's use of it is in test_edge."""
 
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
-"""The API's access log, written by zolve.edge for every request it answers or refuses, in
-Apache's combined format (gunicorn's default, which wrote it before): the client's address, the time, the
+"""The API's access log, written by zolve.edge for every request it answers or refuses, in Apache's
+combined format (gunicorn's default, which wrote it before granian): the client's address, the time, the
 request line, the status, the body's size, the referrer and the user agent. No other header is in it, so
 no credential is: not the `Authorization` key, not the dashboard's session cookie (issue 32).
 
-Records are gathered on the front's event loop and handed, every FLUSH_SECONDS or FLUSH_BYTES, to a thread
-that writes them to stdout: a stdout that is slow or full (a pipe nobody reads) never holds a request.
+Records are gathered on the API process's event loop and handed, every FLUSH_SECONDS or FLUSH_BYTES, to a
+thread that writes them to stdout: a stdout that is slow or full (a pipe nobody reads) never holds a request.
 Past MAX_PENDING_BYTES not yet written, records are dropped and stderr counts them. A stdout that cannot be
 written at all (a closed pipe) is said once on stderr, without any record; the API goes on.
 """

@@ -56,6 +56,11 @@ MAX_FIELD_BYTES = 8190
 MAX_FIELDS = 100
 #: the answer the app has written but the client not yet taken, past which the app's thread waits
 MAX_UNSENT_BYTES = 256 * 1024
+#: a body refused as too large is read on and discarded, up to this much and this long, before the 413 is
+#: sent: a client that sends its whole body before reading (Python's http.client) would otherwise get a
+#: connection reset instead of the answer (as nginx's lingering close does)
+LINGER_BYTES = 64 * 1024 * 1024
+LINGER_SECONDS = 3.0
 
 
 @dataclass(frozen=True)
@@ -333,6 +338,7 @@ class Edge:
         limit = self.config.max_body_bytes
         declared = _header(scope, b"content-length")
         if declared.isdigit() and int(declared) > limit:
+            await _discard_rest(receive)
             raise Refused(413, "request body too large")
         parts: list[bytes] = []
         size = 0
@@ -347,6 +353,8 @@ class Edge:
                     part = message.get("body", b"")
                     size += len(part)
                     if size > limit:
+                        if message.get("more_body", False):
+                            await _discard_rest(receive)
                         raise Refused(413, "request body too large")
                     parts.append(part)
                     if not message.get("more_body", False):
@@ -437,6 +445,18 @@ class Edge:
         await self._send(send, {"type": "http.response.start", "status": refused.status, "headers": headers})
         await self._send(send, {"type": "http.response.body", "body": body})
         outcome.status, outcome.size = refused.status, len(body)
+
+
+async def _discard_rest(receive: Receive) -> None:
+    """Read what is left of a refused body, keeping none of it, within LINGER_BYTES and LINGER_SECONDS."""
+    discarded = 0
+    with contextlib.suppress(TimeoutError):
+        async with asyncio.timeout(LINGER_SECONDS):
+            while discarded < LINGER_BYTES:
+                message = await receive()
+                discarded += len(message.get("body", b""))
+                if message["type"] != "http.request" or not message.get("more_body", False):
+                    return
 
 
 async def _wait_for_disconnect(receive: Receive) -> None:

@@ -1,8 +1,8 @@
-"""Fair turns at gunicorn's door: the front lets at most `capacity` requests be computed at once and, past
-that, gives the next free place to the waiting client that has used the least of the service's time, each
-client's own requests in the order they came.
+"""Fair turns at the app's door: each API process (zolve.edge) lets at most `capacity` requests be computed
+at once and, past that, gives the next free place to the waiting client that has used the least of the
+service's time, each client's own requests in the order they came.
 
-Without it, every request went straight to gunicorn, whose threads and the GIL serve whoever sent the
+Without it, every request went straight to the app's threads, which and the GIL serve whoever sent the
 most: a client with forty connections polling in a loop took the service's time from ten clients
 submitting beside it, and every request queued where nothing ordered it (a process's threads, the GIL),
 which made the slowest answers several times the typical one (bench/api_load.py, docs/benchmarks.md).
@@ -117,7 +117,7 @@ class FairQueue:
         self.clients: dict[Hashable, _Level] = {}
 
     async def enter(self, address: Hashable, client: Hashable) -> Ticket:
-        """Return once the request may go to gunicorn (at once when a place is free and no one waits);
+        """Return once the request may go to the app (at once when a place is free and no one waits);
         the ticket goes back with its place (`leave`)."""
         ticket = (address, client)
         if self.busy < self.capacity and not self.waiting:

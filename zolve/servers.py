@@ -96,12 +96,18 @@ def serve_api(settings: Settings, *, host: str, port: int, workers: int, threads
         # header deadline, so the cap is high; requests are capped by the edge (503)
         backpressure=max(settings.max_connections, settings.max_requests + 64),
         http1_settings=HTTP1Settings(header_read_timeout=int(settings.request_header_seconds * 1000)),
-        log_access=False,  # zolve.edge writes the access log
+        log_access=False,  # zolve.edge writes the access log, alone on stdout
+        log_dictconfig=GRANIAN_LOGS_TO_STDERR,
         respawn_failed_workers=True,
         respawn_interval=1.0,
         workers_kill_timeout=10,
     )
     server.serve(target_loader=partial(load_edge, config), wrap_loader=False)
+
+
+_STDERR_HANDLER = {"formatter": "generic", "class": "logging.StreamHandler", "stream": "ext://sys.stderr"}
+#: granian's own messages (started, respawned) go to stderr with every other message: stdout is the access log
+GRANIAN_LOGS_TO_STDERR = {"handlers": {"console": _STDERR_HANDLER, "access": _STDERR_HANDLER}}
 
 
 def raise_open_files_limit() -> None:

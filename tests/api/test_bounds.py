@@ -21,8 +21,8 @@ SLOW = {"kind": "test.sharded", "params": {"plan_seconds": 2, "keys": ["a"], "sh
 
 
 @pytest.fixture
-def gunicorn_api(settings, tmp_path: Path):
-    """The API under gunicorn, one process with 8 threads, as `zolve api` serves it."""
+def served_api(settings, tmp_path: Path):
+    """The API under granian, one process with 8 threads, as `zolve api` serves it."""
     port = free_port()
     env = {
         **os.environ,
@@ -52,13 +52,13 @@ def _answers(url: str) -> bool:
         return False
 
 
-def test_33_long_polls_leave_the_probes_answering(gunicorn_api, make_key, worker) -> None:
+def test_33_long_polls_leave_the_probes_answering(served_api, make_key, worker) -> None:
     headers = make_key()
-    job_id = requests.post(gunicorn_api + "/jobs", json=SLOW, headers=headers, timeout=10).json()["id"]
+    job_id = requests.post(served_api + "/jobs", json=SLOW, headers=headers, timeout=10).json()["id"]
 
     def long_poll(_: int) -> float:
         started = time.monotonic()
-        job = requests.get(f"{gunicorn_api}/jobs/{job_id}?wait=3", headers=headers, timeout=30).json()
+        job = requests.get(f"{served_api}/jobs/{job_id}?wait=3", headers=headers, timeout=30).json()
         assert job["id"] == job_id
         return time.monotonic() - started
 
@@ -66,8 +66,8 @@ def test_33_long_polls_leave_the_probes_answering(gunicorn_api, make_key, worker
         polls = pool.map(long_poll, range(33))
         time.sleep(0.5)  # every poll has arrived: the waiting ones hold their threads
         started = time.monotonic()
-        assert requests.get(gunicorn_api + "/health", timeout=5).ok
-        assert requests.get(gunicorn_api + "/ready", timeout=5).status_code in (200, 503)
+        assert requests.get(served_api + "/health", timeout=5).ok
+        assert requests.get(served_api + "/ready", timeout=5).status_code in (200, 503)
         probe_seconds = time.monotonic() - started
         durations = sorted(polls)
     assert probe_seconds < 2, f"the probes took {probe_seconds:.1f} s beside 33 long-polls"

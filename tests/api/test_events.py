@@ -1,4 +1,4 @@
-"""Event streams (api/events.py) against the API under gunicorn, the real worker, PostgreSQL and Redis:
+"""Event streams (api/events.py) against the API under granian, the real worker, PostgreSQL and Redis:
 every transition and shard count of a sharded job in order, a resumed stream that ends where an unbroken
 one does, owner scoping, filters, and /health answering beside a full house of streams."""
 

@@ -5,7 +5,7 @@ the API and worker hosts each in a network namespace of its own, every one a rea
   user, listening on its host's address with password (SCRAM) logins; the test process reaches it through
   its unix socket only, so no fault made between the hosts ever blinds the test.
 - Redis: `redis-server` on its host's address, with a password.
-- The API: `python -m zolve api` (gunicorn, 2 processes) on its host's address; the tests talk to it from
+- The API: `python -m zolve api` (granian, 2 processes) on its host's address; the tests talk to it from
   a client host (`Cluster.http`).
 - Workers: `python -m zolve worker` on each worker host (tests.support.WorkerProcess).
 

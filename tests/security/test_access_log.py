@@ -5,8 +5,8 @@ environ variable. When the access log could not be written (its stdout a closed 
 log shipper that died), Python's logging printed the failed record, message and arguments, to stderr: the
 `Authorization: Bearer` key and the dashboard's session cookie with them. And gunicorn's warning on a
 header line without a colon quotes the line whole, a mistyped `Authorization Bearer <key>` included. The
-front (zolve.access_log) now writes the access log, of the request line, the referrer and the user agent
-only.
+API's edge (zolve.edge, zolve.access_log) now writes the access log, of the request line, the referrer and
+the user agent only; granian refuses such a header line without quoting it.
 
 A real `zolve api`, its stdout a closed pipe, is asked with a key and with a signed-in dashboard session;
 its stderr (the error log) must name neither. Another, its stdout a file, is read back."""
@@ -110,13 +110,12 @@ def test_a_header_line_without_a_colon_is_refused_unquoted(api: Api, make_key) -
             answer += chunk
     assert answer.startswith(b"HTTP/1.1 400 "), answer[:200]
     assert key.encode() not in answer.split(b"\r\n\r\n", 1)[0]
-    # the refusal is written after gunicorn's warning (gunicorn.workers.base.handle_error): it is on stderr
-    # by now, if there is one
+    # the refusal is written after any warning the server would log about it: that is on stderr by now
     assert key not in api.printed()
 
 
 def test_the_access_log_names_each_request_and_its_answer_and_no_key(worker_env, tmp_path, make_key) -> None:
-    """Combined format: address, time, request line, status, size, referrer, user agent; the front's own
+    """Combined format: address, time, request line, status, size, referrer, user agent; the edge's own
     refusals (413 here) too; a client's bytes in it escaped."""
     env = {**worker_env, "ZOLVE_RATE_LIMIT": "", "ZOLVE_SUBMIT_RATE_LIMIT": "", "ZOLVE_SECRET_KEY": "test"}
     env["ZOLVE_MAX_BODY_BYTES"] = "1000"
