@@ -4,7 +4,8 @@ field"; the API's blueprints answer it with a 415 that says what to send instead
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from typing import Any, NoReturn
 
 import flask
 import flask_smorest
@@ -20,6 +21,22 @@ class JsonBodyParser(FlaskParser):
         if req.get_data(cache=True) and not is_json_request(req):
             abort(415, message=f"{NOT_JSON} (it was {req.mimetype or 'not given'})")
         return super()._raw_load_json(req)
+
+    def _handle_invalid_json_error(
+        self, error: json.JSONDecodeError | UnicodeDecodeError, req: flask.Request, *args: Any, **kwargs: Any
+    ) -> NoReturn:
+        abort(400, message=invalid_json_message(error))
+
+
+def invalid_json_message(error: ValueError) -> str:
+    """Where a body stopped being JSON: its byte if it is not UTF-8, else the line and column (webargs'
+    own answer named neither, and Werkzeug's default text took its place)."""
+    cause = error.__cause__ if isinstance(error.__cause__, UnicodeDecodeError) else error
+    if isinstance(cause, UnicodeDecodeError):
+        return f"the body is not UTF-8 text: byte {cause.start + 1} ({cause.reason})"
+    if isinstance(cause, json.JSONDecodeError):
+        return f"the body is not valid JSON: {cause.msg} at line {cause.lineno}, column {cause.colno}"
+    return "the body is not valid JSON"
 
 
 class Blueprint(flask_smorest.Blueprint):

@@ -142,6 +142,8 @@ def client_events(args: dict[str, Any]) -> Response:
     """Your jobs' events (admins: everyone's) as they happen, after `Last-Event-ID` (or `?last_event_id=`;
     0: from the start; without either: only what happens from now on), narrowed by kind, state and
     batch. Ends after a while (reconnect with `Last-Event-ID`)."""
+    for kind in args["kind"]:
+        job_service.kind_named(kind)  # an unknown kind is a 422 naming the kinds, not a silent stream
     who = caller()
     where = StreamFilter(
         owner_id=who.owner_filter,

@@ -65,6 +65,8 @@ class JobCollection(MethodView):
     @blp.response(200, job_schemas.JobPage)
     def get(self, args: dict[str, Any]) -> Any:
         """Your jobs, newest first (admins: everyone's). Keyset pages: follow `next_cursor`."""
+        if "kind" in args:
+            job_service.kind_named(args["kind"])  # an unknown kind is a 422 naming the kinds, not no jobs
         who = caller()
         with database().session() as session:
             try:

@@ -99,6 +99,28 @@ def test_hostile_bodies_get_a_4xx_json_error(client, auth, data, content_type) -
         assert response.get_json()["code"] == response.status_code
 
 
+@pytest.mark.parametrize(
+    ("data", "says"),
+    [
+        (
+            b'{"kind": "dice", "params": {',
+            "not valid JSON: Expecting property name enclosed in double quotes at line 1, column 29",
+        ),
+        (b'{"kind": "dice",\n "params" {}}', "not valid JSON: Expecting ':' delimiter at line 2, column 11"),
+        (b'{"kind": "\xff"}', "not UTF-8 text: byte 11"),
+    ],
+    ids=["cut short", "line 2", "not UTF-8"],
+)
+def test_a_body_that_is_not_json_is_a_400_that_says_where(client, auth, data, says) -> None:
+    """Before: Werkzeug's default "The browser (or proxy) sent a request that this server could not
+    understand." (issue 50, item 2)."""
+    for path in ("/jobs", "/batches"):
+        response = client.post(path, data=data, headers={**auth, "Content-Type": "application/json"})
+        error = response.get_json()
+        assert response.status_code == 400 and error["code"] == 400, (path, error)
+        assert says in error["message"], error
+
+
 @pytest.mark.parametrize("content_type", ["text/plain", "application/x-www-form-urlencoded", None])
 def test_a_json_body_sent_as_another_type_is_a_415_that_says_to_send_json(client, auth, content_type) -> None:
     batch = {"kind": "dice", "items": [{"client_id": "a", "params": DICE["params"]}]}
@@ -214,10 +236,20 @@ def test_list_is_paginated_newest_first_with_filters(client, auth) -> None:
         if url:
             assert 'rel="next"' in response.headers["Link"]
     assert seen == list(reversed(ids))
-    assert client.get("/jobs?kind=taiji", headers=auth).get_json()["items"] == []
+    assert client.get("/jobs?kind=taiji.solve", headers=auth).get_json()["items"] == []
     assert client.get("/jobs?state=bogus", headers=auth).status_code == 422
     assert client.get("/jobs?cursor=garbage", headers=auth).status_code == 422
     assert client.get("/jobs?limit=0", headers=auth).status_code == 422
+
+
+def test_an_unknown_kind_filter_is_a_422_naming_the_kinds(client, auth) -> None:
+    """Before: `GET /jobs?kind=nope` was 200 with no items, `GET /events?kind=nope` an empty stream
+    (issue 50, item 3)."""
+    for path in ("/jobs?kind=nope", "/events?kind=dice&kind=nope"):
+        response = client.get(path, headers=auth)
+        error = response.get_json()
+        assert response.status_code == 422, (path, response.data[:200])
+        assert "unknown kind; one of:" in error["errors"]["kind"][0] and "dice" in error["errors"]["kind"][0]
 
 
 @pytest.mark.parametrize(
