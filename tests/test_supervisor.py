@@ -35,6 +35,7 @@ class Up:
             embedded_env(data_dir),
             stdout=self.out.open("w"),
             stderr=self.err.open("w"),
+            start_new_session=True,  # a group of its own, as a terminal's foreground job is
         )
         wait_until(self._ready_or_dead, 180, 0.3, "zolve up to be ready")
         assert self.process.poll() is None, self.err.read_text()[-3000:]
@@ -100,8 +101,16 @@ class Up:
         assert wait_until(done, timeout, 0.2, "the job to finish")["state"] == "succeeded"
 
     def stop(self) -> None:
-        self.process.send_signal(signal.SIGINT)
+        """Ctrl-C, as a terminal sends it: SIGINT to the whole process group. Every process stops, and
+        quietly (before: two "Exception ignored in atexit callback ... can only join a child process"
+        tracebacks from gunicorn's workers, issue 50 item 1)."""
+        said_before = self.err.stat().st_size
+        os.killpg(self.process.pid, signal.SIGINT)
         assert self.process.wait(60) == 0
+        with self.err.open("rb") as err:
+            err.seek(said_before)
+            said = err.read().decode(errors="replace")
+        assert "Traceback" not in said and "Exception ignored" not in said, said[-3000:]
 
 
 def test_cli_commands_join_a_running_zolve_up_and_it_restarts_what_dies(tmp_path: Path) -> None:

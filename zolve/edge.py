@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import ipaddress
 import json
 import logging
@@ -151,8 +152,6 @@ def wsgi_environ(scope: Scope, body: bytes) -> dict[str, Any]:
     """The WSGI environ of a request whose body was received whole (PEP 3333). Header names with `_` are
     dropped, as gunicorn and nginx drop them: WSGI reads `_` as `-`, so `X_Forwarded_For` would pose as
     another header. The body's framing is gone: the app sees its length."""
-    import io
-
     raw_path = scope.get("raw_path") or scope["path"].encode("utf-8", "surrogateescape")
     server = scope.get("server") or ("localhost", 80)
     peer = scope.get("client") or ("127.0.0.1", 0)
@@ -203,7 +202,9 @@ class Outbox:
         self.ready = asyncio.Event()
 
     # the app's thread
-    def start_response(self, status: str, headers: list[tuple[str, str]], exc_info: Any = None) -> Callable:
+    def start_response(
+        self, status: str, headers: list[tuple[str, str]], exc_info: Any = None
+    ) -> Callable[[bytes], None]:
         if exc_info is not None and self.start is not None:
             raise exc_info[1].with_traceback(exc_info[2])
         code = int(status.split(" ", 1)[0])
