@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from marshmallow import Schema, fields, validate
+import ipaddress
+from typing import Any
+from urllib.parse import urlsplit
+
+from marshmallow import Schema, ValidationError, fields, validate
 
 from core.pages import JOB_CURSOR
 from core.states import JOB_STATES
@@ -12,9 +16,47 @@ from schemas.fields import Float, QueryFloat, QueryInteger
 KIND_NAME = r"^[a-z0-9_]+(\.[a-z0-9_]+)*$"
 
 
+class HttpUrl(fields.Url):
+    """fields.Url that also takes an IPv6 literal with an embedded IPv4 address (`http://[::ffff:127.0.0.1]/`),
+    a valid URL (RFC 3986) that marshmallow's pattern refuses: "Not a valid URL." misled, since what is
+    wrong with it is its address, which the service then names (issue 50, item 6)."""
+
+    def _validate(self, value: Any) -> None:
+        try:
+            super()._validate(value)
+        except ValidationError:
+            if not _ip_literal_url(value, self._url_validator().schemes):
+                raise
+            self._validate_all_but_the_url_pattern(value)
+
+    def _url_validator(self) -> validate.URL:
+        return next(v for v in self.validators if isinstance(v, validate.URL))
+
+    def _validate_all_but_the_url_pattern(self, value: str) -> None:
+        for validator in self.validators:
+            if not isinstance(validator, validate.URL):
+                validator(value)
+
+
+def _ip_literal_url(value: str, schemes: set[str]) -> bool:
+    try:
+        parts = urlsplit(value)
+        host = parts.hostname
+        parts.port  # noqa: B018 - raises ValueError on a port that is not a number
+    except ValueError:
+        return False
+    if not host or parts.scheme not in schemes or f"[{host}]" not in parts.netloc.lower():
+        return False
+    try:
+        ipaddress.IPv6Address(host)
+    except ValueError:
+        return False
+    return True
+
+
 def callback_url_field(what: str) -> fields.Url:
     """An http(s) URL the final state is POSTed to, signed (its address is checked by the service)."""
-    return fields.Url(
+    return HttpUrl(
         load_default=None,
         allow_none=True,
         schemes={"http", "https"},

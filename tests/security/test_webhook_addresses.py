@@ -49,3 +49,16 @@ def test_6to4_loopback_passes_where_loopback_is_allowed(public_only) -> None:
     loopback = replace(public_only, webhook_allowed_networks="127.0.0.0/8")
     assert webhooks.refused_address(loopback, "http://[2002:7f00:1::]/hook") is None
     assert webhooks.refused_address(loopback, "http://[64:ff9b::a9fe:a9fe]/hook") is not None
+
+
+@pytest.mark.parametrize("address", ["::ffff:10.0.0.1", "::ffff:a00:1", "::ffff:169.254.169.254"])
+def test_a_mapped_address_in_dotted_form_is_refused_for_its_address_not_as_a_malformed_url(
+    client, auth, address: str
+) -> None:
+    """marshmallow's URL pattern refused `[::ffff:127.0.0.1]` as "Not a valid URL.", which misled: the URL
+    is valid, its address is what is refused (issue 50, item 6)."""
+    job = {"kind": "dice", "params": {"dice": 3, "faces": 4}, "callback_url": f"http://[{address}]:8732/"}
+    response = client.post("/jobs", json=job, headers=auth)
+    assert response.status_code == 422, response.get_json()
+    (message,) = response.get_json()["errors"]["callback_url"]
+    assert "private, loopback or link-local" in message and "Not a valid URL" not in message
