@@ -38,6 +38,7 @@ EXEMPT = (
     "api-docs.openapi_json",
     "api-docs.openapi_swagger_ui",
     "swagger_assets",
+    "favicon",
 )
 
 

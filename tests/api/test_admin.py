@@ -430,3 +430,10 @@ def test_requeue_takes_a_stuck_shard_back_and_the_worker_finishes_it(db, admin_c
     assert all(line.split(",")[1].startswith("AA") for line in export[1:])
     again = admin_client.post(requeue, data={"csrf_token": token}, follow_redirects=True)
     assert "only a queued or running shard of a running job" in again.get_data(as_text=True)
+
+
+def test_the_favicon_is_an_icon_for_anyone(client) -> None:
+    """Every dashboard page made the browser ask for /favicon.ico: a 404 before (issue 50, item 8)."""
+    response = client.get("/favicon.ico")
+    assert response.status_code == 200 and response.mimetype == "image/svg+xml"
+    assert response.data.startswith(b"<svg") and "max-age" in response.headers["Cache-Control"]
