@@ -30,7 +30,7 @@ _RANGE_FORMS = (
     (re.compile(_DIGITS), lambda m: (int(m[1]), int(m[1]))),
     (re.compile(f"-{_DIGITS}"), lambda m: (0, int(m[1]))),
     (re.compile(rf"{_DIGITS}\+"), lambda m: (int(m[1]), OPEN_MAX)),
-    (re.compile(f"{_DIGITS}-{_DIGITS}"), lambda m: tuple(sorted((int(m[1]), int(m[2]))))),
+    (re.compile(f"{_DIGITS}-{_DIGITS}"), lambda m: (int(m[1]), int(m[2]))),
 )
 
 
