@@ -16,6 +16,7 @@ from tests.support import ApiServer, wait_until
 from zolve.client import (
     Client,
     Conflict,
+    Event,
     Invalid,
     JobFailed,
     NotFound,
@@ -211,3 +212,25 @@ def test_the_event_stream_parser_reads_ids_names_data_and_skips_comments() -> No
     lines = ["retry: 1000", "", ": keepalive", "", "id: 7", "event: progress", 'data: {"a": 1}', ""]
     (event,) = list(parse_events(iter(lines)))
     assert (event.id, event.event, event.data) == (7, "progress", {"a": 1})
+
+
+def test_wait_shows_a_replayed_history_without_going_back_and_is_silent_by_default(capsys) -> None:
+    """A job's stream replays its history first: the job was fetched `cancelling`, and the replay's
+    `running` showed it running again (issue 50, item 5); and wait() wrote to stderr unasked."""
+    client = Client("http://127.0.0.1:9", "zk_x")
+    fetched = {"id": "j", "state": "cancelling", "started_at": "2026-11-27T12:00:01+00:00", "progress": {}}
+    history = [
+        Event(1, "created", {"at": "2026-11-27T12:00:00+00:00"}),
+        Event(2, "running", {"at": "2026-11-27T12:00:01+00:00"}),
+        Event(3, "requeued", {"at": "2026-11-27T12:00:00.5+00:00"}),  # before the run it was fetched in
+        Event(4, "cancel_requested", {"at": "2026-11-27T12:00:02+00:00"}),
+        Event(5, "progress", {"detail": {"done": 3}}),
+        Event(6, "cancelled", {"at": "2026-11-27T12:00:03+00:00"}),
+    ]
+    final = {**fetched, "state": "cancelled"}
+    client.get = lambda job_id, wait=None: fetched if wait is None else final  # type: ignore[method-assign]
+    client._feed = lambda *args: iter(history)  # type: ignore[method-assign]
+    seen: list[str] = []
+    assert client.wait("j", on_update=lambda job: seen.append(job["state"]))["state"] == "cancelled"
+    assert seen == ["cancelling", "cancelling", "cancelling", "cancelled"]
+    assert capsys.readouterr().err == ""

@@ -415,7 +415,7 @@ def submit(
     if not wait_for_it:
         print_json(job)
         return
-    job = client.wait(job["id"], every=progress_every)
+    job = client.wait(job["id"], every=progress_every, show_progress=True)
     if as_json:
         print_json(job)
     else:
@@ -438,7 +438,7 @@ def status(url: str, key: str, job_id: str) -> None:
 @progress_every_option
 def wait(url: str, key: str, job_id: str, timeout: float | None, progress_every: float) -> None:
     """Wait for a job to finish, showing its progress on stderr, then print it."""
-    job = make_client(url, key).wait(job_id, timeout=timeout, every=progress_every)
+    job = make_client(url, key).wait(job_id, timeout=timeout, every=progress_every, show_progress=True)
     print_json(job)
     sys.exit(0 if job["state"] == "succeeded" else 1)
 
@@ -451,7 +451,7 @@ def wait(url: str, key: str, job_id: str, timeout: float | None, progress_every:
 def export(url: str, key: str, job_id: str, fmt: str, output: Any) -> None:
     """Stream every stored row of a job (a Planet X enumeration's boards) as CSV or NDJSON, with a progress
     bar: the export the job links to."""
-    make_client(url, key).export(job_id, fmt, output)
+    make_client(url, key).export(job_id, fmt, output, show_progress=True)
 
 
 @main.command()

@@ -43,6 +43,27 @@ def _duration(seconds: float) -> str:
     return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
 
 
+#: the state a job's event puts it in
+_STATE_OF_EVENT = {
+    "running": "running",
+    "cancel_requested": "cancelling",
+    "requeued": "queued",
+    "retried": "queued",
+}
+#: how far along its life each unfinished state is
+_STAGE = {"queued": 0, "running": 1, "cancelling": 2}
+
+
+def _moves_on(shown: dict[str, Any], event: Event, fetched: dict[str, Any]) -> bool:
+    """Whether a state event is news: a requeue or retry newer than the run the job was fetched in, or
+    a state not behind the one shown."""
+    state = _STATE_OF_EVENT[event.event]
+    if event.event in ("requeued", "retried"):
+        began = fetched.get("started_at")
+        return began is not None and str(event.data.get("at", "")) > str(began)
+    return _STAGE[state] >= _STAGE.get(shown["state"], 0)
+
+
 def describe_progress(job: dict[str, Any]) -> str:
     """A job's state and progress as one line: for a sharded job (planetx.enumerate and the like) the
     shards done of the total, the rows so far (boards), their rate and the ETA once the API knows it;
@@ -516,12 +537,13 @@ class Client:
         timeout: float | None = None,
         every: float = 5.0,
         poll: float = 2.0,
-        show_progress: bool = True,
+        show_progress: bool = False,
         on_update: Callable[[dict[str, Any]], None] | None = None,
     ) -> dict[str, Any]:
         """Wait for the job to finish and return its final resource: told by its event stream, or by
-        long-polls when the service refuses a stream (too many open, or an older service). With
-        `show_progress`, its state and progress go to stderr (see ProgressReporter)."""
+        long-polls when the service refuses a stream (too many open, or an older service). Silent unless
+        asked: `show_progress=True` writes its state and progress to stderr (ProgressReporter, as the CLI
+        does); `on_update` gets each newer view of the job."""
         deadline = None if timeout is None else time.monotonic() + timeout
         within = _DEADLINE.set(deadline)
         try:
@@ -575,6 +597,9 @@ class Client:
     def _wait_streaming(
         self, job: dict[str, Any], deadline: float | None, update: Callable[[dict[str, Any]], None]
     ) -> dict[str, Any]:
+        """The job's stream replays its history before what happens next: a state is shown only when it
+        is not behind the one shown (a replayed `running` after `cancelling` showed the job going back),
+        except a requeue or retry that happens now."""
         shown = dict(job)
         for event in self._feed(job["id"], None, deadline, {}):
             if event is None:
@@ -586,9 +611,8 @@ class Client:
                 return final
             if event.event == "progress":
                 shown = {**shown, "progress": event.data.get("detail") or {}}
-            elif event.event in ("running", "cancel_requested", "requeued", "retried"):
-                state = {"cancel_requested": "cancelling", "requeued": "queued", "retried": "queued"}
-                shown = {**shown, "state": state.get(event.event, event.event)}
+            elif event.event in _STATE_OF_EVENT and _moves_on(shown, event, job):
+                shown = {**shown, "state": _STATE_OF_EVENT[event.event]}
             else:
                 continue
             update(shown)
@@ -598,9 +622,9 @@ class Client:
         return final
 
     # -- exports ----------------------------------------------------------------------------------------
-    def export(self, job_id: str, fmt: str, output: Any, show_progress: bool = True) -> int:
+    def export(self, job_id: str, fmt: str, output: Any, show_progress: bool = False) -> int:
         """Stream a job's rows (Planet X: its boards) into `output`, from the export the job links to;
-        returns how many were written."""
+        returns how many were written. `show_progress=True` shows a bar on stderr (as the CLI does)."""
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeRemainingColumn
 
