@@ -4,7 +4,9 @@ wheel, and every installed copy died on import while the suite, run from the che
 
 from __future__ import annotations
 
+import shutil
 import subprocess
+import sys
 import tomllib
 import zipfile
 from fnmatch import fnmatch
@@ -12,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.installed import _NOT_BUILT as NOT_BUILT
 from tests.installed import ROOT, product
 from tests.support import run_installed
 
@@ -20,11 +23,18 @@ pytestmark = pytest.mark.slow  # builds and installs the wheel (once per session
 PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
 
 
+#: the checkout's top-level packages that are not the product's
+DEVELOPMENT = {"tests", "bench", "scripts", "docs", "deploy"}
+
+
+def _top_level_packages() -> set[str]:
+    return {path.parent.name for path in ROOT.glob("*/__init__.py")}
+
+
 def _product_packages() -> set[str]:
-    """The checkout's top-level packages less the ones pyproject.toml keeps out of the wheel."""
-    excluded = PYPROJECT["tool"]["setuptools"]["packages"]["find"]["exclude"]
-    packages = {path.parent.name for path in ROOT.glob("*/__init__.py")}
-    return {name for name in packages if not any(fnmatch(name, pattern) for pattern in excluded)}
+    """The checkout's top-level packages that pyproject.toml ships."""
+    included = PYPROJECT["tool"]["setuptools"]["packages"]["find"]["include"]
+    return {name for name in _top_level_packages() if any(fnmatch(name, pattern) for pattern in included)}
 
 
 def _source_files(package: str) -> set[str]:
@@ -40,7 +50,20 @@ def test_the_packages_kept_out_are_the_development_ones() -> None:
     layers = {"api", "core", "kinds", "pictures", "puzzles", "schemas", "services", "store", "workers"}
     assert layers < packages
     assert {"zolve", "migrations"} < packages
-    assert not packages & {"tests", "bench", "scripts", "docs", "deploy"}
+    assert not packages & DEVELOPMENT
+    # a new top-level package is shipped, or named here as a development one
+    assert _top_level_packages() - packages <= DEVELOPMENT
+
+
+def test_building_the_wheel_warns_of_no_package_left_ambiguous(tmp_path: Path) -> None:
+    """Folders of templates and static files beside the code are packages to setuptools too: without
+    them in its packages, each build printed a "Package would be ignored" warning (issue 50, item 8)."""
+    tree = tmp_path / "tree"
+    shutil.copytree(ROOT, tree, ignore=NOT_BUILT)  # as the wheel is built: nothing written into the checkout
+    command = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-v"]  # setuptools as a build gets it
+    built = subprocess.run([*command, "-w", str(tmp_path), str(tree)], capture_output=True, text=True)
+    assert built.returncode == 0, built.stderr[-2000:]
+    assert "would be ignored" not in built.stdout + built.stderr
 
 
 def test_the_wheel_holds_every_file_of_every_product_package() -> None:
