@@ -40,6 +40,7 @@ class Up:
         wait_until(self._ready_or_dead, 180, 0.3, "zolve up to be ready")
         assert self.process.poll() is None, self.err.read_text()[-3000:]
         self.key = self.out.read_text().split("ZOLVE_API_KEY=", 1)[1].split()[0]
+        assert f"more keys: zolve keys create --data-dir {data_dir.absolute()}" in self.err.read_text()
         self.headers = {"Authorization": f"Bearer {self.key}"}
 
     def _submit(self, attempts: int = 3) -> requests.Response:
@@ -119,6 +120,7 @@ def test_cli_commands_join_a_running_zolve_up_and_it_restarts_what_dies(tmp_path
         redis_before = up.redis_pid()
         made = zolve("keys", "create", "--name", "beside up", env=embedded_env(up.data_dir))
         assert made.returncode == 0 and made.stdout.strip().startswith("zk_"), made.stderr
+        assert f"the zolve up on {up.data_dir.absolute()}" in made.stderr  # whose key it is
         listed = zolve("keys", "list", env=embedded_env(up.data_dir))
         assert "beside up" in listed.stdout, listed.stderr
         assert up.redis_pid() == redis_before and psutil.pid_exists(redis_before), "the CLI replaced Redis"
@@ -157,4 +159,7 @@ def test_keys_create_on_a_data_dir_where_zolve_up_never_ran_migrates_it_first(tm
     made = zolve("keys", "create", env=env)
     assert made.returncode == 0, made.stderr
     assert made.stdout.strip().startswith("zk_") and "Traceback" not in made.stderr
+    # before, nothing said whose database the key was for: one made on the wrong data directory was
+    # refused by the running service (401) with no hint why (issue 50, item 4)
+    assert f"no zolve up runs on {(tmp_path / 'fresh').absolute()}" in made.stderr, made.stderr
     assert "cli" in zolve("keys", "list", env=env).stdout

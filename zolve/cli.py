@@ -249,13 +249,32 @@ def keys_revoke(key_id: int) -> None:
 
 @contextmanager
 def _key_settings() -> Iterator[Settings]:
-    """Settings for the configured (or embedded) database; embedded servers of our own stop after."""
+    """Settings for the configured (or embedded) database; embedded servers of our own stop after. Says
+    on stderr whose database it is: a key made on another data directory than the running service's is
+    refused by that service (401), and nothing else would tell."""
     settings, services = server_settings()
+    click.echo(_whose_database(settings, started_here=services is not None), err=True)
     try:
         yield settings
     finally:
         if services:
             services.stop()
+
+
+def _whose_database(settings: Settings, started_here: bool) -> str:
+    from zolve.embedded import running_stack
+
+    data_dir = settings.data_dir.absolute()
+    if started_here:
+        return (
+            f"no zolve up runs on {data_dir}: its database was opened for this command, and its keys are "
+            "for a service run on that directory (a zolve up on another one refuses them: pass --data-dir "
+            "DIR, the one it runs on)"
+        )
+    stack = running_stack(settings.data_dir)
+    if stack is not None and stack.database_url == settings.database_url:
+        return f"the database of the zolve up on {data_dir} (pid {stack.pid})"
+    return "the database of DATABASE_URL"
 
 
 class Duration(click.ParamType):

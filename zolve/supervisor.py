@@ -239,6 +239,8 @@ def run_stack(
         url = f"http://{host}:{port}"
         click.echo(f"zolve is up at {url}  (API docs: {url}/docs)", err=True)
         click.echo(f"data: {settings.data_dir.absolute() if services else 'external servers'}", err=True)
+        if services:
+            click.echo(f"more keys: zolve keys create --data-dir {settings.data_dir.absolute()}", err=True)
         if admin_key:
             click.echo(f"admin API key (shown once, keep it): {admin_key}", err=True)
             click.echo(f"ZOLVE_API_KEY={admin_key}")
