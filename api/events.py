@@ -61,7 +61,7 @@ def _data(event: JobEvent, kind: str) -> dict[str, Any]:
     detail = event.detail
     if event.event == EventName.PROGRESS and detail:  # a sharded job's counters name its rows
         spec = KINDS.get(kind)
-        detail = Progress.from_json(detail).to_json(spec.rows_name if spec else "rows")
+        detail = Progress.from_json(detail).to_json(spec.counted_rows if spec else "rows")
     return {
         "id": event.id,
         "job_id": str(event.job_id),

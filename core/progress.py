@@ -63,20 +63,17 @@ class Progress:
         """As a finished job keeps it: its counters, no phase (it is no longer in one)."""
         return replace(self, phase=None, eta_seconds=None)
 
-    def to_json(self, rows_name: str = "rows") -> dict[str, Any]:
+    def to_json(self, rows_name: str | None = "rows") -> dict[str, Any]:
+        """As JSON, the rows' counters under `rows_name`; none for None (a kind that stores no rows: "rows:
+        0" beside its shards said nothing but confusion)."""
         shown: dict[str, Any] = dict(self.extra)
         if self.phase is not None:
             shown["phase"] = self.phase
         if self.sharded:
-            shown.update(
-                {
-                    "shards_done": self.shards_done,
-                    "shards_total": self.shards_total,
-                    rows_name: self.rows,
-                    f"{rows_name}_per_second": self.rows_per_second,
-                    "eta_seconds": self.eta_seconds,
-                }
-            )
+            shown.update({"shards_done": self.shards_done, "shards_total": self.shards_total})
+            if rows_name is not None:
+                shown.update({rows_name: self.rows, f"{rows_name}_per_second": self.rows_per_second})
+            shown["eta_seconds"] = self.eta_seconds
         return shown
 
     def counter(self) -> tuple[str, int, int] | None:

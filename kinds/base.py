@@ -183,6 +183,11 @@ class Kind:
     def rows_name(self) -> str:
         return self.rows.name if self.rows else "rows"
 
+    @property
+    def counted_rows(self) -> str | None:
+        """What its progress counts rows as, or None: a kind that stores no rows counts none."""
+        return self.rows.name if self.rows else None
+
     def solve_function(self) -> SolveFunction:
         return getattr(self.puzzle(), self.solver.partition(":")[2])
 

@@ -34,7 +34,7 @@ def progress_of(job: Job) -> dict[str, Any] | None:
         progress = progress.merged(counters)
     if job.is_final:
         progress = progress.finished()
-    return progress.to_json(kind.rows_name if kind else "rows")
+    return progress.to_json(kind.counted_rows if kind else "rows")
 
 
 def job_error(job: Job, *, is_admin: bool) -> dict[str, Any] | None:

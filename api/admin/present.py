@@ -33,7 +33,10 @@ def progress_percent(job: Job) -> int | None:
 def progress_label(job: Job) -> str:
     """The job's progress in a line, as the API tells it (a finished job's has no `phase`)."""
     if job.shards_total:
-        return f"{job.shards_done}/{job.shards_total} shards, {job.rows_done:,} rows"
+        shards = f"{job.shards_done}/{job.shards_total} shards"
+        kind = KINDS.get(job.kind)
+        counted = kind.counted_rows if kind else "rows"
+        return f"{shards}, {job.rows_done:,} {counted}" if counted else shards
     progress = progress_of(job) or {}
     return ", ".join(f"{k}: {v}" for k, v in progress.items() if isinstance(v, str | int | float))[:120]
 

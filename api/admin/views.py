@@ -47,7 +47,7 @@ bp = Blueprint("admin", __name__, url_prefix="/admin", template_folder="template
 
 PUBLIC = ("admin.login", "admin.static")
 #: the operators' pages and actions: a client key gets 403 (its landing page, the overview, sends it to
-#: its jobs instead)
+#: its jobs instead, whether the key came in a session or a Bearer header)
 ADMIN_ONLY = ("admin.overview", "admin.overview_panel", "admin.retry_job", "admin.requeue_shard")
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 PAGE_SIZE = 25
@@ -89,8 +89,8 @@ def _session_holds(key: ApiKey) -> bool:
 
 @bp.before_request
 def guard() -> Response | None:
-    """Any key: no session → the login page; a client key on an operator's page → 403 (on the overview:
-    its jobs); forms need the CSRF token."""
+    """Any key: no session → the login page; a client key on an operator's page → 403 (on the overview,
+    by session or Bearer alike: its jobs); forms need the CSRF token."""
     csrf = zolve().csrf
     if request.endpoint in PUBLIC:
         if request.method not in SAFE_METHODS:
@@ -104,7 +104,7 @@ def guard() -> Response | None:
     g.key = key
     g.admin = key if key.is_admin else None
     if not key.is_admin and request.endpoint in ADMIN_ONLY:
-        if request.endpoint == "admin.overview" and via == "session":
+        if request.endpoint == "admin.overview":
             return redirect(url_for("admin.jobs"))
         abort(403, "this page is for admin keys")
     if via == "session" and request.method not in SAFE_METHODS:
