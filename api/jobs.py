@@ -16,6 +16,7 @@ from api.auth import auth
 from api.bodies import Blueprint
 from api.deps import caller, context, database, settings
 from api.extension import zolve
+from api.kind_filters import JobListQuery
 from api.limits import CHECKED_PARAMS
 from api.resources import job_resource
 from schemas import jobs as job_schemas
@@ -61,12 +62,10 @@ class JobCollection(MethodView):
             headers["Idempotent-Replayed"] = "true"
         return resource, 202, headers
 
-    @blp.arguments(job_schemas.JobListArgs, location="query", unknown=RAISE)
+    @blp.arguments(JobListQuery, location="query", unknown=RAISE)
     @blp.response(200, job_schemas.JobPage)
     def get(self, args: dict[str, Any]) -> Any:
         """Your jobs, newest first (admins: everyone's). Keyset pages: follow `next_cursor`."""
-        if "kind" in args:
-            job_service.kind_named(args["kind"])  # an unknown kind is a 422 naming the kinds, not no jobs
         who = caller()
         with database().session() as session:
             try:

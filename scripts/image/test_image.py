@@ -621,7 +621,7 @@ def check_dashboard(deployment: Deployment) -> None:
     reply = browser.post(deployment.base + "/admin/login", data=form, allow_redirects=False, timeout=30)
     if reply.status_code not in (302, 303):
         raise Failed(f"POST /admin/login: {reply.status_code} {reply.text[:300]}")
-    # several requests: the API runs several gunicorn processes, which must all accept the session
+    # several requests: the API runs several processes (granian workers), which must all accept the session
     for _ in range(6):
         overview = browser.get(deployment.base + "/admin/", allow_redirects=False, timeout=30)
         if overview.status_code != 200 or 'action="/admin/logout"' not in overview.text:
