@@ -508,6 +508,7 @@ JOBS: dict[str, dict[str, Any]] = {
     "mastermind.guess": {"n": 4, "k": 6, "history": [{"guess": [0, 0, 1, 1], "black": 1, "white": 0}]},
     "mastermind.play": {"n": 3, "k": 3, "secrets": {"sample": 6, "seed": 1}},
     "taiji.solve": {"code": "3:Kw202200Fw62Dw4"},
+    "taiji.enumerate": {"code": "3:Kw202200Fw62Dw4", "max_solutions": 100},
     "leaving_earth.plan": {"origin": "E", "destination": "L"},
     "planetx.enumerate": {
         "mode": "standard",
