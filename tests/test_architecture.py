@@ -319,3 +319,21 @@ def test_the_app_holds_one_typed_extension_not_string_keys(tmp_path: Path) -> No
     assert found == []
     probe = _write(tmp_path / "probe.py", 'app.extensions["zolve.db"]\napp.extensions.get("zolve.limiter")\n')
     assert len(_string_keyed_extensions(probe)) == 2, "the check finds both forms"
+
+
+#: what reading HTTP off a socket looks like: the API's HTTP is granian's (hyper's parser), never ours
+_STREAM_CALLS = {"readuntil", "readexactly", "start_server", "open_connection", "open_unix_connection"}
+
+
+def test_no_module_of_the_product_frames_http_itself() -> None:
+    """Issue 54: a hand-written HTTP/1.1 front (its own request lines, headers and chunks) let one client
+    answer another's request. No module reads a stream's lines or frames (CRLF bytes, asyncio's stream
+    readers and servers): zolve.edge sees requests only as granian parsed them."""
+    found = []
+    for name, path in _modules().items():
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Constant) and isinstance(node.value, bytes) and b"\r\n" in node.value:
+                found.append(f"{name}:{node.lineno} CRLF bytes")
+            elif isinstance(node, ast.Attribute) and node.attr in _STREAM_CALLS:
+                found.append(f"{name}:{node.lineno} {node.attr}")
+    assert found == []
