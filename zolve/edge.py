@@ -239,9 +239,12 @@ class Outbox:
 
     # the event loop
     async def take(self) -> tuple[list[bytes], bool]:
-        """The chunks written since the last take, and whether the answer is complete; waits for either."""
+        """The chunks written since the last take, and whether the answer is complete; waits for either.
+        ClientGone once the answer was abandoned."""
         while True:
             with self.lock:
+                if self.gone:
+                    raise ClientGone
                 chunks, self.chunks, self.unsent = self.chunks, [], 0
                 self.lock.notify_all()
                 if chunks or self.done:
@@ -251,9 +254,12 @@ class Outbox:
             await self.ready.wait()
 
     def abandon(self) -> None:
+        """The client has gone (or the request ended): the app's thread stops at its next write, and a
+        take waiting on the event loop (where this is called) raises ClientGone."""
         with self.lock:
             self.gone = True
             self.lock.notify_all()
+        self.ready.set()
 
 
 @dataclass
@@ -375,9 +381,9 @@ class Edge:
         outbox = Outbox(loop)
         environ = wsgi_environ(scope, body)
         running = loop.run_in_executor(self.pool, self._run_app, environ, outbox)
-        watcher = loop.create_task(_wait_for_disconnect(receive))
+        watcher = loop.create_task(_abandon_on_disconnect(receive, outbox))
         try:
-            await self._relay(scope, outbox, place, watcher, send, outcome)
+            await self._relay(scope, outbox, place, send, outcome)
         finally:
             place.give_back()
             outbox.abandon()
@@ -404,17 +410,10 @@ class Edge:
                     close()
             outbox.finish()
 
-    async def _relay(
-        self, scope: Scope, outbox: Outbox, place: Place, watcher: asyncio.Task, send: Send, outcome: Outcome
-    ) -> None:
+    async def _relay(self, scope: Scope, outbox: Outbox, place: Place, send: Send, outcome: Outcome) -> None:
         started = False
         while True:
-            taking = asyncio.ensure_future(outbox.take())
-            await asyncio.wait([taking, watcher], return_when=asyncio.FIRST_COMPLETED)
-            if not taking.done():
-                taking.cancel()
-                raise ClientGone
-            chunks, done = taking.result()
+            chunks, done = await outbox.take()
             if not started:
                 if outbox.start is None:
                     raise RuntimeError("the app answered without starting a response")
@@ -460,10 +459,11 @@ async def _discard_rest(receive: Receive) -> None:
                     return
 
 
-async def _wait_for_disconnect(receive: Receive) -> None:
-    """Returns when the client has gone (the request's body was received whole before)."""
+async def _abandon_on_disconnect(receive: Receive, outbox: Outbox) -> None:
+    """Abandon the answer once the client has gone (the request's body was received whole before)."""
     while (await receive())["type"] != "http.disconnect":
         pass
+    outbox.abandon()
 
 
 def _header(scope: Scope, name: bytes) -> bytes:
