@@ -1,5 +1,6 @@
 # One image for every role: `zolve api` (the CMD), `zolve worker`, `zolve migrate`, `zolve healthcheck worker`.
-# It installs the wheel built from this checkout (pyproject.toml says what ships), never a list of folders.
+# It installs the wheels built from this checkout, the service's and its client library's (pyproject.toml and
+# client/pyproject.toml say what ships), never a list of folders.
 #
 # BASE_IMAGE: any Debian-like image with python3 (3.11+), its venv module and useradd. The registry's
 # python:3.11-slim by default; where no registry can be reached, `make image` builds on a base made from
@@ -16,8 +17,8 @@ WORKDIR /src
 COPY . .
 # the build backend (setuptools, from pyproject.toml's build-system) is fetched into an isolated environment
 RUN if [ -n "$PIP_CA_BUNDLE" ]; then export PIP_CERT="$PIP_CA_BUNDLE"; fi \
- && /opt/build/bin/pip wheel --no-deps --wheel-dir /wheels . \
- && ls /wheels/zolve-*.whl
+ && /opt/build/bin/pip wheel --no-deps --wheel-dir /wheels ./client . \
+ && ls /wheels/zolve-*.whl /wheels/zolve_client-*.whl
 
 FROM ${BASE_IMAGE}
 ARG PIP_CA_BUNDLE
@@ -31,11 +32,12 @@ COPY requirements.lock requirements-before-3.11.3.lock /tmp/
 RUN if [ -n "$PIP_CA_BUNDLE" ]; then export PIP_CERT="$PIP_CA_BUNDLE"; fi \
  && pip install --require-hashes -r /tmp/requirements.lock -r /tmp/requirements-before-3.11.3.lock \
  && rm /tmp/*.lock
-# then the product itself: the wheel, its dependencies already there. COPY, not a RUN --mount of the
+# then the product itself: its wheel and the client library's (built from client/, which it depends on),
+# their dependencies already there. COPY, not a RUN --mount of the
 # builder's folder: buildah's cache key for such a RUN leaves out the mounted files, so a code change
 # would reuse the layer of the old wheel.
 COPY --from=builder /wheels/ /tmp/wheels/
-RUN pip install --no-deps /tmp/wheels/zolve-*.whl && rm -rf /tmp/wheels
+RUN pip install --no-deps /tmp/wheels/zolve-*.whl /tmp/wheels/zolve_client-*.whl && rm -rf /tmp/wheels
 # numeric, so that Kubernetes' runAsNonRoot can check it
 USER 1000
 WORKDIR /home/zolve

@@ -9,12 +9,14 @@ STAMP := $(VENV)/.installed
 .PHONY: up test test-fast test-integration lint bench contract lock clean docs
 
 # The runtime dependencies come from requirements.lock (pinned, with hashes: what the image installs), so
-# the tests run on what deploys; then the project itself and its dev tools.
+# the tests run on what deploys; then the client library (client/, which the service depends on and no
+# public index has), the project itself and its dev tools.
 # After changing the dependencies in pyproject.toml: `make lock`.
-$(STAMP): pyproject.toml requirements.lock requirements-before-3.11.3.lock
+$(STAMP): pyproject.toml client/pyproject.toml requirements.lock requirements-before-3.11.3.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet --require-hashes -r requirements.lock -r requirements-before-3.11.3.lock
+	$(BIN)/python -m pip install --quiet --no-deps -e ./client
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
@@ -53,11 +55,16 @@ bench: $(STAMP)
 contract: $(STAMP)
 	$(BIN)/python bench/contract.py --max-examples 100
 
-# re-pin the runtime dependencies (newest versions that satisfy pyproject.toml) with their hashes
+# re-pin the runtime dependencies (newest versions that satisfy pyproject.toml) with their hashes. The
+# client library is resolved from a wheel of client/ and then left out: it is built from this checkout,
+# never fetched (an index's `zolve-client` is not ours).
 lock: $(STAMP)
 	$(BIN)/python -m pip install --quiet pip-tools
+	rm -rf build/lock-wheels && $(BIN)/python -m pip wheel --quiet --no-deps -w build/lock-wheels ./client
 	$(BIN)/pip-compile --quiet --allow-unsafe --generate-hashes --strip-extras --no-header --no-annotate \
-		--no-emit-index-url --no-emit-find-links --upgrade -o requirements.lock pyproject.toml
+		--no-emit-index-url --no-emit-find-links --upgrade --find-links build/lock-wheels \
+		-o requirements.lock pyproject.toml
+	$(BIN)/python scripts/unlock_local.py requirements.lock zolve-client
 
 clean:
 	rm -rf $(VENV) zolve-data .pytest_cache site

@@ -14,6 +14,7 @@ from typing import Any
 from flask import Response, request, stream_with_context
 from flask_smorest import abort
 from marshmallow import RAISE
+from zolve_client.progress import Progress
 
 from api.auth import auth
 from api.bodies import Blueprint
@@ -21,7 +22,6 @@ from api.deps import caller, context, database, settings
 from api.extension import zolve
 from api.kind_filters import EventStreamQuery
 from core.events import FINAL_EVENTS, EventName
-from core.progress import Progress
 from kinds import KINDS
 from schemas import events as event_schemas
 from services import jobs as job_service

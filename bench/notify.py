@@ -25,9 +25,10 @@ import requests
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from zolve_client import parse_events  # noqa: E402
+
 from bench.stack import Stack  # noqa: E402
 from store import keys  # noqa: E402
-from zolve.client import parse_events  # noqa: E402
 
 #: a dice search of about 0.6 s: the clients are all waiting by the time it finishes
 JOB = {"kind": "dice", "params": {"dice": 3, "faces": 8}, "fresh": True}

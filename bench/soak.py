@@ -43,13 +43,14 @@ from sqlalchemy import func, select
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from zolve_client import parse_events  # noqa: E402
+
 from bench.stack import UpStack, create_key  # noqa: E402
 from kinds import KINDS  # noqa: E402
 from services.messages import QUEUE, SHORT_QUEUE  # noqa: E402
 from store import dashboard  # noqa: E402
 from store.models import Batch, BatchItem, Job, JobEvent, WebhookDelivery  # noqa: E402
 from tests.support import webhook_receiver  # noqa: E402
-from zolve.client import parse_events  # noqa: E402
 
 FINAL = ("succeeded", "failed", "cancelled")
 #: what the stack runs with beside its defaults: loopback webhooks retried soon, a lost message sent again

@@ -1,18 +1,14 @@
 """The states a job and a shard move through. StrEnums: they compare equal to (and store as) their
-values, so rows, JSON and SQL read the plain words."""
+values, so rows, JSON and SQL read the plain words. A job's states are part of the API's contract, so they
+are defined once, in the client library (zolve_client.states) that the service depends on."""
 
 from __future__ import annotations
 
 from enum import StrEnum
 
+from zolve_client.states import FINAL_STATES, JobState
 
-class JobState(StrEnum):
-    QUEUED = "queued"
-    RUNNING = "running"
-    SUCCEEDED = "succeeded"
-    FAILED = "failed"
-    CANCELLING = "cancelling"
-    CANCELLED = "cancelled"
+__all__ = ["FINAL_STATES", "JOB_STATES", "SHARD_STATES", "JobState", "ShardState"]
 
 
 class ShardState(StrEnum):
@@ -27,4 +23,3 @@ class ShardState(StrEnum):
 
 JOB_STATES: tuple[JobState, ...] = tuple(JobState)
 SHARD_STATES: tuple[ShardState, ...] = tuple(ShardState)
-FINAL_STATES: frozenset[JobState] = frozenset({JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED})

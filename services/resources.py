@@ -6,8 +6,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from zolve_client.progress import Progress
+
 from core.errors import JobError
-from core.progress import Progress
 from kinds import KINDS
 from store.models import Job
 

@@ -4,7 +4,7 @@ back-off, and the deliveries a client may read.
 Deliveries follow the Standard Webhooks convention: `webhook-id` (the same on every attempt of one
 delivery), `webhook-timestamp` (Unix seconds) and `webhook-signature: v1,<base64 HMAC-SHA256>` over
 `id.timestamp.body`, keyed with the base64-decoded part of the key's `whsec_...` secret. A receiver
-checks them with `zolve.client.verify_signature`.
+checks them with `zolve_client.verify_signature`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from enum import StrEnum
 from typing import Any
 from urllib.parse import urlsplit
 
-import requests
+import certifi
 import urllib3
 import urllib3.connection
 
@@ -305,7 +305,7 @@ def _connection(target: Target, address: str, timeout: float) -> _HTTPConnection
             server_hostname=target.host,
             assert_hostname=target.host,
             cert_reqs="CERT_REQUIRED",
-            ca_certs=requests.certs.where(),
+            ca_certs=certifi.where(),
         )
     return _HTTPConnection(address, target.port, timeout=timeout)
 

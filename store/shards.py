@@ -16,10 +16,10 @@ from typing import Any
 
 from sqlalchemy import and_, case, false, func, insert, or_, select, true, update
 from sqlalchemy.orm import Session, aliased
+from zolve_client.progress import Progress
 
 from core.errors import ErrorType, JobError
 from core.events import EventName
-from core.progress import Progress
 from core.states import JobState, ShardState
 from store import events
 from store.models import Job, Shard

@@ -40,6 +40,8 @@ _PLUGIN_FILES = ("__init__.py", "plugins.py", "sharded_plugin.py")
 class Product:
     venv: Path
     wheel: Path
+    #: the client library's wheel (client/), which the service's depends on
+    client_wheel: Path
     #: an empty directory outside the checkout: the working directory of the product's processes
     workdir: Path
     #: a directory holding only the test-only kinds (a `tests` package), put on the processes' PYTHONPATH
@@ -84,12 +86,14 @@ def _dependencies() -> Path:
     return _site_packages(venv)
 
 
-def _build_wheel(into: Path) -> Path:
+def _build_wheels(into: Path) -> tuple[Path, Path]:
+    """The service's wheel and its client library's (client/), as the image builds them."""
     source = into / "source"
     shutil.copytree(ROOT, source, ignore=_NOT_BUILT)
-    _run(sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(into), str(source))
+    pip_wheel = (sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(into))
+    _run(*pip_wheel, str(source / "client"), str(source))
     shutil.rmtree(source)
-    return next(into.glob("zolve-*.whl"))
+    return next(into.glob("zolve-*.whl")), next(into.glob("zolve_client-*.whl"))
 
 
 @functools.cache
@@ -98,18 +102,20 @@ def product() -> Product:
     home = Path(tempfile.mkdtemp(prefix="zolve-installed-"))
     atexit.register(shutil.rmtree, home, ignore_errors=True)
     deps = _dependencies()
-    wheel = _build_wheel(home)
+    wheel, client_wheel = _build_wheels(home)
     venv = home / "venv"
     _run(sys.executable, "-m", "venv", "--without-pip", str(venv))
     (_site_packages(venv) / "zolve-test-dependencies.pth").write_text(f"{deps}\n")
-    _pip(venv, "install", "--quiet", "--no-deps", str(wheel))
+    _pip(venv, "install", "--quiet", "--no-deps", str(wheel), str(client_wheel))
     plugins = home / "plugins" / "tests"
     plugins.mkdir(parents=True)
     for name in _PLUGIN_FILES:
         shutil.copy(ROOT / "tests" / name, plugins / name)
     workdir = home / "work"
     workdir.mkdir()
-    return Product(venv=venv, wheel=wheel, workdir=workdir, plugins=plugins.parent)
+    return Product(
+        venv=venv, wheel=wheel, client_wheel=client_wheel, workdir=workdir, plugins=plugins.parent
+    )
 
 
 def _site_packages(venv: Path) -> Path:

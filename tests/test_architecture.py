@@ -191,6 +191,19 @@ def test_puzzles_are_pure(module: str) -> None:
     assert {name.split(".")[0] for name in GRAPH[module]} & NOT_IN_PUZZLES == set()
 
 
+#: the client library's own distribution (client/): what a client user installs, and nothing of the service
+CLIENT = ROOT / "client" / "zolve_client"
+#: what it may import besides the standard library and itself: its two dependencies, and rich where asked
+CLIENT_NEEDS = {"urllib3", "tenacity", "rich"}
+
+
+@pytest.mark.parametrize("path", sorted(CLIENT.glob("*.py")), ids=lambda path: path.name)
+def test_the_client_library_needs_none_of_the_service(path: Path) -> None:
+    module = f"zolve_client.{path.stem}".removesuffix(".__init__")
+    imported = {name.split(".")[0] for name in _imported(module, path)} - {"zolve_client", "__future__"}
+    assert imported - set(sys.stdlib_module_names) <= CLIENT_NEEDS
+
+
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("pictures")))
 def test_pictures_need_only_the_standard_library(module: str) -> None:
     """A picture is drawn from plain data: no web framework, database or solver behind it."""

@@ -13,16 +13,17 @@ import select
 import subprocess
 import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import pytest
 import requests
 from werkzeug.serving import make_server
+from zolve_client import Client, NoRows, ProgressReporter, describe_progress
 
 from tests.support import installed_popen
 from tests.test_cli import zolve
-from zolve.client import Client, NoRows, ProgressReporter, describe_progress
 
 #: a standard enumeration that leaves few boards: Planet X in sector 1, a comet in sector 2
 FEW_BOARDS = {
@@ -238,49 +239,48 @@ def test_plain_progress_lines_come_on_a_change_of_state_and_otherwise_at_most_ev
     ]
 
 
-class _Answer:
-    def __init__(self, body: Any = None, lines: tuple[str, ...] = (), headers: dict[str, str] | None = None):
-        self.status_code, self.body, self.lines = 200, body, list(lines)
-        self.headers, self.text, self.encoding = headers or {}, "", None
+@contextmanager
+def _answering(answers: dict[str, tuple[str, bytes, dict[str, str]]]) -> Iterator[tuple[str, list[str]]]:
+    """A server on loopback answering GETs from a table {path: (content type, body, headers)}; yields its
+    URL and the paths asked for."""
+    asked: list[str] = []
 
-    def json(self) -> Any:
-        return self.body
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 - the http.server hook
+            asked.append(self.path)
+            content_type, body, headers = answers[self.path]
+            self.send_response(200)
+            for name, value in {**headers, "Content-Type": content_type}.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
 
-    def iter_lines(self, chunk_size: int, decode_unicode: bool) -> Iterator[str]:
-        return iter(self.lines)
+        def log_message(self, *args: object) -> None:
+            pass
 
-
-class _Server:
-    """requests.Session's two calls the client makes, answering from a table of URLs."""
-
-    def __init__(self, answers: dict[str, _Answer]):
-        self.answers, self.headers, self.asked = answers, {}, []
-
-    def request(self, method: str, url: str, **kwargs: Any) -> _Answer:
-        self.asked.append(url)
-        return self.answers[url]
-
-    def get(self, url: str, **kwargs: Any) -> _Answer:
-        return self.request("GET", url, **kwargs)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}", asked
+    finally:
+        server.shutdown()
 
 
 def test_export_follows_the_jobs_own_link_and_refuses_a_job_without_rows() -> None:
     links = {"self": "/base/jobs/e", "csv": "/base/jobs/e/stars.csv", "ndjson": "/base/jobs/e/stars.ndjson"}
-    server = _Server(
-        {
-            "http://h/base/jobs/e": _Answer({"id": "e", "kind": "sky.map", "links": links}),
-            "http://h/base/jobs/e/stars.csv": _Answer(
-                lines=("code,star", "5,Vega"), headers={"X-Total-Count": "1"}
-            ),
-            "http://h/base/jobs/d": _Answer({"id": "d", "kind": "dice", "links": {"self": "/base/jobs/d"}}),
-        }
-    )
-    client = Client("http://h/base/", "key")
-    client.session = server
-    output = io.StringIO()
-    assert client.export("e", "csv", output) == 1
-    assert output.getvalue() == "code,star\n5,Vega\n"
-    assert server.asked == ["http://h/base/jobs/e", "http://h/base/jobs/e/stars.csv"]
-    with pytest.raises(NoRows, match="stores no rows"):
-        client.export("d", "ndjson", io.StringIO())
-    assert server.asked[-1] == "http://h/base/jobs/d"  # nothing but the job was asked for
+    answers = {
+        "/base/jobs/e": ("application/json", json.dumps({"id": "e", "kind": "sky.map", "links": links}), {}),
+        "/base/jobs/e/stars.csv": ("text/csv", "code,star\n5,Végä", {"X-Total-Count": "1"}),
+        "/base/jobs/d": ("application/json", json.dumps({"id": "d", "kind": "dice", "links": {}}), {}),
+    }
+    encoded = {path: (kind, body.encode(), headers) for path, (kind, body, headers) in answers.items()}
+    with _answering(encoded) as (url, asked):
+        client = Client(f"{url}/base/", "key")
+        output = io.StringIO()
+        assert client.export("e", "csv", output) == 1
+        assert output.getvalue() == "code,star\n5,Végä\n", "a last row without its line ending gets one"
+        assert asked == ["/base/jobs/e", "/base/jobs/e/stars.csv"]
+        with pytest.raises(NoRows, match="stores no rows"):
+            client.export("d", "ndjson", io.StringIO())
+        assert asked[-1] == "/base/jobs/d"  # nothing but the job was asked for

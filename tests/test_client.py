@@ -1,4 +1,4 @@
-"""The client library (zolve/client.py) against a real stack: the API under granian, the Celery worker,
+"""The client library (client/zolve_client) against a real stack: the API under granian, the Celery worker,
 PostgreSQL and Redis; its retries against a stub that answers 429 and 503."""
 
 from __future__ import annotations
@@ -11,9 +11,7 @@ from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-
-from tests.support import ApiServer, wait_until
-from zolve.client import (
+from zolve_client import (
     Client,
     Conflict,
     Event,
@@ -24,6 +22,8 @@ from zolve.client import (
     Unreachable,
     WaitTimeout,
 )
+
+from tests.support import ApiServer, wait_until
 
 #: a standard enumeration that leaves few boards: Planet X in sector 1, a comet in sector 2
 FEW_BOARDS = {
@@ -99,7 +99,7 @@ def test_batches_page_by_page_and_the_webhook_secret(api: Client) -> None:
 def test_wait_long_polls_when_no_stream_is_to_be_had(api: Client, live_api: ApiServer) -> None:
     job = api.submit("dice", {"dice": 3, "faces": 5}, fresh=True)
     held = [api._send("GET", "/events", stream=True) for _ in range(8)]  # every stream this key may hold
-    impatient = Client(api.url, api.session.headers["Authorization"].split()[1], retries=0)
+    impatient = Client(api.url, api._headers["Authorization"].split()[1], retries=0)
     try:
         with pytest.raises(RateLimited):
             impatient._send("GET", f"/jobs/{job['id']}/events", stream=True)
@@ -207,7 +207,7 @@ def test_wait_keeps_its_timeout_when_the_service_answers_429(stub) -> None:
 
 
 def test_the_event_stream_parser_reads_ids_names_data_and_skips_comments() -> None:
-    from zolve.client import parse_events
+    from zolve_client import parse_events
 
     lines = ["retry: 1000", "", ": keepalive", "", "id: 7", "event: progress", 'data: {"a": 1}', ""]
     (event,) = list(parse_events(iter(lines)))

@@ -12,8 +12,8 @@ README.md and every page under docs/ are scanned for
   command tree (zolve.cli.main with the kinds' groups, which it loads from the kinds), and every long option
   written after it (`--data-dir`, `[--wait [--json]]`) one that the command takes;
 - make: every `make <target>` in backticks or a code block must be a target of the Makefile;
-- the Python client: every `client.method(` and `zolve.client.name` (and `from zolve.client import ...`)
-  must be in zolve.client;
+- the Python client: every `client.method(` and `zolve_client.name` (and `from zolve_client import ...`)
+  must be in zolve_client;
 - files: every path into the checkout (`tests/api/test_fuzz.py`, `bench/chaos.py`, `deploy/k8s/`) must exist
   (the site's own links are checked by `mkdocs build --strict`).
 A fast test: no server is started or reached.
@@ -211,19 +211,19 @@ def make_targets() -> frozenset[str]:
 
 
 def named_client_names(text: str) -> set[str]:
-    """`client.wait(` (a Client method), `zolve.client.verify_signature`, `from zolve.client import A, B`."""
+    """`client.wait(` (a Client method), `zolve_client.verify_signature`, `from zolve_client import A, B`."""
     found = {f"Client.{name}" for name in re.findall(r"(?<![\w.])client\.([a-z_]\w*)\(", text)}
-    found |= set(re.findall(r"\bzolve\.client\.([A-Za-z_]\w*)", text))
-    for names in re.findall(r"from zolve\.client import ([\w, ]+)", text):
+    found |= set(re.findall(r"\bzolve_client\.([A-Za-z_]\w*)", text))
+    for names in re.findall(r"from zolve_client import ([\w, ]+)", text):
         found |= {name.strip() for name in names.split(",") if name.strip()}
     return found
 
 
 def _in_client(name: str) -> bool:
-    import zolve.client
+    import zolve_client
 
     owner, _, attribute = name.rpartition(".")
-    return hasattr(zolve.client.Client if owner else zolve.client, attribute)
+    return hasattr(zolve_client.Client if owner else zolve_client, attribute)
 
 
 def problems(text: str) -> list[str]:
@@ -231,7 +231,7 @@ def problems(text: str) -> list[str]:
     found = [f"setting {name}" for name in sorted(named_settings(text) - settings_the_code_reads())]
     found += [f"file {path}" for path in sorted(named_files(text)) if not (ROOT / path).exists()]
     found += [f"make {target}" for target in sorted(named_make_targets(text) - make_targets())]
-    found += [f"zolve.client {name}" for name in sorted(named_client_names(text)) if not _in_client(name)]
+    found += [f"zolve_client {name}" for name in sorted(named_client_names(text)) if not _in_client(name)]
     routes = app_routes()
     for method, path in sorted(named_endpoints(text), key=str):
         if not any(route.matches(path, method) for route in routes):
@@ -270,7 +270,7 @@ def test_the_checker_catches_a_name_the_code_does_not_have() -> None:
         "Set `ZOLVE_NOPE`, then `GET /nope`, `POST /jobs/{id}/nope`, `/jobs/{id}/nope` and run `zolve nope` "
         "or `zolve keys nope`:\n\n```sh\ncurl localhost:8000/jobs/$ID/nope\nzolve planetx nope\n"
         "zolve up [--port 8000] [--nope] | zolve api --workers 2\n```\n(`tests/test_nope.py`, [x](nope.md))\n"
-        "```python\nfrom zolve.client import Client, Nope\nclient.nope(1)\nzolve.client.nope_too\n```\n"
+        "```python\nfrom zolve_client import Client, Nope\nclient.nope(1)\nzolve_client.nope_too\n```\n"
         "`make nope`\n"
     )
     assert problems(fake) == [
@@ -285,9 +285,9 @@ def test_the_checker_catches_a_name_the_code_does_not_have() -> None:
         "make nope",
         "option zolve up --nope",
         "setting ZOLVE_NOPE",
-        "zolve.client Client.nope",
-        "zolve.client Nope",
-        "zolve.client nope_too",
+        "zolve_client Client.nope",
+        "zolve_client Nope",
+        "zolve_client nope_too",
     ]
 
 
@@ -298,7 +298,7 @@ def test_the_checker_knows_real_names_and_methods() -> None:
         "`GET /jobs/{id}/<rows>`, `/admin/login`, `GET /admin/jobs/{id}/export.csv`, `zolve keys create "
         "--admin`, `zolve planetx deduce`, `zolve les E L`, `zolve openapi`, `/srv/zolve`, `bench/chaos.py`, "
         "`deploy/k8s/`, `site/`, `docs/openapi.json`, `client.iter_boards(job_id)`, "
-        "`zolve.client.verify_signature`, `make up PORT=8123`, `make test-image`\n\n```console\n"
+        "`zolve_client.verify_signature`, `make up PORT=8123`, `make test-image`\n\n```console\n"
         "$ curl -s localhost:8000/jobs/$ID/boards.csv\nzolve is up at http://127.0.0.1:8000\n```\n"
     )
     assert problems(real) == []
@@ -340,11 +340,11 @@ OLD_HEADINGS = {
     "The `taiji.enumerate` kind": ("docs/kinds/taiji.md",),
     "Clients that are told: event streams, webhooks, the Python client": (
         "docs/api/events-webhooks.md#Event streams and webhooks",
-        "docs/api/python-client.md#The Python client (`zolve.client`)",
+        "docs/api/python-client.md#The Python client (`zolve_client`)",
     ),
     "Event streams (server-sent events)": ("docs/api/events-webhooks.md",),
     "Signed webhooks": ("docs/api/events-webhooks.md",),
-    "The Python client (`zolve.client`)": ("docs/api/python-client.md",),
+    "The Python client (`zolve.client`)": ("docs/api/python-client.md#The Python client (`zolve_client`)",),
     "Admin dashboard": ("docs/dashboard.md",),
     "Pictures and pages for clients": ("docs/dashboard.md",),
     "The command line": ("docs/cli.md",),

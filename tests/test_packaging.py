@@ -111,3 +111,43 @@ def test_the_installed_command_line_answers_and_reports_the_version() -> None:
     assert solved.returncode == 0, solved.stderr
     assert '"optimal": true' in solved.stdout
     assert not Path(product().workdir).is_relative_to(ROOT)
+
+
+# -- the client library (client/: zolve-client) -----------------------------------------------------------
+CLIENT = tomllib.loads((ROOT / "client" / "pyproject.toml").read_text())
+
+
+def test_the_service_depends_on_its_own_release_of_the_client_library() -> None:
+    """One version for both distributions, and the service's wheel requires exactly that client rather
+    than carrying a copy of it."""
+    version = PYPROJECT["project"]["version"]
+    assert CLIENT["project"]["version"] == version
+    assert f"zolve-client=={version}" in PYPROJECT["project"]["dependencies"]
+    shipped = zipfile.ZipFile(product().wheel).namelist()
+    assert not [name for name in shipped if name.startswith("zolve_client/")]
+    assert "zolve_client" not in _top_level_packages(), "the client lives in client/, not the server's tree"
+
+
+def test_the_client_wheel_holds_its_package_and_needs_two_distributions() -> None:
+    names = zipfile.ZipFile(product().client_wheel).namelist()
+    shipped = {name for name in names if ".dist-info/" not in name}
+    package = ROOT / "client" / "zolve_client"
+    expected = {f"zolve_client/{path.name}" for path in package.glob("*.py")}
+    assert shipped == expected
+    assert [name.split(">")[0] for name in CLIENT["project"]["dependencies"]] == ["urllib3", "tenacity"]
+
+
+def test_a_locally_built_distribution_is_taken_out_of_a_compiled_lock() -> None:
+    from scripts.unlock_local import without
+
+    lock = (
+        "tenacity==9.1.2 \\\n    --hash=sha256:aa \\\n    --hash=sha256:bb\n"
+        "zolve-client==0.1.0 \\\n    --hash=sha256:cc \\\n    --hash=sha256:dd\n"
+        "zolve-clientele==1.0 \\\n    --hash=sha256:ee\n"
+        "urllib3==2.5.0 \\\n    --hash=sha256:ff\n"
+    )
+    assert without(lock, "zolve-client") == (
+        "tenacity==9.1.2 \\\n    --hash=sha256:aa \\\n    --hash=sha256:bb\n"
+        "zolve-clientele==1.0 \\\n    --hash=sha256:ee\n"
+        "urllib3==2.5.0 \\\n    --hash=sha256:ff\n"
+    )

@@ -54,7 +54,7 @@ class ZolveGroup(click.Group):
         return sorted({*super().list_commands(ctx), *self._load_kind_commands()})
 
     def invoke(self, ctx: click.Context) -> Any:
-        from zolve.client import ApiError
+        from zolve_client import ApiError
 
         try:
             return super().invoke(ctx)

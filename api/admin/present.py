@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from core.progress import Progress
+from zolve_client.progress import Progress
+
 from core.states import JobState
 from kinds import KINDS
 from kinds.base import ResultTable

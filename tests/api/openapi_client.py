@@ -13,9 +13,11 @@ from pathlib import Path
 
 #: the generator, pinned: a new version may name things differently
 GENERATOR = "openapi-python-client==0.29.1"
-PACKAGE = "zolve_client"
+#: not the name it derives from the document's title (zolve_client): that is our own client library's
+PACKAGE = "zolve_generated_client"
 #: vendor media types the generator does not know: served as files, which is what they are
-CONFIG = """\
+CONFIG = f"""\
+package_name_override: {PACKAGE}
 post_hooks: []
 content_type_overrides:
   image/svg+xml: application/octet-stream

@@ -9,9 +9,9 @@ import time
 from collections.abc import Callable, Iterator
 
 import requests
+from zolve_client import Event, parse_events
 
 from tests.support import ApiServer, wait_until
-from zolve.client import Event, parse_events
 
 #: a standard enumeration of a few thousand boards cut into a dozen shards or so: seconds on the worker
 SHARDED = {"mode": "standard", "shard_depth": 2}

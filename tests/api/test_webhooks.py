@@ -13,12 +13,12 @@ from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from zolve_client import verify_signature as verify
 
 from services import webhooks
 from store.models import WebhookDelivery
 from tests.api.test_admin import log_in
 from tests.support import Receiver, wait_until, webhook_receiver
-from zolve.client import verify_signature as verify
 
 DICE = {"dice": 3, "faces": 3}
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from zolve_client.progress import Progress
 
 from core.errors import EVENT_MESSAGE_CHARS, ErrorType, JobError, StopReason
 from core.events import FINAL_EVENTS, STATE_EVENTS, EventName, entered
-from core.progress import Progress
 from core.states import FINAL_STATES, JobState
 
 

@@ -1,4 +1,4 @@
-"""Issue 37 ("Also seen"): the receiver's check, zolve.client.verify_signature, refuses a delivery sent
+"""Issue 37 ("Also seen"): the receiver's check, zolve_client.verify_signature, refuses a delivery sent
 again as it was (a replay inside the timestamp window), yet takes the service's own retries, which sign the
 same webhook-id with a new timestamp."""
 
@@ -10,8 +10,9 @@ import threading
 import time
 import uuid
 
+from zolve_client import SeenMessages, verify_signature
+
 from services.webhooks import signature
-from zolve.client import SeenMessages, verify_signature
 
 BODY = b'{"id": "job", "state": "succeeded"}'
 

@@ -70,7 +70,7 @@ data_dir_option = click.option(
 def summary(job: dict[str, Any]) -> str:
     """A finished job in a few lines: id, kind, outcome and timings, the result's top-level values (a
     long one shortened) or the error."""
-    from zolve.client import describe_progress
+    from zolve_client import describe_progress
 
     lines = [f"{job['id']}  {job['kind']}  {describe_progress(job)}"]
     queued, ran = job.get("queued_seconds"), job.get("run_seconds")
@@ -133,7 +133,7 @@ def with_client(func):
 
 
 def make_client(url: str, key: str):
-    from zolve.client import Client
+    from zolve_client import Client
 
     return Client(url, key)
 

@@ -161,7 +161,7 @@ def _plan(params: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
 
 
 def _plan_remotely(params: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
-    from zolve.client import FINAL_STATES, Client
+    from zolve_client import FINAL_STATES, Client
 
     if not options["key"]:
         raise click.UsageError("--url needs an API key: --key or ZOLVE_API_KEY")

@@ -1,0 +1,149 @@
+"""The light client distribution (client/: `zolve-client`, issue 50) as a client user installs it: its wheel
+alone in an empty virtual environment, from a directory outside the checkout. It brings only its own two
+dependencies, none of the service's (Z3, Celery, Flask, the top-level `api`, `core`, ... packages), and it
+submits, waits, streams events and verifies a signed webhook against a real stack."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.installed import ROOT, product
+from tests.support import ApiServer
+
+#: at most this many distributions for a client user (issue 50): the client, urllib3, tenacity
+MOST_DISTRIBUTIONS = 5
+
+
+def _locked_versions(*names: str) -> str:
+    """Constraints pinning `names` to requirements.lock's versions (the ones the service is tested on)."""
+    lock = (ROOT / "requirements.lock").read_text()
+    return "".join(re.search(rf"^{name}==\S+", lock, re.M)[0] + "\n" for name in names)  # type: ignore[index]
+
+
+@pytest.fixture(scope="module")
+def client_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An empty virtual environment (no pip, no setuptools) with the client's wheel installed by pip."""
+    home = tmp_path_factory.mktemp("client-user")
+    venv = home / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    constraints = home / "constraints.txt"
+    constraints.write_text(_locked_versions("urllib3", "tenacity"))
+    python = venv / "bin" / "python"
+    install = [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet"]
+    done = subprocess.run(
+        [*install, "-c", str(constraints), str(product().client_wheel)],
+        capture_output=True,
+        text=True,
+        cwd=home,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return python
+
+
+def _run(python: Path, code: str, *args: str) -> subprocess.CompletedProcess[str]:
+    """`code` in the client user's environment, isolated (-I: no PYTHONPATH, no script or working
+    directory on sys.path), from a directory outside the checkout."""
+    return subprocess.run(
+        [str(python), "-I", "-c", code, *args], capture_output=True, text=True, cwd=python.parent, timeout=180
+    )
+
+
+def test_the_client_wheel_installs_three_distributions_and_none_of_the_service(client_python: Path) -> None:
+    listed = _run(
+        client_python,
+        "import importlib.metadata as m, json; "
+        "print(json.dumps(sorted(d.metadata['Name'].lower() for d in m.distributions())))",
+    )
+    assert listed.returncode == 0, listed.stderr
+    installed = json.loads(listed.stdout)
+    assert installed == ["tenacity", "urllib3", "zolve-client"]
+    assert len(installed) <= MOST_DISTRIBUTIONS
+    top_level = _run(
+        client_python,
+        "import pkgutil, sys, json; "
+        "ours = [m.name for m in pkgutil.iter_modules() if m.module_finder.path.startswith(sys.prefix)]; "
+        "print(json.dumps(sorted(ours)))",
+    )
+    assert json.loads(top_level.stdout) == ["tenacity", "urllib3", "zolve_client"], "no server package ships"
+
+
+def test_the_installed_client_imports_without_the_service(client_python: Path) -> None:
+    imported = _run(
+        client_python,
+        "import sys, zolve_client; from zolve_client import Client, JobState, verify_signature; "
+        "assert zolve_client.__file__.startswith(sys.prefix), zolve_client.__file__; "
+        "import importlib.util as u; "
+        "print([n for n in ('z3', 'flask', 'celery', 'requests', 'rich', 'core', 'api') if u.find_spec(n)])",
+    )
+    assert imported.returncode == 0, imported.stderr
+    assert imported.stdout.strip() == "[]"
+
+
+#: run by the installed client: a job submitted with a webhook to a receiver of its own, waited for, its
+#: event stream read, and the delivery checked with the library's verify_signature (and a tampered copy)
+CLIENT_USER = r"""
+import json, sys, threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from zolve_client import Client, Invalid, verify_signature
+
+url, key = sys.argv[1:3]
+received = []
+arrived = threading.Event()
+
+class Receiver(BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        received.append((dict(self.headers), body))
+        self.send_response(200)
+        self.end_headers()
+        arrived.set()
+
+    def log_message(self, *args):
+        pass
+
+server = HTTPServer(("127.0.0.1", 0), Receiver)
+threading.Thread(target=server.serve_forever, daemon=True).start()
+client = Client(url, key)
+try:
+    client.submit("dice", {"dice": 1})
+except Invalid as refused:
+    refusal = refused.errors
+job = client.submit(
+    "dice", {"dice": 3, "faces": 4}, fresh=True, callback_url=f"http://127.0.0.1:{server.server_port}/hook"
+)
+done = client.wait(job["id"], timeout=120)
+events = [event.event for event in client.events(job["id"])]
+secret = client.webhook_secret()
+assert arrived.wait(60), "no delivery"
+headers, body = received[0]
+print(json.dumps({
+    "refusal": refusal,
+    "state": done["state"],
+    "optimal": done["result"]["optimal"],
+    "events": events,
+    "delivered_job": json.loads(body)["id"] == job["id"],
+    "verified": verify_signature(secret, headers, body),
+    "tampered": verify_signature(secret, headers, body.replace(b"succeeded", b"failed")),
+}))
+"""
+
+
+def test_the_installed_client_submits_waits_streams_and_verifies_a_webhook(
+    client_python: Path, live_api: ApiServer, worker, make_key: Callable[..., dict[str, str]]
+) -> None:
+    key = make_key()["Authorization"].split()[1]
+    ran = _run(client_python, CLIENT_USER, live_api.url, key)
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    seen = json.loads(ran.stdout)
+    assert "params" in seen["refusal"], "a 422 carries its field messages"
+    assert seen["state"] == "succeeded" and seen["optimal"] is True
+    assert seen["events"][0] == "created" and seen["events"][-1] == "succeeded"
+    assert seen["delivered_job"] and seen["verified"] is True and seen["tampered"] is False
