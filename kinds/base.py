@@ -154,7 +154,8 @@ class Kind:
         found = []
         if not _NAME.fullmatch(self.name):
             found.append("its name must be lower-case words joined by dots, e.g. 'planetx.enumerate'")
-        references = {"solver": self.solver, "cli": self.cli, "pages": self.pages and self.pages.blueprint}
+        pages = self.pages.blueprint if self.pages is not None else None
+        references = {"solver": self.solver, "cli": self.cli, "pages": pages}
         for hook, reference in references.items():
             if reference is not None and not _REFERENCE.fullmatch(reference):
                 found.append(f"{hook} must be a 'module:attribute' reference, not {reference!r}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
+from xml.etree.ElementTree import Element
 
 from pictures.svg import INK, LINE, MUTED, Drawing, message
 
@@ -51,7 +52,7 @@ def _years(count: Any) -> str:
     return f"{count} year" if count == 1 else f"{count} years"
 
 
-def _place(drawing: Drawing, route, y: float, name: str) -> None:
+def _place(drawing: Drawing, route: Element, y: float, name: str) -> None:
     place = drawing.group(name, route, class_="place")
     drawing.add("circle", place, cx=NODE_X, cy=y, r=9, fill="#ffffff", stroke=INK, stroke_width=2)
     drawing.text(NODE_X + 18, y + 5, name, place, font_size=13, font_weight="bold")
@@ -88,7 +89,7 @@ def _maneuver(drawing: Drawing, i: int, step: Mapping[str, Any], y: float) -> No
         )
 
 
-def _rocket(drawing: Drawing, group, x: float, y: float, name: str) -> None:
+def _rocket(drawing: Drawing, group: Element, x: float, y: float, name: str) -> None:
     """A small rocket: body, nose and fins in the rocket's colour."""
     colour = ROCKETS.get(name, "#888888")
     drawing.add(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import colorsys
 from collections.abc import Mapping, Sequence
 from typing import Any
+from xml.etree.ElementTree import Element
 
 from pictures.svg import INK, LINE, MUTED, Drawing, bar_chart, histogram_bars, message
 
@@ -80,7 +81,14 @@ def _turns(
 
 
 def _row(
-    drawing: Drawing, row, y: float, label: str, code: Sequence[int], colours: list[str], peg: int, pitch: int
+    drawing: Drawing,
+    row: Element,
+    y: float,
+    label: str,
+    code: Sequence[int],
+    colours: list[str],
+    peg: int,
+    pitch: int,
 ) -> None:
     drawing.text(12, y + ROW / 2, label, row, fill=MUTED)
     for j, colour in enumerate(code):
@@ -102,7 +110,7 @@ def _row(
             drawing.text(cx, y + ROW / 2, colour, row, font_size=9, text_anchor="middle", fill="#ffffff")
 
 
-def _feedback(drawing: Drawing, row, x: float, y: float, n: int, black: int, white: int) -> None:
+def _feedback(drawing: Drawing, row: Element, x: float, y: float, n: int, black: int, white: int) -> None:
     """Key pegs in two rows: black first, then white, then empty holes."""
     per_row = max(1, (n + 1) // 2)
     for i in range(n):
@@ -138,7 +146,7 @@ def games(params: Mapping[str, Any], result: Mapping[str, Any]) -> str:
     drawing = Drawing(640, height, title, "mastermind")
     drawing.text(16, 24, title, font_size=14, font_weight="bold")
     bar_chart(drawing, 50, 50, 570, 160, histogram_bars(histogram), "turns to break the code")
-    if rows:
+    if rows and first is not None:
         drawing.text(12, 276, f"first game, secret {first.get('secret')}", fill=MUTED)
         _turns(drawing, 290, n, k, rows, None)
     return drawing.to_string()

@@ -5,7 +5,7 @@ inline in the dashboard keeps to its Content-Security-Policy."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 from xml.etree import ElementTree as ET
 
@@ -58,7 +58,9 @@ class Drawing:
         element.text = str(content)
         return element
 
-    def group(self, tooltip: str | None = None, parent: ET.Element | None = None, **attributes: object):
+    def group(
+        self, tooltip: str | None = None, parent: ET.Element | None = None, **attributes: object
+    ) -> ET.Element:
         """A <g>; its tooltip is a <title> child (shown on hover, read by screen readers)."""
         element = self.add("g", parent, **attributes)
         if tooltip:
@@ -116,7 +118,7 @@ def bar_chart(
     y: float,
     width: float,
     height: float,
-    bars: list[tuple[str, float]],
+    bars: Sequence[tuple[str, float]],
     label: str,
 ) -> None:
     """Vertical bars (label, value) scaled to the largest, each with a tooltip; `label` names the x axis."""

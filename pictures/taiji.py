@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
+from xml.etree.ElementTree import Element
 
 from pictures.svg import INK, MUTED, Drawing, message
 
@@ -76,7 +77,9 @@ def _lit(solution: Any, tile: Mapping[str, Any] | None, r: int, c: int) -> bool:
     return bool(tile.get("fixed") and tile.get("lit"))
 
 
-def _tile(drawing: Drawing, board, r: int, c: int, tile: Mapping[str, Any] | None, lit: bool) -> None:
+def _tile(
+    drawing: Drawing, board: Element, r: int, c: int, tile: Mapping[str, Any] | None, lit: bool
+) -> None:
     x, y = PAD + c * CELL, TOP + r * CELL
     if tile is None:
         group = drawing.group(
@@ -143,7 +146,7 @@ def _describe(tile: Mapping[str, Any]) -> str:
     return " ".join(words.split()) + (f" ({', '.join(extras)})" if extras else "")
 
 
-def _symbol(drawing: Drawing, group, tile: Mapping[str, Any], cx: float, cy: float) -> None:
+def _symbol(drawing: Drawing, group: Element, tile: Mapping[str, Any], cx: float, cy: float) -> None:
     symbol, value = tile.get("symbol"), int(tile.get("value") or 0)
     colour = COLOURS.get(tile.get("colour"), COLOURS[None])
     if symbol == "dice":

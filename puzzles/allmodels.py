@@ -18,6 +18,7 @@ term in a Python object on every callback, which costs about 8×). Needs the SMT
 
 from __future__ import annotations
 
+import _ctypes
 import ctypes
 import os
 import threading
@@ -160,7 +161,7 @@ class ModelWalker:
         finally:
             self._found, self._seen = [], set()
 
-    def _bind(self, literals: Sequence[Literal], size: int) -> tuple[ctypes._CFuncPtr, ...]:
+    def _bind(self, literals: Sequence[Literal], size: int) -> tuple[_ctypes.CFuncPtr, ...]:
         """The callbacks, as closures over local state (they run millions of times: no attribute
         look-ups). Z3 calls them from inside check(); an exception there cannot reach the caller, so
         they record a failure for `walk` to raise.

@@ -8,7 +8,7 @@ and `wins` is pushed up until no larger value is satisfiable, which proves the a
 from __future__ import annotations
 
 import itertools
-from typing import Any
+from typing import Any, Literal
 
 import z3
 
@@ -16,7 +16,7 @@ from core.errors import StopReason
 from puzzles.runtime import Run, Stopped
 
 
-def beats_pairs(dice: int, beats: str | list[list[int]]) -> list[tuple[int, int]]:
+def beats_pairs(dice: int, beats: Literal["cycle"] | list[list[int]]) -> list[tuple[int, int]]:
     """The dominance relation as (winner, loser) pairs; `"cycle"` means each die beats the next."""
     if beats == "cycle":
         return [(i, (i + 1) % dice) for i in range(dice)]

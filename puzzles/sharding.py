@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from puzzles.runtime import Run
 
@@ -58,6 +58,7 @@ def over_range(key: str, run: Run, work: Callable[[int], T]) -> tuple[list[T], l
     return done, None
 
 
+@runtime_checkable
 class ShardedPuzzle(Protocol):
     def plan(self, params: dict[str, Any], run: Run) -> list[str]: ...
     def run_shard(self, params: dict[str, Any], key: str, run: Run) -> ShardResult: ...

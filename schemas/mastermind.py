@@ -7,7 +7,7 @@ A code is a list of n colours, each 0..k-1. The limits below repeat puzzles.mast
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeGuard
 
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
@@ -192,7 +192,7 @@ class SecretsField(fields.Field):
         return value
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 

@@ -196,7 +196,7 @@ class Observation(Schema):
 
     @validates_schema
     def _fields_for_type(self, data: dict[str, Any], **kwargs: Any) -> None:
-        kind = data.get("type")
+        kind = data.get("type", "")
         needed = list(REQUIRED.get(kind, ()))
         if kind == "clue" and data.get("relation") in QUANTIFIERS:
             needed += ["object", "quantifier"] + (["distance"] if data["relation"] == "within" else [])

@@ -85,7 +85,7 @@ class TaijiPuzzle(Schema):
         try:
             if code is not None:
                 parse_code(code)
-            else:
+            elif grid is not None:
                 read_grid(grid)
         except PuzzleError as err:
             raise ValidationError(str(err), field) from None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from marshmallow import ValidationError
 from sqlalchemy.orm import Session
@@ -29,6 +29,13 @@ from store.models import Job
 
 IDEMPOTENCY_KEY_MAX = 255
 log = logging.getLogger("zolve.services")
+
+
+class _NewJob(TypedDict):
+    owner_id: int
+    kind: str
+    params: dict[str, Any]
+    time_limit: float
 
 
 @dataclass(frozen=True)
@@ -93,7 +100,7 @@ def submit(
     limit = checked_time_limit(ctx, time_limit, kind)
     key = _checked_idempotency_key(idempotency_key)
     callback = checked_callback_url(ctx.settings, callback_url)
-    owner = {"owner_id": caller.key_id, "kind": kind.name, "params": params, "time_limit": limit}
+    owner: _NewJob = {"owner_id": caller.key_id, "kind": kind.name, "params": params, "time_limit": limit}
     cached, released = None, None
     with ctx.db.session() as session:
         locked = check_unfinished_quota(ctx, session, caller, 1)
@@ -123,7 +130,7 @@ def submit_request(ctx: Context, caller: Caller, raw: Any, idempotency_key: str 
     try:
         body = JobCreate().load(raw)
     except ValidationError as err:
-        raise Invalid(err.messages) from None
+        raise Invalid(err.messages_dict) from None
     return submit(
         ctx,
         caller,

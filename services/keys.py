@@ -17,7 +17,8 @@ from store.models import ApiKey
 @contextmanager
 def _session(settings: Settings) -> Iterator[Session]:
     """A session on the configured database (migrated first), committed on success."""
-    with migrated(settings.database_url) as db, db.session() as session:
+    database_url, _ = settings.require_urls()
+    with migrated(database_url) as db, db.session() as session:
         yield session
 
 

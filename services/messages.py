@@ -43,6 +43,9 @@ INTERACTIVE_PRIORITY = 0
 RETRIED_SHARD_PRIORITY = 3
 BULK_PRIORITY = 6
 
+#: a message to publish: (task, its job or shard id, priority, queue)
+_Pending = tuple[str, uuid.UUID | int, int | None, str]
+
 
 def enqueue(
     broker: Broker, target: str, task: str = RUN_JOB, priority: int | None = None, queue: str = QUEUE
@@ -148,7 +151,9 @@ def recover_lost_messages(ctx: Context) -> Released:
 def publish(ctx: Context, messages: Messages) -> bool:
     """Send every message; False when the broker refused one (it and the rest are then marked unsent)."""
     short = _short_jobs(ctx, messages.jobs, messages.time_limits)
-    pending = [(RUN_JOB, target, None, SHORT_QUEUE if target in short else QUEUE) for target in messages.jobs]
+    pending: list[_Pending] = [
+        (RUN_JOB, target, None, SHORT_QUEUE if target in short else QUEUE) for target in messages.jobs
+    ]
     pending += [(RUN_SHARD, target, RETRIED_SHARD_PRIORITY, QUEUE) for target in messages.retried_shards]
     pending += [(RUN_SHARD, target, None, QUEUE) for target in messages.shards]
     pending += [(FINALIZE, target, None, QUEUE) for target in messages.finalize]
@@ -189,9 +194,9 @@ def _mark_unsent(db: Database, unsent: list[tuple[str, uuid.UUID | int]]) -> Non
         with db.session() as session:
             jobs.mark_unsent(
                 session,
-                job_ids=[target for task, target in unsent if task == RUN_JOB],
-                shard_ids=[target for task, target in unsent if task == RUN_SHARD],
-                finalize_ids=[target for task, target in unsent if task == FINALIZE],
+                job_ids=[t for task, t in unsent if task == RUN_JOB and isinstance(t, uuid.UUID)],
+                shard_ids=[t for task, t in unsent if task == RUN_SHARD and isinstance(t, int)],
+                finalize_ids=[t for task, t in unsent if task == FINALIZE and isinstance(t, uuid.UUID)],
             )
     except Exception:
         # both servers away: the rows still look sent, and count as lost after requeue_after

@@ -135,7 +135,7 @@ def _check(settings: Settings, url: str) -> Target | Refusal:
     except (OSError, ValueError, UnicodeError):
         return Refusal(Reason.UNRESOLVED, f"the host {parts.hostname!r} does not resolve")
     allowed = _allowed_networks(settings)
-    addresses = list(dict.fromkeys(info[4][0].split("%")[0] for info in infos))
+    addresses = list(dict.fromkeys(str(info[4][0]).split("%")[0] for info in infos))
     for text in addresses:
         address = ipaddress.ip_address(text)
         if _may_call(address, allowed):
@@ -214,10 +214,10 @@ def _message(ctx: Context, delivery_id: int) -> Message | None:
         delivery = store.claim(session, delivery_id, ctx.settings.webhook_timeout + 30)
         if delivery is None:
             return None
-        if delivery.job_id is not None:
-            body = _job_body(job_store.get_job(session, delivery.job_id, None))
+        if delivery.job_id is not None:  # the delivery's job or batch exists: its key cascades
+            body = _job_body(session.get_one(Job, delivery.job_id))
         else:
-            body = _batch_body(session, session.get(Batch, delivery.batch_id))
+            body = _batch_body(session, session.get_one(Batch, delivery.batch_id))
         key_secret = store.secret(session, delivery.owner_id)
     return Message(delivery, json.dumps(body, separators=(",", ":")).encode(), key_secret)
 

@@ -96,7 +96,7 @@ def list_batches(
 
 def batches_query(
     owner_id: int | None, *, limit: int, before: tuple[datetime, uuid.UUID] | None = None
-) -> Select[tuple[Batch]]:
+) -> Select[Batch]:
     """list_batches' query: an owner's read their index (owner_id, created_at), everyone's (created_at,
     id)."""
     query = select(Batch).order_by(Batch.created_at.desc(), Batch.id.desc()).limit(limit)

@@ -139,12 +139,14 @@ def workers_alive(session: Session, within: float) -> list[WorkerStatus]:
             Job.lease_owner.in_(names), Job.state.in_((JobState.RUNNING, JobState.CANCELLING))
         )
     ):
+        assert owner is not None
         leases[owner].append(Lease(job_id, kind, None))
     for owner, job_id, kind, key in session.execute(
         select(Shard.lease_owner, Job.id, Job.kind, Shard.key)
         .join(Job, Job.id == Shard.job_id)
         .where(Shard.lease_owner.in_(names), Shard.state == ShardState.RUNNING)
     ):
+        assert owner is not None
         leases[owner].append(Lease(job_id, kind, key))
     return [
         WorkerStatus(r.name, r.hostname, r.pid, r.node, r.started_at, r.heartbeat_at, leases[r.name])
@@ -154,7 +156,7 @@ def workers_alive(session: Session, within: float) -> list[WorkerStatus]:
 
 def per_minute(session: Session) -> list[Minute]:
     """Jobs finished and boards written in each of the last CHART_MINUTES minutes (the current one last)."""
-    now = session.scalar(select(func.date_trunc("minute", func.now())))
+    now: datetime = session.execute(select(func.date_trunc("minute", func.now()))).scalar_one()
     since = now - timedelta(minutes=CHART_MINUTES - 1)
     minute = func.date_trunc("minute", Job.finished_at)
     jobs = _pairs(

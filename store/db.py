@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TypedDict, cast
 
-from sqlalchemy import Engine, create_engine
+from sqlalchemy import CursorResult, Engine, Result, create_engine
 from sqlalchemy.orm import Session, sessionmaker
 
 
@@ -18,10 +19,18 @@ def normalize_url(url: str) -> str:
     return url
 
 
+class TcpLiveness(TypedDict):
+    keepalives: int
+    keepalives_idle: int
+    keepalives_interval: int
+    keepalives_count: int
+    tcp_user_timeout: int
+
+
 #: a connection to a server that a network partition cut off fails within about 20 s, instead of hanging
 #: until the kernel gives up (15 minutes and more), which would freeze a worker's sweeper and heartbeat
 #: (libpq's TCP settings; ignored on unix sockets)
-TCP_LIVENESS = {
+TCP_LIVENESS: TcpLiveness = {
     "keepalives": 1,
     "keepalives_idle": 10,
     "keepalives_interval": 5,
@@ -38,6 +47,12 @@ SERVER_TCP_LIVENESS = (
     "-c tcp_keepalives_count=2",
     "-c tcp_user_timeout=20000",
 )
+
+
+def rowcount(result: Result) -> int:
+    """The rows an UPDATE or DELETE matched: Session.execute returns a CursorResult for it, typed as a plain
+    Result."""
+    return cast(CursorResult, result).rowcount
 
 
 class Database:

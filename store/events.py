@@ -5,16 +5,18 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import func, insert, select, text
+from sqlalchemy import Table, func, insert, select, text
 from sqlalchemy.orm import Session
 
 from core.events import FINAL_EVENTS, STATE_EVENTS, EventName
 from store.models import BatchItem, Job, JobEvent
 
 #: built and compiled once (its values are parameters): an INSERT built per event cost three times the CPU
-_INSERT_EVENT = insert(JobEvent.__table__)
+_INSERT_EVENT = insert(cast(Table, JobEvent.__table__))
+#: STATE_EVENTS by the states' plain words, as a stream's filter holds them
+_STATE_EVENTS: dict[str, tuple[EventName, ...]] = {str(state): names for state, names in STATE_EVENTS.items()}
 
 
 def record(
@@ -74,7 +76,7 @@ def stream_page(
     if where.kinds:
         query = query.where(Job.kind.in_(where.kinds))
     if where.states:
-        names = [name for state in where.states for name in (state, *STATE_EVENTS.get(state, ()))]
+        names = [name for state in where.states for name in (state, *_STATE_EVENTS.get(state, ()))]
         query = query.where(JobEvent.event.in_(names))
     if where.batch_id is not None:
         query = query.where(
@@ -88,7 +90,7 @@ def ended_by(session: Session, job_id: uuid.UUID, upto: int) -> bool:
     final = select(JobEvent.id).where(
         JobEvent.job_id == job_id, JobEvent.id <= upto, JobEvent.event.in_(FINAL_EVENTS)
     )
-    return session.scalar(select(final.exists()))
+    return session.execute(select(final.exists())).scalar_one()
 
 
 def since(session: Session, after: int, limit: int = 5000) -> list[tuple[int, int | None]]:
@@ -104,7 +106,7 @@ def since(session: Session, after: int, limit: int = 5000) -> list[tuple[int, in
 
 
 def last_id(session: Session) -> int:
-    return session.scalar(select(func.coalesce(func.max(JobEvent.id), 0)))
+    return session.execute(select(func.coalesce(func.max(JobEvent.id), 0))).scalar_one()
 
 
 @dataclass(frozen=True)

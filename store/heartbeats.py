@@ -14,6 +14,7 @@ from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
 from core.states import JobState, ShardState
+from store.db import rowcount
 from store.models import Job, Shard, Worker
 
 #: rows of processes silent this long are deleted (pool processes are recycled often)
@@ -33,12 +34,12 @@ def alive(within: float | ColumnElement[timedelta]) -> ColumnElement[bool]:
 
 
 def _upsert(session: Session, hostname: str, pids: list[int], boot_id: str, node: str | None) -> list[str]:
+    ordered = sorted(pids)
+    names = [process_name(hostname, pid, boot_id) for pid in ordered]
     rows = [
-        {"name": process_name(hostname, pid, boot_id), "hostname": hostname, "pid": pid, "node": node}
-        for pid in sorted(pids)
+        {"name": name, "hostname": hostname, "pid": pid, "node": node, "boot_id": boot_id}
+        for name, pid in zip(names, ordered, strict=True)
     ]
-    for row in rows:
-        row["boot_id"] = boot_id
     statement = insert(Worker).values(rows)
     session.execute(
         statement.on_conflict_do_update(
@@ -50,7 +51,7 @@ def _upsert(session: Session, hostname: str, pids: list[int], boot_id: str, node
             },
         )
     )
-    return [row["name"] for row in rows]
+    return names
 
 
 def register(session: Session, hostname: str, pid: int, boot_id: str) -> None:
@@ -90,7 +91,7 @@ def expire_orphaned_leases(session: Session, alive_within: float, judge_silence:
         (Job, Job.state.in_((JobState.RUNNING, JobState.CANCELLING))),
         (Shard, Shard.state == ShardState.RUNNING),
     ):
-        orphaned = model.lease_owner.in_(stopped)
+        orphaned: ColumnElement[bool] = model.lease_owner.in_(stopped)
         if judge_silence:
             quiet_lease = func.coalesce(model.heartbeat_at, silent) <= silent
             orphaned = or_(orphaned, and_(model.lease_owner.in_(gone_quiet), quiet_lease))
@@ -106,7 +107,7 @@ def expire_orphaned_leases(session: Session, alive_within: float, judge_silence:
             .where(model.id.in_(targets))
             .values(lease_expires_at=func.now() - timedelta(seconds=1))
         )
-        expired += result.rowcount
+        expired += rowcount(result)
     return expired
 
 

@@ -13,9 +13,9 @@ import uuid
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
-from sqlalchemy import and_, func, insert, inspect, or_, select, true, update
+from sqlalchemy import Table, and_, func, insert, inspect, or_, select, true, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, make_transient_to_detached
 
@@ -23,6 +23,7 @@ from core.errors import ErrorType, JobError
 from core.events import EventName, entered
 from core.states import JobState, ShardState
 from store import dispatch, events, listing, shards
+from store.db import rowcount
 from store.listing import Page
 from store.models import Job, Shard
 
@@ -80,7 +81,7 @@ def create_job(
 #: a job's INSERT, built and compiled once: its values are parameters (an INSERT built with them would be
 #: a new statement to build, key and compile per submit, a third of a millisecond of CPU); it returns the
 #: whole row (its server defaults: created_at, ...), so no read follows it
-_INSERT_JOB = insert(Job.__table__).returning(*Job.__table__.c)
+_INSERT_JOB = insert(cast(Table, Job.__table__)).returning(*Job.__table__.c)
 #: (the Job attribute, its column's name in the returned row)
 _JOB_FIELDS = [(attribute.key, attribute.columns[0].key) for attribute in inspect(Job).column_attrs]
 
@@ -291,14 +292,14 @@ def request_cancel(session: Session, job: Job, *, actor_key_id: int | None = Non
         .where(Job.id == job.id, Job.state == JobState.QUEUED)
         .values(state=JobState.CANCELLED, cancel_requested=True, finished_at=func.now())
     )
-    if cancelled.rowcount == 1:
+    if rowcount(cancelled) == 1:
         events.record(session, job.id, EventName.CANCELLED, actor_key_id=actor_key_id)
     cancelling = session.execute(
         update(Job)
         .where(Job.id == job.id, Job.state == JobState.RUNNING)
         .values(state=JobState.CANCELLING, cancel_requested=True)
     )
-    if cancelling.rowcount == 1:
+    if rowcount(cancelling) == 1:
         events.record(session, job.id, EventName.CANCEL_REQUESTED, actor_key_id=actor_key_id)
     # a sharded job: queued shards never start, running ones see the flag in their heartbeat
     shards.cancel_queued_shards(session, job.id)

@@ -63,12 +63,13 @@ class Leadership:
 
     def _connect(self) -> psycopg.Connection:
         conninfo = make_url(self.db.url).set(drivername="postgresql").render_as_string(hide_password=False)
-        settings = {"autocommit": True, "connect_timeout": 5, **TCP_LIVENESS}
         silence = f"-c idle_session_timeout={self.silent_after_ms}"
         try:
-            return psycopg.connect(conninfo, options=silence, **settings)
+            return psycopg.connect(
+                conninfo, autocommit=True, connect_timeout=5, options=silence, **TCP_LIVENESS
+            )
         except psycopg.OperationalError as exc:
             if "idle_session_timeout" not in str(exc):
                 raise
             # PostgreSQL before 14: a silent leader is then found out by TCP keepalives alone
-            return psycopg.connect(conninfo, **settings)
+            return psycopg.connect(conninfo, autocommit=True, connect_timeout=5, **TCP_LIVENESS)

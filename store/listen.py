@@ -133,17 +133,17 @@ class EventFeed:
         horizon = self._horizon
         with self.db.session() as session:
             # first whether the horizon's writers ended, then the events: that read sees what they wrote
-            settled = horizon is not None and events.ended(session, horizon.writers)
+            settled = horizon if horizon is not None and events.ended(session, horizon.writers) else None
             visible = events.since(session, self.safe_id, PAGE)
         safe, owners = self.safe_id, set()
         for event_id, owner in visible:
-            if event_id != safe + 1 and not (settled and event_id - 1 <= horizon.last_id):
+            if event_id != safe + 1 and not (settled is not None and event_id - 1 <= settled.last_id):
                 break
             safe = event_id
             owners.add(owner)
-        if settled:
-            if len(visible) < PAGE or visible[-1][0] >= horizon.last_id:
-                safe = max(safe, horizon.last_id)  # the ids up to it that are not visible never will be
+        if settled is not None:
+            if len(visible) < PAGE or visible[-1][0] >= settled.last_id:
+                safe = max(safe, settled.last_id)  # the ids up to it that are not visible never will be
             self._horizon = None
         if self._horizon is None and any(event_id > safe for event_id, _ in visible):
             with self.db.session() as session:

@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session, aliased
 
 from core.pages import JOB_CURSOR
 from core.states import JOB_STATES
-from store.models import Job
+from store.models import Batch, Job
 
 UUID_HYPHENS = (8, 13, 18, 23)
 _HEX = re.compile(r"[0-9a-f]{1,32}")
@@ -48,8 +48,9 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
 
 
-def encode_cursor(job: Job) -> str:
-    return f"{(job.created_at - _EPOCH) // _MICROSECOND}_{job.id.hex}"
+def encode_cursor(row: Job | Batch) -> str:
+    """The page after a job (or a batch: store.batches pages on the same keys)."""
+    return f"{(row.created_at - _EPOCH) // _MICROSECOND}_{row.id.hex}"
 
 
 def decode_cursor(cursor: str) -> tuple[datetime, uuid.UUID]:
@@ -93,7 +94,7 @@ def _newest_first(query: Select, columns: Any, limit: int) -> Select:
     return query.order_by(columns.created_at.desc(), columns.id.desc()).limit(limit)
 
 
-def jobs_query(where: JobFilter, *, limit: int, cursor: str | None = None) -> Select[tuple[Job]]:
+def jobs_query(where: JobFilter, *, limit: int, cursor: str | None = None) -> Select[Job]:
     """The query of a page (`limit` rows). Raises ValueError for a cursor this service did not make or an
     id query no job id starts with."""
     conditions = _conditions(where)

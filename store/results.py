@@ -19,7 +19,7 @@ from store.models import ResultItem
 class Split:
     """A result as stored, and the items to store beside it (none when it is small enough)."""
 
-    result: dict[str, Any]
+    result: dict[str, Any] | None
     items: list[Any] = field(default_factory=list)
 
 

@@ -17,11 +17,11 @@ from dataclasses import dataclass, fields
 from datetime import datetime
 
 from sqlalchemy import ColumnElement, Select, and_, delete, exists, func, not_, select, text
-from sqlalchemy.orm import Session, aliased
+from sqlalchemy.orm import InstrumentedAttribute, Session, aliased
 
 from core.states import FINAL_STATES
 from store import rows, tallies
-from store.db import Database
+from store.db import Database, rowcount
 from store.models import Batch, BatchItem, Job, JobEvent, Row, Shard
 
 CHUNK = 500
@@ -45,7 +45,7 @@ class PurgeReport:
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
-def _finished_before(job: type[Job] | Job, before: datetime) -> ColumnElement[bool]:
+def _finished_before(job: type[Job], before: datetime) -> ColumnElement[bool]:
     return and_(job.state.in_(FINAL_STATES), job.finished_at < before)
 
 
@@ -64,7 +64,7 @@ def _expired(before: datetime, pinned: Collection[uuid.UUID]) -> ColumnElement[b
 def _counts(session: Session, ids: list[uuid.UUID] | Select) -> PurgeReport:
     """What deleting these jobs (a list, or a query of their ids) deletes."""
 
-    def count(column: ColumnElement) -> int:
+    def count(column: InstrumentedAttribute[uuid.UUID]) -> int:
         return session.scalar(select(func.count()).where(column.in_(ids))) or 0
 
     return PurgeReport(
@@ -127,7 +127,7 @@ def purge(
             ids = list(session.scalars(select(Batch.id).where(_expired_batches(before, pinned)).limit(chunk)))
             if not ids:
                 break
-            report.batches += session.execute(delete(Batch).where(Batch.id.in_(ids))).rowcount
+            report.batches += rowcount(session.execute(delete(Batch).where(Batch.id.in_(ids))))
     with db.session() as session:
         tallies.compact(session)  # the purge's deltas, folded now: the next scrape finds few
     return report

@@ -14,12 +14,13 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from sqlalchemy import ColumnElement, func, literal_column, null, select, text
+import psycopg
+from sqlalchemy import BigInteger, ColumnElement, func, literal_column, null, select, text
 from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Session
 
 from core.states import JobState
-from store.db import Database
+from store.db import Database, rowcount
 from store.models import Job, Row
 
 #: a row as a puzzle hands it over: its key alone, or its key and payload
@@ -42,7 +43,9 @@ class KeyBits:
 
     def condition(self) -> ColumnElement[bool]:
         # integer literals, not parameters: PostgreSQL has no `bigint >> smallint` for a guessed type
-        shift, mask, value = (literal_column(str(int(n))) for n in (self.shift, self.mask, self.value))
+        shift, mask, value = (
+            literal_column(str(int(n)), BigInteger) for n in (self.shift, self.mask, self.value)
+        )
         return Row.key.op(">>")(shift).op("&")(mask) == value
 
 
@@ -59,15 +62,23 @@ def copy_rows(session: Session, job_id: uuid.UUID, rows: Sequence[RowData]) -> N
     adapted by the driver."""
     if not rows:
         return
-    cursor = session.connection().connection.driver_connection.cursor()
+    cursor = _psycopg(session).cursor()
     if isinstance(rows[0], int):
         prefix = f"{job_id}\t"
         with cursor.copy("COPY rows (job_id, key) FROM STDIN") as copy:
             copy.write("".join(f"{prefix}{key}\n" for key in rows))
         return
     with cursor.copy("COPY rows (job_id, key, payload) FROM STDIN") as copy:
-        for key, payload in rows:
+        for row in rows:
+            key, payload = row if isinstance(row, tuple) else (row, None)
             copy.write_row((job_id, key, payload))
+
+
+def _psycopg(session: Session) -> psycopg.Connection:
+    """The session's own psycopg connection (the engine's driver is always psycopg 3)."""
+    connection = session.connection().connection.driver_connection
+    assert isinstance(connection, psycopg.Connection)
+    return connection
 
 
 def page(
@@ -116,7 +127,7 @@ def stream(
     columns = "key, payload" if payloads else "key"
     query = f"SELECT {columns} FROM rows WHERE job_id = %s{_where(filters)} ORDER BY key"
     with db.session() as session:
-        connection = session.connection().connection.driver_connection
+        connection = _psycopg(session)
         with connection.cursor(name="zolve_rows_stream", binary=True) as cursor:
             cursor.itersize = chunk
             cursor.execute(query, (job_id,))
@@ -209,7 +220,7 @@ def delete_rows(
         with db.session() as session:
             if not keep_going(session):
                 return deleted, False
-            done = session.execute(_DELETE_ROWS, {"job_id": job_id, "limit": chunk}).rowcount
+            done = rowcount(session.execute(_DELETE_ROWS, {"job_id": job_id, "limit": chunk}))
         deleted += done
         if done < chunk:
             return deleted, True

@@ -22,6 +22,7 @@ from core.errors import ErrorType, JobError
 from core.events import EventName
 from core.states import JobState, ShardState
 from store import events
+from store.db import rowcount
 from store.models import Job, Shard
 from store.rows import RowData, copy_rows
 
@@ -59,7 +60,7 @@ def create_shards(session: Session, job_id: uuid.UUID, worker: str, keys: list[s
             finalize_enqueued_at=None if keys else func.now(),
         )
     )
-    if planned.rowcount != 1:
+    if rowcount(planned) != 1:
         if _cancel_unplanned(session, job_id, worker):
             return []
         raise LeaseLost(f"job {job_id}: lease lost while planning")
@@ -75,7 +76,7 @@ def _cancel_unplanned(session: Session, job_id: uuid.UUID, worker: str) -> bool:
         .where(Job.id == job_id, Job.lease_owner == worker, Job.state == JobState.CANCELLING)
         .values(state=JobState.CANCELLED, finished_at=func.now(), lease_owner=None, lease_expires_at=None)
     )
-    if cancelled.rowcount != 1:
+    if rowcount(cancelled) != 1:
         return False
     events.record(session, job_id, EventName.CANCELLED, detail={"worker": worker, "while": "planning"})
     return True
@@ -291,7 +292,7 @@ def fail_job(session: Session, job_id: uuid.UUID, error: JobError) -> None:
             lease_expires_at=None,
         )
     )
-    if failed.rowcount == 1:
+    if rowcount(failed) == 1:
         events.record(session, job_id, EventName.FAILED, detail=error.event_detail())
     cancel_queued_shards(session, job_id)
 
@@ -319,7 +320,7 @@ def settle_cancellation(session: Session, job_id: uuid.UUID) -> None:
         .where(Job.id == job_id, Job.state == JobState.CANCELLING, Job.lease_owner.is_(None), ~still_running)
         .values(state=JobState.CANCELLED, finished_at=func.now())
     )
-    if settled.rowcount == 1:
+    if rowcount(settled) == 1:
         events.record(session, job_id, EventName.CANCELLED)
 
 
@@ -368,7 +369,7 @@ def summaries(session: Session, job_id: uuid.UUID) -> list[dict[str, Any]]:
     )
 
 
-def finish_sharded_job(session: Session, job_id: uuid.UUID, result: dict[str, Any]) -> bool:
+def finish_sharded_job(session: Session, job_id: uuid.UUID, result: dict[str, Any] | None) -> bool:
     """Store the combined result once every shard is done (idempotent: a second finalize does nothing)."""
     done = session.execute(
         update(Job)
@@ -382,7 +383,7 @@ def finish_sharded_job(session: Session, job_id: uuid.UUID, result: dict[str, An
             state=JobState.SUCCEEDED, result=result, finished_at=func.now(), rows_job_id=Job.id, progress=None
         )
     )
-    if done.rowcount != 1:
+    if rowcount(done) != 1:
         return False
     events.record(session, job_id, EventName.SUCCEEDED)
     return True

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from sqlalchemy import Select, delete, func, literal_column, select, union_all
+from sqlalchemy import Select, Subquery, delete, func, literal_column, select, union_all
 from sqlalchemy.dialects.postgresql import insert
 from sqlalchemy.orm import Session
 
@@ -56,7 +56,7 @@ def compact(session: Session) -> bool:
     return True
 
 
-def _both(tallies: type, deltas: type, columns: tuple[str, ...]) -> Select:
+def _both(tallies: type, deltas: type, columns: tuple[str, ...]) -> Subquery:
     def part(table: type) -> Select:
         return select(*(getattr(table, name) for name in columns))
 
@@ -65,14 +65,11 @@ def _both(tallies: type, deltas: type, columns: tuple[str, ...]) -> Select:
 
 def job_counts(session: Session) -> list[JobCount]:
     """Every (kind, state, run bucket) with jobs in it."""
-    keys = ("kind", "state", "run_bucket")
-    both = _both(JobTally, JobTallyDelta, (*keys, "jobs", "run_seconds"))
+    both = _both(JobTally, JobTallyDelta, ("kind", "state", "run_bucket", "jobs", "run_seconds"))
+    keys = (both.c.kind, both.c.state, both.c.run_bucket)
     jobs = func.sum(both.c.jobs)
     rows = session.execute(
-        select(*(both.c[name] for name in keys), jobs, func.sum(both.c.run_seconds))
-        .group_by(*(both.c[name] for name in keys))
-        .having(jobs != 0)
-        .order_by(*(both.c[name] for name in keys))
+        select(*keys, jobs, func.sum(both.c.run_seconds)).group_by(*keys).having(jobs != 0).order_by(*keys)
     )
     return [JobCount(kind, state, bucket, int(n), float(s)) for kind, state, bucket, n, s in rows]
 

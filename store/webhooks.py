@@ -26,7 +26,7 @@ def _later(seconds: float) -> Any:
 def secret(session: Session, key_id: int, *, rotate: bool = False) -> str:
     """The key's signing secret (`whsec_` + base64 of 32 random bytes), made on first use; `rotate` makes
     a new one (deliveries from then on are signed with it)."""
-    key = session.get(ApiKey, key_id, with_for_update=True)
+    key = session.get_one(ApiKey, key_id, with_for_update=True)
     if key.webhook_secret is None or rotate:
         key.webhook_secret = SECRET_PREFIX + b64encode(secrets.token_bytes(32)).decode()
         session.flush()

@@ -274,7 +274,7 @@ def _database_errors_retryable() -> Iterator[None]:
         yield
     except DBAPIError as exc:
         if exc.connection_invalidated:
-            raise OperationalError(str(exc), None, exc.orig) from exc
+            raise OperationalError(str(exc), None, exc.orig or exc) from exc
         raise
 
 

@@ -293,6 +293,7 @@ def execute_shard(db: Database, settings: Settings, shard_id: int, worker: str) 
             if outcome.status == "cancelled":
                 shards.stop_shard(session, shard_id, worker)
             elif outcome.status == "failed":
+                assert outcome.error is not None  # run_watched gives every failure its error
                 shards.fail_shard(session, shard_id, worker, outcome.error)
             elif outcome.value.split:  # the new shards are held: they go in their client's turn
                 shards.split_shard(session, shard_id, worker, outcome.value.split, outcome.seconds)

@@ -165,7 +165,8 @@ def healthcheck(role: str) -> None:
 
     settings, _ = server_settings(start_embedded=False)
     host, within = socket.gethostname(), settings.worker_alive_within
-    db = Database(settings.database_url, pool_size=1)
+    database_url, _ = settings.require_urls()
+    db = Database(database_url, pool_size=1)
     try:
         with db.session() as session:
             count = session.scalar(
@@ -188,7 +189,8 @@ def migrate() -> None:
 
     settings, services = server_settings()
     try:
-        upgrade(settings.database_url)
+        database_url, _ = settings.require_urls()
+        upgrade(database_url)
         click.echo("database is at the latest revision")
     finally:
         if services:
@@ -319,7 +321,8 @@ def purge(older_than: timedelta | None, dry_run: bool) -> None:
             raise click.ClickException("ZOLVE_RETENTION_DAYS is 0 (keep forever): give --older-than")
         older_than = timedelta(days=settings.retention_days)
     try:
-        with migrated(settings.database_url) as db:
+        database_url, _ = settings.require_urls()
+        with migrated(database_url) as db:
             report = retention.purge(db, older_than, dry_run=dry_run)
     finally:
         if services:
@@ -382,9 +385,12 @@ def solve(kind: str, params_text: str, time_limit: float | None, rows_file: Any)
         from kinds import KINDS
 
         spec = KINDS.get(kind)
-        if spec is not None and spec.rows is None:
+        if spec is None:
+            rows_file.write("code\n")
+        elif spec.rows is None:
             raise click.BadParameter(f"{kind} jobs store no rows", param_hint="--rows")
-        rows_file.write(f"code,{spec.rows.item}\n" if spec else "code\n")
+        else:
+            rows_file.write(f"code,{spec.rows.item}\n")
 
         def on_rows(spec: Any, params: dict[str, Any], rows: list[Any]) -> None:
             from kinds.base import csv_cell

@@ -17,7 +17,11 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import quote
+
+if TYPE_CHECKING:
+    from pgserver import PostgresServer
 
 log = logging.getLogger("zolve.embedded")
 
@@ -33,7 +37,7 @@ class EmbeddedServices:
         self.lock = lock
         #: (database URL, Redis URL) once `start()` ran
         self.urls: tuple[str, str] = ("", "")
-        self._postgres = None
+        self._postgres: PostgresServer | None = None
         self._redis: subprocess.Popen | None = None
         self._redis_socket: Path | None = None
 
@@ -47,13 +51,12 @@ class EmbeddedServices:
         import pgserver
 
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        self._postgres = pgserver.get_server(self.data_dir / "postgres", cleanup_mode="stop")
+        self._postgres = server = pgserver.get_server(self.data_dir / "postgres", cleanup_mode="stop")
         self._keep_private()
-        exists = self._postgres.psql(f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE_NAME}';")
+        exists = server.psql(f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE_NAME}';")
         if "(1 row)" not in exists:
-            self._postgres.psql(f"CREATE DATABASE {DATABASE_NAME};")
-        socket_dir = self._postgres.get_uri().split("host=", 1)[1]
-        return f"postgresql+psycopg://postgres@/{DATABASE_NAME}?host={quote(socket_dir)}"
+            server.psql(f"CREATE DATABASE {DATABASE_NAME};")
+        return _database_url(server)
 
     # -- Redis -----------------------------------------------------------------------------------
     def _keep_private(self) -> None:
@@ -126,11 +129,12 @@ class EmbeddedServices:
         """Start PostgreSQL again after it died (same data, same socket, so the same URL)."""
         import pgserver
 
+        if self._postgres is None:
+            raise RuntimeError("PostgreSQL was never started")
         with pgserver.PostgresServer._lock:
             self._postgres.ensure_postgres_running()
         self._keep_private()
-        socket_dir = self._postgres.get_uri().split("host=", 1)[1]
-        return f"postgresql+psycopg://postgres@/{DATABASE_NAME}?host={quote(socket_dir)}"
+        return _database_url(self._postgres)
 
     def stop_redis(self) -> None:
         if self._redis is not None and self._redis.poll() is None:
@@ -145,6 +149,11 @@ class EmbeddedServices:
         if self._postgres is not None:
             self._postgres.cleanup()
             self._postgres = None
+
+
+def _database_url(server: PostgresServer) -> str:
+    socket_dir = server.get_uri().split("host=", 1)[1]
+    return f"postgresql+psycopg://postgres@/{DATABASE_NAME}?host={quote(socket_dir)}"
 
 
 def _kill_stale(pidfile: Path) -> None:

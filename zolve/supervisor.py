@@ -218,12 +218,13 @@ def run_stack(
 
     children: list[Child] = []
     try:
-        upgrade(settings.database_url)
-        admin_key = _first_admin_key(settings.database_url)
+        database_url, redis_url = settings.require_urls()
+        upgrade(database_url)
+        admin_key = _first_admin_key(database_url)
         env = {
             **os.environ,
-            "DATABASE_URL": settings.database_url,
-            "REDIS_URL": settings.redis_url,
+            "DATABASE_URL": database_url,
+            "REDIS_URL": redis_url,
             # the key in the data directory, or one made now: an API process restarted here keeps sessions
             "ZOLVE_SECRET_KEY": secret_key_for(settings),
         }
@@ -235,7 +236,7 @@ def run_stack(
         ]
         for child in processes:
             child.start()
-        children = (server_children(services, settings.database_url) if services else []) + processes
+        children = (server_children(services, database_url) if services else []) + processes
         url = f"http://{host}:{port}"
         click.echo(f"zolve is up at {url}  (API docs: {url}/docs)", err=True)
         click.echo(f"data: {settings.data_dir.absolute() if services else 'external servers'}", err=True)

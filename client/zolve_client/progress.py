@@ -38,14 +38,13 @@ class Progress:
         cls, done: int, total: int, rows: int, elapsed: float | None, *, final: bool = False
     ) -> Progress:
         """A sharded job's counters, with the rows' rate and, while it runs, an ETA from the shards' pace."""
-        running = elapsed is not None and elapsed > 0
-        return cls(
-            shards_done=done,
-            shards_total=total,
-            rows=rows,
-            rows_per_second=round(rows / elapsed, 1) if running else None,
-            eta_seconds=round(elapsed / done * (total - done), 1) if running and done and not final else None,
-        )
+        rate: float | None = None
+        eta: float | None = None
+        if elapsed is not None and elapsed > 0:
+            rate = round(rows / elapsed, 1)
+            if done and not final:
+                eta = round(elapsed / done * (total - done), 1)
+        return cls(shards_done=done, shards_total=total, rows=rows, rows_per_second=rate, eta_seconds=eta)
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any] | None, rows_name: str = "rows") -> Progress:

@@ -105,8 +105,8 @@ class RouteModel:
                 )
             carried = carried + rockets_mass
         self._ion_attachment()
-        if self.year:
-            self._calendar()
+        if self.year and self.request.year:
+            self._calendar(self.request.year)
 
     def _years(self, j: int, way: Any) -> z3.BoolRef:
         if way.years is None:
@@ -122,7 +122,7 @@ class RouteModel:
             elif j:  # once detached, ions stay behind
                 self._add(z3.Implies(on, self.attached[j - 1]))
 
-    def _calendar(self) -> None:
+    def _calendar(self, earliest: int) -> None:
         year, time = self.year, self.time
         for j in range(1, len(year)):
             self._add(year[j] == year[j - 1] + time[j - 1])
@@ -130,7 +130,7 @@ class RouteModel:
         for j, leg in enumerate(self.legs):
             window = leg.maneuver.slingshot
             if window:
-                starts = slingshot_years(window, self.request.year, leg.maneuver.years or 0)
+                starts = slingshot_years(window, earliest, leg.maneuver.years or 0)
                 self._add(z3.Or([year[j] == start for start in starts] or [z3.BoolVal(False, self.ctx)]))
 
     def _totals(self) -> dict[str, z3.ArithRef]:

@@ -32,8 +32,8 @@ def plan(params: dict[str, Any], run: Run) -> dict[str, Any]:
     except RequestError as exc:
         return {"status": "invalid", "message": str(exc)}
     with run.interruptible():
-        best, search = search_routes(request, run, params.get("engine", "bounded"))
-    search["seconds"] = round(time.perf_counter() - started, 4)
+        best, counts = search_routes(request, run, params.get("engine", "bounded"))
+    search = {**counts, "seconds": round(time.perf_counter() - started, 4)}
     if best is None:
         return {"status": "infeasible", "message": infeasible_message(request, search), "search": search}
     return {

@@ -33,6 +33,11 @@ def _key(history: History) -> str:
     return "|".join(_feedback_key(black, white) for _, black, white in history)
 
 
+def _feedback(key: str) -> tuple[int, int]:
+    black, white = map(int, key.split(","))
+    return black, white
+
+
 def parts(n: int, k: int) -> Iterator[tuple[History, np.ndarray]]:
     """Every history of the three book guesses that leaves more than PREVIOUS_ENDGAME codes, with the
     rows (of every code, lexicographic) that fit it."""
@@ -49,10 +54,9 @@ def parts(n: int, k: int) -> Iterator[tuple[History, np.ndarray]]:
                 fitting = rows[classes == cls]
                 if len(fitting) <= PREVIOUS_ENDGAME:
                     continue
-                feedbacks = [tuple(map(int, key.split(","))) for key in (first_key, second_key)]
-                feedbacks.append(tuple(map(int, _key_of(n, int(cls)).split(","))))
+                keys = (first_key, second_key, _key_of(n, int(cls)))
                 guesses = (size.first, second, third)
-                yield tuple((g, *f) for g, f in zip(guesses, feedbacks, strict=True)), fitting
+                yield tuple((g, *_feedback(key)) for g, key in zip(guesses, keys, strict=True)), fitting
 
 
 def fourth_guess(n: int, k: int, history: History, codes: np.ndarray, run: Run) -> Code:

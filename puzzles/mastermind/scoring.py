@@ -42,6 +42,7 @@ def _rng(seed: int, history: History) -> random.Random:
 def _key(candidate: Code, targets: _Targets, consistent: set[Code] | None, objective: str) -> tuple:
     """How well `candidate` splits `targets` (larger is better), then whether it could be the secret."""
     sizes = Counter(targets.classes(candidate)).values()
+    primary: float
     if objective == "minimax":
         primary = -max(sizes)
     elif objective == "parts":
@@ -62,6 +63,7 @@ def _pick(
         key = _key(candidate, targets, consistent, objective)
         if best_key is None or key > best_key:
             best, best_key = candidate, key
+    assert best_key is not None  # the pool has a first candidate: the loop ran
     return best, best_key
 
 

@@ -139,11 +139,11 @@ def decide(
         move = book_move(n, k, history) or third_move(n, k, history) or fourth_move(n, k, history)
         if move is not None:
             return Decision(move[0], "best", move[1], move[1])
-        decision = decide_best(n, k, history, seed, samples, session)
-        if decision is None:
-            decision = decide_middle(n, k, history, _rng(seed, history), session.run)
-        if decision is not None:
-            return decision
+        played = decide_best(n, k, history, seed, samples, session)
+        if played is None:
+            played = decide_middle(n, k, history, _rng(seed, history), session.run)
+        if played is not None:
+            return played
     if k**n <= ENUM_LIMIT:
         return _decide_listed(n, k, history, "parts", seed, session)
     return _decide_sampled(n, k, history, seed, samples, session)

@@ -34,6 +34,7 @@ from __future__ import annotations
 import dataclasses
 import random
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -43,6 +44,9 @@ from puzzles.mastermind.sampled import _split_climb
 from puzzles.mastermind.scoring import Decision, _opening, _rng
 from puzzles.mastermind.split import _count_vectors, _Split, _TooManyPairs, split_fits
 from puzzles.runtime import Run
+
+if TYPE_CHECKING:
+    from puzzles.mastermind.optimal import Search
 
 #: the previous `best` (for the benchmark's baseline)
 PREVIOUS = "best-previous"
@@ -162,7 +166,7 @@ def _random_codes(n: int, k: int, count: int, rng: random.Random) -> np.ndarray:
     return generator.integers(0, k, (count, n)).astype(np.int8)
 
 
-def _local_search(n: int, k: int, codes: np.ndarray, extra: np.ndarray) -> tuple[object, np.ndarray]:
+def _local_search(n: int, k: int, codes: np.ndarray, extra: np.ndarray) -> tuple[Search, np.ndarray]:
     """An `optimal.Search` over the codes `codes` (its secrets, rows 0..len - 1) with the guesses `codes` and
     `extra`, on a table of those rows only; and the rows."""
     from puzzles.mastermind.optimal import Bounds, Search  # here: see strategies._decide_optimal

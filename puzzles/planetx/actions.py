@@ -187,11 +187,12 @@ def score(boards: BoardSet, actions: Sequence[AnyAction]) -> Scores:
         for j, action in enumerate(actions)
         if isinstance(action, Research)
     }
+    plain = [(j, a) for j, a in enumerate(actions) if isinstance(a, Action)]
     for obj in SURVEY_OBJECTS:
-        picks = [(j, a) for j, a in enumerate(actions) if a.type == "survey" and a.object == obj]
+        picks = [(j, a) for j, a in plain if a.type == "survey" and a.object == obj]
         if picks:
             _survey_joint(boards, obj, picks, goal, width, joint)
-    for j, action in enumerate(actions):
+    for j, action in plain:
         if action.type == "target":
             column = boards.grid[:, action.sectors[0] - 1]
             shown = np.where(column == PLANET_X, EMPTY, column).astype(np.int64)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
+from typing import cast
 
 EMPTY, PLANET_X, GAS_CLOUD, DWARF_PLANET, ASTEROID, COMET = range(6)
 LETTERS = "EXGDAC"
@@ -67,7 +68,7 @@ _TRIPLES: list[str | None] = [
 def to_letters(code: int, sectors: int) -> str:
     """Three sectors per table look-up (an export renders a million boards)."""
     code &= (1 << (BITS * sectors)) - 1
-    triples = _TRIPLES
+    triples = cast("list[str]", _TRIPLES)  # a board names an object in every sector (a None fails the join)
     letters = "".join([triples[(code >> shift) & 0o777] for shift in range(0, BITS * sectors, 3 * BITS)])
     return letters[:sectors]
 

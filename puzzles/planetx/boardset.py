@@ -32,14 +32,10 @@ class BoardSet:
     source: str = "enumerated"
     #: each board's row in the set this one was cut from (`whole`), so what is known per board of the whole
     #: set (research clues' truth) applies to any subset
-    rows: np.ndarray = field(default=None, repr=False)  # type: ignore[assignment]
+    rows: np.ndarray = field(repr=False, kw_only=True)
     origin: BoardSet | None = field(default=None, repr=False)
     #: each board's relative likelihood given what was seen (None: all equally likely)
     likelihood: np.ndarray | None = field(default=None, repr=False)
-
-    def __post_init__(self) -> None:
-        if self.rows is None:
-            object.__setattr__(self, "rows", np.arange(len(self.codes)))
 
     @property
     def weights(self) -> np.ndarray:
@@ -66,7 +62,7 @@ class BoardSet:
         codes = np.sort(np.asarray(codes, dtype=np.int64))
         shifts = np.arange(mode.sectors, dtype=np.int64) * BITS
         grid = ((codes[:, None] >> shifts) & 7).astype(np.uint8)
-        return cls(mode, codes, grid, source)
+        return cls(mode, codes, grid, source, rows=np.arange(len(codes)))
 
     def __len__(self) -> int:
         return len(self.codes)
@@ -75,7 +71,13 @@ class BoardSet:
         """The boards where `keep` (a boolean mask or an index array) selects them."""
         likelihood = None if self.likelihood is None else self.likelihood[keep]
         return BoardSet(
-            self.mode, self.codes[keep], self.grid[keep], self.source, self.rows[keep], self.whole, likelihood
+            self.mode,
+            self.codes[keep],
+            self.grid[keep],
+            self.source,
+            self.whole,
+            likelihood,
+            rows=self.rows[keep],
         )
 
     def planet_x_triples(self) -> np.ndarray:

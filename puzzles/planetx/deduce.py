@@ -125,10 +125,9 @@ def ranked_actions(
     boards: BoardSet, actions: list[AnyAction], top: int, rank_by: str = "bits_per_day"
 ) -> list[dict[str, Any]]:
     scores = score(boards, actions)
-    per_day = (scores.goal_bits if rank_by == "goal_bits_per_day" else scores.bits) / [
-        a.days for a in actions
-    ]
-    order = sorted(range(len(actions)), key=lambda j: (-round(per_day[j], 12), j))[:top]
+    bits = scores.goal_bits if rank_by == "goal_bits_per_day" else scores.bits
+    per_day = (bits / [a.days for a in actions]).round(12)
+    order = sorted(range(len(actions)), key=lambda j: (-per_day[j], j))[:top]
     return [_action_report(actions[j], j, scores, boards) for j in order]
 
 

@@ -194,7 +194,7 @@ def play(
         boards = _hear_conferences(game, boards)
         triples, counts = boards.triple_counts()
         decision = LOCATE if len(triples) == 1 else _decide(policy, game, boards, counts)
-        if decision == LOCATE:
+        if isinstance(decision, str):  # LOCATE
             sector, left, right = triple_parts(int(triples[0]))
             game.moves.append({"day": game.days, "type": LOCATE, "sector": sector})
             game.days += LOCATE_DAYS

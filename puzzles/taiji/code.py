@@ -19,7 +19,7 @@ MAX_SIDE = 32
 COLOURS = "roygbpkw"
 SYMBOLS = ("dice", "flower", "diamond")
 CONNECTORS = {"<": (True, False), "^": (False, True), "/": (True, True)}
-_VALUE_RANGES = {"dice": range(-9, 10), "flower": range(5), "diamond": range(1)}
+_VALUE_RANGES: dict[str | None, range] = {"dice": range(-9, 10), "flower": range(5), "diamond": range(1)}
 #: the only digits of a code (str.isdigit() also holds for '²', '٣', '１'...)
 DIGITS = "0123456789"
 

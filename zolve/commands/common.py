@@ -7,11 +7,14 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from core.config import Settings
+
+if TYPE_CHECKING:
+    from zolve_client import Client
 
 DEFAULT_URL = "http://127.0.0.1:8000"
 
@@ -132,7 +135,7 @@ def with_client(func):
     return func
 
 
-def make_client(url: str, key: str):
+def make_client(url: str, key: str) -> Client:
     from zolve_client import Client
 
     return Client(url, key)

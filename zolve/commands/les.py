@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from typing import Any
 
 import click
@@ -85,7 +86,7 @@ def les_output(result: dict[str, Any]) -> dict[str, Any]:
     return {key: result[key] for key in LES_KEYS if key in result}
 
 
-def _component_option(short: str, long: str):
+def _component_option(short: str, long: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     return click.option(short, long, type=Range(), default=None, help=f"number of {long[2:]} (default 0-8)")
 
 
