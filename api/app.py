@@ -100,7 +100,7 @@ def create_app(settings: Settings | None = None) -> Flask:
     extension.limiter = init_limits(app, settings)
 
     @app.route("/docs/assets/<path:filename>")
-    def swagger_assets(filename: str):
+    def swagger_assets(filename: str) -> Response:
         return send_from_directory(swagger_ui_bundle.swagger_ui_path, filename)
 
     @app.route("/favicon.ico")

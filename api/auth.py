@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from flask import Response
 from flask_httpauth import HTTPTokenAuth
 
 from api.errors import error_response
@@ -17,7 +18,7 @@ def _verify(token: str) -> Caller | None:
 
 
 @auth.error_handler
-def _unauthorized(status: int):
+def _unauthorized(status: int) -> Response:
     return error_response(status, "a valid API key is required: Authorization: Bearer <key>")
 
 

@@ -17,6 +17,7 @@ from marshmallow import RAISE
 from api.auth import auth
 from api.bodies import Blueprint
 from api.deps import caller, context, database
+from api.errors import abort_with
 from api.resources import job_error
 from core.states import FINAL_STATES
 from schemas import batches as batch_schemas
@@ -119,7 +120,7 @@ class BatchItemView(MethodView):
         with database().session() as session:
             batch = batch_store.get_batch(session, batch_id, who.owner_filter)
             if batch is None:
-                abort(404, message="no such batch")
+                abort_with(404, message="no such batch")
             resource = _batch_resource(session, batch, args, is_admin=who.is_admin)
         headers = {} if resource["done"] else {"Retry-After": "1"}
         return resource, 200, headers

@@ -4,18 +4,33 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from http import HTTPStatus
-from typing import Any
+from typing import Any, NoReturn
 
 from flask import Flask, Response, jsonify, request
+from flask_smorest import abort
 from sqlalchemy.exc import DataError, DBAPIError, InterfaceError, OperationalError
 from werkzeug.exceptions import HTTPException
 
 from api.bodies import NOT_JSON
-from api.limits import seconds_until_reset
+from api.extension import zolve
 from services.errors import Conflict, Invalid, NotFound, ServiceError, TooMany
 
 log = logging.getLogger("zolve.api")
+
+
+def seconds_until_reset() -> int:
+    """For a 429 of the submit limit: how long until the breached limit's window resets."""
+    limiter = zolve().limiter
+    limit = limiter.current_limit if limiter is not None else None
+    return max(1, int(limit.reset_at - time.time())) if limit is not None else 1
+
+
+def abort_with(code: int, **data: Any) -> NoReturn:
+    """flask-smorest's abort (a JSON error answer), typed as what it is: it never returns."""
+    abort(code, **data)
+    raise AssertionError("abort() raises")
 
 
 def error_response(

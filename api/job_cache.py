@@ -13,7 +13,6 @@ A read that began before this app changed the job (`forget`: a cancel, a retry) 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import itertools
 import json
 import logging
@@ -29,9 +28,6 @@ from typing import NamedTuple
 from cachetools import TLRUCache
 from sqlalchemy import inspect as sa_inspect
 
-from api.deps import database
-from api.extension import zolve
-from services.context import Caller
 from store import jobs as job_store
 from store.db import Database
 from store.models import Job
@@ -283,10 +279,11 @@ class JobCache:
             raise
         with self._lock:
             forgotten = self._done_reading(job_ids)
-            return {
-                job_id: self._keep_read(job_id, *found.get(job_id, (None, 0)), read_at, job_id in forgotten)
-                for job_id in job_ids
-            }
+            kept = {}
+            for job_id in job_ids:
+                job, size = found.get(job_id, (None, 0))
+                kept[job_id] = self._keep_read(job_id, job, size, read_at, job_id in forgotten)
+            return kept
 
     def _keep_read(
         self, job_id: uuid.UUID, job: Job | None, size: int, read_at: float, forgotten: bool
@@ -350,41 +347,3 @@ def read_jobs(db: Database) -> Loader:
             return job_store.get_jobs(session, job_ids)
 
     return load
-
-
-def _cache() -> JobCache:
-    return zolve().status_cache
-
-
-def visible_job(job_id: uuid.UUID, caller: Caller, fresh: bool = False) -> Job | None:
-    """The job if this caller may see it; `fresh` reads the database whatever the cache holds."""
-    cache = _cache()
-    job = None if fresh else cache.get(job_id)
-    if job is None:
-        job = cache.read(job_id, lambda: _read_job(job_id), shared=not fresh)
-    if job is None or caller.owner_filter not in (None, job.owner_id):
-        return None
-    return job
-
-
-def _read_job(job_id: uuid.UUID) -> Job | None:
-    with database().session() as session:
-        return job_store.get_job(session, job_id, None)
-
-
-def rendered(job: Job, view: Hashable, render: Callable[[], bytes]) -> Rendered:
-    """The job's answer for readers of this `view` (what else than the job the answer depends on): kept
-    with the job while it is cached, so that polls of a cached job are not serialised again; `render()`
-    makes it otherwise."""
-    cache = _cache()
-    answer = cache.rendered(job, view)
-    if answer is None:
-        body = render()
-        answer = Rendered(body, hashlib.sha1(body, usedforsecurity=False).hexdigest())
-        cache.keep_rendered(job, view, answer)
-    return answer
-
-
-def forget(job_id: uuid.UUID) -> None:
-    """After a change this app made (a cancel, a retry): the next read goes to the database."""
-    _cache().forget(job_id)

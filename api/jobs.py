@@ -4,20 +4,21 @@ from __future__ import annotations
 
 import time
 import uuid
-from typing import Any
+from typing import Any, cast
 
-from flask import Response, current_app, g, request, url_for
+from flask import Response, current_app, request, url_for
 from flask.views import MethodView
 from flask_smorest import abort
 from marshmallow import RAISE
 
-from api import job_cache
+from api import job_reads
 from api.auth import auth
 from api.bodies import Blueprint
 from api.deps import caller, context, database, settings
+from api.errors import abort_with
 from api.extension import zolve
 from api.kind_filters import JobListQuery
-from api.limits import CHECKED_PARAMS
+from api.limits import checked_submit
 from api.resources import job_resource
 from schemas import jobs as job_schemas
 from services import jobs as job_service
@@ -41,14 +42,16 @@ class JobCollection(MethodView):
     def post(self, body: dict[str, Any]) -> Any:
         """Submit a job. Answers 202 with the job and its Location; honours Idempotency-Key."""
         who = caller()
-        # loaded already by the submit limit's check (api.limits.invalid_job), for this very body
-        kind, raw, params = g.pop(CHECKED_PARAMS, (None, None, None))
+        # loaded once per request, maybe already for the submit limit's check
+        checked = checked_submit()
+        if checked is not None and (checked.kind, checked.raw_params) != (body["kind"], body["params"]):
+            checked = None
         submitted = job_service.submit(
             context(),
             who,
             body["kind"],
             body["params"],
-            loaded_params=params if (kind, raw) == (body["kind"], body["params"]) else None,
+            loaded_params=checked.params if checked is not None else None,
             time_limit=body["time_limit"],
             fresh=body["fresh"],
             idempotency_key=request.headers.get("Idempotency-Key"),
@@ -82,7 +85,8 @@ class JobCollection(MethodView):
             items = [job_resource(job, is_admin=who.is_admin) for job in page.items]
         headers = {}
         if page.next_cursor:
-            next_url = url_for("jobs.JobCollection", **{**request.args, "cursor": page.next_cursor})
+            query: dict[str, Any] = {**request.args, "cursor": page.next_cursor}
+            next_url = url_for("jobs.JobCollection", **query)
             headers["Link"] = f'<{next_url}>; rel="next"'
         return {"items": items, "next_cursor": page.next_cursor}, 200, headers
 
@@ -109,9 +113,9 @@ class JobItem(MethodView):
         headers = {} if job.is_final else {"Retry-After": "1"}
         # admins see more (a traceback), and the links are under the request's prefix (behind a proxy)
         view = (who.is_admin, request.script_root)
-        answer = job_cache.rendered(job, view, lambda: _render(job, who.is_admin))
+        answer = job_reads.rendered(job, view, lambda: _render(job, who.is_admin))
         blp.set_etag(answer.digest)  # a 304 when the client already holds this answer
-        return Response(answer.body, mimetype=current_app.json.mimetype), 200, headers
+        return Response(answer.body, mimetype="application/json"), 200, headers
 
 
 _JOB_SCHEMA = job_schemas.Job()
@@ -119,7 +123,8 @@ _JOB_SCHEMA = job_schemas.Job()
 
 def _render(job: Job, is_admin: bool) -> bytes:
     """The job as `@blp.response(200, Job)` would send it."""
-    return current_app.json.response(_JOB_SCHEMA.dump(job_resource(job, is_admin=is_admin))).get_data()
+    answer = current_app.json.response(_JOB_SCHEMA.dump(job_resource(job, is_admin=is_admin)))
+    return cast(Response, answer).get_data()  # the app's response class; typed as the sans-IO base
 
 
 def _wait_for(job_id: uuid.UUID, who: Caller, wait: float) -> Job:
@@ -127,9 +132,9 @@ def _wait_for(job_id: uuid.UUID, who: Caller, wait: float) -> Job:
     deadline = time.monotonic() + min(wait, settings().max_wait_seconds)
     pause = 0.02  # back off from 20 ms to 250 ms: quick jobs answer fast, slow ones cost few queries
     while True:
-        job = job_cache.visible_job(job_id, who, fresh=wait > 0)
+        job = job_reads.visible_job(job_id, who, fresh=wait > 0)
         if job is None:
-            abort(404, message="no such job")
+            abort_with(404, message="no such job")
         if job.is_final or time.monotonic() >= deadline:
             return job
         time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
@@ -145,7 +150,7 @@ def cancel_job(job_id: uuid.UUID) -> Any:
     """Cancel a job: a queued job never starts; a running one is interrupted within about a second."""
     who = caller()
     job = job_service.cancel(context(), who, job_id)
-    job_cache.forget(job_id)
+    job_reads.forget(job_id)
     return job_resource(job, is_admin=who.is_admin)
 
 

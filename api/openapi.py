@@ -129,8 +129,8 @@ def _complete_operation(method: str, path: str, operation: dict[str, Any]) -> No
         codes.add(503)
     if "requestBody" in operation:
         codes |= {413, 415, 422}
-    for code in codes:
-        responses.setdefault(str(code), {"description": _STATUS_TEXT[code]})
+    for status in codes:
+        responses.setdefault(str(status), {"description": _STATUS_TEXT[status]})
     for code, response in responses.items():  # every error (declared by a view or above) gets its body
         # a string or a $ref names a response component (flask-smorest's, with the Error body)
         if code.isdigit() and int(code) >= 400 and isinstance(response, dict) and "$ref" not in response:
@@ -168,7 +168,8 @@ def _operations_on(placeholder: str) -> list[str]:
     if placeholder == "{job_id}":
         for rows in sorted({kind.rows.name for kind in KINDS.values() if kind.rows}):
             operations += [("get", f"/jobs/{{job_id}}/{rows}{ending}") for ending in ("", ".csv", ".ndjson")]
-    return [operation_id(method, path) for method, path in operations if placeholder in path]
+    named = (operation_id(method, path) for method, path in operations if placeholder in path)
+    return [name for name in named if name is not None]
 
 
 def _links(placeholder: str) -> dict[str, Any]:

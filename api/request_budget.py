@@ -51,7 +51,9 @@ class RequestBudget:
         self.batch = max(1, min(MAX_BATCH, self.limit.amount // BATCH_SHARE))
         # a Redis that hangs counts as away after a second, instead of holding the request
         timeouts = {"socket_timeout": REDIS_SECONDS, "socket_connect_timeout": REDIS_SECONDS}
-        self.storage: Storage = storage_from_string(storage_uri, wrap_exceptions=True, **timeouts)
+        storage = storage_from_string(storage_uri, wrap_exceptions=True, **timeouts)
+        assert isinstance(storage, Storage), f"{storage_uri} names an asyncio storage"
+        self.storage = storage
         self.fallback = MemoryStorage()
         self.prefix = prefix
         self._batches: TTLCache[tuple[str, int], _Batch] = TTLCache(MAX_CLIENTS, self.window)

@@ -72,7 +72,8 @@ class HttpsAwareSessions(SecureCookieSessionInterface):
 def init_security(app: Flask, settings: Settings) -> None:
     if settings.trusted_proxies > 0:
         hops = settings.trusted_proxies
-        app.wsgi_app = ProxyFix(
+        # Flask's documented way to put WSGI middleware around the app, which its stubs call a method
+        app.wsgi_app = ProxyFix(  # type: ignore[method-assign]
             app.wsgi_app, x_for=hops, x_proto=hops, x_host=hops, x_port=hops, x_prefix=hops
         )
     app.session_interface = HttpsAwareSessions()

@@ -50,28 +50,30 @@ def _is_type_checking(test: ast.expr) -> bool:
     return isinstance(test, ast.Name) and test.id == "TYPE_CHECKING"
 
 
-def _scanned_children(node: ast.AST) -> list[ast.AST]:
-    """A node's children, less the body of `if TYPE_CHECKING:` (never run); its `else` does run."""
-    if isinstance(node, ast.If) and _is_type_checking(node.test):
+def _scanned_children(node: ast.AST, type_only: bool) -> list[ast.AST]:
+    """A node's children, less the body of `if TYPE_CHECKING:` (never run; its `else` does run) unless
+    `type_only` imports count too."""
+    if not type_only and isinstance(node, ast.If) and _is_type_checking(node.test):
         return [node.test, *node.orelse]
     return list(ast.iter_child_nodes(node))
 
 
-def _import_nodes(tree: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
-    """Every import, including those inside functions, except in the body of `if TYPE_CHECKING:`."""
+def _import_nodes(tree: ast.AST, type_only: bool = False) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Every import, including those inside functions; those in the body of `if TYPE_CHECKING:` only if
+    `type_only` (a type checker reads them: an import circle through them is a circle all the same)."""
     stack = [tree]
     while stack:
         node = stack.pop()
         if isinstance(node, ast.Import | ast.ImportFrom):
             yield node
-        stack.extend(_scanned_children(node))
+        stack.extend(_scanned_children(node, type_only))
 
 
-def _imported(module: str, path: Path) -> set[str]:
+def _imported(module: str, path: Path, type_only: bool = False) -> set[str]:
     """The modules an import statement names: `import a.b` names a.b; `from a import b, c` names a and,
     where b or c is a submodule, a.b or a.c too."""
     names = set()
-    for node in _import_nodes(ast.parse(path.read_text(), str(path))):
+    for node in _import_nodes(ast.parse(path.read_text(), str(path)), type_only):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
             continue
@@ -85,6 +87,8 @@ def _imported(module: str, path: Path) -> set[str]:
 
 
 GRAPH = {module: _imported(module, path) for module, path in MODULES.items()}
+#: with the imports only a type checker reads (`if TYPE_CHECKING:`)
+TYPED_GRAPH = {module: _imported(module, path, type_only=True) for module, path in MODULES.items()}
 
 
 def _ours(name: str) -> str | None:
@@ -109,8 +113,9 @@ def test_every_package_imports_only_the_layers_below_it() -> None:
     assert wrong == []
 
 
-def test_no_module_imports_itself_back_through_others() -> None:
-    edges = {module: {_ours(name) for name in names} - {module, None} for module, names in GRAPH.items()}
+def test_no_module_imports_itself_back_through_others_type_only_imports_included() -> None:
+    graph = TYPED_GRAPH.items()
+    edges = {module: {_ours(name) for name in names} - {module, None} for module, names in graph}
     cycles = [component for component in _strongly_connected(edges) if len(component) > 1]
     assert cycles == []
 
@@ -179,6 +184,8 @@ def later():
     imported = {alias.name for node in _import_nodes(ast.parse(source)) for alias in node.names}
     imported -= {"typing", "TYPE_CHECKING"}
     assert imported == {"seen_in_else", "seen_under_not", "seen_under_or", "seen_in_function"}
+    typed = {alias.name for node in _import_nodes(ast.parse(source), True) for alias in node.names}
+    assert typed - imported == {"typing", "TYPE_CHECKING", "skipped_1", "api.skipped_2", "skipped_3"}
 
 
 def test_the_cycle_finder_finds_a_cycle() -> None:
@@ -300,6 +307,23 @@ def _pages_modules() -> set[str]:
     from kinds import KINDS
 
     return {kind.pages.blueprint.partition(":")[0] for kind in KINDS.values() if kind.pages}
+
+
+#: the web layer's published surface for a kind's pages: the one module of api/ they may import
+KIND_PAGES_SURFACE = "api.kind_pages"
+
+
+def test_kinds_pages_import_only_the_web_layers_published_surface() -> None:
+    """A kind's pages build on api.kind_pages (and services, schemas, store models), never on the
+    dashboard's internals, type-only imports included."""
+    reached = sorted(
+        f"{module} imports {name}"
+        for module in _pages_modules()
+        for name in TYPED_GRAPH[module]
+        if name.split(".")[0] == "api" and _ours(name) != KIND_PAGES_SURFACE and name != "api"
+    )
+    assert reached == []
+    assert KIND_PAGES_SURFACE in MODULES
 
 
 def test_kinds_pages_alone_in_kinds_reach_the_web_layer_and_nothing_imports_them() -> None:

@@ -10,6 +10,11 @@ Skipping those calls loses nothing zolve relies on: a broker that went away took
 (or restores them after the visibility timeout), and PostgreSQL's rows say what still needs a message,
 which the sweeper sends.
 
+The patch reaches into kombu's Redis QoS (its `restore_unacked` and `ack`, and the `_delivered` map they
+keep), so it is applied only on the kombu releases it was checked against (PATCHED_KOMBU); on any other
+the QoS is left as it is, with a warning. tests/workers/test_broker_fixes.py is the canary: it fails when
+the installed kombu is outside that range or the patched methods' code has changed.
+
 And a consumer that retries the lost connection every second instead of kombu's back-off (2, 4, 6 … up
 to 30 s between attempts), so a worker takes work again within a second or two of Redis coming back.
 """
@@ -21,11 +26,17 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+import kombu
 from celery.worker.consumer import Consumer
 from kombu.transport import redis as kombu_redis
 from kombu.transport import virtual
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
 
 log = logging.getLogger("zolve.worker")
+
+#: the kombu releases whose Redis QoS this patch was checked against
+PATCHED_KOMBU = SpecifierSet(">=5.3,<5.8")
 
 
 def _detached(qos: Any) -> bool:
@@ -57,8 +68,11 @@ def _ack_unless_detached(ack: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def install() -> None:
-    """Patch kombu's Redis QoS once per process (idempotent)."""
-    qos = kombu_redis.QoS
+    """Patch kombu's Redis QoS once per process (idempotent), on the releases it was checked against."""
+    if Version(kombu.__version__) not in PATCHED_KOMBU:
+        log.warning("kombu %s is not a release the QoS patch was checked for: unpatched", kombu.__version__)
+        return
+    qos: Any = kombu_redis.QoS  # monkeypatched below, which its types do not allow
     if not getattr(qos, "_zolve_patched", False):
         qos.restore_unacked = _restore_unless_detached(qos.restore_unacked)
         qos.ack = _ack_unless_detached(qos.ack)

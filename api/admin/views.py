@@ -25,12 +25,14 @@ from flask import (
     url_for,
 )
 from werkzeug.exceptions import HTTPException
+from werkzeug.wrappers import Response as WerkzeugResponse
 
-from api import job_cache, rows
+from api import job_reads, rows
 from api.admin import present
 from api.deps import context, database, settings
+from api.errors import seconds_until_reset
 from api.extension import zolve
-from api.limits import counts_as_submit, seconds_until_reset
+from api.limits import counts_as_submit
 from api.resources import job_error, job_links
 from core.states import JOB_STATES, JobState
 from kinds import KINDS
@@ -40,7 +42,7 @@ from services.context import Caller
 from services.errors import ServiceError
 from store import dashboard, keys, listing
 from store import jobs as job_store
-from store.models import ApiKey
+from store.models import ApiKey, Job
 
 log = logging.getLogger("zolve.admin")
 bp = Blueprint("admin", __name__, url_prefix="/admin", template_folder="templates", static_folder="static")
@@ -88,10 +90,11 @@ def _session_holds(key: ApiKey) -> bool:
 
 
 @bp.before_request
-def guard() -> Response | None:
+def guard() -> WerkzeugResponse | None:
     """Any key: no session → the login page; a client key on an operator's page → 403 (on the overview,
     by session or Bearer alike: its jobs); forms need the CSRF token."""
     csrf = zolve().csrf
+    assert csrf is not None, "the dashboard is mounted with its CSRF protection (api.app)"
     if request.endpoint in PUBLIC:
         if request.method not in SAFE_METHODS:
             csrf.protect()
@@ -112,7 +115,7 @@ def guard() -> Response | None:
     return None
 
 
-def _to_login() -> Response:
+def _to_login() -> WerkzeugResponse:
     target = url_for("admin.login", next=request.full_path.rstrip("?"))
     if request.headers.get("HX-Request"):
         return Response(status=204, headers={"HX-Redirect": target})
@@ -156,7 +159,7 @@ def _safe_next() -> str:
 
 
 @bp.post("/logout")
-def logout() -> Response:
+def logout() -> WerkzeugResponse:
     """End the key's sessions: this one and every copy of its cookie (the key's other sessions too)."""
     with database().session() as db_session:
         keys.end_sessions(db_session, g.key.id)
@@ -221,7 +224,7 @@ def _jobs_context() -> dict[str, Any]:
         except ValueError:
             error = "no job matches: search by a job id or its first characters; cursors come from this page"
         owners = dashboard.key_names(db_session, {job.owner_id for job in page.items})
-    args = {k: v for k, v in request.args.lists() if k != "cursor"}
+    args: dict[str, Any] = {k: v for k, v in request.args.lists() if k != "cursor"}
     return {
         "where": where,
         "page": page,
@@ -248,7 +251,7 @@ def job_rows() -> str:
 
 
 # -- a job ----------------------------------------------------------------------------------------
-def _job_or_404(job_id: uuid.UUID):
+def _job_or_404(job_id: uuid.UUID) -> Job:
     with database().session() as db_session:
         job = job_store.get_job(db_session, job_id, caller_of_session().owner_filter)
     if job is None:
@@ -318,13 +321,13 @@ def _admin() -> Caller:
     return Caller(g.admin.id, is_admin=True)
 
 
-def _act(job_id: uuid.UUID, action: Callable[[], str]) -> Response:
+def _act(job_id: uuid.UUID, action: Callable[[], str]) -> WerkzeugResponse:
     """Run an operator action and flash its outcome (or why it was refused) on the job's page."""
     try:
         flash(action(), "ok")
     except ServiceError as refused:
         flash(refused.message, "error")
-    job_cache.forget(job_id)
+    job_reads.forget(job_id)
     return redirect(url_for("admin.job_page", job_id=job_id))
 
 

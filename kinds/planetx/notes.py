@@ -21,10 +21,7 @@ from typing import Any
 from flask import Blueprint, abort, redirect, render_template, request, session, url_for
 from werkzeug.wrappers import Response
 
-from api.admin import present
-from api.admin.views import caller_of_session
-from api.deps import context
-from api.limits import counts_as_submit
+from api.kind_pages import LAYOUT, counts_as_submit, field_errors, service_context, signed_in_caller
 from schemas.planetx import OBJECT_NAMES, RELATIONS, SEEN_OBJECTS, SURVEY_OBJECTS
 from services import jobs as job_service
 from services.errors import Invalid, NotFound
@@ -122,7 +119,7 @@ def observation_from_form(entry: str) -> dict[str, Any]:
 
 def _sheet_job(job_id: uuid.UUID) -> Job:
     try:
-        job = job_service.get(context(), caller_of_session(), job_id)
+        job = job_service.get(service_context(), signed_in_caller(), job_id)
     except NotFound:
         abort(404, "no such note sheet")
     if job.kind != DEDUCE:
@@ -131,7 +128,7 @@ def _sheet_job(job_id: uuid.UUID) -> Job:
 
 
 def _submit(params: dict[str, Any]) -> Response:
-    job = job_service.submit(context(), caller_of_session(), DEDUCE, params).job
+    job = job_service.submit(service_context(), signed_in_caller(), DEDUCE, params).job
     return redirect(url_for(".notes_sheet", job_id=job.id))
 
 
@@ -140,14 +137,15 @@ def _submit(params: dict[str, Any]) -> Response:
 def notes() -> Any:
     """A new sheet: the game's mode and where the sky starts."""
     if request.method == "GET":
-        return render_template("planetx/notes_start.html", errors=[])
+        return render_template("planetx/notes_start.html", layout=LAYOUT, errors=[])
     params = {name: _value(name, request.form.get(name, "").strip()) for name in ("mode", "sky_start")}
     params["observations"] = []
     session[THEORIES] = []
     try:
         return _submit(params)
     except Invalid as refused:
-        return render_template("planetx/notes_start.html", errors=present.field_errors(refused.errors)), 422
+        errors = field_errors(refused.errors)
+        return render_template("planetx/notes_start.html", layout=LAYOUT, errors=errors), 422
 
 
 @blueprint.get("/notes/<uuid:job_id>")
@@ -159,6 +157,7 @@ def _render(job: Job, entry: str | None = None, errors: list[tuple[str, str]] | 
     result = job.result if isinstance(job.result, dict) else {}
     return render_template(
         "planetx/notes.html",
+        layout=LAYOUT,
         job=job,
         params=job.params,
         result=result,
@@ -202,7 +201,7 @@ def notes_entry(job_id: uuid.UUID) -> Any:
     try:
         return _submit(params)
     except Invalid as refused:
-        return _render(job, entry, present.field_errors(refused.errors)), 422
+        return _render(job, entry, field_errors(refused.errors)), 422
 
 
 def _note_theory(job_id: uuid.UUID) -> Response:

@@ -129,3 +129,23 @@ def test_a_submit_loads_its_params_once_under_the_submit_limit(limited_app, make
     assert loads == [DICE["params"]]
     bad = {"kind": "dice", "params": {"dice": 0, "faces": 4}}
     assert client.post("/jobs", json=bad, headers=erin).status_code == 422
+
+
+def test_the_limiters_request_hook_is_dropped_only_on_a_release_known_to_allow_it(limited_app) -> None:
+    """A canary for the one private part of Flask-Limiter the API touches (api.limits._drop_request_hook):
+    the installed release is one the guard lets drop the hook, the hook is gone from the app, and the
+    submit limit still holds without it (test_submits_have_their_own_tighter_limit). A new release fails
+    here first: check that its before-request hook still applies only default and application limits,
+    then widen HOOK_CHECKS_ONLY_APP_LIMITS."""
+    import flask_limiter
+    from packaging.version import Version
+
+    from api.extension import zolve
+    from api.limits import HOOK_CHECKS_ONLY_APP_LIMITS
+
+    assert Version(flask_limiter.__version__) in HOOK_CHECKS_ONLY_APP_LIMITS
+    with limited_app.app_context():
+        limiter = zolve(limited_app).limiter
+    assert limiter is not None
+    hooks = limited_app.before_request_funcs[None]
+    assert all(getattr(hook, "__self__", None) is not limiter for hook in hooks)
