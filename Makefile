@@ -35,6 +35,7 @@ up: $(STAMP)
 test: $(STAMP)
 	@bash scripts/test-tools.sh
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 	$(BIN)/python -m pytest
 
 test-fast: $(STAMP)
@@ -46,6 +47,7 @@ test-integration: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/mypy
 
 bench: $(STAMP)
 	$(BIN)/python bench/dice_latency.py

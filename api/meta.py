@@ -52,7 +52,7 @@ def _unready_reasons() -> dict[str, str]:
     except Exception:
         return {"database": "the database is unavailable"}
     reasons = {}
-    if not broker_answers(settings.redis_url):
+    if settings.redis_url is None or not broker_answers(settings.redis_url):
         reasons["broker"] = "the broker (Redis) is unreachable"
     if newest is None:
         reasons["workers"] = "no worker has ever heartbeated"
@@ -87,6 +87,7 @@ def kinds() -> Any:
             "result_schema": kind.result_schema.__name__,
             "job_schema": kind_job_schema(kind.name),
             "rows": kind.rows.name if kind.rows else None,
+            "example": kind.example_params(),
         }
         for kind in KINDS.values()
     ]

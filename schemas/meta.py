@@ -38,6 +38,10 @@ class Kind(Schema):
         required=True,
         metadata={"description": "the name of the schema of a job of this kind (params and result typed)"},
     )
+    example = fields.Dict(
+        required=True,
+        metadata={"description": "params of a quick job of this kind (where the new-job form starts)"},
+    )
     rows = fields.String(
         allow_none=True,
         metadata={"description": "what its jobs store as rows (GET /jobs/{id}/<rows>), e.g. boards"},

@@ -139,6 +139,8 @@ KINDS = [
         solver="puzzles.planetx.simulate:solve",
         result_tables=sector_tables,
         picture=lambda params, result: planetx_picture.days(result),
+        # a quick run (the default is 1,000 games): the dashboard's form and the deployment test start here
+        example={"mode": "standard", "games": 10, "seed": 7},
         sharded=True,
         default_time_limit=3600.0,
         resources=stored_boards,
