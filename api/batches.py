@@ -18,6 +18,7 @@ from api.auth import auth
 from api.bodies import Blueprint
 from api.deps import caller, context, database
 from api.errors import abort_with
+from api.media import served_as
 from api.resources import job_error
 from core.states import FINAL_STATES
 from schemas import batches as batch_schemas
@@ -132,7 +133,7 @@ def results_response(batch_id: uuid.UUID, fmt: str, *, is_admin: bool) -> Respon
     NDJSON (one object a line) or CSV (one row an item; results and errors as JSON text)."""
     items = _every_item(batch_id, is_admin)
     body = _ndjson(items) if fmt == "ndjson" else _csv(items)
-    response = Response(stream_with_context(body), mimetype=EXPORT_TYPES[fmt])
+    response = Response(stream_with_context(body), mimetype=served_as(EXPORT_TYPES[fmt]))
     response.headers["Content-Disposition"] = f"attachment; filename=batch-{batch_id}.{fmt}"
     return response
 

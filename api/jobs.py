@@ -19,6 +19,7 @@ from api.errors import abort_with
 from api.extension import zolve
 from api.kind_filters import JobListQuery
 from api.limits import checked_submit
+from api.media import served_as
 from api.resources import job_resource
 from schemas import jobs as job_schemas
 from services import jobs as job_service
@@ -184,4 +185,4 @@ def picture(job_id: uuid.UUID) -> Any:
     """The result as a picture (SVG): a Planet X board's odds per sector, a Taiji grid with its lit tiles,
     a Mastermind game's pegs, a Leaving Earth route with its rockets, dice with their win matrix."""
     svg = job_service.picture(context(), caller(), job_id)
-    return Response(svg, mimetype="image/svg+xml", headers=PICTURE_HEADERS)
+    return Response(svg, mimetype=served_as("image/svg+xml"), headers=PICTURE_HEADERS)

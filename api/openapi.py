@@ -24,6 +24,7 @@ from typing import Any
 
 from apispec import APISpec, BasePlugin
 
+from api.media import OCTET_STREAM
 from kinds import KINDS, Kind
 from services.jobs import IDEMPOTENCY_KEY_MAX
 
@@ -160,6 +161,8 @@ def _media_types(path: str, responses: dict[str, Any]) -> None:
         return
     media_type, schema = _MEDIA_TYPES[ending]
     ok["content"] = {media_type: {"schema": schema}}
+    if schema is BINARY:  # a file, also served as plain bytes to a client that asks (api.media)
+        ok["content"][OCTET_STREAM] = {"schema": schema}
 
 
 def _operations_on(placeholder: str) -> list[str]:
@@ -271,7 +274,10 @@ def complete(spec: APISpec) -> None:
     for create in ("JobCreate", "BatchCreate"):
         schemas[create]["properties"]["kind"].pop("pattern", None)
         schemas[create]["properties"]["kind"]["enum"] = names
-    job, batch, item = schemas.pop("Job"), schemas.pop("Batch"), schemas["BatchItem"]
+    # replaced by their per-kind forms below
+    job, batch, item = schemas.pop("Job"), schemas.pop("Batch"), schemas.pop("BatchItem")
+    # flask-smorest's, for a pagination header this API does not send (its pages carry next_cursor)
+    schemas.pop("PaginationMetadata", None)
     jobs, batches = {}, {}
     for name in names:
         kind, pascal = KINDS[name], _pascal(name)

@@ -20,6 +20,7 @@ from api.auth import auth
 from api.bodies import Blueprint
 from api.deps import caller, context, database
 from api.extension import zolve
+from api.media import served_as
 from kinds import KINDS, Rows
 from kinds.base import csv_cell
 from services import jobs as job_service
@@ -68,7 +69,7 @@ def export(job: Job, rows: Rows, args: dict[str, Any], fmt: str) -> Response:
             else:
                 yield "".join(line(render(key, None)) for key in chunk)
 
-    response = Response(stream_with_context(generate()), mimetype=mimetype)
+    response = Response(stream_with_context(generate()), mimetype=served_as(mimetype))
     response.headers["X-Total-Count"] = str((job.result or {}).get("count", ""))
     return response
 

@@ -15,13 +15,11 @@ from pathlib import Path
 GENERATOR = "openapi-python-client==0.29.1"
 #: not the name it derives from the document's title (zolve_client): that is our own client library's
 PACKAGE = "zolve_generated_client"
-#: vendor media types the generator does not know: served as files, which is what they are
+#: the generator's defaults but for the package's name and formatting hooks (it knows no vendor media
+#: type: the document offers every file as application/octet-stream too, which it reads as bytes)
 CONFIG = f"""\
 package_name_override: {PACKAGE}
 post_hooks: []
-content_type_overrides:
-  image/svg+xml: application/octet-stream
-  application/x-ndjson: application/octet-stream
 """
 
 

@@ -56,6 +56,11 @@ def test_a_picture_is_404_until_there_is_a_result_and_only_for_its_owner(
     assert lit_tiles(parse(response.get_data(as_text=True))) == {
         (r, c): v for r, row in enumerate(solution) for c, v in enumerate(row)
     }
+    bytes_only = {**owner, "Accept": "application/octet-stream"}
+    as_bytes = client.get(f"/jobs/{job['id']}/picture.svg", headers=bytes_only)
+    assert as_bytes.mimetype == "application/octet-stream" and as_bytes.data == response.data
+    either = {**owner, "Accept": "image/svg+xml, application/octet-stream;q=0.5"}
+    assert client.get(f"/jobs/{job['id']}/picture.svg", headers=either).mimetype == "image/svg+xml"
     assert client.get(f"/jobs/{job['id']}/picture.svg", headers=other).status_code == 404
     assert client.get(f"/jobs/{job['id']}/picture.svg", headers=admin).status_code == 200
     assert client.get(f"/jobs/{uuid.uuid4()}/picture.svg", headers=owner).status_code == 404
