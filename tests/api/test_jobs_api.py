@@ -340,7 +340,12 @@ def test_kinds_are_listed_and_documented(client) -> None:
     kinds = client.get("/kinds").get_json()
     dice = {"params_schema": "DiceParams", "result_schema": "DiceResult", "job_schema": "DiceJob"}
     dice["rows"] = None
+    dice["example"] = {"dice": 3, "faces": 6}
     assert {"name": "dice", "summary": kinds[0]["summary"], **dice} in kinds
+    from kinds import KINDS
+
+    for kind in kinds:  # each example is what its kind's schema accepts
+        assert KINDS[kind["name"]].params_schema().validate(kind["example"]) == {}, kind["name"]
     spec = client.get("/openapi.json").get_json()
     assert "DiceParams" in spec["components"]["schemas"]
     assert "/jobs/{job_id}" in spec["paths"]

@@ -11,8 +11,8 @@ import ssl
 import subprocess
 import time
 
+import certifi
 import pytest
-import requests
 
 from bench.webhook_tarpit import tarpit
 from services import webhooks
@@ -87,7 +87,7 @@ def trusted_tls(tmp_path, monkeypatch) -> ssl.SSLContext:  # type: ignore[no-unt
         check=True,
         capture_output=True,
     )
-    monkeypatch.setattr(requests.certs, "where", lambda: str(cert))
+    monkeypatch.setattr(certifi, "where", lambda: str(cert))
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(cert, key)
     return context
