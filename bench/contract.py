@@ -41,7 +41,9 @@ def main() -> None:
         stack.start_worker(1)
         done = run_schemathesis(stack.url, stack.new_key(), args.max_examples, args.seed)
     report = done.stdout + done.stderr
-    print(report[report.find("=== SUMMARY") - 40 :] if "=== SUMMARY" in report else report[-6000:])
+    # the failures (each with the request that reproduces it), then the summary
+    start = next((report.find(mark) for mark in ("=== FAILURES", "=== SUMMARY") if mark in report), -1)
+    print(report[max(0, start - 40) :] if start >= 0 else report[-6000:])
     links = next((line.strip() for line in report.splitlines() if "API Links:" in line), "")
     print(f"max examples {args.max_examples}, seed {args.seed}; {links}; exit {done.returncode}")
     sys.exit(done.returncode)
