@@ -54,6 +54,11 @@ class Rows:
     statistics: tuple[str, ...] = ()
     #: the rows carry payloads: pages and exports read them (a kind whose key says it all reads keys only)
     payloads: bool = False
+    #: the job's params -> an SQL expression over `key` that gives a row's rendered form as text, for
+    #: exports at the database's speed (PostgreSQL writes them with COPY; Python renders no row): the
+    #: same text `render` gives, made of characters that need no quoting in CSV nor escaping in JSON
+    #: (letters, digits). None: exports render each row with `render`.
+    sql_text: Callable[[dict[str, Any]], str] | None = None
     #: a page as the API documents it: `items` of {code, <item>} and `next_cursor`
     page_schema: type[Schema] = RowPage
     #: what the rows are, for the API documentation (the description of their tag)

@@ -11,7 +11,13 @@ from typing import Any
 
 from kinds.base import Kind, Pages, Resources, ResultTable, Rows
 from pictures import planetx as planetx_picture
-from puzzles.planetx.board import BITS, BOARDS_RESOURCE, MODES, render_board  # pure Python, no Z3
+from puzzles.planetx.board import (  # pure Python, no Z3
+    BITS,
+    BOARDS_RESOURCE,
+    MODES,
+    render_board,
+    triples_text,
+)
 from schemas.planetx import (
     BoardExportQuery,
     BoardPage,
@@ -90,10 +96,21 @@ def sector_tables(result: dict[str, Any]) -> list[ResultTable]:
     return tables
 
 
+def board_letters_sql(params: dict[str, Any]) -> str:
+    """A board's letters in SQL, as render_board gives them: three sectors per 9 bits of the key, read
+    from the table of every triple's letters (a literal of 1,536 letters and '?')."""
+    sectors = MODES[params["mode"]].sectors
+    triples = f"'{triples_text()}'"
+    groups = range((sectors + 2) // 3)
+    chunks = [f"substr({triples}, ((key >> {9 * group}) & 511)::int * 3 + 1, 3)" for group in groups]
+    return f"left({' || '.join(chunks)}, {sectors})"
+
+
 BOARDS = Rows(
     name="boards",
     item="board",
     render=lambda params, key, payload: render_board(params, key),
+    sql_text=board_letters_sql,
     page_query=BoardQuery,
     export_query=BoardExportQuery,
     filters=board_filters,

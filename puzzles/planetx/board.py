@@ -65,6 +65,12 @@ _TRIPLES: list[str | None] = [
 ]
 
 
+def triples_text() -> str:
+    """Every 9-bit value's three letters, one after the other ("???" where one names no object): the table
+    an export reads boards' letters from, three sectors at a time."""
+    return "".join(triple or "???" for triple in _TRIPLES)
+
+
 def to_letters(code: int, sectors: int) -> str:
     """Three sectors per table look-up (an export renders a million boards)."""
     code &= (1 << (BITS * sectors)) - 1
