@@ -130,10 +130,12 @@ def measure(codes_file: str, samples: int) -> dict[str, float]:
         for fmt, args in (("csv", {}), ("ndjson", {}), ("csv", {"x": 7})):
             began = time.perf_counter()
             reply = http.get(f"{base}.{fmt}", params=args, stream=True, timeout=600)
-            lines = sum(1 for _ in reply.iter_lines(chunk_size=1 << 16))
+            # read as a client saving it would: bytes, lines counted (not split one by one in Python)
+            lines = sum(chunk.count(b"\n") for chunk in reply.iter_content(chunk_size=1 << 18))
             label = f"export {fmt}{', x=7' if args else ''}"
-            figures[f"{label} (s)"] = time.perf_counter() - began
+            figures[f"{label} (s)"] = elapsed = time.perf_counter() - began
             figures[f"{label}: lines"] = lines
+            figures[f"{label}: boards/s"] = round((lines - (fmt == "csv")) / elapsed)
     return figures
 
 

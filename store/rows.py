@@ -139,13 +139,16 @@ def stream(
 
 
 def copy_out(
-    db: Database, job_id: uuid.UUID, filters: Sequence[RowFilter], text: str, chunk_bytes: int = 1 << 18
+    db: Database, job_id: uuid.UUID, filters: Sequence[RowFilter], line: str, chunk_bytes: int = 1 << 18
 ) -> Iterator[bytes]:
-    """`text` (an SQL expression over `key`) of every matching row in key order, a line each, as
+    """`line` (an SQL expression over `key`) of every matching row in key order, a line each, as
     PostgreSQL's COPY writes it: the database renders and Python only passes bytes on, in chunks of about
-    `chunk_bytes`. A reader that stops early cancels the COPY."""
-    query = f"COPY (SELECT {text} FROM rows WHERE job_id = %s{_where(filters)} ORDER BY key) TO STDOUT"
+    `chunk_bytes`. A reader that stops early cancels the COPY. It is one statement for the whole export,
+    so the session's statement timeout is lifted for it: a slow reader is cut off by the API's write
+    deadline instead (ZOLVE_RESPONSE_WRITE_SECONDS)."""
+    query = f"COPY (SELECT {line} FROM rows WHERE job_id = %s{_where(filters)} ORDER BY key) TO STDOUT"
     with db.session() as session:
+        session.execute(text("SET LOCAL statement_timeout = 0"))
         connection = _psycopg(session)
         with connection.cursor() as cursor, cursor.copy(query, (job_id,)) as copy:
             pending: list[bytes] = []
