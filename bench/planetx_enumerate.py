@@ -286,7 +286,10 @@ def split(timings: list[dict]) -> dict[str, float]:
     return parts
 
 
-def service(mode: Mode, workers: int, runs: int, shard_depths: list[int], up: bool) -> None:
+def service(mode: Mode, workers: int, runs: int, shard_depths: list[int], up: bool) -> dict[str, float]:
+    """Part 3 for one number of solver processes; returns the first depth's medians and per-shard split
+    (for the scaling table)."""
+    summary: dict[str, float] = {}
     how = "zolve up" if up else "an API and one worker"
     print(f"3. through the service ({how}), {workers} solver processes, submit → stored → CSV exported:")
     with UpStack(workers=workers) if up else Stack(api_workers=1) as stack:
@@ -332,6 +335,31 @@ def service(mode: Mode, workers: int, runs: int, shard_depths: list[int], up: bo
                     f"     {name:11s} {seconds / shards * 1000:7.1f} ms  {seconds / busy:5.1%}"
                     f"  ({seconds / runs:5.1f} s of worker time per job)"
                 )
+            if not summary:
+                export = statistics.median(r["export"] for r in results)
+                summary = {"stored": stored, "export": export, "total": total, "boards": counts[-1]}
+                summary |= {f"{name} ms": seconds / shards * 1000 for name, seconds in parts.items()}
+    return summary
+
+
+def scaling_table(summaries: dict[int, dict[str, float]]) -> None:
+    """The runs side by side: each number of solver processes against the first (the baseline of the
+    same run), and what a shard costs besides its walk (claim, store, dispatch and the gap between tasks)
+    as a share of the walk."""
+    first = summaries[min(summaries)]
+    print("\n| solver processes | stored | CSV export | submit → exported | speed-up | per shard (ms): walk /"
+          " store / dispatch / claim / between | overhead / walk |")
+    print("|---|---|---|---|---|---|---|")
+    for workers, s in sorted(summaries.items()):
+        overhead = s["claim ms"] + s["store ms"] + s["dispatch ms"] + s["between ms"]
+        parts = ("walk", "store", "dispatch", "claim", "between")
+        split = " / ".join(f"{s[f'{part} ms']:.1f}" for part in parts)
+        rate = s["boards"] / s["export"]
+        print(
+            f"| {workers} | {s['stored']:.1f} s | {s['export']:.1f} s ({rate:,.0f} boards/s)"
+            f" | {s['total']:.1f} s | {first['total'] / s['total']:.2f}× | {split}"
+            f" | {overhead / s['walk ms']:.0%} |"
+        )
 
 
 def main() -> None:
@@ -341,7 +369,7 @@ def main() -> None:
     parser.add_argument("--old-every", type=int, default=8, help="the blocking loop runs every Nth shard")
     parser.add_argument("--depths", default="3,4,5", help="part 2's depths ('' skips it)")
     parser.add_argument("--service-runs", type=int, default=1, help="0 skips part 3")
-    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--workers", default="2", help="solver processes: a count, or a list (1,2,4,...)")
     parser.add_argument(
         "--service", choices=["up", "stack"], default="up", help="part 3: zolve up, or an API and one worker"
     )
@@ -360,7 +388,11 @@ def main() -> None:
         depths(mode, [int(d) for d in args.depths.split(",")])
     if args.service_runs:
         depths_run = [int(d) for d in args.service_depths.split(",")]
-        service(mode, args.workers, args.service_runs, depths_run, up=args.service == "up")
+        counts = [int(n) for n in args.workers.split(",")]
+        up = args.service == "up"
+        summaries = {n: service(mode, n, args.service_runs, depths_run, up=up) for n in counts}
+        if len(counts) > 1:
+            scaling_table(summaries)
 
 
 if __name__ == "__main__":
