@@ -85,7 +85,8 @@ docs: $(DOCS_STAMP)
 
 # The container image and the deployment run from it (podman; scripts/image/ installs what it needs).
 # `make image` builds localhost/zolve:latest on a base made from Debian's packages (docs/operating/deployment.md);
-# `make test-image` runs docker-compose.yml's services and deploy/k8s from it (not part of `make test`).
+# `make test-image` runs docker-compose.yml's services and deploy/k8s from it; `make test` runs it too, as
+# root with podman (tests/test_image.py), and skips it elsewhere with the reason.
 .PHONY: image test-image
 image:
 	bash scripts/image/build.sh

@@ -284,3 +284,13 @@ def test_export_follows_the_jobs_own_link_and_refuses_a_job_without_rows() -> No
         with pytest.raises(NoRows, match="stores no rows"):
             client.export("d", "ndjson", io.StringIO())
         assert asked[-1] == "/base/jobs/d"  # nothing but the job was asked for
+
+
+def test_the_client_sends_lists_as_repeated_parameters_and_leaves_out_none() -> None:
+    """As requests did: a list is the parameter repeated, a None is no parameter at all (never "None")."""
+    answers = {"/jobs?state=queued&state=running&limit=5": ("application/json", b'{"items": []}', {})}
+    with _answering(answers) as (url, asked):
+        client = Client(url, "key")
+        params = {"state": ["queued", "running"], "kind": None, "limit": 5}
+        assert client._request("GET", "jobs", params=params) == {"items": []}
+        assert asked == ["/jobs?state=queued&state=running&limit=5"]

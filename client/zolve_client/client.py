@@ -72,8 +72,10 @@ class Client:
         self.timeout, self.retries, self.max_backoff = timeout, retries, max_backoff
         #: sent with every request (urllib3 sends a request's own headers instead of a pool's: merged here)
         self._headers = {"Authorization": f"Bearer {key}", "User-Agent": f"zolve-client/{_version()}"}
-        # no retries or redirects of urllib3's own: a refusal is ours to read, a retry tenacity's
-        self._pool = urllib3.PoolManager(retries=False)
+        # no retries or redirects of urllib3's own: a refusal is ours to read, a retry tenacity's; up to
+        # 10 connections kept per host (as requests did), so that threads sharing a Client, or a wait()
+        # whose stream and polls overlap, reuse them instead of opening new ones
+        self._pool = urllib3.PoolManager(retries=False, maxsize=10)
 
     # -- transport --------------------------------------------------------------------------------------
     def _wait_seconds(self, state: RetryCallState) -> float:
@@ -113,8 +115,9 @@ class Client:
         its body is left to be read (and the response to be released) by the caller."""
         # our own paths are relative to the base URL; a link the API gave is a path from the host
         url = path if path.startswith("http") else urljoin(self.url + "/", path)
-        if params:
-            url += ("&" if "?" in url else "?") + urlencode(params, doseq=True)
+        given = {name: value for name, value in (params or {}).items() if value is not None}
+        if given:  # a None leaves the parameter out (as requests did), never sends "None"
+            url += ("&" if "?" in url else "?") + urlencode(given, doseq=True)
         sent = {**self._headers, **(headers or {})}
         encoded = None
         if body is not None:
@@ -385,6 +388,9 @@ class Client:
                     lines += text.count("\n")
                     start, end = start or text, text[-1]
                     shown.update(lines)
+                if tail := decoder.decode(b"", final=True):  # raises for a cut-off last character
+                    output.write(tail)
+                    lines, end = lines + tail.count("\n"), tail[-1]
             finally:
                 response.release_conn()
         if end != "\n":  # a last row without its line ending
