@@ -51,18 +51,20 @@ def _rows_of(job: Job) -> uuid.UUID:
 def export(job: Job, rows: Rows, args: dict[str, Any], fmt: str) -> Response:
     """Every row of the job matching the filters, streamed as `csv` or `ndjson`: rendered by PostgreSQL
     where the kind says how (Rows.sql_text), else here, row by row."""
-    body = _rendered_by_database(job, rows, args, fmt) if rows.sql_text and not rows.payloads else None
+    body: Iterator[bytes] | Iterator[str]
+    if rows.sql_text is not None and not rows.payloads:
+        body = _rendered_by_database(job, rows, rows.sql_text(job.params), args, fmt)
+    else:
+        body = _rendered_here(job, rows, args, fmt)
     response = Response(
-        stream_with_context(body if body is not None else _rendered_here(job, rows, args, fmt)),
-        mimetype=served_as("text/csv" if fmt == "csv" else "application/x-ndjson"),
+        stream_with_context(body), mimetype=served_as("text/csv" if fmt == "csv" else "application/x-ndjson")
     )
     response.headers["X-Total-Count"] = str((job.result or {}).get("count", ""))
     return response
 
 
-def _rendered_by_database(job: Job, rows: Rows, args: dict[str, Any], fmt: str) -> Iterator[bytes]:
-    assert rows.sql_text is not None
-    text = rows.sql_text(job.params)
+def _rendered_by_database(job: Job, rows: Rows, text: str, args: dict[str, Any], fmt: str) -> Iterator[bytes]:
+    """`text`: the kind's SQL for a row's rendered form (Rows.sql_text)."""
     if fmt == "csv":
         yield f"code,{rows.item}\n".encode()
         line = f"key || ',' || {text}"

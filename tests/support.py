@@ -377,11 +377,41 @@ class Receiver:
         return next((r for r in self.received if r.path == path), None)
 
 
+class QuietHandler(BaseHTTPRequestHandler):
+    """http.server's request handler without its log lines, with one call to answer."""
+
+    def answer(
+        self, status: int, body: bytes = b"", headers: dict[str, str] | None = None, reason: str | None = None
+    ) -> None:
+        self.send_response(status, reason)
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@contextmanager
+def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """A threading HTTP server with this handler on a free loopback port, for the block; yields its URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 @contextmanager
 def webhook_receiver() -> Iterator[Receiver]:
     state = Receiver("")
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_POST(self) -> None:  # noqa: N802 - the http.server hook
             body = self.rfile.read(int(self.headers["Content-Length"]))
             state.received.append(Received(self.path, dict(self.headers), body, datetime.now(UTC)))
@@ -389,17 +419,7 @@ def webhook_receiver() -> Iterator[Receiver]:
             if self.path == "/silent":
                 time.sleep(2.5)
             failing = self.path.startswith("/flaky") and state.hits[self.path] <= 2
-            self.send_response(500 if failing else 200)
-            self.end_headers()
+            self.answer(500 if failing else 200)
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    state.url = f"http://127.0.0.1:{server.server_port}"
-    try:
+    with serving(Handler) as state.url:
         yield state
-    finally:
-        server.shutdown()

@@ -14,7 +14,6 @@ import subprocess
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -22,7 +21,7 @@ import requests
 from werkzeug.serving import make_server
 from zolve_client import Client, NoRows, ProgressReporter, describe_progress
 
-from tests.support import installed_popen
+from tests.support import QuietHandler, installed_popen, serving
 from tests.test_cli import zolve
 
 #: a standard enumeration that leaves few boards: Planet X in sector 1, a comet in sector 2
@@ -245,26 +244,14 @@ def _answering(answers: dict[str, tuple[str, bytes, dict[str, str]]]) -> Iterato
     URL and the paths asked for."""
     asked: list[str] = []
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_GET(self) -> None:  # noqa: N802 - the http.server hook
             asked.append(self.path)
             content_type, body, headers = answers[self.path]
-            self.send_response(200)
-            for name, value in {**headers, "Content-Type": content_type}.items():
-                self.send_header(name, value)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            self.answer(200, body, {**headers, "Content-Type": content_type})
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}", asked
-    finally:
-        server.shutdown()
+    with serving(Handler) as url:
+        yield url, asked
 
 
 def test_export_follows_the_jobs_own_link_and_refuses_a_job_without_rows() -> None:

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import io
 import json
-import threading
 import time
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from zolve_client import (
@@ -23,7 +21,7 @@ from zolve_client import (
     WaitTimeout,
 )
 
-from tests.support import ApiServer, wait_until
+from tests.support import ApiServer, QuietHandler, serving, wait_until
 
 #: a standard enumeration that leaves few boards: Planet X in sector 1, a comet in sector 2
 FEW_BOARDS = {
@@ -152,27 +150,16 @@ def stub() -> Iterator[tuple[str, list[tuple[float, str]], list[tuple[int, dict,
     asked: list[tuple[float, str]] = []
     script: list[tuple[int, dict, dict]] = []
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def _answer(self) -> None:
             asked.append((time.monotonic(), self.command))
             status, headers, body = script.pop(0) if script else (200, {}, {"ok": True})
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            for name, value in {**headers, "Content-Type": "application/json"}.items():
-                self.send_header(name, value)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
+            self.answer(status, json.dumps(body).encode(), {**headers, "Content-Type": "application/json"})
 
         do_GET = do_POST = _answer  # noqa: N815 - the http.server hooks
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}", asked, script
-    server.shutdown()
+    with serving(Handler) as url:
+        yield url, asked, script
 
 
 def test_429_and_503_are_retried_after_retry_after(stub) -> None:

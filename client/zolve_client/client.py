@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import codecs
 import contextvars
+import functools
 import importlib.metadata
 import json
 import time
@@ -54,6 +55,7 @@ def _moves_on(shown: dict[str, Any], event: Event, fetched: dict[str, Any]) -> b
     return _STAGE[state] >= _STAGE.get(shown["state"], 0)
 
 
+@functools.cache
 def _version() -> str:
     try:
         return importlib.metadata.version("zolve-client")

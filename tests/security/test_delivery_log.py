@@ -7,13 +7,11 @@ loopback (TEST_ENV allows 127.0.0.0/8, tries 3 times)."""
 from __future__ import annotations
 
 import socket
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from tests.security.helpers import signed_in
-from tests.support import wait_until
+from tests.support import QuietHandler, serving, wait_until
 
 SECRET = "internal-secret-7f3a91"
 
@@ -22,26 +20,14 @@ SECRET = "internal-secret-7f3a91"
 def leaky_receiver() -> Iterator[str]:
     """A receiver that answers 500 with the secret in its reason phrase, a header and its body."""
 
-    class Handler(BaseHTTPRequestHandler):
+    class Handler(QuietHandler):
         def do_POST(self) -> None:  # noqa: N802 - the http.server hook
             self.rfile.read(int(self.headers["Content-Length"]))
             body = f"<html>{SECRET} db password: {SECRET}</html>".encode()
-            self.send_response(500, f"Oops {SECRET}")
-            self.send_header("X-Internal", SECRET)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            self.answer(500, body, {"X-Internal": SECRET}, reason=f"Oops {SECRET}")
 
-        def log_message(self, *args: object) -> None:
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/hook"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(Handler) as url:
+        yield f"{url}/hook"
 
 
 def _closed_port() -> int:
