@@ -261,13 +261,16 @@ def shard_timings(log: Path, job_id: str) -> list[dict]:
 
 def split(timings: list[dict]) -> dict[str, float]:
     """Seconds of worker time per part, summed over the job's shards and processes: `dispatch` is the
-    rest of the shard's Celery task after it was stored (the messages sent, held work released; and the
-    task's few steps before the claim, which its "succeeded in" includes);
-    `between` is each process's gap from the end of one shard's task to the beginning of its next shard
-    (Celery: the ack, the next message, and any wait for one)."""
+    rest of a Celery task after its last shard was stored (the messages sent, held work released; and
+    the task's few steps before its first claim, which its "succeeded in" includes); `between` is each
+    process's gap from the end of one task to the beginning of its next shard (Celery: the ack, the next
+    message, and any wait for one). A task runs one shard, or a chain of its job's shards, each after
+    the one before is stored (`workers.runner.execute_shard`): a chained shard's claim is part of the
+    store before it."""
     parts = {"claim": 0.0, "walk": 0.0, "histogram": 0.0, "run, other": 0.0, "store": 0.0}
     parts |= {"dispatch": 0.0, "between": 0.0}
     by_process: dict[int, list[dict]] = {}
+    by_task: dict[str, list[dict]] = {}
     for t in timings:
         walk, histogram = t.get("walk_ms", 0.0), t.get("histogram_ms", 0.0)
         parts["claim"] += t["claim_ms"] / 1000
@@ -276,10 +279,14 @@ def split(timings: list[dict]) -> dict[str, float]:
         parts["run, other"] += (t["run_ms"] - walk - histogram) / 1000
         parts["store"] += t["store_ms"] / 1000
         t["task_ended"] = t["ended"]
-        if "task_s" in t:  # the task's time less the shard's own span
-            t["task_ended"] = max(t["ended"], t["began"] + t["task_s"])
-            parts["dispatch"] += t["task_ended"] - t["ended"]
+        if "task_s" in t:
+            by_task.setdefault(t["task"], []).append(t)
         by_process.setdefault(t["pid"], []).append(t)
+    for chain in by_task.values():  # the task's time less its shards' span
+        chain.sort(key=lambda t: t["began"])
+        first, last = chain[0], chain[-1]
+        last["task_ended"] = max(last["ended"], first["began"] + first["task_s"])
+        parts["dispatch"] += last["task_ended"] - last["ended"]
     for runs in by_process.values():
         runs.sort(key=lambda t: t["began"])
         parts["between"] += sum(b["began"] - a["task_ended"] for a, b in zip(runs, runs[1:], strict=False))
@@ -347,8 +354,10 @@ def scaling_table(summaries: dict[int, dict[str, float]]) -> None:
     same run), and what a shard costs besides its walk (claim, store, dispatch and the gap between tasks)
     as a share of the walk."""
     first = summaries[min(summaries)]
-    print("\n| solver processes | stored | CSV export | submit → exported | speed-up | per shard (ms): walk /"
-          " store / dispatch / claim / between | overhead / walk |")
+    print(
+        "\n| solver processes | stored | CSV export | submit → exported | speed-up | per shard (ms): walk /"
+        " store / dispatch / claim / between | overhead / walk |"
+    )
     print("|---|---|---|---|---|---|---|")
     for workers, s in sorted(summaries.items()):
         overhead = s["claim ms"] + s["store ms"] + s["dispatch ms"] + s["between ms"]

@@ -77,6 +77,10 @@ class Settings:
     #: a shard that has run this long hands the rest of its work to a new shard (kinds whose shards are
     #: ranges of games), so that no client's bulk job holds a worker for long; 0 = never
     shard_slice_seconds: float = 3.0
+    #: a worker that finishes a shard takes its job's next held shard straight from the table (no
+    #: message, no release) for up to this long, unless interactive work waits in the broker; then the
+    #: broker's queue, in every client's turn, decides what it runs next. 0 = a message per shard
+    shard_chain_seconds: float = 3.0
     #: a result larger than this (JSON bytes) keeps its kind's growing list as rows, paged (0 = never)
     max_result_bytes: int = 256 * 1024
     #: finished jobs (results, shards, events, rows) are deleted this many days after they finish; 0 = never
@@ -151,6 +155,7 @@ class Settings:
             z3_max_memory_mb=_env_int("ZOLVE_Z3_MAX_MEMORY_MB", defaults.z3_max_memory_mb),
             max_tasks_per_child=_env_int("ZOLVE_MAX_TASKS_PER_CHILD", defaults.max_tasks_per_child),
             shard_slice_seconds=_env_float("ZOLVE_SHARD_SLICE_SECONDS", defaults.shard_slice_seconds),
+            shard_chain_seconds=_env_float("ZOLVE_SHARD_CHAIN_SECONDS", defaults.shard_chain_seconds),
             max_result_bytes=_env_int("ZOLVE_MAX_RESULT_BYTES", defaults.max_result_bytes),
             retention_days=_env_float("ZOLVE_RETENTION_DAYS", defaults.retention_days),
             purge_interval=_env_float("ZOLVE_PURGE_INTERVAL", defaults.purge_interval),

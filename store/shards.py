@@ -8,13 +8,33 @@ job's counters are committed in one transaction, and only by the lease holder; t
 from __future__ import annotations
 
 import enum
+import functools
 import uuid
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import and_, case, false, func, insert, or_, select, true, update
+from sqlalchemy import (
+    BigInteger,
+    Float,
+    Integer,
+    Interval,
+    Select,
+    Text,
+    Update,
+    and_,
+    bindparam,
+    case,
+    false,
+    func,
+    insert,
+    or_,
+    select,
+    text,
+    update,
+)
+from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Session, aliased
 from zolve_client.progress import Progress
 
@@ -111,46 +131,25 @@ def claim_shard(
 ) -> ClaimedShard | None:
     """Take a queued shard (or one whose lease expired, while it has attempts left) of a job that is
     still running."""
-    attempts_left = Shard.attempts < max_attempts if max_attempts is not None else true()
-    job_alive = (
-        select(Job.id).where(
-            Job.id == Shard.job_id, Job.state == JobState.RUNNING, Job.cancel_requested.is_(False)
-        )
-    ).exists()
-    claimed = (
-        update(Shard)
-        .where(
-            Shard.id == shard_id,
-            job_alive,
-            or_(
-                Shard.state == ShardState.QUEUED,
-                and_(Shard.state == ShardState.RUNNING, Shard.lease_expires_at < func.now(), attempts_left),
-            ),
-        )
-        .values(
-            state=ShardState.RUNNING,
-            lease_owner=worker,
-            lease_expires_at=_lease_until(lease_seconds),
-            heartbeat_at=func.now(),
-            attempts=Shard.attempts + 1,
-            started_at=func.now(),
-        )
-        .returning(Shard.id, Shard.job_id, Shard.key, Shard.attempts)
-        .cte("claimed")
-    )
-    # the job's time used so far, as the statement's snapshot sees it (the claimed shard was not done)
-    done = aliased(Shard)
-    used = (
-        select(func.coalesce(func.sum(done.solve_seconds), 0.0))
-        .where(done.job_id == claimed.c.job_id, done.state.in_((ShardState.SUCCEEDED, ShardState.SPLIT)))
-        .scalar_subquery()
-    )
-    # one round trip: the claim, its job and the job's time used (three statements before)
-    row = session.execute(
-        select(claimed, Job.kind, Job.params, Job.time_limit, Job.owner_id, used.label("used")).join(
-            Job, Job.id == claimed.c.job_id
-        )
-    ).one_or_none()
+    values = {"shard_id": shard_id, "max_attempts": max_attempts}
+    return _claim(session, _claim_statement("by_id"), worker, lease_seconds, values)
+
+
+def claim_next_held(
+    session: Session, job_id: uuid.UUID, worker: str, lease_seconds: float
+) -> ClaimedShard | None:
+    """Take the job's next held shard (queued, no message sent: see store.dispatch) straight from the
+    table, for a worker that has just finished one of its shards: the client's count of work in flight
+    stays the same, and no message, release or broker round trip stands between the two shards. A row
+    another transaction holds (a release marking it sent, another worker's claim) is skipped."""
+    return _claim(session, _claim_statement("next_held"), worker, lease_seconds, {"of_job": job_id})
+
+
+def _claim(
+    session: Session, statement: Select, worker: str, lease_seconds: float, values: dict[str, Any]
+) -> ClaimedShard | None:
+    values |= {"worker": worker, "lease": timedelta(seconds=lease_seconds)}
+    row = session.execute(statement, values).one_or_none()
     if row is None:
         return None
     return ClaimedShard(
@@ -162,6 +161,70 @@ def claim_shard(
         row.time_limit - row.used,
         row.attempts,
         row.owner_id,
+    )
+
+
+@functools.cache
+def _claim_statement(which: str) -> Select:
+    """The claim of a shard (`by_id`: `:shard_id`, while it has attempts left under `:max_attempts`,
+    NULL: no limit; `next_held`: the next held shard of `:of_job`) for `:worker` with a lease of
+    `:lease`, returning it with its job and the job's time used. Built once: composing it cost several
+    times what PostgreSQL takes to run it."""
+    if which == "by_id":
+        max_attempts = bindparam("max_attempts", type_=Integer)
+        attempts_left = or_(max_attempts.is_(None), Shard.attempts < max_attempts)
+        which_shard = and_(
+            Shard.id == bindparam("shard_id", type_=BigInteger),
+            or_(
+                Shard.state == ShardState.QUEUED,
+                and_(Shard.state == ShardState.RUNNING, Shard.lease_expires_at < func.now(), attempts_left),
+            ),
+        )
+    else:
+        held = (
+            select(Shard.id)
+            .where(
+                Shard.job_id == bindparam("of_job", type_=Job.id.type),
+                Shard.state == ShardState.QUEUED,
+                Shard.enqueued_at.is_(None),
+            )
+            .order_by(Shard.id)
+            .limit(1)
+            .with_for_update(skip_locked=True)
+            .scalar_subquery()
+        )
+        which_shard = Shard.id == held
+    job_alive = (
+        select(Job.id).where(
+            Job.id == Shard.job_id, Job.state == JobState.RUNNING, Job.cancel_requested.is_(False)
+        )
+    ).exists()
+    claimed = (
+        update(Shard)
+        .where(which_shard, job_alive)
+        .values(
+            state=ShardState.RUNNING,
+            lease_owner=bindparam("worker", type_=Text),
+            lease_expires_at=func.now() + bindparam("lease", type_=Interval),
+            heartbeat_at=func.now(),
+            attempts=Shard.attempts + 1,
+            started_at=func.now(),
+            # a held shard taken straight from the table is sent as far as a release can tell
+            enqueued_at=func.coalesce(Shard.enqueued_at, func.now()),
+        )
+        .returning(Shard.id, Shard.job_id, Shard.key, Shard.attempts)
+        .cte("claimed")
+    )
+    # the job's time used so far, as the statement's snapshot sees it (the claimed shard was not done)
+    done = aliased(Shard)
+    used = (
+        select(func.coalesce(func.sum(done.solve_seconds), 0.0))
+        .where(done.job_id == claimed.c.job_id, done.state.in_((ShardState.SUCCEEDED, ShardState.SPLIT)))
+        .scalar_subquery()
+    )
+    # one round trip: the claim, its job and the job's time used
+    return select(claimed, Job.kind, Job.params, Job.time_limit, Job.owner_id, used.label("used")).join(
+        Job, Job.id == claimed.c.job_id
     )
 
 
@@ -194,6 +257,17 @@ def _end_shard(session: Session, shard_id: int, worker: str, **values: Any) -> S
 class Completion:
     stored: bool
     last: bool  # every shard of the job is done: finalize
+    #: the job's next held shard, claimed in the same transaction (asked for with `chain_to`)
+    next: ClaimedShard | None = None
+
+
+@dataclass(frozen=True)
+class Chain:
+    """Claim the job's next held shard for `worker` in the transaction that stores this one (see
+    claim_next_held)."""
+
+    worker: str
+    lease_seconds: float
 
 
 def complete_shard(
@@ -204,38 +278,37 @@ def complete_shard(
     summary: dict[str, Any],
     solve_seconds: float,
     rest: Sequence[str] = (),
+    chain_to: Chain | None = None,
 ) -> Completion:
     """Store a shard's rows and summary; `rest` (the part of its work it handed on) becomes new shards,
-    held for store.dispatch."""
-    shard = _end_shard(
-        session,
-        shard_id,
-        worker,
-        state=ShardState.SUCCEEDED,
-        row_count=len(rows),
-        summary=summary,
-        solve_seconds=solve_seconds,
-    )
-    if shard is None:
+    held for store.dispatch. The job's row, which every worker of the job updates, is locked last, so
+    that it is held only for the counting and the commit."""
+    job_id = _finish(session, shard_id, worker, ShardState.SUCCEEDED, len(rows), summary, solve_seconds)
+    if job_id is None:
         return Completion(stored=False, last=False)
-    copy_rows(session, shard.job_id, rows)
-    _insert_shards(session, shard.job_id, list(rest))
-    counts = session.execute(
-        update(Job)
-        .where(Job.id == shard.job_id)
-        .values(
-            shards_done=Job.shards_done + 1,
-            shards_total=Job.shards_total + len(rest),
-            rows_done=Job.rows_done + len(rows),
-            # the last shard's worker publishes the finalize message once this commits
-            finalize_enqueued_at=case(
-                (Job.shards_done + 1 == Job.shards_total + len(rest), func.now()), else_=None
-            ),
-        )
-        .returning(*PROGRESS_COLUMNS)
-    ).one()
-    _record_progress(session, shard.job_id, counts)
-    return Completion(stored=True, last=counts.shards_done == counts.shards_total)
+    copy_rows(session, job_id, rows)
+    _insert_shards(session, job_id, list(rest))
+    following = claim_chained(session, job_id, chain_to)
+    counts = _count_done(session, job_id, len(rest), len(rows))
+    return Completion(stored=True, last=counts.shards_done == counts.shards_total, next=following)
+
+
+def commit_without_flush_wait(session: Session) -> None:
+    """This transaction's commit returns before its WAL reaches the disk (PostgreSQL's
+    `synchronous_commit = off`, for it alone): a shard's store is committed by every worker several
+    times a second, and waiting for the flush held the job's row locked for as long. Only a crash of
+    PostgreSQL itself can lose such a commit (within `wal_writer_delay` times three), and it loses it
+    whole, in order: the shard is then still running under a lease that expires, and runs again, its
+    rows never stored twice. Nothing outside the database acts on it but the finalize message, which
+    checks the counts it reads."""
+    session.execute(text("SET LOCAL synchronous_commit = off"))
+
+
+def claim_chained(session: Session, job_id: uuid.UUID, chain_to: Chain | None) -> ClaimedShard | None:
+    """The job's next held shard for `chain_to`'s worker (None: not asked)."""
+    if chain_to is None:
+        return None
+    return claim_next_held(session, job_id, chain_to.worker, chain_to.lease_seconds)
 
 
 #: what a sharded job's `progress` event says, as the job row has it after a shard ended
@@ -245,6 +318,83 @@ PROGRESS_COLUMNS = (
     Job.rows_done,
     func.extract("epoch", func.now() - Job.started_at).label("elapsed"),
 )
+
+
+def _finish(
+    session: Session,
+    shard_id: int,
+    worker: str,
+    state: ShardState,
+    row_count: int,
+    summary: dict[str, Any] | None,
+    solve_seconds: float | None,
+) -> uuid.UUID | None:
+    """End the worker's running shard as `state` (succeeded, split); its job, or None when the lease was
+    lost."""
+    values = {
+        "of_shard": shard_id,
+        "leased_to": worker,
+        "new_state": state,
+        "rows_made": row_count,
+        "shard_summary": summary,
+        "seconds": solve_seconds,
+    }
+    return session.scalar(_finish_statement(), values, execution_options=_NO_SYNC)
+
+
+def _count_done(session: Session, job_id: uuid.UUID, added_shards: int, added_rows: int) -> Any:
+    """Count a shard done on its job (and the shards it added, the rows it stored), record the progress
+    event, and return the job's counts."""
+    values = {"of_job": job_id, "added_shards": added_shards, "added_rows": added_rows}
+    counts = session.execute(_count_statement(), values, execution_options=_NO_SYNC).one()
+    _record_progress(session, job_id, counts)
+    return counts
+
+
+#: the session holds no object these statements change: nothing to synchronise
+_NO_SYNC = {"synchronize_session": False}
+
+
+@functools.cache
+def _finish_statement() -> Update:
+    """Built once, like every statement of a shard's store: composing them cost more than running them."""
+    return (
+        update(Shard)
+        .where(
+            Shard.id == bindparam("of_shard", type_=BigInteger),
+            Shard.lease_owner == bindparam("leased_to", type_=Text),
+            Shard.state == ShardState.RUNNING,
+        )
+        .values(
+            state=bindparam("new_state", type_=Shard.state.type),
+            finished_at=func.now(),
+            lease_owner=None,
+            lease_expires_at=None,
+            row_count=bindparam("rows_made", type_=Integer),
+            summary=bindparam("shard_summary", type_=JSONB(none_as_null=True)),
+            solve_seconds=bindparam("seconds", type_=Float),
+        )
+        .returning(Shard.job_id)
+    )
+
+
+@functools.cache
+def _count_statement() -> Update:
+    added_shards = bindparam("added_shards", type_=Integer)
+    return (
+        update(Job)
+        .where(Job.id == bindparam("of_job", type_=Job.id.type))
+        .values(
+            shards_done=Job.shards_done + 1,
+            shards_total=Job.shards_total + added_shards,
+            rows_done=Job.rows_done + bindparam("added_rows", type_=BigInteger),
+            # the last shard's worker publishes the finalize message once this commits
+            finalize_enqueued_at=case(
+                (Job.shards_done + 1 == Job.shards_total + added_shards, func.now()), else_=None
+            ),
+        )
+        .returning(*PROGRESS_COLUMNS)
+    )
 
 
 def _record_progress(session: Session, job_id: uuid.UUID, counts: Any) -> None:
@@ -257,19 +407,11 @@ def split_shard(
     session: Session, shard_id: int, worker: str, keys: list[str], solve_seconds: float | None = None
 ) -> list[int]:
     """The shard was too large: replace it by finer shards. Returns the new shards' ids."""
-    shard = _end_shard(
-        session, shard_id, worker, state=ShardState.SPLIT, row_count=0, solve_seconds=solve_seconds
-    )
-    if shard is None:
+    job_id = _finish(session, shard_id, worker, ShardState.SPLIT, 0, None, solve_seconds)
+    if job_id is None:
         return []
-    ids = _insert_shards(session, shard.job_id, keys)
-    counts = session.execute(
-        update(Job)
-        .where(Job.id == shard.job_id)
-        .values(shards_done=Job.shards_done + 1, shards_total=Job.shards_total + len(keys))
-        .returning(*PROGRESS_COLUMNS)
-    ).one()
-    _record_progress(session, shard.job_id, counts)
+    ids = _insert_shards(session, job_id, keys)
+    _count_done(session, job_id, len(keys), 0)
     return ids
 
 

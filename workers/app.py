@@ -17,7 +17,7 @@ from amqp.exceptions import ChannelError
 from celery import Celery
 
 from core.config import Settings
-from services.messages import QUEUE, RUN_JOB, RUN_SHARD, SHORT_QUEUE
+from services.messages import BULK_PRIORITY, QUEUE, RUN_JOB, RUN_SHARD, SHORT_QUEUE
 
 log = logging.getLogger("zolve.broker")
 
@@ -95,6 +95,28 @@ def queue_depth(celery: Celery) -> int | None:
             return sum(_waiting(connection.default_channel, queue) for queue in SOLVER_QUEUE_NAMES)
     except Exception:
         return None
+
+
+def interactive_waiting(celery: Celery) -> bool:
+    """Whether the broker holds a message ahead of bulk work for the solver processes: a job, a finalize
+    or a retried shard (priorities before BULK_PRIORITY), or anything on the short lane. False when the
+    broker cannot be asked (a worker then goes on with what it has)."""
+    try:
+        with celery.pool.acquire(block=True, timeout=2) as connection:
+            channel = connection.default_channel
+            keys = [channel._q_for_pri(SHORT_QUEUE, priority) for priority in channel.priority_steps]
+            keys += [
+                channel._q_for_pri(QUEUE, priority)
+                for priority in channel.priority_steps
+                if priority < BULK_PRIORITY
+            ]
+            with channel.client.pipeline(transaction=False) as pipe:
+                for key in keys:
+                    pipe.llen(key)
+                return any(pipe.execute())
+    except Exception:
+        log.warning("could not ask the broker for waiting work", exc_info=True)
+        return False
 
 
 def _waiting(channel: Any, queue: str) -> int:

@@ -34,6 +34,7 @@ from services.messages import (
     publish_deliveries,
     recover_lost_messages,
     release,
+    release_in_turn,
     send,
 )
 from store import heartbeats, jobs, shards, tallies
@@ -45,6 +46,7 @@ from workers.app import (
     BrokerTargets,
     broker_targets,
     broker_was_emptied,
+    interactive_waiting,
     make_celery,
     mark_broker,
 )
@@ -302,7 +304,15 @@ def create_worker_app(settings: Settings) -> Celery:
     def run_shard(shard_id: str) -> None:
         limit_z3_memory(settings)
         with _database_errors_retryable():
-            send(ctx, execute_shard(db, settings, int(shard_id), worker_id()))
+            followups = execute_shard(
+                db,
+                settings,
+                int(shard_id),
+                worker_id(),
+                may_chain=lambda: not interactive_waiting(celery),
+                release=lambda owners: release_in_turn(ctx, owners),
+            )
+            send(ctx, followups)
 
     @celery.task(name=FINALIZE, **retry_options)
     def finalize_job(job_id: str) -> None:

@@ -257,17 +257,51 @@ def _run_claimed_job(
     return followups
 
 
-def execute_shard(db: Database, settings: Settings, shard_id: int, worker: str) -> Messages:
+def execute_shard(
+    db: Database,
+    settings: Settings,
+    shard_id: int,
+    worker: str,
+    may_chain: Callable[[], bool] = lambda: True,
+    release: Callable[[set[int]], None] = lambda owners: None,
+) -> Messages:
+    """Claim and run a shard; then, for up to `settings.shard_chain_seconds` and while `may_chain()`
+    (no interactive work waits in the broker, say), its job's next held shards, each claimed in the
+    transaction that stores the one before. What follows is published once, after the last; but a
+    shard that adds shards (a split, the rest of a slice) has its client's held work released at once
+    (`release`), so that idle processes need not wait for the chain to end."""
     followups = Messages()
     began = time.time()
     with db.session() as session:
         shard = shards.claim_shard(session, shard_id, worker, settings.lease_seconds, settings.max_attempts)
-    if shard is None:
-        return followups
+    chain_until = time.monotonic() + settings.shard_chain_seconds
+
+    def chain() -> bool:
+        return time.monotonic() < chain_until and may_chain()
+
+    while shard is not None:
+        owner = shard.owner_id
+        followups.owners.add(owner)  # its client's next held shard may go once this one ends
+        shard, began, added = _run_claimed_shard(db, settings, shard, worker, began, followups, chain)
+        if added and shard is not None:
+            release({owner})
+    return followups
+
+
+def _run_claimed_shard(
+    db: Database,
+    settings: Settings,
+    shard: shards.ClaimedShard,
+    worker: str,
+    began: float,
+    followups: Messages,
+    chain: Callable[[], bool],
+) -> tuple[shards.ClaimedShard | None, float, bool]:
+    """Run a claimed shard and store how it ended; returns the job's next shard if the store took one
+    (`chain()` asked for it), when that one's claim was committed, and whether the shard added
+    shards."""
     claimed = time.time()
-    followups.owners.add(shard.owner_id)  # its client's next held shard may go once this one ends
-    spec = get_kind(shard.kind)
-    puzzle = spec.puzzle()
+    shard_id = shard.id
 
     def beat(session: Session, progress: dict[str, Any] | None) -> bool | None:
         return shards.heartbeat_shard(session, shard_id, worker, settings.lease_seconds)
@@ -277,47 +311,78 @@ def execute_shard(db: Database, settings: Settings, shard_id: int, worker: str) 
         error = JobError(ErrorType.TIME_LIMIT, used_up)
         with db.session() as session:
             shards.fail_shard(session, shard_id, worker, error)
-        return followups
+        return None, claimed, False
+    puzzle = get_kind(shard.kind).puzzle()
     outcome = run_watched(
         db,
         settings,
         beat,
-        spec,
+        get_kind(shard.kind),
         shard.time_limit,
         lambda run: puzzle.run_shard(shard.params, shard.key, run),
         slice_seconds=settings.shard_slice_seconds or None,
     )
-
-    def store() -> None:
-        with db.session() as session:
-            if outcome.status == "cancelled":
-                shards.stop_shard(session, shard_id, worker)
-            elif outcome.status == "failed":
-                assert outcome.error is not None  # run_watched gives every failure its error
-                shards.fail_shard(session, shard_id, worker, outcome.error)
-            elif outcome.value.split:  # the new shards are held: they go in their client's turn
-                shards.split_shard(session, shard_id, worker, outcome.value.split, outcome.seconds)
-            else:
-                result = outcome.value
-                done = shards.complete_shard(
-                    session, shard_id, worker, result.rows, result.summary, outcome.seconds, result.rest or ()
-                )
-                if done.last:
-                    followups.finalize = [shard.job_id]
-
     if outcome.status == "lost":
-        return followups
+        return None, claimed, False
     ran = time.time()
     try:
-        retry_on_db_error(store, settings.lease_seconds)
+        following = retry_on_db_error(
+            lambda: _store_shard(db, settings, shard, worker, outcome, followups, chain),
+            settings.lease_seconds,
+        )
     except DBAPIError:
         raise
     except Exception as exc:  # e.g. a bug in storing the rows: fail the shard (and job) with the error
         log.exception("shard %s could not be stored", shard_id)
         with db.session() as session:
             shards.fail_shard(session, shard_id, worker, JobError.from_exception(exc))
-    _log_shard_timing(shard, outcome, began, claimed, ran, time.time())
-    return followups
+        following = None
+    stored = time.time()
+    _log_shard_timing(shard, outcome, began, claimed, ran, stored)
+    added = outcome.status == "ok" and bool(outcome.value.split or outcome.value.rest)
+    return following, stored, added
+
+
+def _store_shard(
+    db: Database,
+    settings: Settings,
+    shard: shards.ClaimedShard,
+    worker: str,
+    outcome: Watched,
+    followups: Messages,
+    chain: Callable[[], bool],
+) -> shards.ClaimedShard | None:
+    """One transaction: how the shard ended and, when it ended well and `chain()`, the claim of its
+    job's next held shard."""
+    # asked before the transaction holds any lock
+    chain_to = shards.Chain(worker, settings.lease_seconds) if outcome.status == "ok" and chain() else None
+    with db.session() as session:
+        if outcome.status == "cancelled":
+            shards.stop_shard(session, shard.id, worker)
+            return None
+        if outcome.status == "failed":
+            assert outcome.error is not None  # run_watched gives every failure its error
+            shards.fail_shard(session, shard.id, worker, outcome.error)
+            return None
+        shards.commit_without_flush_wait(session)
+        result = outcome.value
+        if result.split:  # the new shards are held: they go in their client's turn, or to the chain
+            if not shards.split_shard(session, shard.id, worker, result.split, outcome.seconds):
+                return None
+            return shards.claim_chained(session, shard.job_id, chain_to)
+        done = shards.complete_shard(
+            session,
+            shard.id,
+            worker,
+            result.rows,
+            result.summary,
+            outcome.seconds,
+            result.rest or (),
+            chain_to=chain_to,
+        )
+        if done.last:
+            followups.finalize = [shard.job_id]
+        return done.next
 
 
 #: one line per shard run (`bench/planetx_enumerate.py` reads them for the split of a job's worker time)

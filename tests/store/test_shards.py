@@ -126,3 +126,72 @@ def test_a_shard_that_hands_on_the_rest_of_its_work_stores_its_part_and_adds_hel
         with db.session() as session:
             done = shards.complete_shard(session, shard.id, "w", [], {"part": 2}, 0.5)
     assert done.last
+
+
+def test_a_chain_takes_the_jobs_held_shards_in_order_and_never_a_sent_one(planned) -> None:
+    db, job, ids = planned
+    with db.session() as session:  # the middle one was released: its message is on its way
+        session.execute(update(Shard).where(Shard.id == ids[1]).values(enqueued_at=func.now()))
+    with db.session() as session:
+        first = shards.claim_next_held(session, job.id, "w", 30)
+        second = shards.claim_next_held(session, job.id, "w", 30)
+        assert shards.claim_next_held(session, job.id, "w", 30) is None
+    assert (first.id, first.key, first.attempts) == (ids[0], "AA", 1)
+    assert (second.id, second.key) == (ids[2], "CE")
+    assert first.kind == "planetx.enumerate" and first.time_limit == 60
+    with db.session() as session:
+        taken = session.execute(
+            select(Shard.state, Shard.lease_owner, Shard.enqueued_at).where(Shard.id == ids[2])
+        )
+        state, owner, enqueued_at = taken.one()
+        assert (state, owner) == ("running", "w") and enqueued_at is not None, "a release must not send it"
+        assert not dispatch.release(session, window=10, owners=[job.owner_id]).shards
+
+
+def test_a_chain_skips_a_held_shard_another_transaction_holds(planned) -> None:
+    db, job, ids = planned
+    with db.session() as holder:
+        holder.execute(select(Shard.id).where(Shard.id == ids[0]).with_for_update())
+        with db.session() as session:
+            assert shards.claim_next_held(session, job.id, "w", 30).id == ids[1]
+
+
+def test_a_cancelled_jobs_held_shards_are_not_chained(planned) -> None:
+    db, job, ids = planned
+    with db.session() as session:
+        session.execute(update(Job).where(Job.id == job.id).values(cancel_requested=True))
+    with db.session() as session:
+        assert shards.claim_next_held(session, job.id, "w", 30) is None
+
+
+def test_storing_a_shard_claims_the_next_in_the_same_transaction(planned) -> None:
+    db, job, ids = planned
+    with db.session() as session:
+        shards.claim_shard(session, ids[0], "w", 30)
+    chain = shards.Chain("w", 30)
+    with db.session() as session:
+        done = shards.complete_shard(session, ids[0], "w", [1, 2], {"count": 2}, 2.5, chain_to=chain)
+    assert done.stored and not done.last and done.next.id == ids[1]
+    assert done.next.time_limit == pytest.approx(60 - 2.5), "the time the job's shards used counts"
+    with db.session() as session:
+        session.execute(update(Shard).where(Shard.id == ids[2]).values(enqueued_at=func.now()))
+    with db.session() as session:
+        done = shards.complete_shard(session, ids[1], "w", [3], {"count": 1}, 0.1, chain_to=chain)
+    assert done.stored and done.next is None, "the last one left was sent: its message runs it"
+    with db.session() as session:
+        counts = session.execute(select(Job.shards_done, Job.rows_done).where(Job.id == job.id)).one()
+    assert tuple(counts) == (2, 3)
+
+
+def test_a_lost_lease_stores_nothing_and_chains_nothing(planned) -> None:
+    db, job, ids = planned
+    with db.session() as session:
+        shards.claim_shard(session, ids[0], "w1", 30)
+    with db.session() as session:
+        done = shards.complete_shard(
+            session, ids[0], "w2", [1], {"count": 1}, 0.1, chain_to=shards.Chain("w2", 30)
+        )
+    assert not done.stored and done.next is None
+    with db.session() as session:
+        held = session.scalars(select(Shard.id).where(Shard.job_id == job.id, Shard.state == "queued"))
+        assert sorted(held) == ids[1:]

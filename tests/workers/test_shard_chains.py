@@ -1,0 +1,74 @@
+"""A worker that finishes a shard takes its job's next held shard straight from the table (a chain),
+unless interactive work waits in the broker: real PostgreSQL, Redis and worker process of their own."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from core.config import Settings
+from services.messages import BULK_PRIORITY, QUEUE, RUN_JOB, RUN_SHARD, SHORT_QUEUE, enqueue
+from tests.support import PrivateStack, poll_job, private_stack, wait_until
+from workers.app import interactive_waiting, make_celery
+
+DICE = {"kind": "dice", "params": {"dice": 3, "faces": 4}}
+
+
+def bulk(shards: int, seconds: float) -> dict:
+    keys = [f"k{n:02}" for n in range(shards)]
+    return {"kind": "test.sharded", "params": {"keys": keys, "shard_seconds": seconds}}
+
+
+@pytest.fixture
+def stack(settings: Settings, tmp_path: Path) -> Iterator[PrivateStack]:
+    with private_stack(settings, tmp_path / "data", concurrency=1) as own:
+        yield own
+
+
+def _drain(celery) -> None:
+    with celery.connection_for_write() as connection:
+        channel = connection.default_channel
+        for queue in (QUEUE, SHORT_QUEUE):
+            for priority in channel.priority_steps:
+                channel.client.delete(channel._q_for_pri(queue, priority))
+
+
+def test_only_work_ahead_of_bulk_shards_counts_as_interactive(stack: PrivateStack) -> None:
+    celery = make_celery(stack.settings)  # nothing consumes: the worker is not started
+    assert not interactive_waiting(celery)
+    enqueue(celery, "1", RUN_SHARD, BULK_PRIORITY)
+    assert not interactive_waiting(celery), "another bulk shard does not stop a chain"
+    enqueue(celery, "00000000-0000-0000-0000-000000000001", RUN_JOB)
+    assert interactive_waiting(celery)
+    _drain(celery)
+    enqueue(celery, "00000000-0000-0000-0000-000000000002", RUN_JOB, BULK_PRIORITY, SHORT_QUEUE)
+    assert interactive_waiting(celery), "anything on the short lane"
+    _drain(celery)
+
+
+def test_a_worker_chains_its_jobs_shards_and_yields_to_an_interactive_job(stack: PrivateStack) -> None:
+    stack.worker.start()
+    chained = stack.client.post("/jobs", json=bulk(6, 0.1), headers=stack.headers).get_json()["id"]
+    assert poll_job(stack.client, stack.headers, chained, 60)["state"] == "succeeded"
+    shards = stack.shards(chained)
+    # one process: a window of two messages; the rest were taken by the chain, claimed as they ran
+    taken_by_chain = [s for s in shards if s.enqueued_at == s.started_at]
+    assert len(taken_by_chain) >= 3, [(s.key, s.enqueued_at, s.started_at) for s in shards]
+    assert len({s.key for s in shards}) == 6 and all(s.state == "succeeded" for s in shards)
+
+    long = stack.client.post("/jobs", json=bulk(12, 0.6), headers=stack.headers).get_json()["id"]
+    # its chain has begun: a shard of it is done, and the process went on with the next
+    wait_until(lambda: any(s.state == "succeeded" for s in stack.shards(long)), 30, what="a shard done")
+    short = stack.client.post("/jobs", json=DICE, headers=stack.headers).get_json()["id"]
+    assert poll_job(stack.client, stack.headers, short, 30)["state"] == "succeeded"
+    dice = stack.job(short)
+    # the chain ends at the shard it was in when the job came (or the one it had just claimed)
+    shards_before_dice = [
+        s
+        for s in stack.shards(long)
+        if s.started_at is not None and dice.created_at < s.started_at < dice.started_at
+    ]
+    assert len(shards_before_dice) <= 1, [(s.key, s.started_at) for s in shards_before_dice]
+    assert poll_job(stack.client, stack.headers, long, 60)["state"] == "succeeded"
