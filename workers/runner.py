@@ -312,12 +312,13 @@ def _run_claimed_shard(
         with db.session() as session:
             shards.fail_shard(session, shard_id, worker, error)
         return None, claimed, False
-    puzzle = get_kind(shard.kind).puzzle()
+    spec = get_kind(shard.kind)
+    puzzle = spec.puzzle()
     outcome = run_watched(
         db,
         settings,
         beat,
-        get_kind(shard.kind),
+        spec,
         shard.time_limit,
         lambda run: puzzle.run_shard(shard.params, shard.key, run),
         slice_seconds=settings.shard_slice_seconds or None,
