@@ -118,6 +118,15 @@ def _where(filters: Sequence[RowFilter]) -> str:
     )
 
 
+def read_in_key_order(session: Session) -> None:
+    """This transaction reads a job's rows in key order from the primary key, never by sorting them.
+    Right after a job stores its rows PostgreSQL's statistics do not know them yet: it planned a
+    1,138,272-row export as a bitmap scan and a sort of every row (an estimate of 3,519), 1.6 s against
+    1.1 s in key order, and the sort holds everything before the first byte goes out."""
+    session.execute(text("SET LOCAL enable_sort = off"))
+    session.execute(text("SET LOCAL enable_bitmapscan = off"))
+
+
 def stream(
     db: Database, job_id: uuid.UUID, filters: Sequence[RowFilter], chunk: int = 10_000, payloads: bool = False
 ) -> Iterator[list]:
@@ -129,6 +138,7 @@ def stream(
     columns = "key, payload" if payloads else "key"
     query = f"SELECT {columns} FROM rows WHERE job_id = %s{_where(filters)} ORDER BY key"
     with db.session() as session:
+        read_in_key_order(session)
         connection = _psycopg(session)
         with connection.cursor(name="zolve_rows_stream", binary=True) as cursor:
             cursor.itersize = chunk
@@ -158,6 +168,7 @@ def copy_out(
     )
     with db.session() as session:
         session.execute(text("SET LOCAL statement_timeout = 0"))
+        read_in_key_order(session)
         connection = _psycopg(session)
         with connection.cursor() as cursor, cursor.copy(query, (job_id,)) as copy:
             pending: list[bytes] = []
@@ -293,6 +304,7 @@ def _key_at(db: Database, job_id: uuid.UUID, offset: int) -> Any:
     """The key `offset` rows into the job's rows, in key order (EMPTY past the last)."""
     with db.session() as session:
         session.execute(text("SET LOCAL statement_timeout = 0"))
+        read_in_key_order(session)
         key = session.scalar(
             select(Row.key).where(Row.job_id == job_id).order_by(Row.key).offset(offset).limit(1)
         )
