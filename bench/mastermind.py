@@ -78,6 +78,10 @@ PUBLISHED = {
     (5, 8): {"Entropy": 5.4856, "Expected Size": 5.4997, "Most Parts": 5.5491, "Knuth": 5.6084},
     (8, 6): {"Entropy": 6.1951, "Most Parts": 6.2755, "Expected Size": 6.3377, "Knuth": 6.3456},
     (6, 9): {"Entropy": 6.2847, "Most Parts": 6.3920, "Knuth": 6.4289, "Expected Size": 6.4650},
+    # issue 53: the best published heuristic at each of these sizes, as the issue quotes mikemag's tables
+    (4, 7): {"Entropy": 4.7372},
+    (5, 5): {"Most Parts": 4.3514, "Entropy": 4.3514},
+    (7, 7): {"Entropy": 6.0880},
 }
 #: known optima (total guesses over every secret, secrets, source); zolve's stored trees add theirs
 OPTIMUM = {(4, 6): (5625, 1296, "Koyama & Lai 1993")}
@@ -325,7 +329,8 @@ def run_all_secrets(
             tuned = tuning_secrets(n, k) if tuned is None else tuned
             kept = np.ones(len(turns), dtype=bool)
             kept[tuned] = False
-            untuned = f"{float(turns[kept].mean()):.4f} ({int(kept.sum()):,})"
+            # a small size's every code may be among the tuning seeds' secrets
+            untuned = f"{float(turns[kept].mean()):.4f} ({int(kept.sum()):,})" if kept.any() else "- (0)"
             spread = ", ".join(f"{t}: {c:,}" for t, c in enumerate(np.bincount(turns)) if c)
             print(
                 f"{n}x{k:<3} {strategy:<9} {len(turns):>9,} {average:>7.4f} {int(turns.max()):>4}"
