@@ -19,11 +19,12 @@ def _without_time(entry: dict) -> dict:
 
 
 def test_the_stored_books() -> None:
-    assert set(book.stored_books()) == {"5x8", "8x6", "6x9"}
+    assert set(book.stored_books()) == {"5x5", "5x8", "8x6", "6x9"}
 
 
-def test_the_stored_5x8_book_is_what_the_builder_gives() -> None:
-    assert _without_time(book.build(5, 8)) == _without_time(book.stored_books()["5x8"])
+@pytest.mark.parametrize(("n", "k"), [(5, 8), (5, 5)])
+def test_the_stored_small_books_are_what_the_builder_gives(n: int, k: int) -> None:
+    assert _without_time(book.build(n, k)) == _without_time(book.stored_books()[f"{n}x{k}"])
 
 
 @pytest.mark.slow
