@@ -64,7 +64,8 @@ class Settings:
     max_exports_per_key: int = 2
     #: per API process: database connections lent to exports beyond their own, to read a large job's
     #: rows (unfiltered) as ranges side by side, PostgreSQL rendering each in its own backend; worth it
-    #: only where the database has cores to spare (docs/benchmarks.md); 0 = one COPY each
+    #: only where the database has cores to spare (docs/benchmarks.md); 0 = one COPY each. They come from
+    #: the process's pool of 10 (+10) connections that requests share: keep it well under that
     export_readers: int = 0
     #: per API database statement, in seconds: a pathological filter cannot hold PostgreSQL for long
     api_statement_timeout: float = 15.0

@@ -184,9 +184,11 @@ def copy_out(
 
 
 class Readers:
-    """Database connections an API process lends to exports beyond their own (copy_out_ranges): at most
-    `limit` at once, taken only when free, so that exports never wait for one and never take the pool
-    that requests need."""
+    """Connections an API process lets its exports take beyond their own (copy_out_ranges): at most
+    `limit` at once, an export taking only what is free at its start, never waiting for one. They come
+    from the process's connection pool, which requests share (10, and 10 more at peaks): a reader
+    holds its connection until the client has read the ranges before its own, so keep `limit` well
+    under the pool's size."""
 
     def __init__(self, limit: int):
         self._free = threading.BoundedSemaphore(limit) if limit > 0 else None
@@ -242,8 +244,8 @@ def copy_out_ranges(
         try:
             if part:
                 starts[part].found(_key_at(db, job_id, rows * part // parts))
-            start = starts[part].wait()
-            end = starts[part + 1].wait() if part + 1 < parts else None
+            start = starts[part].wait(stop)
+            end = starts[part + 1].wait(stop) if part + 1 < parts else None
             if start is not _Start.EMPTY and not stop.is_set():
                 for chunk in copy_out(db, job_id, filters, line, chunk_bytes, _key_range(start, end)):
                     if not _put(queues[part], chunk, stop):
@@ -255,10 +257,12 @@ def copy_out_ranges(
             for later in starts[part:]:
                 later.found(_Start.EMPTY)
 
-    threads = [threading.Thread(target=read, args=(part,), daemon=True) for part in range(parts)]
+    threads: list[threading.Thread] = []
     try:
-        for thread in threads:
+        for part in range(parts):
+            thread = threading.Thread(target=read, args=(part,), daemon=True)
             thread.start()
+            threads.append(thread)
         for part in range(parts):
             while (item := _take(queues[part], failed)) is not None:
                 yield item
@@ -295,8 +299,11 @@ class _Start:
             self._key = key
             self._found.set()
 
-    def wait(self) -> Any:
-        self._found.wait()
+    def wait(self, stop: threading.Event) -> Any:
+        """The start, once found; EMPTY when the export stops first."""
+        while not self._found.wait(0.2):
+            if stop.is_set():
+                return _Start.EMPTY
         return self._key
 
 

@@ -281,16 +281,19 @@ def complete_shard(
     chain_to: Chain | None = None,
 ) -> Completion:
     """Store a shard's rows and summary; `rest` (the part of its work it handed on) becomes new shards,
-    held for store.dispatch. The job's row, which every worker of the job updates, is locked last, so
-    that it is held only for the counting and the commit."""
+    held for store.dispatch. The job's row, which every worker of the job updates, is locked after the
+    rows are written, so that it is held only for the counting, the claim of the next shard and the
+    commit. The claim comes after the job's row, as in a cancel or a job's failure (the job's row, then
+    its queued shards): taken the other way round, the two transactions waited on each other."""
     job_id = _finish(session, shard_id, worker, ShardState.SUCCEEDED, len(rows), summary, solve_seconds)
     if job_id is None:
         return Completion(stored=False, last=False)
     copy_rows(session, job_id, rows)
     _insert_shards(session, job_id, list(rest))
-    following = claim_chained(session, job_id, chain_to)
     counts = _count_done(session, job_id, len(rest), len(rows))
-    return Completion(stored=True, last=counts.shards_done == counts.shards_total, next=following)
+    last = counts.shards_done == counts.shards_total
+    following = None if last else claim_chained(session, job_id, chain_to)
+    return Completion(stored=True, last=last, next=following)
 
 
 def commit_without_flush_wait(session: Session) -> None:
@@ -299,8 +302,9 @@ def commit_without_flush_wait(session: Session) -> None:
     times a second, and waiting for the flush held the job's row locked for as long. Only a crash of
     PostgreSQL itself can lose such a commit (within `wal_writer_delay` times three), and it loses it
     whole, in order: the shard is then still running under a lease that expires, and runs again, its
-    rows never stored twice. Nothing outside the database acts on it but the finalize message, which
-    checks the counts it reads."""
+    rows never stored twice. What acts on it outside the database is undone the same way: the next
+    shard it claimed (the chain) loses its lease with it, so its run is stopped and its store refused;
+    a finalize message checks the counts it reads; a release sends only what its own transaction saw."""
     session.execute(text("SET LOCAL synchronous_commit = off"))
 
 
