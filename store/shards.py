@@ -257,17 +257,8 @@ def _end_shard(session: Session, shard_id: int, worker: str, **values: Any) -> S
 class Completion:
     stored: bool
     last: bool  # every shard of the job is done: finalize
-    #: the job's next held shard, claimed in the same transaction (asked for with `chain_to`)
+    #: the job's next held shard, claimed in the same transaction (asked for with `chain_lease`)
     next: ClaimedShard | None = None
-
-
-@dataclass(frozen=True)
-class Chain:
-    """Claim the job's next held shard for `worker` in the transaction that stores this one (see
-    claim_next_held)."""
-
-    worker: str
-    lease_seconds: float
 
 
 def complete_shard(
@@ -278,13 +269,15 @@ def complete_shard(
     summary: dict[str, Any],
     solve_seconds: float,
     rest: Sequence[str] = (),
-    chain_to: Chain | None = None,
+    chain_lease: float | None = None,
 ) -> Completion:
     """Store a shard's rows and summary; `rest` (the part of its work it handed on) becomes new shards,
-    held for store.dispatch. The job's row, which every worker of the job updates, is locked after the
-    rows are written, so that it is held only for the counting, the claim of the next shard and the
-    commit. The claim comes after the job's row, as in a cancel or a job's failure (the job's row, then
-    its queued shards): taken the other way round, the two transactions waited on each other."""
+    held for store.dispatch. With `chain_lease`, the job's next held shard is claimed for the same
+    worker with that lease (claim_next_held). The job's row, which every worker of the job updates, is
+    locked after the rows are written, so that it is held only for the counting, the claim of the next
+    shard and the commit. The claim comes after the job's row, as in a cancel or a job's failure (the
+    job's row, then its queued shards): taken the other way round, the two transactions waited on each
+    other."""
     job_id = _finish(session, shard_id, worker, ShardState.SUCCEEDED, len(rows), summary, solve_seconds)
     if job_id is None:
         return Completion(stored=False, last=False)
@@ -292,7 +285,9 @@ def complete_shard(
     _insert_shards(session, job_id, list(rest))
     counts = _count_done(session, job_id, len(rest), len(rows))
     last = counts.shards_done == counts.shards_total
-    following = None if last else claim_chained(session, job_id, chain_to)
+    if last or chain_lease is None:
+        return Completion(stored=True, last=last)
+    following = claim_next_held(session, job_id, worker, chain_lease)
     return Completion(stored=True, last=last, next=following)
 
 
@@ -306,13 +301,6 @@ def commit_without_flush_wait(session: Session) -> None:
     shard it claimed (the chain) loses its lease with it, so its run is stopped and its store refused;
     a finalize message checks the counts it reads; a release sends only what its own transaction saw."""
     session.execute(text("SET LOCAL synchronous_commit = off"))
-
-
-def claim_chained(session: Session, job_id: uuid.UUID, chain_to: Chain | None) -> ClaimedShard | None:
-    """The job's next held shard for `chain_to`'s worker (None: not asked)."""
-    if chain_to is None:
-        return None
-    return claim_next_held(session, job_id, chain_to.worker, chain_to.lease_seconds)
 
 
 #: what a sharded job's `progress` event says, as the job row has it after a shard ended

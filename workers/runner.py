@@ -356,7 +356,7 @@ def _store_shard(
     """One transaction: how the shard ended and, when it ended well and `chain()`, the claim of its
     job's next held shard."""
     # asked before the transaction holds any lock
-    chain_to = shards.Chain(worker, settings.lease_seconds) if outcome.status == "ok" and chain() else None
+    chain_lease = settings.lease_seconds if outcome.status == "ok" and chain() else None
     with db.session() as session:
         if outcome.status == "cancelled":
             shards.stop_shard(session, shard.id, worker)
@@ -370,7 +370,9 @@ def _store_shard(
         if result.split:  # the new shards are held: they go in their client's turn, or to the chain
             if not shards.split_shard(session, shard.id, worker, result.split, outcome.seconds):
                 return None
-            return shards.claim_chained(session, shard.job_id, chain_to)
+            if chain_lease is None:
+                return None
+            return shards.claim_next_held(session, shard.job_id, worker, chain_lease)
         done = shards.complete_shard(
             session,
             shard.id,
@@ -379,7 +381,7 @@ def _store_shard(
             result.summary,
             outcome.seconds,
             result.rest or (),
-            chain_to=chain_to,
+            chain_lease=chain_lease,
         )
         if done.last:
             followups.finalize = [shard.job_id]

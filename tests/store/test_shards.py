@@ -168,15 +168,14 @@ def test_storing_a_shard_claims_the_next_in_the_same_transaction(planned) -> Non
     db, job, ids = planned
     with db.session() as session:
         shards.claim_shard(session, ids[0], "w", 30)
-    chain = shards.Chain("w", 30)
     with db.session() as session:
-        done = shards.complete_shard(session, ids[0], "w", [1, 2], {"count": 2}, 2.5, chain_to=chain)
+        done = shards.complete_shard(session, ids[0], "w", [1, 2], {"count": 2}, 2.5, chain_lease=30)
     assert done.stored and not done.last and done.next.id == ids[1]
     assert done.next.time_limit == pytest.approx(60 - 2.5), "the time the job's shards used counts"
     with db.session() as session:
         session.execute(update(Shard).where(Shard.id == ids[2]).values(enqueued_at=func.now()))
     with db.session() as session:
-        done = shards.complete_shard(session, ids[1], "w", [3], {"count": 1}, 0.1, chain_to=chain)
+        done = shards.complete_shard(session, ids[1], "w", [3], {"count": 1}, 0.1, chain_lease=30)
     assert done.stored and done.next is None, "the last one left was sent: its message runs it"
     with db.session() as session:
         counts = session.execute(select(Job.shards_done, Job.rows_done).where(Job.id == job.id)).one()
@@ -188,9 +187,7 @@ def test_a_lost_lease_stores_nothing_and_chains_nothing(planned) -> None:
     with db.session() as session:
         shards.claim_shard(session, ids[0], "w1", 30)
     with db.session() as session:
-        done = shards.complete_shard(
-            session, ids[0], "w2", [1], {"count": 1}, 0.1, chain_to=shards.Chain("w2", 30)
-        )
+        done = shards.complete_shard(session, ids[0], "w2", [1], {"count": 1}, 0.1, chain_lease=30)
     assert not done.stored and done.next is None
     with db.session() as session:
         held = session.scalars(select(Shard.id).where(Shard.job_id == job.id, Shard.state == "queued"))
