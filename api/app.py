@@ -22,7 +22,6 @@ from schemas.jobs import Error as ErrorSchema
 from services.context import Context
 from store.db import Database
 from store.listen import EventFeed
-from store.rows import Readers
 from workers.app import make_celery
 
 
@@ -77,7 +76,6 @@ def create_app(settings: Settings | None = None) -> Flask:
             events=EventFeed(db),
             waiting=Slots(settings.max_waiting, settings.max_waiting_per_key),
             exports=Slots(settings.max_exports_per_key * 1000, settings.max_exports_per_key),
-            export_readers=Readers(settings.export_readers),
             streams=Slots(settings.max_streams, settings.max_streams_per_key),
             status_cache=JobCache(load=read_jobs(db), unfinished_seconds=settings.status_cache_seconds),
             auth_cache=new_auth_cache(),

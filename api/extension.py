@@ -5,7 +5,7 @@ the per-key slots and the caches."""
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from cachetools import TTLCache
@@ -16,7 +16,6 @@ from core.config import Settings
 from services.context import Context
 from store.db import Database
 from store.listen import EventFeed
-from store.rows import Readers
 
 if TYPE_CHECKING:  # the modules that read these import this one
     from celery import Celery
@@ -47,8 +46,6 @@ class Zolve:
     status_cache: JobCache
     #: callers by their key's hash, with its lock (api.keycache)
     auth_cache: tuple[TTLCache, threading.Lock]
-    #: database connections lent to exports read as ranges side by side (store.rows.Readers)
-    export_readers: Readers = field(default_factory=lambda: Readers(0))
     limiter: Limiter | None = None
     csrf: CSRFProtect | None = None
     metrics: CollectorRegistry | None = None

@@ -70,10 +70,7 @@ def _rendered_by_database(job: Job, rows: Rows, text: str, args: dict[str, Any],
         line = f"key || ',' || {text}"
     else:  # json.dumps({"code": key, item: text}): its separators, and a text that needs no escaping
         line = f"""'{{"code": ' || key || ', "{rows.item}": "' || {text} || '"}}'"""
-    count = (job.result or {}).get("count")
-    stored = count if isinstance(count, int) else 0
-    readers = zolve().export_readers
-    yield from row_store.copy_out_ranges(database(), _rows_of(job), rows.filters(args), line, stored, readers)
+    yield from row_store.copy_out(database(), _rows_of(job), rows.filters(args), line)
 
 
 def _rendered_here(job: Job, rows: Rows, args: dict[str, Any], fmt: str) -> Iterator[str]:

@@ -62,11 +62,6 @@ class Settings:
     max_waiting_per_key: int = 3
     #: per API process and key: streamed exports at once (beyond: 429)
     max_exports_per_key: int = 2
-    #: per API process: database connections lent to exports beyond their own, to read a large job's
-    #: rows (unfiltered) as ranges side by side, PostgreSQL rendering each in its own backend; worth it
-    #: only where the database has cores to spare (docs/benchmarks.md); 0 = one COPY each. They come from
-    #: the process's pool of 10 (+10) connections that requests share: keep it well under that
-    export_readers: int = 0
     #: per API database statement, in seconds: a pathological filter cannot hold PostgreSQL for long
     api_statement_timeout: float = 15.0
     #: Z3's memory ceiling per worker process, in MB (0 = unlimited)
@@ -156,7 +151,6 @@ class Settings:
             max_waiting=_env_int("ZOLVE_MAX_WAITING", defaults.max_waiting),
             max_waiting_per_key=_env_int("ZOLVE_MAX_WAITING_PER_KEY", defaults.max_waiting_per_key),
             max_exports_per_key=_env_int("ZOLVE_MAX_EXPORTS_PER_KEY", defaults.max_exports_per_key),
-            export_readers=_env_int("ZOLVE_EXPORT_READERS", defaults.export_readers),
             api_statement_timeout=_env_float("ZOLVE_API_STATEMENT_TIMEOUT", defaults.api_statement_timeout),
             z3_max_memory_mb=_env_int("ZOLVE_Z3_MAX_MEMORY_MB", defaults.z3_max_memory_mb),
             max_tasks_per_child=_env_int("ZOLVE_MAX_TASKS_PER_CHILD", defaults.max_tasks_per_child),

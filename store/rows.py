@@ -8,13 +8,11 @@ module knows no kind."""
 
 from __future__ import annotations
 
-import queue
 import re
-import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 import psycopg
 from sqlalchemy import BigInteger, ColumnElement, func, literal_column, null, select, text
@@ -156,16 +154,13 @@ def copy_out(
     filters: Sequence[RowFilter],
     line: str,
     chunk_bytes: int = 1 << 18,
-    extent: str = "",
 ) -> Iterator[bytes]:
     """`line` (an SQL expression over `key`) of every matching row in key order, a line each, as
     PostgreSQL's COPY writes it: the database renders and Python only passes bytes on, in chunks of about
     `chunk_bytes`. A reader that stops early cancels the COPY. It is one statement for the whole export,
     so the session's statement timeout is lifted for it: a slow reader is cut off by the API's write
     deadline instead (ZOLVE_RESPONSE_WRITE_SECONDS)."""
-    query = (
-        f"COPY (SELECT {line} FROM rows WHERE job_id = %s{_where(filters)}{extent} ORDER BY key) TO STDOUT"
-    )
+    query = f"COPY (SELECT {line} FROM rows WHERE job_id = %s{_where(filters)} ORDER BY key) TO STDOUT"
     with db.session() as session:
         session.execute(text("SET LOCAL statement_timeout = 0"))
         read_in_key_order(session)
@@ -181,159 +176,6 @@ def copy_out(
                     pending, size = [], 0
             if pending:
                 yield b"".join(pending)
-
-
-class Readers:
-    """Connections an API process lets its exports take beyond their own (copy_out_ranges): at most
-    `limit` at once, an export taking only what is free at its start, never waiting for one. They come
-    from the process's connection pool, which requests share (10, and 10 more at peaks): a reader
-    holds its connection until the client has read the ranges before its own, so keep `limit` well
-    under the pool's size."""
-
-    def __init__(self, limit: int):
-        self._free = threading.BoundedSemaphore(limit) if limit > 0 else None
-
-    def take(self, wanted: int) -> int:
-        taken = 0
-        while self._free is not None and taken < wanted and self._free.acquire(blocking=False):
-            taken += 1
-        return taken
-
-    def give_back(self, count: int) -> None:
-        for _ in range(count):
-            assert self._free is not None
-            self._free.release()
-
-
-#: a range read beside the others is worth its connection from this many rows on
-MIN_ROWS_PER_READER = 100_000
-#: chunks a reader may hold before the client has taken the ranges ahead of its own
-_AHEAD = 32
-
-
-def copy_out_ranges(
-    db: Database,
-    job_id: uuid.UUID,
-    filters: Sequence[RowFilter],
-    line: str,
-    rows: int,
-    readers: Readers,
-    chunk_bytes: int = 1 << 18,
-    rows_per_reader: int = MIN_ROWS_PER_READER,
-) -> Iterator[bytes]:
-    """copy_out's bytes, the same and in the same order, read as consecutive ranges of the key side by
-    side (PostgreSQL renders each range in its own backend) when the job holds `rows` rows, enough for
-    several ranges, no filter applies and `readers` has connections free; else as one COPY. Each
-    range's reader starts from the key at its share of the job's rows (an index scan) and ends where the
-    next one starts; the client gets the first range while the others are read, each at most _AHEAD
-    chunks ahead."""
-    # a filter may keep few rows: the ranges are cut by the job's rows, not the ones it keeps
-    wanted = min(rows // rows_per_reader, 8) - 1 if not filters else 0
-    extra = readers.take(wanted) if wanted > 0 else 0
-    if not extra:
-        yield from copy_out(db, job_id, filters, line, chunk_bytes)
-        return
-    parts = extra + 1
-    starts = [_Start() for _ in range(parts)]
-    starts[0].found(None)
-    queues: list[queue.Queue] = [queue.Queue(_AHEAD) for _ in range(parts)]
-    stop = threading.Event()
-    failed: list[BaseException] = []
-
-    def read(part: int) -> None:
-        try:
-            if part:
-                starts[part].found(_key_at(db, job_id, rows * part // parts))
-            start = starts[part].wait(stop)
-            end = starts[part + 1].wait(stop) if part + 1 < parts else None
-            if start is not _Start.EMPTY and not stop.is_set():
-                for chunk in copy_out(db, job_id, filters, line, chunk_bytes, _key_range(start, end)):
-                    if not _put(queues[part], chunk, stop):
-                        return
-            _put(queues[part], None, stop)
-        except BaseException as exc:  # the client gets it at its next chunk
-            failed.append(exc)
-            stop.set()
-            for later in starts[part:]:
-                later.found(_Start.EMPTY)
-
-    threads: list[threading.Thread] = []
-    try:
-        for part in range(parts):
-            thread = threading.Thread(target=read, args=(part,), daemon=True)
-            thread.start()
-            threads.append(thread)
-        for part in range(parts):
-            while (item := _take(queues[part], failed)) is not None:
-                yield item
-    finally:
-        stop.set()
-        for thread in threads:
-            thread.join()
-        readers.give_back(extra)
-
-
-def _take(source: queue.Queue, failed: list[BaseException]) -> bytes | None:
-    """The next chunk of a range (None: its end), or a reader's error raised."""
-    while True:
-        if failed:
-            raise failed[0]
-        try:
-            return source.get(timeout=0.2)
-        except queue.Empty:
-            continue
-
-
-class _Start:
-    """Where a range begins, once its reader has found it: a key, None (the first range: from the
-    start), or EMPTY (no row there: the range is empty, and the one before runs to the end)."""
-
-    EMPTY: Any = object()
-
-    def __init__(self) -> None:
-        self._found = threading.Event()
-        self._key: Any = None
-
-    def found(self, key: Any) -> None:
-        if not self._found.is_set():
-            self._key = key
-            self._found.set()
-
-    def wait(self, stop: threading.Event) -> Any:
-        """The start, once found; EMPTY when the export stops first."""
-        while not self._found.wait(0.2):
-            if stop.is_set():
-                return _Start.EMPTY
-        return self._key
-
-
-def _key_at(db: Database, job_id: uuid.UUID, offset: int) -> Any:
-    """The key `offset` rows into the job's rows, in key order (EMPTY past the last)."""
-    with db.session() as session:
-        session.execute(text("SET LOCAL statement_timeout = 0"))
-        read_in_key_order(session)
-        key = session.scalar(
-            select(Row.key).where(Row.job_id == job_id).order_by(Row.key).offset(offset).limit(1)
-        )
-    return _Start.EMPTY if key is None else key
-
-
-def _key_range(start: int | None, end: Any) -> str:
-    bounds = [] if start is None else [f" AND key >= {int(start)}"]
-    if end is not None and end is not _Start.EMPTY:
-        bounds.append(f" AND key < {int(end)}")
-    return "".join(bounds)
-
-
-def _put(destination: queue.Queue, item: Any, stop: threading.Event) -> bool:
-    """Hand an item to the client's side; False once the client is gone."""
-    while not stop.is_set():
-        try:
-            destination.put(item, timeout=0.2)
-            return True
-        except queue.Full:
-            continue
-    return False
 
 
 _STATISTIC_NAME = re.compile(r"[a-z][a-z0-9_]*")

@@ -128,45 +128,6 @@ def _export_rows(db: Database, count: int):
     return job
 
 
-LINE = "key || ',' || (key >> 3 & 7)"
-
-
-def test_an_export_read_as_ranges_side_by_side_is_the_same_bytes_in_order(isolated_db: Database) -> None:
-    job = _export_rows(isolated_db, 5000)
-    whole = b"".join(rows.copy_out(isolated_db, job, [], LINE, chunk_bytes=512))
-    assert whole.count(b"\n") == 5000
-    readers = rows.Readers(3)
-    for stored in (5000, 9000, 1500):
-        parts = list(rows.copy_out_ranges(isolated_db, job, [], LINE, stored, readers, 512, 1000))
-        assert b"".join(parts) == whole, stored
-    assert readers.take(3) == 3, "every connection lent was given back"
-    readers.give_back(3)
-    odd = [rows.KeyBits(0, 1, 1)]
-    filtered = rows.copy_out_ranges(isolated_db, job, odd, LINE, 5000, readers, 512, 1000)
-    assert next(filtered) and readers.take(3) == 3, "a filtered export is one COPY"
-
-
-def test_a_client_that_stops_early_gives_the_readers_back(isolated_db: Database) -> None:
-    job = _export_rows(isolated_db, 5000)
-    readers = rows.Readers(3)
-    export = rows.copy_out_ranges(isolated_db, job, [], LINE, 5000, readers, 256, 1000)
-    assert next(export).startswith(b"0,0\n")
-    assert readers.take(3) == 0, "all three lent while it runs"
-    export.close()
-    assert readers.take(3) == 3
-
-
-def test_a_failing_range_fails_the_export(isolated_db: Database) -> None:
-    job = _export_rows(isolated_db, 3000)
-    broken = "key || ',' || (1 / (key - " + str(code(2500)) + "))"  # division by zero in the last range
-    try:
-        b"".join(rows.copy_out_ranges(isolated_db, job, [], broken, 3000, rows.Readers(3), 256, 1000))
-    except Exception as exc:
-        assert "division by zero" in str(exc)
-    else:
-        raise AssertionError("the export ended as if whole")
-
-
 def test_a_jobs_fresh_rows_are_read_in_key_order_not_sorted(isolated_db: Database) -> None:
     """Before PostgreSQL has statistics on the rows a job just stored it guesses a few thousand (the
     planner then sorted all 1,138,272 of an expert enumeration before sending the first); an export
