@@ -7,6 +7,13 @@ or takes them as plain facts; both are reported.
 
     .venv/bin/python bench/planetx_simulate.py [--games 3000] [--expert-games 0]
 
+With `--levels`, the default policy instead, per clue generator (`clue_model`: uniform, weighted) and
+difficulty (the starting facts dealt), the player not told which generator dealt the game (it weighs
+both), with the mean's 95% interval; and, at genius, the same games with the player told (the
+baseline: what not knowing costs):
+
+    .venv/bin/python bench/planetx_simulate.py --levels --games 2000 --expert-games 500 --seed 31
+
 Games run in-process on every core (the same code the `planetx.simulate` kind shards over workers).
 """
 
@@ -69,12 +76,52 @@ def report(mode: str, games: int, seed: int, runs: list[tuple[str, bool, bool]])
         )
 
 
+def level(mode: str, games: int, seed: int, extra: dict) -> tuple[dict, float]:
+    params = {"mode": mode, "games": games, "seed": seed, **extra}
+    started = time.perf_counter()
+    with Run(24 * 3600) as run:
+        result = simulate.solve(params, run)
+    return result, time.perf_counter() - started
+
+
+def report_levels(mode: str, games: int, seed: int, difficulties: list[str]) -> None:
+    print(f"{mode}: {games} games, seed {seed}, policy research; the same boards per generator and level")
+    print(
+        f"  {'generator':9} {'difficulty':11} {'told':5} {'avg':>6} {'95%':>6} {'median':>6} {'max':>4}"
+        f" {'vs told':>7} {'model right':>11} {'s/game':>7}"
+    )
+    for model in ("uniform", "weighted"):
+        told = None
+        for difficulty in difficulties:
+            for known in (True, False) if difficulty == "genius" else (False,):
+                extra = {"clue_model": model, "difficulty": difficulty, "clue_model_known": known}
+                result, seconds = level(mode, games, seed, extra)
+                if known:
+                    told = result["avg_days"]
+                right = "" if known else f"{result['model_identified'] / games:.1%}"
+                versus = f"{result['avg_days'] / told:6.3f}x" if told and not known else f"{'':7}"
+                print(
+                    f"  {model:9} {difficulty:11} {'yes' if known else 'no':5} {result['avg_days']:6.2f}"
+                    f" {result['avg_days_ci95']:6.2f} {result['median_days']:6.1f} {result['max_days']:4d}"
+                    f" {versus} {right:>11} {seconds / games:7.4f}",
+                    flush=True,
+                )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--games", type=int, default=3000)
     parser.add_argument("--expert-games", type=int, default=0)
     parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--levels", action="store_true", help="generators × difficulties (see above)")
+    parser.add_argument("--difficulties", default="genius,experienced,beginner,youth")
+    parser.add_argument("--expert-difficulties", default="genius")
     args = parser.parse_args()
+    if args.levels:
+        report_levels("standard", args.games, args.seed, args.difficulties.split(","))
+        if args.expert_games:
+            report_levels("expert", args.expert_games, args.seed, args.expert_difficulties.split(","))
+        return
     report("standard", args.games, args.seed, RUNS)
     if args.expert_games:  # the seed's policies take minutes a game on expert: the goal policies only
         report("expert", args.expert_games, args.seed, RUNS[2:])

@@ -13,6 +13,37 @@ OBJECT_NAMES = ("empty", "planet_x", "gas_cloud", "dwarf_planet", "asteroid", "c
 MODES = ("standard", "expert")
 MAX_SECTORS = 18
 MAX_FACTS = 200
+#: how many starting facts the app deals at each difficulty (puzzles.planetx.starting, which the web
+#: layer does not import: it would load the solver)
+DIFFICULTIES = {"youth": 12, "beginner": 8, "experienced": 4, "genius": 0}
+STARTING_FACT_OBJECTS = ("asteroid", "comet", "dwarf_planet", "gas_cloud")
+CLUE_MODELS = ("uniform", "weighted")
+
+
+class StartingFact(Schema):
+    """A fact the game dealt at the start: `{"sector": 4, "object": "comet"}` reads "sector 4 is not a
+    comet"."""
+
+    sector = Integer(
+        required=True,
+        validate=validate.Range(1, MAX_SECTORS),
+        metadata={"description": "1 to 12 in standard mode, 1 to 18 in expert mode"},
+    )
+    object = fields.String(
+        required=True,
+        validate=validate.OneOf(STARTING_FACT_OBJECTS),
+        metadata={"description": "what the sector does not hold: asteroid, comet, dwarf_planet or gas_cloud"},
+    )
+
+
+def _difficulty(description: str) -> fields.String:
+    return fields.String(
+        validate=validate.OneOf(tuple(DIFFICULTIES)),
+        metadata={
+            "description": f"{description}: youth (12 starting facts), beginner (8), experienced (4) or "
+            "genius (none)"
+        },
+    )
 
 
 class SectorFact(Schema):
@@ -294,6 +325,17 @@ class DeduceParams(Schema):
         metadata={"description": "the last action was research: none is offered (never twice in a row)"},
     )
     weigh_clues = _weigh_clues()
+    difficulty = _difficulty("the game's difficulty, if known (it bounds how many starting facts there are)")
+    starting_facts = fields.List(
+        fields.Nested(StartingFact),
+        load_default=list,
+        validate=validate.Length(max=max(DIFFICULTIES.values())),
+        metadata={
+            "description": "the facts the game dealt at the start, each 'sector S is not a T'; weighed (with "
+            "weigh_clues) by how likely the game was to deal them on each board",
+            "example": [{"sector": 4, "object": "comet"}, {"sector": 9, "object": "gas_cloud"}],
+        },
+    )
 
     @validates_schema
     def _sectors_exist(self, data: dict[str, Any], **kwargs: Any) -> None:
@@ -304,9 +346,22 @@ class DeduceParams(Schema):
         for index, observation in enumerate(data.get("observations") or []):
             if bad := _check_sectors(observation, mode, SECTOR_FIELDS):
                 errors.setdefault("observations", {})[index] = bad
+        for index, fact in enumerate(data.get("starting_facts") or []):
+            if bad := _check_sectors(fact, mode, ("sector",)):
+                errors.setdefault("starting_facts", {})[index] = bad
         errors.update(_check_sectors(data, mode, ("sky_start",)))
         if errors:
             raise ValidationError(errors)
+
+    @validates_schema
+    def _as_many_as_dealt(self, data: dict[str, Any], **kwargs: Any) -> None:
+        dealt = DIFFICULTIES.get(data.get("difficulty") or "")
+        facts = data.get("starting_facts") or []
+        if dealt is not None and len(facts) > dealt:
+            level = data["difficulty"]
+            raise ValidationError(
+                f"a {level} game deals {dealt} starting facts, not {len(facts)}", "starting_facts"
+            )
 
 
 class SectorProbabilities(Schema):
@@ -363,6 +418,7 @@ class RankedAction(Schema):
 
 class DeduceResult(Schema):
     mode = fields.String()
+    starting_facts = fields.Integer(metadata={"description": "starting facts taken into account"})
     status = fields.String(metadata={"description": "ok, or contradiction when no board fits"})
     message = fields.String()
     boards = fields.Integer(metadata={"description": "boards consistent with the observations"})
@@ -408,6 +464,23 @@ class SimulateParams(Schema):
         },
     )
     weigh_clues = _weigh_clues()
+    difficulty = _difficulty("the starting facts each game deals (default genius)")
+    clue_model = fields.String(
+        load_default="uniform",
+        validate=validate.OneOf(CLUE_MODELS),
+        metadata={
+            "description": "how the games draw their clues: uniform (each topic's statement uniform among "
+            "its true ones) or weighted (EluvK/planetx_server's generator: relations by weight, each object "
+            "type in at most 3 clues)"
+        },
+    )
+    clue_model_known = fields.Boolean(
+        load_default=False,
+        metadata={
+            "description": "the player is told the clue_model (default false: it weighs both models and "
+            "learns which dealt the game)"
+        },
+    )
     max_days = Integer(load_default=300, validate=validate.Range(10, 1000))
     games_per_shard = Integer(load_default=None, validate=validate.Range(1, 5000))
     sample_games = Integer(
@@ -441,6 +514,16 @@ class SimulateResult(Schema):
     wrong_locates = fields.Integer()
     conference_spaces = fields.List(fields.Integer(), metadata={"description": "empty: no conferences"})
     weigh_clues = fields.Boolean()
+    difficulty = fields.String()
+    clue_model = fields.String()
+    clue_model_known = fields.Boolean()
+    avg_days_ci95 = fields.Float(allow_none=True, metadata={"description": "half the mean's 95% interval"})
+    started_over = fields.Integer(
+        metadata={"description": "games whose player's clue model ruled out every board (it then kept facts)"}
+    )
+    model_identified = fields.Integer(
+        metadata={"description": "games that ended with the player finding the dealing clue_model likelier"}
+    )
     action_mix = fields.Dict(
         keys=fields.String(), values=fields.Float(), metadata={"description": "actions per game by type"}
     )

@@ -212,21 +212,24 @@ def score(boards: BoardSet, actions: Sequence[AnyAction]) -> Scores:
 
 def _research_joint(boards: BoardSet, topic: Topic, goal: np.ndarray, width: int) -> tuple[np.ndarray, float]:
     """statements (+1: "nothing the topic may say holds") × triples: expected boards, each board split
-    equally among the statements true on it; and the bits of that split (the draw's own randomness, to
-    take off the outcome's entropy: what a research tells about the board is H(shown) - H(shown | board))."""
+    among the statements true on it as the game draws them (by their weights; uniform without); and the
+    bits of that split (the draw's own randomness, to take off the outcome's entropy: what a research
+    tells about the board is H(shown) - H(shown | board))."""
     size = len(topic.statements)
     truth = topic.truth[boards.rows].astype(np.int64)  # at most 40 statements: fits with the triple
     classes, weights = weighted_unique(truth * width + goal, boards.likelihood)
     words, triples = classes // width, classes % width
     true = (words[:, None] >> np.arange(size)) & 1
-    shown = true.sum(axis=1)
-    nothing = shown == 0
-    share = weights / np.maximum(shown, 1)
+    chance = true * topic.statement_weights()
+    total = chance.sum(axis=1)
+    nothing = total == 0
+    chance /= np.maximum(total, 1e-300)[:, None]
     table = np.zeros((size + 1, width))
     for k in range(size):
-        table[k] = np.bincount(triples, weights=true[:, k] * share, minlength=width)
+        table[k] = np.bincount(triples, weights=chance[:, k] * weights, minlength=width)
     table[size] = np.bincount(triples[nothing], weights=weights[nothing], minlength=width)
-    draw_bits = float((weights * np.log2(np.maximum(shown, 1))).sum() / weights.sum())
+    logs = np.log2(chance, out=np.zeros_like(chance), where=chance > 0)
+    draw_bits = float((weights * -(chance * logs).sum(axis=1)).sum() / weights.sum())
     return table, draw_bits
 
 

@@ -6,7 +6,9 @@ used; otherwise the boards are enumerated on demand with the combinatorial enume
 standard, 20 s expert). Either way they are kept for the life of the process.
 
 A set may weigh its boards (`weighted`): each board's likelihood given the clues heard, scaled to average
-1, so weighted counts read as expected boards. Unweighted, every board counts 1.
+1, so weighted counts read as expected boards. Unweighted, every board counts 1. A player unsure how the
+game deals its clues weighs by several models at once (`weighted_by_model`): the set keeps each model's
+likelihood per board, and each board weighs their mean (equal odds on the models before any clue).
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ class BoardSet:
     origin: BoardSet | None = field(default=None, repr=False)
     #: each board's relative likelihood given what was seen (None: all equally likely)
     likelihood: np.ndarray | None = field(default=None, repr=False)
+    #: boards × models: each model's likelihood of what was seen (None: one model, or none weighed yet)
+    per_model: np.ndarray | None = field(default=None, repr=False, kw_only=True)
 
     @property
     def weights(self) -> np.ndarray:
@@ -45,11 +49,31 @@ class BoardSet:
     def weighted(self, factor: np.ndarray) -> BoardSet:
         """The boards where `factor` (a likelihood per board) is not 0, each board's weight multiplied by
         it; weights are scaled to average 1, so weighted counts stay "expected boards"."""
+        if self.per_model is not None:
+            return self.weighted_by_model(np.repeat(factor[:, None], self.per_model.shape[1], axis=1))
         keep = factor > 0
         likelihood = (self.weights * factor)[keep]
         if len(likelihood):
             likelihood *= len(likelihood) / likelihood.sum()
         return replace(self.subset(keep), likelihood=likelihood)
+
+    def weighted_by_model(self, factors: np.ndarray) -> BoardSet:
+        """The boards some model still allows, given `factors` (boards × models: each model's likelihood
+        of what was just seen), each weighing the mean of the models' likelihoods so far."""
+        before = self.per_model if self.per_model is not None else self.weights[:, None]
+        per_model = before * factors
+        mixture = per_model.mean(axis=1)
+        keep = mixture > 0
+        per_model, mixture = per_model[keep], mixture[keep]
+        scale = len(mixture) / mixture.sum() if len(mixture) else 1.0
+        return replace(self.subset(keep), likelihood=mixture * scale, per_model=per_model * scale)
+
+    def model_odds(self) -> np.ndarray | None:
+        """How likely each model is given what was seen (None: one model)."""
+        if self.per_model is None:
+            return None
+        mass = self.per_model.sum(axis=0)
+        return mass / mass.sum() if mass.sum() else mass
 
     @property
     def whole(self) -> BoardSet:
@@ -78,6 +102,7 @@ class BoardSet:
             self.whole,
             likelihood,
             rows=self.rows[keep],
+            per_model=None if self.per_model is None else self.per_model[keep],
         )
 
     def planet_x_triples(self) -> np.ndarray:

@@ -105,6 +105,9 @@ class Topic:
     statements: tuple[Statement, ...]
     truth: np.ndarray  # uint64 per board
     informative: bool  # False: every statement left holds on every board (the topic tells nothing)
+    #: how likely the game is to pick each statement when it holds, relative to the others that hold
+    #: (None: all alike, a uniform draw among the true ones)
+    weights: np.ndarray | None = None
 
     def true_on(self, rows: np.ndarray) -> np.ndarray:
         """rows × statements, as booleans."""
@@ -114,6 +117,19 @@ class Topic:
     def true_statements(self, row: int) -> list[int]:
         word = int(self.truth[row])
         return [k for k in range(len(self.statements)) if word >> k & 1]
+
+    def statement_weights(self) -> np.ndarray:
+        return np.ones(len(self.statements)) if self.weights is None else self.weights
+
+    def true_weight(self, truth: np.ndarray) -> np.ndarray:
+        """Per truth word (this topic's `truth` of some boards): the total weight of the statements that
+        hold, the normaliser of the game's draw (a uniform draw: how many hold)."""
+        if self.weights is None:
+            return np.bitwise_count(truth).astype(float)
+        total = np.zeros(len(truth))
+        for k, weight in enumerate(self.weights):
+            total += weight * ((truth >> np.uint64(k)) & np.uint64(1))
+        return total
 
     def label(self) -> str:
         return self.subject if self.subject == self.other else f"{self.subject} & {self.other}"
@@ -176,9 +192,13 @@ def draw_topics(rng: np.random.Generator, everything: BoardSet, row: int) -> dic
 
 
 def draw_statement(rng: np.random.Generator, topic: Topic, row: int) -> Statement:
-    """The clue a game shows for `topic` on the board at `row`: uniform among the true statements."""
+    """The clue a game shows for `topic` on the board at `row`: among the true statements, each as likely
+    as its weight (uniform without weights)."""
     true = topic.true_statements(row)
-    return topic.statements[true[int(rng.integers(len(true)))]]
+    if topic.weights is None:
+        return topic.statements[true[int(rng.integers(len(true)))]]
+    chances = topic.weights[true]
+    return topic.statements[true[int(rng.choice(len(true), p=chances / chances.sum()))]]
 
 
 def draw_conferences(rng: np.random.Generator, everything: BoardSet, row: int, count: int) -> list[Statement]:
@@ -291,14 +311,14 @@ def _telling_sets(true: np.ndarray, needed: np.ndarray, ruled_out: np.ndarray, c
 # -- how likely each board makes what was shown --------------------------------------------------------
 def research_likelihood(boards: BoardSet, topic: Topic, statement: Statement) -> np.ndarray | None:
     """Per board: the chance the game shows `statement` for `topic` were the board the hidden one
-    (uniform among the topic's statements true on it). None when the model never shows that statement:
-    then it can only be used as a plain fact."""
+    (among the topic's statements true on it, by their weights). None when the model never shows that
+    statement: then it can only be used as a plain fact."""
     k = _position(boards.mode, topic.statements, statement)
     if k is None:
         return None
     truth = topic.truth[boards.rows]
     holds = (truth >> np.uint64(k)) & np.uint64(1)
-    return holds / np.maximum(np.bitwise_count(truth), 1)
+    return holds * topic.statement_weights()[k] / np.maximum(topic.true_weight(truth), 1e-300)
 
 
 def conference_likelihood(boards: BoardSet, shown: Sequence[Statement]) -> np.ndarray | None:

@@ -8,8 +8,9 @@ unless the last action was research. Conference clues recorded with their `topic
 once all of the mode's are in, the boards the game would not have read them on (`clues.told_apart`).
 With `weigh_clues` (the default), probabilities and rankings weigh each board by how likely the game was to
 show the recorded research clues (of the `topics` given) and conference clues on it (see `clues`).
-With `verify_with_z3`, the remaining boards are also counted by Z3 with the observations as constraints
-(without that last deduction).
+The starting facts a game deals by difficulty (`starting_facts`, "sector S is not a T") are facts too
+and, weighing, evidence as `starting` models their draw. With `verify_with_z3`, the remaining boards are
+also counted by Z3 with the observations as constraints (without that last deduction).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from puzzles.planetx import starting
 from puzzles.planetx.actions import (
     MAX_TARGETS,
     AnyAction,
@@ -187,6 +189,11 @@ def research_clues(params: dict[str, Any], topics: dict[str, Topic]) -> list[tup
     ]
 
 
+def starting_facts(params: dict[str, Any]) -> list[dict[str, Any]]:
+    """The facts the game dealt at the start, as observations ("sector S is not a T")."""
+    return [starting.fact(f["sector"], f["object"]) for f in params.get("starting_facts") or []]
+
+
 def researched_letters(params: dict[str, Any]) -> set[str]:
     """Topics already researched: named in `researched`, or the `topic` of a recorded clue."""
     recorded = {o.get("topic") for o in params.get("observations") or [] if o.get("type") == "clue"}
@@ -196,19 +203,20 @@ def researched_letters(params: dict[str, Any]) -> set[str]:
 def solve(params: dict[str, Any], run: Run) -> dict[str, Any]:
     started = time.perf_counter()
     mode = MODES[params["mode"]]
-    observations = parse_all(mode, params.get("observations") or [])
+    facts = starting_facts(params)
+    observations = parse_all(mode, [*facts, *(params.get("observations") or [])])
     everything = all_boards(mode, run)
     run.raise_if_stopped()
     topics = game_topics(everything, params)
+    weigh = params.get("weigh_clues", True)
     boards = remaining_boards(
-        everything,
-        observations,
-        conference_clues(params),
-        research_clues(params, topics),
-        params.get("weigh_clues", True),
+        everything, observations, conference_clues(params), research_clues(params, topics), weigh
     )
+    if weigh and facts and len(boards):
+        boards = boards.weighted(starting.likelihood(boards, facts))
     result: dict[str, Any] = {
         "mode": mode.name,
+        "starting_facts": len(facts),
         "boards": len(boards),
         "total_boards": len(everything),
         "source": everything.source,

@@ -29,14 +29,17 @@ from __future__ import annotations
 import statistics
 import time
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from puzzles.planetx import starting
 from puzzles.planetx.actions import (
     LOCATE_DAYS,
     MAX_TARGETS,
+    Action,
     AnyAction,
     Research,
     entropy_bits,
@@ -48,18 +51,17 @@ from puzzles.planetx.actions import (
 )
 from puzzles.planetx.board import MODES, Mode
 from puzzles.planetx.boardset import BoardSet, all_boards, triple_parts
-from puzzles.planetx.clues import (
-    CONFERENCE_SPACES,
-    Statement,
-    Topic,
-    conference_days,
-    draw_conferences,
-    draw_statement,
-    draw_topics,
-    hear_conferences,
-    hear_research,
+from puzzles.planetx.clues import CONFERENCE_SPACES, Statement, Topic, conference_days, told_apart
+from puzzles.planetx.generators import (
+    DEFAULT_MODEL,
+    MODELS,
+    ClueModel,
+    Pair,
+    Streams,
+    hear,
+    research_likelihood,
 )
-from puzzles.planetx.observations import WrongLocate, parse
+from puzzles.planetx.observations import Observation, WrongLocate, parse
 from puzzles.runtime import Run
 from puzzles.sharding import ShardResult, over_range, parse_range, solve_in_process
 
@@ -75,12 +77,16 @@ _DECISION_CACHE = 200_000
 
 @dataclass
 class Game:
-    """One game's clock and what the rules track; `topics` and `clues`: the game's research topics and the
-    statement each shows; `conferences`: (day, statement) in order."""
+    """One game's clock and what the rules track; `pairs`: the game's research topics (the pair of objects
+    each is about, shown from the start) and `clues` the statement each shows; `conferences`: (day,
+    statement) in order; `starting`: the facts dealt at the start (by difficulty); `models`: how the
+    player believes the game deals its clues (several: it weighs their mixture)."""
 
-    topics: dict[str, Topic]
+    pairs: dict[str, Pair]
     clues: dict[str, Statement]
     conferences: list[tuple[int, Statement]]
+    models: list[ClueModel]
+    starting: list[Statement] = field(default_factory=list)
     days: int = 0
     targets_used: int = 0
     wrong_locates: int = 0
@@ -93,6 +99,16 @@ class Game:
         self.researched: set[str] = set()
         #: what was done, in order: the day it began and the action (as in deduce's `action`)
         self.moves: list[dict[str, Any]] = []
+        #: every plain fact learned (where it holds on a set of boards), to start over from should the
+        #: player's model of the clues rule out every board
+        self.facts: list[Callable[[BoardSet], np.ndarray]] = []
+        self.started_over = False
+
+    def topics(self, boards: BoardSet) -> dict[str, Topic]:
+        """The topics as the player weighs them: by the model it finds likeliest so far."""
+        odds = boards.model_odds()
+        model = self.models[0 if odds is None else int(np.argmax(odds))]
+        return {letter: model.topic(boards, pair) for letter, pair in self.pairs.items()}
 
 
 def _locate_now(counts: np.ndarray, rate: float) -> bool:
@@ -132,7 +148,7 @@ def choose(
 def _decide(policy: str, game: Game, boards: BoardSet, triple_counts: np.ndarray) -> AnyAction | str:
     mode = boards.mode
     sky = sky_start_after(mode, game.days)
-    research = research_actions(game.topics, game.researched, game.last_was_research)
+    research = research_actions(game.topics(boards), game.researched, game.last_was_research)
     key = (
         policy,
         mode.name,
@@ -157,18 +173,54 @@ def _decide(policy: str, game: Game, boards: BoardSet, triple_counts: np.ndarray
     return decision
 
 
-def new_game(everything: BoardSet, secret: int, policy: str, seeds: list[int], spaces: list[int]) -> Game:
-    """Draw the game's clues from its hidden board (row `secret`): research topics and their statements
-    (only for a policy that researches) and the conferences at the days of `spaces`, each from its own
-    random stream seeded by `seeds`, so every policy hears the same conferences in the same game."""
-    topics, clues = {}, {}
-    if policy in RESEARCHING:
-        rng = np.random.default_rng([*seeds, 1])
-        topics = draw_topics(rng, everything, secret)
-        clues = {letter: draw_statement(rng, topic, secret) for letter, topic in topics.items()}
-    rng = np.random.default_rng([*seeds, 2])
-    heard = draw_conferences(rng, everything, secret, len(spaces)) if spaces else []
-    return Game(topics, clues, list(zip(conference_days(spaces), heard, strict=True)))
+def new_game(
+    everything: BoardSet,
+    secret: int,
+    policy: str,
+    seeds: list[int],
+    spaces: list[int],
+    setup: Setup | None = None,
+) -> Game:
+    """Deal the game on its hidden board (row `secret`): starting facts, research topics and their
+    statements, conferences at the days of `spaces`, each from a random stream of its own seeded by
+    `seeds`, so every policy plays the same game. A policy that does not research is shown no topics."""
+    setup = setup or Setup()
+    dealer = MODELS[setup.clue_model]
+    streams = Streams(np.random.default_rng([*seeds, 1]), np.random.default_rng([*seeds, 2]))
+    dealt = dealer.deal(streams, everything, secret, len(spaces))
+    count = starting.DIFFICULTIES[setup.difficulty]
+    facts = starting.draw(np.random.default_rng([*seeds, 3]), everything, secret, count)
+    models = [dealer] if setup.clue_model_known else list(MODELS.values())
+    researching = policy in RESEARCHING
+    return Game(
+        dealt.pairs if researching else {},
+        dealt.statements if researching else {},
+        list(zip(conference_days(spaces), dealt.conferences, strict=True)),
+        models,
+        facts,
+        weigh=setup.weigh,
+    )
+
+
+@dataclass(frozen=True)
+class Setup:
+    """How games are dealt and what the player knows of it: `difficulty` (the starting facts),
+    `clue_model` (how clues are drawn), `clue_model_known` (false: the player weighs both models),
+    `weigh` (false: clues are plain facts)."""
+
+    difficulty: str = starting.DEFAULT_DIFFICULTY
+    clue_model: str = DEFAULT_MODEL
+    clue_model_known: bool = False
+    weigh: bool = True
+
+    @classmethod
+    def of(cls, params: dict[str, Any]) -> Setup:
+        return cls(
+            params.get("difficulty", starting.DEFAULT_DIFFICULTY),
+            params.get("clue_model", DEFAULT_MODEL),
+            params.get("clue_model_known", False),
+            params.get("weigh_clues", True),
+        )
 
 
 def play(
@@ -179,19 +231,19 @@ def play(
     max_days: int = 300,
     seeds: list[int] | None = None,
     spaces: list[int] | None = None,
-    weigh: bool = True,
+    setup: Setup | None = None,
 ) -> dict[str, Any]:
     """One game on board `secret` (a row of `everything`); returns its days and action mix. `spaces`: the
     time-track spaces of the conferences (none: a game without them)."""
-    mode = everything.mode
     truth = everything.subset(np.array([secret]))
     truth_triple = int(truth.planet_x_triples()[0])
-    game = new_game(everything, secret, policy, seeds or [secret], spaces or [])
-    game.weigh = weigh
-    boards = everything
+    game = new_game(everything, secret, policy, seeds or [secret], spaces or [], setup)
+    boards = _start(game, everything)
     while game.days < max_days:
         run.raise_if_stopped()
         boards = _hear_conferences(game, boards)
+        if not len(boards):  # the player's model of the clues was wrong: keep the plain facts only
+            boards = _start_over(game, everything)
         triples, counts = boards.triple_counts()
         decision = LOCATE if len(triples) == 1 else _decide(policy, game, boards, counts)
         if isinstance(decision, str):  # LOCATE
@@ -201,37 +253,92 @@ def play(
             game.mix[LOCATE] += 1
             game.last_was_research = False
             if int(triples[0]) == truth_triple:
-                return _summary(game, found=True)
+                return _summary(game, boards, found=True)
             game.wrong_locates += 1
-            boards = boards.subset(WrongLocate(sector, left, right).mask(mode, boards.grid))
+            game.facts.append(_where_true(WrongLocate(sector, left, right)))
+            boards = boards.subset(game.facts[-1](boards))
             continue
         boards = _act(game, boards, truth, decision)
-    return _summary(game, found=False)
+    return _summary(game, boards, found=False)
+
+
+def _start(game: Game, everything: BoardSet) -> BoardSet:
+    """The boards the game's start leaves: its starting facts, and (weighing) how likely each board
+    made them and the research pairs shown."""
+    game.facts += [_where_true(parse(everything.mode, statement)) for statement in game.starting]
+    boards = everything
+    if game.starting:
+        chance = starting.likelihood(boards, game.starting)
+        boards = boards.weighted(chance) if game.weigh else boards.subset(chance > 0)
+    if game.pairs and game.weigh:
+        chances = [model.pairs_likelihood(boards, game.pairs) for model in game.models]
+        boards = hear(boards, list(chances), lambda b: np.ones(len(b), dtype=bool))
+    return boards
+
+
+def _where_true(fact: Observation) -> Callable[[BoardSet], np.ndarray]:
+    def holds(boards: BoardSet) -> np.ndarray:
+        return fact.mask(boards.mode, boards.grid)
+
+    return holds
+
+
+def _where_seen(action: Action, seen: int) -> Callable[[BoardSet], np.ndarray]:
+    def holds(boards: BoardSet) -> np.ndarray:
+        return outcomes(boards, [action])[:, 0] == seen
+
+    return holds
+
+
+def _start_over(game: Game, everything: BoardSet) -> BoardSet:
+    game.started_over = True
+    boards = everything
+    for fact in game.facts:
+        boards = boards.subset(fact(boards))
+    return boards
 
 
 def _hear_conferences(game: Game, boards: BoardSet) -> BoardSet:
     """Apply every conference whose day has come (free: read to every player); once the last is heard,
-    also what the game's guarantee about them tells (`clues.told_apart`)."""
+    also what the player's models say of them: how likely each board made them and, for a player sure
+    of the uniform model, its guarantee (`clues.told_apart`)."""
+    mode = boards.mode
     heard = game.conferences_heard
     while game.conferences_heard < len(game.conferences):
         day, statement = game.conferences[game.conferences_heard]
         if game.days < day:
             break
-        boards = boards.subset(parse(boards.mode, statement).mask(boards.mode, boards.grid))
+        game.facts.append(_where_true(parse(mode, statement)))
+        boards = boards.subset(game.facts[-1](boards))
         game.conferences_heard += 1
     if heard < game.conferences_heard == len(game.conferences):
-        boards = hear_conferences(boards, [statement for _, statement in game.conferences], game.weigh)
+        shown = [statement for _, statement in game.conferences]
+        if game.weigh:
+            chances = [model.conference_likelihood(boards, shown) for model in game.models]
+            boards = hear(boards, chances, lambda b: np.ones(len(b), dtype=bool))
+        elif [model.name for model in game.models] == ["uniform"]:
+            boards = boards.subset(told_apart(boards, shown))
     return boards
 
 
 def _act(game: Game, boards: BoardSet, truth: BoardSet, action: AnyAction) -> BoardSet:
     """Take `action`: learn its outcome on the hidden board and keep the boards that agree."""
+    mode = boards.mode
     if isinstance(action, Research):
-        boards = hear_research(boards, action.topic, game.clues[action.letter], game.weigh)
+        statement = game.clues[action.letter]
+        fact = _where_true(parse(mode, statement))
+        pair = game.pairs[action.letter]
+        chances = [
+            research_likelihood(boards, model.topic(boards, pair), statement) if game.weigh else None
+            for model in game.models
+        ]
+        boards = hear(boards, chances, fact)
         game.researched.add(action.letter)
     else:
         seen = outcomes(truth, [action])[0, 0]
-        boards = boards.subset(outcomes(boards, [action])[:, 0] == seen)
+        fact = _where_seen(action, int(seen))
+        boards = boards.subset(fact(boards))
+    game.facts.append(fact)
     game.moves.append({"day": game.days, **action.describe()})
     game.days += action.days
     game.targets_used += action.type == "target"
@@ -240,14 +347,21 @@ def _act(game: Game, boards: BoardSet, truth: BoardSet, action: AnyAction) -> Bo
     return boards
 
 
-def _summary(game: Game, found: bool) -> dict[str, Any]:
+def _summary(game: Game, boards: BoardSet, found: bool) -> dict[str, Any]:
+    odds = boards.model_odds()
     return {
         "days": game.days,
         "found": found,
         "wrong_locates": game.wrong_locates,
         "conferences": game.conferences_heard,
+        "starting_facts": game.starting,
         "mix": dict(game.mix),
         "moves": game.moves,
+        # how likely the player found each model of the clues at the end (when it weighed several)
+        "model_odds": None
+        if odds is None
+        else {m.name: round(float(p), 4) for m, p in zip(game.models, odds, strict=True)},
+        "started_over": game.started_over,
     }
 
 
@@ -279,21 +393,13 @@ def run_shard(params: dict[str, Any], key: str, run: Run) -> ShardResult:
     everything = all_boards(_mode(params), run)
     policy = params.get("policy", DEFAULT_POLICY)
     spaces = conference_spaces(params)
+    setup = Setup.of(params)
 
     def play_one(index: int) -> dict[str, Any]:
         began = time.perf_counter()
         secret = secret_of(params, index, len(everything))
         seeds = [params.get("seed", 0), index]
-        game = play(
-            everything,
-            secret,
-            policy,
-            run,
-            params.get("max_days", 300),
-            seeds,
-            spaces,
-            params.get("weigh_clues", True),
-        )
+        game = play(everything, secret, policy, run, params.get("max_days", 300), seeds, spaces, setup)
         run.progress(games_done=index - indices.start + 1, games=len(indices))
         return {
             "game": index,
@@ -326,6 +432,16 @@ def combine(params: dict[str, Any], summaries: list[dict[str, Any]]) -> dict[str
         "wrong_locates": sum(g["wrong_locates"] for g in games),
         "conference_spaces": conference_spaces(params),
         "weigh_clues": params.get("weigh_clues", True),
+        "difficulty": params.get("difficulty", starting.DEFAULT_DIFFICULTY),
+        "clue_model": params.get("clue_model", DEFAULT_MODEL),
+        "clue_model_known": params.get("clue_model_known", False),
+        # the mean's 95% interval, half its width (normal approximation)
+        "avg_days_ci95": 1.96 * statistics.stdev(days) / len(days) ** 0.5 if len(days) > 1 else None,
+        "started_over": sum(g.get("started_over", False) for g in games),
+        # games where the player, weighing both clue models, ended finding the dealing one likelier
+        "model_identified": sum(
+            (g.get("model_odds") or {}).get(params.get("clue_model", DEFAULT_MODEL), 0) > 0.5 for g in games
+        ),
         "action_mix": {k: mix[k] / len(games) for k in sorted(mix)} if games else {},
         "days_histogram": {str(d): histogram[d] for d in sorted(histogram)},
         "seconds_per_game": statistics.fmean(g["seconds"] for g in games) if games else None,

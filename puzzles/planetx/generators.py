@@ -1,0 +1,371 @@
+"""How a game deals its clues (`clue_model`), and what each way of dealing tells a player who knows it.
+
+Two models, each behind `ClueModel`:
+- `uniform`, zolve's first model (`clues`): six distinct research pairs uniform among those with something
+  to say; each topic's statement uniform among its true ones; the conference clues uniform among the sets
+  of true statements that tell Planet X apart from every truly empty sector.
+- `weighted`, the generator of EluvK/planetx_server (src/map/clue.rs), the most complete public
+  re-implementation of the game's app. A clue is drawn as (subject, object, relation): the subject uniform
+  among asteroid, comet, dwarf planet and gas cloud, the object among those and truly empty space, the
+  relation by weight (all adjacent 200, one adjacent 10, not adjacent 16, one opposite 10, not opposite 12,
+  all within range 7, not within range 64; a range's distance uniform: all within 2-4 and not within 3-4,
+  expert research 4-6 and 2-3), and the whole draw kept only when the relation is allowed for the pair and
+  true on the board. A pair is kept only if no earlier clue has its label (a subject with itself or with
+  empty space share one) or is its reverse, and while each object type stays in at most 3 clues, at most
+  2 as subject and 2 as object. The Planet X conference clues are drawn the same way (subject Planet X,
+  distinct objects, the easy ranges) and the set is redrawn, up to 100 times, until no truly empty sector
+  could hold Planet X instead with every clue of the game (research ones too) still true. Rejection
+  sampling is the same as drawing a kept (pair, relation) by its weight among those kept, which is how it
+  is drawn here, so the chance of what was dealt on each board follows in closed form.
+
+A player who knows the model weighs each board by the chance the game deals what it dealt there
+(`pairs_likelihood`, `research_likelihood`, `conference_likelihood`, `told_apart`); one who does not
+(`clue_model_known: false`) keeps both hypotheses and weighs by their mixture (`BoardSet.weighted_by_model`),
+which also learns which model dealt the game. Two parts of the weighted model are not used by its player:
+that the conference set was redrawn until it told Planet X apart (it depends on research clues not yet
+heard), and, in the simulation, a game whose conference clues cannot be dealt after 100 tries is dealt
+research clues again (the app would end it).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cache
+from math import factorial, perm
+from typing import Protocol
+from weakref import WeakKeyDictionary
+
+import numpy as np
+
+from puzzles.planetx import clues
+from puzzles.planetx.board import Mode
+from puzzles.planetx.boardset import BoardSet
+from puzzles.planetx.clues import (
+    RESEARCH_OTHERS,
+    RESEARCH_SUBJECTS,
+    TOPIC_LETTERS,
+    Statement,
+    Topic,
+    _clue,
+    _impostors,
+)
+from puzzles.planetx.observations import parse
+
+Pair = tuple[str, str]
+PAIRS: tuple[Pair, ...] = tuple((s, o) for s in RESEARCH_SUBJECTS for o in RESEARCH_OTHERS)
+CONFERENCE_OBJECTS = ("comet", "asteroid", "dwarf_planet", "gas_cloud", "empty")
+RELATION_WEIGHTS = {
+    "all_adjacent": 200,
+    "one_adjacent": 10,
+    "not_adjacent": 16,
+    "one_opposite": 10,
+    "not_opposite": 12,
+    "all_in_range": 7,
+    "not_in_range": 64,
+}
+CONFERENCE_TRIES = 100
+DEAL_TRIES = 20
+MAX_CLUES_PER_TYPE, MAX_AS_SUBJECT, MAX_AS_OBJECT = 3, 2, 2
+
+
+@dataclass
+class Streams:
+    """A game's random streams: the research clues' and the conference clues' apart, so that every
+    policy of the same game hears the same clues."""
+
+    research: np.random.Generator
+    conferences: np.random.Generator
+
+
+@dataclass
+class Dealt:
+    """What a game deals: its research pairs (letter → pair, shown from the start), the statement each
+    shows when researched, and the conference clues in order (X1, X2)."""
+
+    pairs: dict[str, Pair]
+    statements: dict[str, Statement]
+    conferences: list[Statement]
+
+
+class ClueModel(Protocol):
+    name: str
+
+    def topic(self, boards: BoardSet, pair: Pair) -> Topic: ...
+
+    def deal(self, rngs: Streams, everything: BoardSet, row: int, conferences: int) -> Dealt:
+        """The game's clues on the board at `row`, research from `rngs.research`, the `conferences`
+        conference clues from `rngs.conferences`."""
+        ...
+
+    def pairs_likelihood(self, boards: BoardSet, pairs: dict[str, Pair]) -> np.ndarray:
+        """Per board: the chance the game deals these research pairs, in this order."""
+        ...
+
+    def conference_likelihood(self, boards: BoardSet, shown: list[Statement]) -> np.ndarray | None:
+        """Per board: the chance the game reads these conference clues, in this order (None: it never
+        reads one of them)."""
+        ...
+
+
+def research_likelihood(boards: BoardSet, topic: Topic, statement: Statement) -> np.ndarray | None:
+    return clues.research_likelihood(boards, topic, statement)
+
+
+# -- uniform --------------------------------------------------------------------------------------
+class UniformModel:
+    name = "uniform"
+
+    def topic(self, boards: BoardSet, pair: Pair) -> Topic:
+        return clues.research_topic(boards, *pair)
+
+    def deal(self, rngs: Streams, everything: BoardSet, row: int, conferences: int) -> Dealt:
+        topics = clues.draw_topics(rngs.research, everything, row)
+        statements = {letter: clues.draw_statement(rngs.research, t, row) for letter, t in topics.items()}
+        pairs = {letter: (topic.subject, topic.other) for letter, topic in topics.items()}
+        heard = clues.draw_conferences(rngs.conferences, everything, row, conferences) if conferences else []
+        return Dealt(pairs, statements, heard)
+
+    def pairs_likelihood(self, boards: BoardSet, pairs: dict[str, Pair]) -> np.ndarray:
+        """Six distinct pairs, uniform among the informative ones with a true statement on the board."""
+        topics = [self.topic(boards, pair) for pair in PAIRS]
+        eligible = [t for t in topics if t.informative]
+        candidates = sum((t.truth[boards.rows] != 0).astype(np.int64) for t in eligible)
+        dealt = [self.topic(boards, pair) for pair in pairs.values()]
+        possible = np.ones(len(boards), dtype=bool)
+        for topic in dealt:
+            possible &= topic.informative & (topic.truth[boards.rows] != 0)
+        chance = np.array(
+            [1 / perm(n, len(pairs)) if n >= len(pairs) else 0.0 for n in range(len(PAIRS) + 1)]
+        )
+        return np.where(possible, chance[candidates], 0.0)
+
+    def conference_likelihood(self, boards: BoardSet, shown: list[Statement]) -> np.ndarray | None:
+        unordered = clues.conference_likelihood(boards, shown)
+        return None if unordered is None else unordered / factorial(len(shown))
+
+
+# -- weighted (EluvK/planetx_server) ----------------------------------------------------------------
+def weighted_statements(mode: Mode, subject: str, other: str) -> list[tuple[Statement, float]]:
+    """The statements the weighted generator can deal about a pair, each with its weight: a relation's
+    weight, shared among the distances its range draws from. Relations the generator refuses for the
+    pair are left out; Planet X's "all adjacent" and "one adjacent" say the same and count as one."""
+    x = subject == "planet_x"
+    easy = x or mode.name == "standard"
+    all_within, none_within = ((2, 3, 4), (3, 4)) if easy else ((4, 5, 6), (2, 3))
+    same = subject == other
+    cloud_space = (subject, other) == ("gas_cloud", "empty")
+    w = RELATION_WEIGHTS
+    out: list[tuple[Statement, float]] = []
+    near = {"object": other}
+    if x:
+        out.append(
+            (_clue("adjacent", subject, **near, quantifier="some"), w["all_adjacent"] + w["one_adjacent"])
+        )
+        if other != "dwarf_planet":
+            out.append((_clue("adjacent", subject, **near, quantifier="none"), w["not_adjacent"]))
+    else:
+        if not cloud_space and not (same and subject in ("comet", "asteroid")):
+            out.append((_clue("adjacent", subject, **near, quantifier="all"), w["all_adjacent"]))
+        if not same and not cloud_space:
+            out.append((_clue("adjacent", subject, **near, quantifier="some"), w["one_adjacent"]))
+            out.append((_clue("adjacent", subject, **near, quantifier="none"), w["not_adjacent"]))
+    out.append((_clue("opposite", subject, **near, quantifier="some"), w["one_opposite"]))
+    if not same:
+        out.append((_clue("opposite", subject, **near, quantifier="none"), w["not_opposite"]))
+    share = w["all_in_range"] / len(all_within)
+    for n in all_within:
+        if same and subject != "dwarf_planet":
+            out.append((_clue("band", subject, width=n, exact=False), share))
+        elif not same and not cloud_space:
+            out.append((_clue("within", subject, **near, quantifier="all", distance=n), share))
+    if not same:
+        share = w["not_in_range"] / len(none_within)
+        out += [(_clue("within", subject, **near, quantifier="none", distance=n), share) for n in none_within]
+    return out
+
+
+def _weighted_topic(
+    everything: BoardSet, subject: str, other: str, dealt: list[tuple[Statement, float]]
+) -> Topic:
+    """A topic over every board of the set, keeping each statement that holds on some board (one that
+    holds on none is never dealt; one that holds on all is dealt and tells nothing, but shares the draw)."""
+    mode, grid = everything.mode, everything.grid
+    masks = [parse(mode, statement).mask(mode, grid) for statement, _ in dealt]
+    keep = [k for k, mask in enumerate(masks) if mask.any()]
+    truth = np.zeros(len(grid), dtype=np.uint64)
+    for bit, k in enumerate(keep):
+        truth |= masks[k].astype(np.uint64) << np.uint64(bit)
+    informative = any(not masks[k].all() for k in keep)
+    weights = np.array([dealt[k][1] for k in keep], dtype=float)
+    return Topic(subject, other, tuple(dealt[k][0] for k in keep), truth, informative, weights)
+
+
+_weighted_topics: WeakKeyDictionary[BoardSet, dict[Pair, Topic]] = WeakKeyDictionary()
+_masses: WeakKeyDictionary[BoardSet, dict[Pair, np.ndarray]] = WeakKeyDictionary()
+
+
+def _label(pair: Pair) -> str:
+    subject, other = pair
+    return subject if other in (subject, "empty") else f"{subject} {other}"
+
+
+def pair_allowed(chosen: list[Pair], pair: Pair) -> bool:
+    """May the weighted generator keep `pair` after `chosen`? Not with an earlier clue's label or its
+    reverse, and each object type in at most 3 clues, at most 2 as subject and 2 as object."""
+    subject, other = pair
+    if any(_label(c) == _label(pair) or c == (other, subject) for c in chosen):
+        return False
+    clues_with = Counter(t for c in chosen for t in set(c))
+    as_subject = Counter(c[0] for c in chosen)
+    as_object = Counter(c[1] for c in chosen)
+    return (
+        clues_with[subject] < MAX_CLUES_PER_TYPE
+        and clues_with[other] < MAX_CLUES_PER_TYPE
+        and as_subject[subject] < MAX_AS_SUBJECT
+        and as_object[other] < MAX_AS_OBJECT
+    )
+
+
+@cache
+def _allowed_sets(pairs: tuple[Pair, ...]) -> tuple[tuple[Pair, ...], ...]:
+    """For each position of a dealt sequence of pairs: the pairs the generator could have kept there."""
+    return tuple(tuple(p for p in PAIRS if pair_allowed(list(pairs[:i]), p)) for i in range(len(pairs)))
+
+
+class WeightedModel:
+    name = "weighted"
+
+    def topic(self, boards: BoardSet, pair: Pair) -> Topic:
+        whole = boards.whole
+        known = _weighted_topics.setdefault(whole, {})
+        if pair not in known:
+            known[pair] = _weighted_topic(whole, *pair, weighted_statements(whole.mode, *pair))
+        return known[pair]
+
+    def conference_topic(self, boards: BoardSet) -> Topic:
+        whole = boards.whole
+        known = _weighted_topics.setdefault(whole, {})
+        if ("planet_x", "*") not in known:
+            dealt = [d for o in CONFERENCE_OBJECTS for d in weighted_statements(whole.mode, "planet_x", o)]
+            known["planet_x", "*"] = _weighted_topic(whole, "planet_x", "*", dealt)
+        return known["planet_x", "*"]
+
+    def _mass(self, boards: BoardSet, pair: Pair) -> np.ndarray:
+        """Per board: the total weight of the pair's statements that hold (how likely the generator keeps
+        the pair), kept per whole set as float32 (expert: 4.5 MB a pair)."""
+        whole = boards.whole
+        masses = _masses.setdefault(whole, {})
+        if pair not in masses:
+            topic = self.topic(whole, pair)
+            masses[pair] = topic.true_weight(topic.truth).astype(np.float32)
+        return masses[pair][boards.rows].astype(float)
+
+    def deal(self, rngs: Streams, everything: BoardSet, row: int, conferences: int) -> Dealt:
+        rng = rngs.research
+        one = everything.subset(np.array([row]))
+        for _ in range(DEAL_TRIES):
+            chosen: list[Pair] = []
+            while len(chosen) < len(TOPIC_LETTERS):
+                allowed = [p for p in PAIRS if pair_allowed(chosen, p)]
+                mass = np.array([float(self._mass(one, p)[0]) for p in allowed])
+                if not mass.sum():
+                    break
+                chosen.append(allowed[int(rng.choice(len(allowed), p=mass / mass.sum()))])
+            pairs = dict(zip(TOPIC_LETTERS, chosen, strict=False))
+            statements = {
+                letter: clues.draw_statement(rng, self.topic(everything, pair), row)
+                for letter, pair in pairs.items()
+            }
+            research = list(statements.values())
+            heard = self._deal_conferences(rngs.conferences, everything, row, conferences, research)
+            if heard is not None:
+                return Dealt(pairs, statements, heard)
+        return Dealt(
+            pairs, statements, self._draw_conferences(rngs.conferences, everything, row, conferences)
+        )
+
+    def _draw_conferences(
+        self, rng: np.random.Generator, everything: BoardSet, row: int, count: int
+    ) -> list[Statement]:
+        topic = self.conference_topic(everything)
+        true = topic.true_statements(row)
+        chosen: list[int] = []
+        for _ in range(count):
+            objects = {topic.statements[k]["object"] for k in chosen}
+            left = [k for k in true if topic.statements[k]["object"] not in objects]
+            chances = topic.statement_weights()[left]
+            chosen.append(left[int(rng.choice(len(left), p=chances / chances.sum()))])
+        return [topic.statements[k] for k in chosen]
+
+    def _deal_conferences(
+        self, rng: np.random.Generator, everything: BoardSet, row: int, count: int, research: list[Statement]
+    ) -> list[Statement] | None:
+        """Up to 100 sets, until one (with the research clues) leaves no truly empty sector that could
+        hold Planet X instead; None if none does."""
+        if not count:
+            return []
+        mode = everything.mode
+        moved = [m[0] for _, _, m in _impostors(mode, everything.grid[row : row + 1]) if len(m)]
+        known = [parse(mode, s) for s in research]
+        fooled_by_research = [board for board in moved if all(c.holds(mode, board) for c in known)]
+        for _ in range(CONFERENCE_TRIES):
+            heard = self._draw_conferences(rng, everything, row, count)
+            said = [parse(mode, s) for s in heard]
+            if not any(all(c.holds(mode, board) for c in said) for board in fooled_by_research):
+                return heard
+        return None
+
+    def pairs_likelihood(self, boards: BoardSet, pairs: dict[str, Pair]) -> np.ndarray:
+        """Each pair in turn: its weight on the board over that of every pair the generator could have
+        kept at that turn."""
+        dealt = tuple(pairs.values())
+        masses = {p: self._mass(boards, p) for p in PAIRS}
+        chance = np.ones(len(boards))
+        for pair, allowed in zip(dealt, _allowed_sets(dealt), strict=True):
+            if pair not in allowed:
+                return np.zeros(len(boards))
+            total = sum(masses[p] for p in allowed)
+            chance *= masses[pair] / np.maximum(total, 1e-300)
+        return chance
+
+    def conference_likelihood(self, boards: BoardSet, shown: list[Statement]) -> np.ndarray | None:
+        """Each clue in turn: its weight over that of the true statements about objects not yet used."""
+        topic = self.conference_topic(boards)
+        picked = [clues._position(boards.mode, topic.statements, statement) for statement in shown]
+        if None in picked:
+            return None
+        truth = topic.truth[boards.rows]
+        weights = topic.statement_weights()
+        chance = np.ones(len(boards))
+        used: set[str] = set()
+        for k in picked:
+            assert k is not None
+            among = [j for j, s in enumerate(topic.statements) if s["object"] not in used]
+            if k not in among:
+                return None
+            total = sum(weights[j] * ((truth >> np.uint64(j)) & np.uint64(1)) for j in among)
+            holds = (truth >> np.uint64(k)) & np.uint64(1)
+            chance *= holds * weights[k] / np.maximum(total, 1e-300)
+            used.add(topic.statements[k]["object"])
+        return chance
+
+
+MODELS: dict[str, ClueModel] = {"uniform": UniformModel(), "weighted": WeightedModel()}
+DEFAULT_MODEL = "uniform"
+
+
+def hear(
+    boards: BoardSet, chances: list[np.ndarray | None], fact: Callable[[BoardSet], np.ndarray]
+) -> BoardSet:
+    """The boards left once something was dealt, given each of the player's models' chance of dealing it
+    per board (None: that model never deals it). One model: weigh by its chance, or take what was dealt
+    as a plain fact (`fact`: where it holds) if it never deals it. Several: weigh by each, a model that
+    never deals it losing all its weight; a plain fact if none deals it."""
+    if len(chances) == 1:
+        return boards.subset(fact(boards)) if chances[0] is None else boards.weighted(chances[0])
+    if all(chance is None for chance in chances):
+        return boards.subset(fact(boards))
+    zero = np.zeros(len(boards))
+    return boards.weighted_by_model(np.column_stack([zero if c is None else c for c in chances]))

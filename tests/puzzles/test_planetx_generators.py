@@ -1,0 +1,176 @@
+"""How games deal their clues (issue 53): the weighted generator keeps EluvK/planetx_server's rules and draws
+as its weights say, the chance of a deal in closed form matches how often it is dealt, a player weighing
+both models keeps the hidden board and learns which dealt the game, and starting facts by difficulty are
+true, on distinct sectors, and shorten games."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from puzzles.planetx import generators, simulate, starting
+from puzzles.planetx.board import ASTEROID, MODES, OBJECTS
+from puzzles.planetx.boardset import BoardSet
+from puzzles.planetx.clues import _impostors, draw_statement
+from puzzles.planetx.generators import MODELS, PAIRS, Streams, pair_allowed
+from puzzles.planetx.observations import parse
+from puzzles.planetx.rules import enumerate_boards
+from puzzles.runtime import Run
+from schemas import planetx as schema
+from tests.puzzles.test_planetx_clues import holds, letters_of
+
+STANDARD = MODES["standard"]
+WEIGHTED = MODELS["weighted"]
+
+
+@pytest.fixture(scope="module")
+def standard() -> BoardSet:
+    return BoardSet.from_codes(STANDARD, enumerate_boards(STANDARD))
+
+
+def streams(seed: int) -> Streams:
+    return Streams(np.random.default_rng([seed, 1]), np.random.default_rng([seed, 2]))
+
+
+def test_the_weighted_generator_keeps_its_rules_and_deals_only_true_clues(standard: BoardSet) -> None:
+    rng = np.random.default_rng(4)
+    for seed, row in enumerate(rng.choice(len(standard), size=25, replace=False)):
+        dealt = WEIGHTED.deal(streams(seed), standard, int(row), 1)
+        pairs = list(dealt.pairs.values())
+        assert list(dealt.pairs) == list("ABCDEF")
+        assert all(pair_allowed(pairs[:i], pair) for i, pair in enumerate(pairs))
+        kinds = Counter(t for pair in pairs for t in set(pair))
+        assert max(kinds.values()) <= 3
+        letters = letters_of(standard, int(row))
+        for letter, statement in dealt.statements.items():
+            assert statement["subject"] == dealt.pairs[letter][0]
+            assert holds(statement, letters)
+        [x1] = dealt.conferences
+        assert x1["subject"] == "planet_x" and holds(x1, letters)
+        # no truly empty sector could hold Planet X with every clue of the game still true
+        said = [parse(STANDARD, s) for s in [*dealt.statements.values(), x1]]
+        for _, _, moved in _impostors(STANDARD, standard.grid[row : row + 1]):
+            assert not any(all(c.holds(STANDARD, board) for c in said) for board in moved)
+
+
+def test_pair_rules_follow_the_generator() -> None:
+    assert not pair_allowed([("comet", "empty")], ("comet", "comet"))  # one label: "comet"
+    assert not pair_allowed([("comet", "asteroid")], ("asteroid", "comet"))  # its reverse
+    assert not pair_allowed([("comet", "asteroid"), ("comet", "gas_cloud")], ("comet", "empty"))
+    assert not pair_allowed([("gas_cloud", "empty"), ("asteroid", "empty")], ("comet", "empty"))
+    three = [("comet", "asteroid"), ("gas_cloud", "comet"), ("dwarf_planet", "comet")]
+    assert pair_allowed(three, ("asteroid", "gas_cloud"))  # no comet in it
+    assert pair_allowed(three, ("asteroid", "dwarf_planet"))
+    assert pair_allowed(three[:2], ("dwarf_planet", "comet"))
+    assert not pair_allowed(three, ("asteroid", "comet"))  # a fourth clue with a comet
+
+
+def test_statements_are_drawn_as_often_as_their_weights_say(standard: BoardSet) -> None:
+    topic = WEIGHTED.topic(standard, ("asteroid", "gas_cloud"))
+    row = next(r for r in range(len(standard)) if len(topic.true_statements(r)) >= 4)
+    rng = np.random.default_rng(8)
+    draws = 20_000
+    seen = Counter(str(draw_statement(rng, topic, row)) for _ in range(draws))
+    weights = topic.statement_weights()
+    true = topic.true_statements(row)
+    total = weights[true].sum()
+    for k in true:
+        expected = weights[k] / total
+        assert abs(seen[str(topic.statements[k])] / draws - expected) < 4 * (expected / draws) ** 0.5 + 1e-3
+
+
+def test_the_chance_of_the_first_pair_matches_how_often_it_is_dealt(standard: BoardSet) -> None:
+    row = 1234
+    one = standard.subset(np.array([row]))
+    deals = 3000
+    first = Counter(
+        next(iter(WEIGHTED.deal(streams(i), standard, row, 0).pairs.values())) for i in range(deals)
+    )
+    for pair in PAIRS:
+        chance = float(WEIGHTED.pairs_likelihood(one, {"A": pair})[0])
+        assert abs(first[pair] / deals - chance) < 4 * (chance * (1 - chance) / deals) ** 0.5 + 2e-3, pair
+
+
+def test_the_chance_of_a_deal_is_zero_where_the_generator_could_not_deal_it(standard: BoardSet) -> None:
+    dealt = WEIGHTED.deal(streams(3), standard, 77, 1)
+    chance = WEIGHTED.pairs_likelihood(standard, dealt.pairs)
+    assert chance[77] > 0 and 0 < (chance > 0).mean() <= 1
+    broken = {"A": ("comet", "asteroid"), "B": ("asteroid", "comet")}  # a pair and its reverse
+    assert not WEIGHTED.pairs_likelihood(standard, broken).any()
+    uniform = MODELS["uniform"].deal(streams(3), standard, 77, 1)
+    assert MODELS["uniform"].pairs_likelihood(standard, uniform.pairs)[77] > 0
+    heard = WEIGHTED.conference_likelihood(standard, dealt.conferences)
+    assert heard is not None and heard[77] > 0
+
+
+def test_a_player_weighing_both_models_keeps_the_hidden_board_and_learns_the_dealer(
+    standard: BoardSet,
+) -> None:
+    for model in ("uniform", "weighted"):
+        params = {"mode": "standard", "games": 30, "seed": 41, "clue_model": model, "sample_games": 30}
+        with Run(600) as run:
+            result = simulate.combine(params, [simulate.run_shard(params, "0:30", run).summary])
+        assert result["unfinished"] == 0 and result["started_over"] == 0
+        assert all(g["found"] for g in result["sample"])
+        assert result["model_identified"] >= 24, (model, result["model_identified"])
+        assert result["clue_model"] == model and result["clue_model_known"] is False
+
+
+def test_mixture_weights_keep_each_models_likelihood(standard: BoardSet) -> None:
+    boards = standard.subset(np.arange(4))
+    mixed = boards.weighted_by_model(np.array([[1.0, 0.0], [0.5, 0.5], [0.0, 0.0], [0.0, 1.0]]))
+    assert list(mixed.rows) == [0, 1, 3]  # a board no model allows is gone
+    assert np.allclose(mixed.weights, [1, 1, 1])  # each model's chance 1/2 of the same total
+    odds = mixed.model_odds()
+    assert odds is not None and np.allclose(odds, [0.5, 0.5])
+    again = mixed.weighted(np.array([1.0, 1.0, 0.0]))  # a plain fact keeps both models' weights
+    assert list(again.rows) == [0, 1] and np.allclose(again.model_odds(), [0.75, 0.25])
+
+
+@pytest.mark.parametrize("difficulty", ["youth", "beginner", "experienced", "genius"])
+def test_starting_facts_are_true_on_distinct_sectors(standard: BoardSet, difficulty: str) -> None:
+    rng = np.random.default_rng(2)
+    count = starting.DIFFICULTIES[difficulty]
+    for row in rng.choice(len(standard), size=30, replace=False):
+        facts = starting.draw(rng, standard, int(row), count)
+        assert len(facts) == count == len({f["sector"] for f in facts})
+        for f in facts:
+            assert f["object"] in starting.FACT_OBJECTS
+            assert parse(STANDARD, f).holds(STANDARD, standard.grid[row])
+            assert f["object"] != "comet" or f["sector"] in STANDARD.primes  # never what the rules tell
+        assert starting.likelihood(standard.subset(np.array([row])), facts)[0] > 0
+
+
+def test_a_starting_fact_is_evidence_as_well_as_a_fact(standard: BoardSet) -> None:
+    fact = starting.fact(2, "asteroid")  # sector 2 is prime: comets may be there, four objects possible
+    chance = starting.likelihood(standard, [fact])
+    column = standard.grid[:, 1]
+    holding = np.isin(column, [OBJECTS[name] for name in starting.FACT_OBJECTS])
+    assert not chance[column == ASTEROID].any()  # an asteroid there: false
+    rest = column != ASTEROID
+    assert np.allclose(chance[rest & holding], 1 / 3) and np.allclose(chance[rest & ~holding], 1 / 4)
+
+
+def test_starting_facts_shorten_games() -> None:
+    def average(difficulty: str) -> float:
+        params = {
+            "mode": "standard",
+            "games": 60,
+            "seed": 9,
+            "difficulty": difficulty,
+            "clue_model_known": True,
+        }
+        with Run(600) as run:
+            result = simulate.combine(params, [simulate.run_shard(params, "0:60", run).summary])
+        assert result["difficulty"] == difficulty and result["unfinished"] == 0
+        return result["avg_days"]
+
+    assert average("youth") < average("genius") - 2
+
+
+def test_the_schemas_name_what_the_solver_knows() -> None:
+    assert schema.DIFFICULTIES == starting.DIFFICULTIES
+    assert schema.STARTING_FACT_OBJECTS == starting.FACT_OBJECTS
+    assert tuple(generators.MODELS) == schema.CLUE_MODELS
