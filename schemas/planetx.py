@@ -360,7 +360,9 @@ class DeduceParams(Schema):
         if dealt is not None and len(facts) > dealt:
             level = data["difficulty"]
             raise ValidationError(
-                f"a {level} game deals {dealt} starting facts, not {len(facts)}", "starting_facts"
+                f"{'an' if level[0] in 'aeiou' else 'a'} {level} game deals {dealt} starting facts, "
+                f"not {len(facts)}",
+                "starting_facts",
             )
 
 

@@ -22,7 +22,14 @@ from flask import Blueprint, abort, redirect, render_template, request, session,
 from werkzeug.wrappers import Response
 
 from api.kind_pages import LAYOUT, counts_as_submit, field_errors, service_context, signed_in_caller
-from schemas.planetx import OBJECT_NAMES, RELATIONS, SEEN_OBJECTS, SURVEY_OBJECTS
+from schemas.planetx import (
+    DIFFICULTIES,
+    OBJECT_NAMES,
+    RELATIONS,
+    SEEN_OBJECTS,
+    STARTING_FACT_OBJECTS,
+    SURVEY_OBJECTS,
+)
 from services import jobs as job_service
 from services.errors import Invalid, NotFound
 from store.models import Job
@@ -48,7 +55,11 @@ CHOICES = {
     "seen": SEEN_OBJECTS,
     "relations": RELATIONS,
     "quantifiers": ("all", "some", "none"),
+    "difficulties": tuple(DIFFICULTIES),
+    "starting_objects": STARTING_FACT_OBJECTS,
 }
+#: a starting fact's fields ("sector S is not a T", dealt by the game's difficulty)
+STARTING = ("sector", "object")
 
 
 #: objects as a player says them: plain (a survey's, a target's) and with an article (a clue's other end)
@@ -135,17 +146,20 @@ def _submit(params: dict[str, Any]) -> Response:
 @blueprint.route("/notes", methods=["GET", "POST"])
 @counts_as_submit()
 def notes() -> Any:
-    """A new sheet: the game's mode and where the sky starts."""
+    """A new sheet: the game's mode, its difficulty (how many starting facts it deals) and where the sky
+    starts."""
     if request.method == "GET":
-        return render_template("planetx/notes_start.html", layout=LAYOUT, errors=[])
-    params = {name: _value(name, request.form.get(name, "").strip()) for name in ("mode", "sky_start")}
+        return render_template("planetx/notes_start.html", layout=LAYOUT, errors=[], **CHOICES)
+    names = ("mode", "sky_start", "difficulty")
+    params = {name: _value(name, raw) for name in names if (raw := request.form.get(name, "").strip())}
     params["observations"] = []
+    params["starting_facts"] = []
     session[THEORIES] = []
     try:
         return _submit(params)
     except Invalid as refused:
         errors = field_errors(refused.errors)
-        return render_template("planetx/notes_start.html", layout=LAYOUT, errors=errors), 422
+        return render_template("planetx/notes_start.html", layout=LAYOUT, errors=errors, **CHOICES), 422
 
 
 @blueprint.get("/notes/<uuid:job_id>")
@@ -167,6 +181,7 @@ def _render(job: Job, entry: str | None = None, errors: list[tuple[str, str]] | 
         describe=observation_text,
         failed_entry=entry,
         errors=errors or [],
+        dealt=DIFFICULTIES,
         **CHOICES,
     )
 
@@ -179,8 +194,8 @@ def _theory() -> bool:
 @blueprint.post("/notes/<uuid:job_id>")
 @counts_as_submit(free_when=_theory)
 def notes_entry(job_id: uuid.UUID) -> Any:
-    """One entry on the sheet: an observation (a new deduction), a removed one, the sky or targets moved,
-    or a theory (noted only)."""
+    """One entry on the sheet: an observation or a starting fact (a new deduction), a removed one, the
+    sky or targets moved, or a theory (noted only)."""
     job = _sheet_job(job_id)
     entry = request.form.get("entry", "")
     params = dict(job.params)  # every key, known or not, goes on to the next job
@@ -194,6 +209,15 @@ def notes_entry(job_id: uuid.UUID) -> Any:
         if not (_digits(index) and int(index) < len(observations)):
             abort(400, "no such observation")
         params["observations"] = observations[: int(index)] + observations[int(index) + 1 :]
+    elif entry == "starting":
+        fact = {n: _value(n, raw) for n in STARTING if (raw := request.form.get(n, "").strip())}
+        params["starting_facts"] = [*(params.get("starting_facts") or []), fact]
+    elif entry == "remove_starting":
+        facts = list(params.get("starting_facts") or [])
+        index = request.form.get("index", "")
+        if not (_digits(index) and int(index) < len(facts)):
+            abort(400, "no such starting fact")
+        params["starting_facts"] = facts[: int(index)] + facts[int(index) + 1 :]
     elif entry == "settings":
         params.update({n: _value(n, request.form.get(n, "").strip()) for n in ("sky_start", "targets_used")})
     else:

@@ -229,6 +229,29 @@ def test_the_note_sheet_deduces_after_each_entry_and_shows_errors_inline(app, ma
     assert "4,446 of 4,446 boards fit" in _sheet(web, removed.headers["Location"])
 
 
+def test_the_note_sheet_takes_the_starting_facts_of_its_difficulty(app, make_key, worker) -> None:
+    web = signed_in(app, make_key())
+    token = csrf_token(web, "/admin/planetx/notes")
+    form = {"mode": "standard", "sky_start": "1", "difficulty": "experienced", "csrf_token": token}
+    started = web.post("/admin/planetx/notes", data=form)
+    first = _sheet(web, started.headers["Location"])
+    assert "experienced: 0 of 4" in first and "4,446 of 4,446 boards fit" in first
+    sheet = started.headers["Location"]
+    dealt = [("2", "comet"), ("3", "comet"), ("5", "asteroid"), ("7", "gas_cloud")]
+    for sector, obj in dealt:
+        fact = {"entry": "starting", "sector": sector, "object": obj, "csrf_token": token}
+        sheet = web.post(sheet, data=fact).headers["Location"]
+    page = _sheet(web, sheet)
+    assert "experienced: 4 of 4" in page and "sector 7: no gas cloud" in page
+    assert "4,446 of 4,446" not in page and "of 4,446 boards fit" in page
+    fifth = {"entry": "starting", "sector": "11", "object": "asteroid", "csrf_token": token}
+    refused = web.post(sheet, data=fifth)
+    text = refused.get_data(as_text=True)
+    assert refused.status_code == 422 and "deals 4 starting facts, not 5" in text
+    removed = web.post(sheet, data={"entry": "remove_starting", "index": "3", "csrf_token": token})
+    assert "experienced: 3 of 4" in _sheet(web, removed.headers["Location"])
+
+
 @pytest.mark.parametrize(
     ("observation", "text"),
     [

@@ -229,3 +229,18 @@ def test_expert_deduction_ranks_wide_surveys() -> None:
         result = deduce.solve({"mode": "expert", "top": 3}, run)
     assert result["boards"] == len(codes) and len(result["actions"]) == 3
     assert all(sum(o["boards"] for o in a["outcomes"]) == len(codes) for a in result["actions"])
+
+
+def test_starting_facts_rule_out_and_weigh_boards() -> None:
+    facts = [{"sector": 2, "object": "comet"}, {"sector": 6, "object": "asteroid"}]
+    as_observations = [{"type": "sector", "present": False, **f} for f in facts]
+    with Run(60) as run:
+        dealt = deduce.solve({"mode": "standard", "starting_facts": facts}, run)
+        plain = deduce.solve({"mode": "standard", "observations": as_observations, "weigh_clues": False}, run)
+        unweighed = deduce.solve({"mode": "standard", "starting_facts": facts, "weigh_clues": False}, run)
+    assert dealt["starting_facts"] == 2 and dealt["boards"] == plain["boards"] < dealt["total_boards"]
+    assert unweighed["sectors"] == plain["sectors"]
+    # weighed: a sector named in a fact is less likely empty: holding one of the four objects, it had
+    # one fact fewer to choose from, so the one dealt was likelier
+    odds = lambda result, sector: result["sectors"][sector - 1]["probabilities"]["empty"]  # noqa: E731
+    assert odds(dealt, 6) < odds(plain, 6)

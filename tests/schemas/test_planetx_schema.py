@@ -70,3 +70,31 @@ def test_conference_spaces_are_checked_against_the_mode() -> None:
     with pytest.raises(ValidationError) as caught:
         SimulateParams().load({"mode": "standard", "conference_spaces": [13]})
     assert caught.value.messages == {"conference_spaces": {0: ["the standard track has spaces 2 to 12"]}}
+
+
+def test_starting_facts_load_and_are_bounded_by_the_difficulty() -> None:
+    facts = [{"sector": s, "object": "asteroid"} for s in range(1, 5)]
+    loaded = DeduceParams().load({"mode": "standard", "difficulty": "experienced", "starting_facts": facts})
+    assert loaded["starting_facts"] == facts
+    with pytest.raises(ValidationError) as refused:
+        DeduceParams().load({"mode": "standard", "difficulty": "experienced", "starting_facts": facts * 2})
+    assert refused.value.messages == {"starting_facts": ["an experienced game deals 4 starting facts, not 8"]}
+    bad = [{"sector": 13, "object": "comet"}, {"sector": 2, "object": "planet_x"}]
+    with pytest.raises(ValidationError) as refused:
+        DeduceParams().load({"mode": "standard", "starting_facts": bad})
+    assert refused.value.messages == {
+        "starting_facts": {1: {"object": ["Must be one of: asteroid, comet, dwarf_planet, gas_cloud."]}}
+    }
+    with pytest.raises(ValidationError) as refused:
+        DeduceParams().load({"mode": "standard", "starting_facts": bad[:1]})
+    beyond = {"sector": ["standard mode has sectors 1 to 12"]}
+    assert refused.value.messages == {"starting_facts": {0: beyond}}
+
+
+def test_simulations_take_a_difficulty_and_a_clue_model() -> None:
+    loaded = SimulateParams().load({"mode": "expert", "difficulty": "youth", "clue_model": "weighted"})
+    assert loaded["clue_model_known"] is False and loaded["difficulty"] == "youth"
+    assert SimulateParams().load({"mode": "standard"})["clue_model"] == "uniform"
+    with pytest.raises(ValidationError) as refused:
+        SimulateParams().load({"mode": "standard", "difficulty": "hard", "clue_model": "app"})
+    assert set(refused.value.messages) == {"difficulty", "clue_model"}
