@@ -84,7 +84,7 @@ def level(mode: str, games: int, seed: int, extra: dict) -> tuple[dict, float]:
     return result, time.perf_counter() - started
 
 
-def report_levels(mode: str, games: int, seed: int, difficulties: list[str]) -> None:
+def report_levels(mode: str, games: int, seed: int, difficulties: list[str], told: bool = True) -> None:
     print(f"{mode}: {games} games, seed {seed}, policy research; the same boards per generator and level")
     print(
         f"  {'generator':9} {'difficulty':11} {'told':5} {'avg':>6} {'95%':>6} {'median':>6} {'max':>4}"
@@ -93,7 +93,7 @@ def report_levels(mode: str, games: int, seed: int, difficulties: list[str]) -> 
     for model in ("uniform", "weighted"):
         told = None
         for difficulty in difficulties:
-            for known in (True, False) if difficulty == "genius" else (False,):
+            for known in (True, False) if told and difficulty == "genius" else (False,):
                 extra = {"clue_model": model, "difficulty": difficulty, "clue_model_known": known}
                 result, seconds = level(mode, games, seed, extra)
                 if known:
@@ -116,11 +116,14 @@ def main() -> None:
     parser.add_argument("--levels", action="store_true", help="generators × difficulties (see above)")
     parser.add_argument("--difficulties", default="genius,experienced,beginner,youth")
     parser.add_argument("--expert-difficulties", default="genius")
+    parser.add_argument("--no-told", action="store_true", help="--levels: no told baseline (half the games)")
     args = parser.parse_args()
     if args.levels:
-        report_levels("standard", args.games, args.seed, args.difficulties.split(","))
+        if args.games:
+            report_levels("standard", args.games, args.seed, args.difficulties.split(","), not args.no_told)
         if args.expert_games:
-            report_levels("expert", args.expert_games, args.seed, args.expert_difficulties.split(","))
+            difficulties = args.expert_difficulties.split(",")
+            report_levels("expert", args.expert_games, args.seed, difficulties, not args.no_told)
         return
     report("standard", args.games, args.seed, RUNS)
     if args.expert_games:  # the seed's policies take minutes a game on expert: the goal policies only

@@ -270,3 +270,16 @@ def test_keys_are_listed_and_revoked(settings, client) -> None:
 
     unknown = zolve("keys", "revoke", "987654321", env=env)
     assert unknown.returncode == 1 and "there is no key 987654321" in unknown.stderr
+
+
+@pytest.mark.slow
+def test_planetx_deduce_takes_the_starting_facts_and_simulate_a_difficulty() -> None:
+    args = ["planetx", "deduce", "--json", "--top", "1", "--difficulty", "beginner"]
+    dealt = json.loads(zolve(*args, "--starting", "2=comet", "--starting", "9=asteroid").stdout)
+    assert dealt["starting_facts"] == 2 and dealt["boards"] < dealt["total_boards"]
+    bad = zolve(*args, "--starting", "two=comet")
+    assert bad.returncode == 2 and "SECTOR=OBJECT" in bad.stderr
+    played = zolve("planetx", "simulate", "--games", "4", "--difficulty", "youth", "--clue-model", "weighted")
+    result = json.loads(played.stdout)
+    assert result["difficulty"] == "youth" and result["clue_model"] == "weighted" and result["games"] == 4
+    assert all(len(game["starting_facts"]) == 12 for game in result["sample"])

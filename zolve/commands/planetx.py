@@ -6,6 +6,8 @@ from typing import Any
 
 import click
 
+from schemas.planetx import CLUE_MODELS, DIFFICULTIES
+
 time_limit_option = click.option(
     "--time-limit", type=click.FloatRange(min=0.1), default=None, help="seconds (default: the kind's own)"
 )
@@ -43,6 +45,16 @@ def planetx() -> None:
     help="use research and conference clues as plain facts (default: also weigh each board by how likely "
     "the game was to show them on it)",
 )
+@click.option(
+    "--difficulty", type=click.Choice(list(DIFFICULTIES)), default=None, help="the game's difficulty"
+)
+@click.option(
+    "--starting",
+    "starting_facts",
+    multiple=True,
+    metavar="SECTOR=OBJECT",
+    help="a starting fact the game dealt, e.g. 4=comet: sector 4 is not a comet (repeatable)",
+)
 @click.option("--json", "as_json", is_flag=True, help="print the result JSON instead of tables")
 @time_limit_option
 def deduce(
@@ -56,6 +68,8 @@ def deduce(
     researched: str,
     after_research: bool,
     clues_as_facts: bool,
+    difficulty: str | None,
+    starting_facts: tuple[str, ...],
     as_json: bool,
     time_limit: float | None,
 ) -> None:
@@ -74,7 +88,10 @@ def deduce(
         "researched": list(researched.upper()),
         "last_action_research": after_research,
         "weigh_clues": not clues_as_facts,
+        "starting_facts": [_starting_fact(text) for text in starting_facts],
     }
+    if difficulty:
+        params["difficulty"] = difficulty
     result = solve_locally("planetx.deduce", params, time_limit)
     if as_json:
         print_json(result)
@@ -90,6 +107,13 @@ def _topic(text: str) -> tuple[str, list[str]]:
     if not letter or len(objects) != 2:
         raise click.BadParameter(f"{text!r}: expected LETTER=SUBJECT,OTHER", param_hint="--topic")
     return letter.strip().upper(), objects
+
+
+def _starting_fact(text: str) -> dict[str, Any]:
+    sector, _, obj = text.partition("=")
+    if not sector.strip().isdigit() or not obj.strip():
+        raise click.BadParameter(f"{text!r}: expected SECTOR=OBJECT, e.g. 4=comet", param_hint="--starting")
+    return {"sector": int(sector), "object": obj.strip()}
 
 
 def _outcome(outcome: Any) -> str:
@@ -154,6 +178,23 @@ def _percent(p: float) -> str:
     "the game was to show them on it)",
 )
 @click.option(
+    "--difficulty",
+    type=click.Choice(list(DIFFICULTIES)),
+    default="genius",
+    show_default=True,
+    help="the starting facts each game deals",
+)
+@click.option(
+    "--clue-model",
+    type=click.Choice(CLUE_MODELS),
+    default="uniform",
+    show_default=True,
+    help="how games draw their clues (weighted: EluvK/planetx_server's generator)",
+)
+@click.option(
+    "--clue-model-known", is_flag=True, help="tell the player the clue model (default: it weighs both)"
+)
+@click.option(
     "--sample-games",
     type=click.IntRange(0, 100),
     default=None,
@@ -167,6 +208,9 @@ def simulate(
     policy: str,
     no_conferences: bool,
     clues_as_facts: bool,
+    difficulty: str,
+    clue_model: str,
+    clue_model_known: bool,
     sample_games: int | None,
     time_limit: float | None,
 ) -> None:
@@ -180,6 +224,9 @@ def simulate(
         "policy": policy,
         "conferences": not no_conferences,
         "weigh_clues": not clues_as_facts,
+        "difficulty": difficulty,
+        "clue_model": clue_model,
+        "clue_model_known": clue_model_known,
     }
     if sample_games is not None:
         params["sample_games"] = sample_games
