@@ -1,8 +1,8 @@
 """Research and Planet X conference clues: the statements a game can make, and how a game draws them.
 
-The game's own clue generator is hidden in its app; this is the model zolve assumes. Public
-re-implementations (EluvK/planetx_server among them) draw clues the same way: a random form about a random
-pair of objects, kept only when it is true on the board.
+The game's own clue generator is hidden in its app; this is the model zolve first assumed, the `uniform`
+clue model (`generators` has it and the `weighted` one, EluvK/planetx_server's, which draws the relation by
+weight).
 
 - **Research topics.** A game shows six topics A–F, each a pair (subject, other): the subject is an
   asteroid, comet, dwarf planet or gas cloud; the other is one of those or truly empty space, or the subject
