@@ -274,14 +274,37 @@ def _previous_endgame(n: int, k: int, history: History, seed: int, session: _Ses
     return Decision(guess, "best", split.count, split.count)
 
 
+def listed_endgame_fits(n: int, k: int) -> bool:
+    """Whether `best` plays this strategy's exact end game at a size where every code is listed and the
+    most parts otherwise (k**n ≤ SPACE_ABOVE: 4×6, 4×7, 5×5, ...)."""
+    return 2 <= n <= MAX_LENGTH and k**n <= SPACE_ABOVE and split_fits(n, k)
+
+
+def _listed_endgame(n: int, k: int, history: History, seed: int, session: _Session) -> Decision | None:
+    """The exact end game once 3..ENDGAME codes fit at a small size, else None (the most parts plays).
+    Every secret of 4×7: 4.7030 guesses against 4.7430 (from 60 codes 4.7122, from 250 4.6989 at three
+    times the time); 5×5: 4.3389 against 4.3475; 4×6: 4.3472 against 4.3735 (the optimum 4.3403)."""
+    if not history or not listed_endgame_fits(n, k):
+        return None
+    listed = _consistent_codes(n, k, history)
+    if not 2 < len(listed) <= ENDGAME:
+        return None
+    codes = np.array(listed, dtype=np.int8).reshape(len(listed), n)
+    guess = _endgame(n, k, codes, _rng(seed, history), session.run)
+    return Decision(guess, "best", len(listed), len(listed))
+
+
 def decide_best(
     n: int, k: int, history: History, seed: int, samples: int, session: _Session
 ) -> Decision | None:
-    """`best` at an ENGINE size, or None where the previous best plays (other sizes, or a history that
-    leaves too many group pairs to meet in the middle). The first two turns come from the opening book
+    """`best` at an ENGINE size, or its exact end game at the sizes around it, or None where the previous
+    best plays (the rest of those sizes, or a history that leaves too many group pairs to meet in the
+    middle). The first two turns come from the opening book
     where one is stored (strategies.decide asks `book` first: the book's builder uses this module)."""
     if not engine_fits(n, k):
-        return _previous_endgame(n, k, history, seed, session) if endgame_fits(n, k) else None
+        if endgame_fits(n, k):
+            return _previous_endgame(n, k, history, seed, session)
+        return _listed_endgame(n, k, history, seed, session)
     key = (n, k, history, seed)
     if key in _THIRD:
         return dataclasses.replace(_THIRD[key])
