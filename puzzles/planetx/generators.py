@@ -19,12 +19,12 @@ Two models, each behind `ClueModel`:
   is drawn here, so the chance of what was dealt on each board follows in closed form.
 
 A player who knows the model weighs each board by the chance the game deals what it dealt there
-(`pairs_likelihood`, `research_likelihood`, `conference_likelihood`, `told_apart`); one who does not
-(`clue_model_known: false`) keeps both hypotheses and weighs by their mixture (`BoardSet.weighted_by_model`),
-which also learns which model dealt the game. Two parts of the weighted model are not used by its player:
-that the conference set was redrawn until it told Planet X apart (it depends on research clues not yet
-heard), and, in the simulation, a game whose conference clues cannot be dealt after 100 tries is dealt
-research clues again (the app would end it).
+(`pairs_likelihood`, `conference_likelihood`, and `clues.research_likelihood` with the model's `topic`);
+one who does not (`clue_model_known: false`) keeps both hypotheses and weighs by their mixture
+(`BoardSet.weighted_by_model`), which also learns which model dealt the game. Two parts of the weighted
+model are not used by its player: that the conference set was redrawn until it told Planet X apart (it
+depends on research clues not yet heard), and, in the simulation, a game whose conference clues cannot be
+dealt after 100 tries is dealt research clues again (the app would end it).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
+from functools import lru_cache
 from math import factorial, perm
 from typing import Protocol
 from weakref import WeakKeyDictionary
@@ -107,10 +107,6 @@ class ClueModel(Protocol):
         """Per board: the chance the game reads these conference clues, in this order (None: it never
         reads one of them)."""
         ...
-
-
-def research_likelihood(boards: BoardSet, topic: Topic, statement: Statement) -> np.ndarray | None:
-    return clues.research_likelihood(boards, topic, statement)
 
 
 # -- uniform --------------------------------------------------------------------------------------
@@ -228,7 +224,7 @@ def pair_allowed(chosen: list[Pair], pair: Pair) -> bool:
     )
 
 
-@cache
+@lru_cache(maxsize=4096)
 def _allowed_sets(pairs: tuple[Pair, ...]) -> tuple[tuple[Pair, ...], ...]:
     """For each position of a dealt sequence of pairs: the pairs the generator could have kept there."""
     return tuple(tuple(p for p in PAIRS if pair_allowed(list(pairs[:i]), p)) for i in range(len(pairs)))

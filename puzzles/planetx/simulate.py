@@ -51,7 +51,14 @@ from puzzles.planetx.actions import (
 )
 from puzzles.planetx.board import MODES, Mode
 from puzzles.planetx.boardset import BoardSet, all_boards, triple_parts
-from puzzles.planetx.clues import CONFERENCE_SPACES, Statement, Topic, conference_days, told_apart
+from puzzles.planetx.clues import (
+    CONFERENCE_SPACES,
+    Statement,
+    Topic,
+    conference_days,
+    research_likelihood,
+    told_apart,
+)
 from puzzles.planetx.generators import (
     DEFAULT_MODEL,
     MODELS,
@@ -59,7 +66,6 @@ from puzzles.planetx.generators import (
     Pair,
     Streams,
     hear,
-    research_likelihood,
 )
 from puzzles.planetx.observations import Observation, WrongLocate, parse
 from puzzles.runtime import Run
