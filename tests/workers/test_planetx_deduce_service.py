@@ -90,3 +90,34 @@ def test_simulate_is_sharded_over_games(client, auth, worker, wait_job) -> None:
     result = final["result"]
     assert result["games"] == 40 and result["unfinished"] == 0 and 15 <= result["avg_days"] <= 45
     assert final["progress"]["shards_done"] == final["progress"]["shards_total"] == 4
+
+
+def test_a_simulation_deals_its_difficulty_and_clue_model_through_the_service(
+    client, auth, worker, wait_job
+) -> None:
+    params = {"mode": "standard", "games": 6, "seed": 4, "difficulty": "beginner", "clue_model": "weighted"}
+    response = client.post("/jobs", json={"kind": "planetx.simulate", "params": params}, headers=auth)
+    assert response.status_code == 202
+    job = wait_job(auth, response.get_json()["id"])
+    assert job["state"] == "succeeded", job
+    result = job["result"]
+    assert result["difficulty"] == "beginner" and result["clue_model"] == "weighted"
+    assert result["clue_model_known"] is False and result["games"] == 6 and result["unfinished"] == 0
+    assert all(len(game["starting_facts"]) == 8 for game in result["sample"])
+    assert all(set(game["model_odds"]) == {"uniform", "weighted"} for game in result["sample"])
+    refused = client.post(
+        "/jobs",
+        json={
+            "kind": "planetx.deduce",
+            "params": {
+                "mode": "standard",
+                "difficulty": "experienced",
+                "starting_facts": [{"sector": 1, "object": "comet"}] * 5,
+            },
+        },
+        headers=auth,
+    )
+    assert refused.status_code == 422
+    assert refused.get_json()["errors"] == {
+        "params": {"starting_facts": ["an experienced game deals 4 starting facts, not 5"]}
+    }
