@@ -1,15 +1,18 @@
 """Kind `planetx.simulate`: play whole games on random boards and count the days a policy needs.
 
-A game draws a board uniformly and, from it, the game's clues (see `clues`): six research topics with the
-statement each would show, and the Planet X conference clues. Then it repeats: read any conference whose
-time has come (free; after the last, also what the game's guarantee about them rules out: `told_apart`);
-each research and conference clue also weighs the boards left by how likely the game was to show it on
-each (`clues.hear_research`, `hear_conferences`; `weigh_clues: false` treats clues as plain facts);
-if Planet X's sector and both neighbours are known, locate it (5 days) and stop;
-otherwise let the policy pick an action, learn its outcome on the hidden board, keep the boards that agree
-and advance the sky by the days spent. A wrong locate costs its 5 days and rules that guess out. The rules
-hold throughout: research never twice in a row and each topic once, at most 2 targets, surveys and targets
-only in the visible sky. Policies:
+A game draws a board uniformly and, from it, the game's starting facts (by `difficulty`, see `starting`) and
+clues (by `clue_model`, see `generators`): six research topics with the statement each would show, and the
+Planet X conference clues. The player is not told how the clues were drawn unless `clue_model_known`: it
+weighs the mixture of both models and learns which dealt the game. Then it repeats: read any conference
+whose time has come (free; after the last, also what the game's guarantee about them rules out:
+`told_apart`); each research and conference clue also weighs the boards left by how likely the game was to
+show it on each (`generators.hear`; `weigh_clues: false` treats clues as plain
+facts); if Planet X's sector and both neighbours are known, locate it (5 days) and stop; otherwise let the
+policy pick an action, learn its outcome on the hidden board, keep the boards that agree and advance the sky
+by the days spent. A wrong locate costs its 5 days and rules that guess out. The rules hold throughout:
+research never twice in a row and each topic once, at most 2 targets, surveys and targets only in the
+visible sky.
+Policies:
 - `survey-only` (the seed's): surveys only, the most outcome entropy per day;
 - `entropy`: the same measure with targets allowed;
 - `goal`: the most information about Planet X's sector and neighbours per day, surveys and targets, and
