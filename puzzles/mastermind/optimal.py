@@ -245,14 +245,9 @@ class Search:
         self.memo[key] = (floor, False, -1)
         return floor
 
-    def optimum(self, below: int | None = None) -> int:
-        """The least total guesses over every code. `below`: a total some strategy is known to reach, plus
-        one; the branch and bound then drops from the start every guess whose bound reaches it (a total
-        that is not below it is no optimum, and raises)."""
-        total = self.solve(self.everything, below, ())
-        if below is not None and total >= below:
-            raise ValueError(f"no strategy totals under {below} guesses")
-        return total
+    def optimum(self) -> int:
+        """The least total guesses over every code."""
+        return self.solve(self.everything, None, ())
 
     def tree(self, secrets: np.ndarray | None = None, guesses: tuple[int, ...] | None = None) -> Tree:
         """The decision tree of an optimal strategy for `secrets` (all codes by default), as
@@ -382,17 +377,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--k", type=int, required=True)
     parser.add_argument("--out", help="add the tree to this JSON file of trees (else only print the total)")
     parser.add_argument("--symmetric-depth", type=int, default=3)
-    parser.add_argument(
-        "--below",
-        type=int,
-        default=None,
-        help="a total guesses some strategy reaches, plus one (e.g. best's over every secret): prunes from "
-        "the start",
-    )
     args = parser.parse_args(argv)
     started = time.perf_counter()
     search = Search(args.n, args.k, args.symmetric_depth)
-    total = search.optimum(args.below)
+    total = search.optimum()
     seconds = time.perf_counter() - started
     tree = search.tree()
     result = check(tree, args.n, args.k)

@@ -51,16 +51,6 @@ def test_the_search_finds_the_brute_force_optimum(n: int, k: int) -> None:
     assert plain.solve(plain.everything) == total
 
 
-@pytest.mark.parametrize(("n", "k"), [(3, 3), (2, 5), (4, 2)])
-def test_a_known_total_prunes_without_changing_the_optimum(n: int, k: int) -> None:
-    total = optimal.Search(n, k).optimum()
-    bounded = optimal.Search(n, k)
-    assert bounded.optimum(below=total + 1) == total
-    assert optimal.check(bounded.tree(), n, k)["total"] == total
-    with pytest.raises(ValueError, match="no strategy totals under"):
-        optimal.Search(n, k).optimum(below=total)
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize(("n", "k"), [(3, 4), (3, 5), (4, 3)])
 def test_symmetry_changes_no_optimum(n: int, k: int) -> None:
