@@ -280,8 +280,8 @@ def _start(game: Game, everything: BoardSet) -> BoardSet:
         chance = starting.likelihood(boards, game.starting)
         boards = boards.weighted(chance) if game.weigh else boards.subset(chance > 0)
     if game.pairs and game.weigh:
-        chances = [model.pairs_likelihood(boards, game.pairs) for model in game.models]
-        boards = hear(boards, list(chances), lambda b: np.ones(len(b), dtype=bool))
+        chances: list[np.ndarray | None] = [m.pairs_likelihood(boards, game.pairs) for m in game.models]
+        boards = hear(boards, chances, lambda b: np.ones(len(b), dtype=bool))
     return boards
 
 

@@ -12,6 +12,7 @@ fact, and also evidence: a sector holding one of the four objects has one fact f
 from __future__ import annotations
 
 from collections.abc import Sequence
+from weakref import WeakKeyDictionary
 
 import numpy as np
 
@@ -29,10 +30,18 @@ def fact(sector: int, obj: str) -> Statement:
     return {"type": "sector", "sector": sector, "object": obj, "present": False}
 
 
+#: per whole board set (kept as long as it is): sectors × FACT_OBJECTS, could the object be there
+_possible_in: WeakKeyDictionary[BoardSet, np.ndarray] = WeakKeyDictionary()
+
+
 def _possible(everything: BoardSet) -> np.ndarray:
-    """sectors × FACT_OBJECTS: could the object be in the sector on some board of the mode?"""
-    codes = np.array([OBJECTS[name] for name in FACT_OBJECTS])
-    return (everything.grid[:, :, None] == codes).any(axis=0)
+    """sectors × FACT_OBJECTS: could the object be in the sector on some board of the mode? (A pass over
+    every board, 0.1 s on expert: once per set, not once per game.)"""
+    whole = everything.whole
+    if whole not in _possible_in:
+        codes = np.array([OBJECTS[name] for name in FACT_OBJECTS])
+        _possible_in[whole] = (whole.grid[:, :, None] == codes).any(axis=0)
+    return _possible_in[whole]
 
 
 def draw(rng: np.random.Generator, everything: BoardSet, row: int, count: int) -> list[Statement]:
@@ -56,7 +65,7 @@ def draw(rng: np.random.Generator, everything: BoardSet, row: int, count: int) -
 def likelihood(boards: BoardSet, facts: Sequence[Statement]) -> np.ndarray:
     """Per board: the chance (up to a factor the same on every board) the game deals these facts: 0 where
     one is false, else one over the facts each named sector had to choose from."""
-    possible = _possible(boards.whole)
+    possible = _possible(boards)
     codes = np.array([OBJECTS[name] for name in FACT_OBJECTS])
     chance = np.ones(len(boards))
     for f in facts:
