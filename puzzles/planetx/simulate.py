@@ -18,10 +18,14 @@ Policies:
 - `goal`: the most information about Planet X's sector and neighbours per day, surveys and targets, and
   an early locate when a guess is likely enough to beat finding out for sure (expected days estimated from
   the remaining uncertainty and the current best information rate);
-- `research` (default): `goal`, and research whenever the rules allow it (never twice in a row), the topic
-  with the most information about Planet X's triple first: a one-step measure undervalues research, whose
-  board information pays off over the later surveys (200 standard games: 20.6 days against 21.0 ranking
-  research with the rest by information per day).
+- `research` (default): `goal`, and research whenever the rules allow it (never twice in a row): a one-step
+  measure undervalues research, whose board information pays off over the later surveys (200 standard
+  games: 20.6 days against 21.0 ranking research with the rest by information per day). For the same
+  reason both choices also count information about the whole board: a topic by its bits about Planet X's
+  triple + RESEARCH_BOARD_WEIGHT × its bits about the board, a survey or target by (bits about the triple
+  + ACTION_BOARD_WEIGHT × bits about the board) per day (the locate rule still reads the rate of bits
+  about the triple). Measured in docs/benchmarks.md: 0.07–0.17 fewer days a standard game on each of four
+  seeds not tuned on.
 `conferences` (default true) gives every policy the conference clues; false plays the game without them
 (as the figures before research were measured).
 Games are sharded by index; each game is seeded by (seed, index), so a rerun plays it the same way.
@@ -77,6 +81,10 @@ from puzzles.sharding import ShardResult, over_range, parse_range, solve_in_proc
 POLICIES = ("survey-only", "entropy", "goal", "research")
 DEFAULT_POLICY = "research"
 RESEARCHING = {"research"}
+#: what researching policies add to the bits about Planet X's triple: these times the bits about the board
+#: (chosen on seed 2026's games; see the module docstring)
+RESEARCH_BOARD_WEIGHT = 2.0
+ACTION_BOARD_WEIGHT = 0.4
 GAMES_PER_SHARD = {"standard": 250, "expert": 10}
 LOCATE = "locate"
 
@@ -146,12 +154,16 @@ def choose(
         return LOCATE  # nothing left to learn: guess
     if goal and _locate_now(triple_counts, float(per_day[best])):
         return LOCATE
+    if policy not in RESEARCHING:
+        return actions[best]
+    # research is the cheapest action and what it tells about the board pays off over later surveys,
+    # which a one-step measure does not see: take the most telling topic whenever the rules allow
     research = [j for j, action in enumerate(actions) if isinstance(action, Research)]
-    if policy in RESEARCHING and research:
-        # research is the cheapest action and what it tells about the board pays off over later surveys,
-        # which a one-step measure does not see: take the most telling topic whenever the rules allow
-        return actions[max(research, key=lambda j: (round(float(scores.goal_bits[j]), 12), -j))]
-    return actions[best]
+    if research:
+        worth = scores.goal_bits + RESEARCH_BOARD_WEIGHT * scores.bits
+        return actions[max(research, key=lambda j: (round(float(worth[j]), 12), -j))]
+    worth_per_day = (scores.goal_bits + ACTION_BOARD_WEIGHT * scores.bits) / days
+    return actions[int(np.argmax(np.round(worth_per_day, 12)))]
 
 
 def _decide(policy: str, game: Game, boards: BoardSet, triple_counts: np.ndarray) -> AnyAction | str:

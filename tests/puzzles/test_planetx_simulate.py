@@ -5,6 +5,7 @@ import statistics
 import threading
 import time
 
+import numpy as np
 import pytest
 
 from puzzles.planetx import simulate
@@ -69,3 +70,39 @@ def test_cancel_stops_a_simulation() -> None:
         with pytest.raises(Cancelled):
             simulate.run_shard(params, "0:5000", run)
     assert time.monotonic() - started < 3
+
+
+def test_the_research_policy_counts_what_an_action_tells_about_the_board() -> None:
+    """Where the bits about the whole board change the ranking, `research` follows them: a topic by its
+    bits about the triple + RESEARCH_BOARD_WEIGHT × its bits about the board, a survey or target by the
+    same with ACTION_BOARD_WEIGHT, per day; `goal` still ranks by bits about the triple alone."""
+    from puzzles.planetx.actions import Research, legal_actions, research_actions, score
+    from puzzles.planetx.board import MODES
+    from puzzles.planetx.boardset import all_boards
+
+    mode = MODES["standard"]
+    with Run(120) as run:
+        everything = all_boards(mode, run)
+    seen = {"research": False, "survey": False}
+    for seed in range(40):
+        game = simulate.new_game(everything, seed * 7919 % len(everything), "research", [seed], [])
+        boards = simulate._start(game, everything)
+        _, counts = boards.triple_counts()
+        topics = research_actions(game.topics(boards), set(), False)
+        surveys = legal_actions(mode, 1 + seed % mode.sectors)
+        for actions, weight, days in (
+            (topics, simulate.RESEARCH_BOARD_WEIGHT, 1.0),
+            (surveys, simulate.ACTION_BOARD_WEIGHT, np.array([a.days for a in surveys], dtype=float)),
+        ):
+            scores = score(boards, actions)
+            by_goal = int(np.argmax(np.round(scores.goal_bits / days, 12)))
+            by_worth = int(np.argmax(np.round((scores.goal_bits + weight * scores.bits) / days, 12)))
+            if by_goal == by_worth or simulate._locate_now(counts, float((scores.goal_bits / days).max())):
+                continue
+            assert simulate.choose("research", boards, actions, counts) is actions[by_worth]
+            if not isinstance(actions[0], Research):
+                assert simulate.choose("goal", boards, actions, counts) is actions[by_goal]
+            seen["research" if isinstance(actions[0], Research) else "survey"] = True
+        if all(seen.values()):
+            break
+    assert all(seen.values()), seen
