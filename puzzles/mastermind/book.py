@@ -48,7 +48,7 @@ BOOK_FILE = "opening_book.json"
 #: book was built when that took 40 codes, and is played above 40 still)
 MIN_LEFT = 40
 #: the first guess, where given (see the module docstring)
-FIRST = {(5, 8): "00112", (6, 9): "001123", (8, 6): "00011223"}
+FIRST = {(5, 8): "00112", (6, 9): "001123", (7, 7): "0011223", (8, 6): "00011223"}
 #: candidates × codes scored exactly at most; over it, a first pass against SAMPLE codes keeps SHORTLIST
 #: candidates per feedback
 EXACT_WORK = 2_000_000_000

@@ -43,13 +43,13 @@ THIRD_FILE = "third_book.json"
 #: `best` takes the rest; it took 40 at 8×6 and 70 at 6×9 when the book was built, and since takes up to
 #: stronger.ENDGAME and stronger.PREVIOUS_ENDGAME codes once the books are spent: the book still plays
 #: every part it holds)
-MIN_LEFT = {(6, 9): 70, (8, 6): 40}
+MIN_LEFT = {(6, 9): 70, (7, 7): 120, (8, 6): 40}
 #: the first pass: codes of a part sampled, candidates kept for the exact pass
 SAMPLE = 600
 SHORTLIST = 300
 #: candidates at most, per size (6×9: every one): over it, a uniform draw of them (seeded by the size and the
 #: first feedback), and the winner is then refined by hill climbing (one position recoloured at a time)
-CANDIDATES = {(8, 6): 20_000}
+CANDIDATES = {(7, 7): 20_000, (8, 6): 20_000}
 #: class evaluations per block
 BLOCK_WORK = 8_000_000
 

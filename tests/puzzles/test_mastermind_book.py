@@ -19,7 +19,7 @@ def _without_time(entry: dict) -> dict:
 
 
 def test_the_stored_books() -> None:
-    assert set(book.stored_books()) == {"5x5", "5x8", "8x6", "6x9"}
+    assert set(book.stored_books()) == {"5x5", "5x8", "7x7", "8x6", "6x9"}
 
 
 @pytest.mark.parametrize(("n", "k"), [(5, 8), (5, 5)])
@@ -28,8 +28,9 @@ def test_the_stored_small_books_are_what_the_builder_gives(n: int, k: int) -> No
 
 
 @pytest.mark.slow
-def test_the_stored_6x9_book_is_what_the_builder_gives() -> None:
-    assert _without_time(book.build(6, 9)) == _without_time(book.stored_books()["6x9"])
+@pytest.mark.parametrize(("n", "k"), [(6, 9), (7, 7)])
+def test_the_stored_larger_books_are_what_the_builder_gives(n: int, k: int) -> None:
+    assert _without_time(book.build(n, k)) == _without_time(book.stored_books()[f"{n}x{k}"])
 
 
 def test_a_second_guess_splits_as_well_as_every_code_does() -> None:

@@ -24,12 +24,12 @@ def _smallest_parts(size: str, count: int) -> list[tuple[str, str]]:
 
 
 def test_the_stored_sizes() -> None:
-    assert set(third.stored_thirds()) == {"6x9", "8x6"}
-    assert set(third.MIN_LEFT) == {(6, 9), (8, 6)}
+    assert set(third.stored_thirds()) == {"6x9", "7x7", "8x6"}
+    assert set(third.MIN_LEFT) == {(6, 9), (7, 7), (8, 6)}
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("size", "larger"), [("6x9", ("1,1", "0,1")), ("8x6", ("2,2", "0,2"))])
+@pytest.mark.parametrize(("size", "larger"), [("6x9", ("1,1", "0,1")), ("7x7", ("1,2", "1,2")), ("8x6", ("2,2", "0,2"))])
 def test_stored_entries_are_what_the_builder_gives(size: str, larger: tuple[str, str]) -> None:
     stored = third.stored_thirds()[size]
     n, k = map(int, size.split("x"))
@@ -39,7 +39,7 @@ def test_stored_entries_are_what_the_builder_gives(size: str, larger: tuple[str,
         assert fresh[key] == stored["after"][first]["third"][key], (first, key)
 
 
-@pytest.mark.parametrize("size", ["6x9", "8x6"])
+@pytest.mark.parametrize("size", ["6x9", "7x7", "8x6"])
 def test_the_stored_guesses_follow_the_opening_book(size: str) -> None:
     stored = third.stored_thirds()[size]
     n, k = map(int, size.split("x"))
