@@ -84,16 +84,16 @@ def level(mode: str, games: int, seed: int, extra: dict) -> tuple[dict, float]:
     return result, time.perf_counter() - started
 
 
-def report_levels(mode: str, games: int, seed: int, difficulties: list[str], told: bool = True) -> None:
+def report_levels(mode: str, games: int, seed: int, difficulties: list[str], with_told: bool = True) -> None:
     print(f"{mode}: {games} games, seed {seed}, policy research; the same boards per generator and level")
     print(
         f"  {'generator':9} {'difficulty':11} {'told':5} {'avg':>6} {'95%':>6} {'median':>6} {'max':>4}"
         f" {'vs told':>7} {'model right':>11} {'s/game':>7}"
     )
     for model in ("uniform", "weighted"):
-        told = None
+        told: float | None = None
         for difficulty in difficulties:
-            for known in (True, False) if told and difficulty == "genius" else (False,):
+            for known in (True, False) if with_told and difficulty == "genius" else (False,):
                 extra = {"clue_model": model, "difficulty": difficulty, "clue_model_known": known}
                 result, seconds = level(mode, games, seed, extra)
                 if known:
