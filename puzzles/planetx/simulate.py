@@ -24,8 +24,8 @@ Policies:
   reason both choices also count information about the whole board: a topic by its bits about Planet X's
   triple + RESEARCH_BOARD_WEIGHT × its bits about the board, a survey or target by (bits about the triple
   + ACTION_BOARD_WEIGHT × bits about the board) per day (the locate rule still reads the rate of bits
-  about the triple). Measured in docs/benchmarks.md: 0.07–0.17 fewer days a standard game on each of four
-  seeds not tuned on.
+  about the triple). Measured in docs/benchmarks.md: 0.07–0.17 fewer days a standard game under the
+  uniform generator on each of four seeds not tuned on; within the noise under the weighted one.
 `conferences` (default true) gives every policy the conference clues; false plays the game without them
 (as the figures before research were measured).
 Games are sharded by index; each game is seeded by (seed, index), so a rerun plays it the same way.

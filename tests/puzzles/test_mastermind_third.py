@@ -29,7 +29,9 @@ def test_the_stored_sizes() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(("size", "larger"), [("6x9", ("1,1", "0,1")), ("7x7", ("1,2", "1,2")), ("8x6", ("2,2", "0,2"))])
+@pytest.mark.parametrize(
+    ("size", "larger"), [("6x9", ("1,1", "0,1")), ("7x7", ("1,2", "1,2")), ("8x6", ("2,2", "0,2"))]
+)
 def test_stored_entries_are_what_the_builder_gives(size: str, larger: tuple[str, str]) -> None:
     stored = third.stored_thirds()[size]
     n, k = map(int, size.split("x"))
