@@ -51,10 +51,19 @@ FURTHER_B = 0.325
 BLOCK_WORK = 2_000_000
 
 
+#: sizes where this middle game also takes over from `stronger`'s once the books are spent (7×7)
+OVER_STRONGER = {(7, 7)}
+
+
 def middle_fits(n: int, k: int) -> bool:
     """Whether this middle game plays n×k (the sizes where the previous best plays with the exact end game:
-    6×9)."""
-    return endgame_fits(n, k)
+    6×9; and OVER_STRONGER)."""
+    return endgame_fits(n, k) or (n, k) in OVER_STRONGER
+
+
+def _endgame_size(n: int, k: int) -> int:
+    """The most codes the exact end game takes at n×k (this middle game plays above it)."""
+    return stronger.ENDGAME if (n, k) in OVER_STRONGER else stronger.PREVIOUS_ENDGAME
 
 
 @lru_cache(maxsize=4)
@@ -143,7 +152,7 @@ def decide_middle(n: int, k: int, history: History, rng: random.Random, run: Run
         split = _Split(n, k, history, run)
     except _TooManyPairs:
         return None
-    if not stronger.PREVIOUS_ENDGAME < split.count <= MAX_TARGETS:
+    if not _endgame_size(n, k) < split.count <= MAX_TARGETS:
         return None
     codes = np.array(split.codes(), dtype=np.int8).reshape(split.count, n)
     return Decision(choose(codes, n, k, rng, run), "best", split.count, split.count)

@@ -34,7 +34,7 @@ from __future__ import annotations
 from puzzles.mastermind.book import book_move
 from puzzles.mastermind.codes import ENUM_LIMIT, History, _canonical_codes, _consistent_codes, _Targets
 from puzzles.mastermind.fourth import fourth_move
-from puzzles.mastermind.middle import decide_middle
+from puzzles.mastermind.middle import OVER_STRONGER, decide_middle
 from puzzles.mastermind.model import _Model, _Session, conflicting_entries
 from puzzles.mastermind.sampled import _decide_sampled
 from puzzles.mastermind.scoring import POOL_BUDGET, Decision, _climb, _opening, _pick, _rng
@@ -139,7 +139,11 @@ def decide(
         move = book_move(n, k, history) or third_move(n, k, history) or fourth_move(n, k, history)
         if move is not None:
             return Decision(move[0], "best", move[1], move[1])
-        played = decide_best(n, k, history, seed, samples, session)
+        played = None
+        if (n, k) in OVER_STRONGER:
+            played = decide_middle(n, k, history, _rng(seed, history), session.run)
+        if played is None:
+            played = decide_best(n, k, history, seed, samples, session)
         if played is None:
             played = decide_middle(n, k, history, _rng(seed, history), session.run)
         if played is not None:

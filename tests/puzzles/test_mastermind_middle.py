@@ -1,6 +1,6 @@
-"""The 6×9 middle game of `best` (puzzles.mastermind.middle): its score is the by-hand count of expected
-further guesses, its guess scores no worse than the codes it was chosen among, `best` plays it, and the
-other sizes keep their path."""
+"""The 6×9 and 7×7 middle game of `best` (puzzles.mastermind.middle): its score is the by-hand count of
+expected further guesses, its guess scores no worse than the codes it was chosen among, `best` plays it,
+and the other sizes keep their path."""
 
 import itertools
 import math
@@ -13,6 +13,7 @@ from puzzles.mastermind import middle, stronger
 from puzzles.mastermind.model import _Session
 from puzzles.mastermind.sampled import _fitting as _fitting_rows
 from puzzles.mastermind.scoring import _rng
+from puzzles.mastermind.split import _Split
 from puzzles.mastermind.stronger import _engine, _sizes
 from puzzles.runtime import Run
 
@@ -74,8 +75,8 @@ def test_the_guess_beats_the_codes_that_fit_and_random_codes() -> None:
     assert all(chosen <= cost_by_hand(code, codes) + 1e-9 for code in others)
 
 
-def test_only_6x9_past_the_end_game() -> None:
-    assert middle.middle_fits(6, 9)
+def test_only_6x9_and_7x7_past_the_end_game() -> None:
+    assert middle.middle_fits(6, 9) and middle.middle_fits(7, 7)
     assert not any(middle.middle_fits(n, k) for n, k in [(4, 6), (5, 8), (8, 6), (16, 6)])
     with Run(60) as run:
         assert middle.decide_middle(6, 9, (), random.Random(0), run) is None
@@ -93,3 +94,32 @@ def test_best_plays_the_middle_game() -> None:
         decision = mm.decide(6, 9, history, "best", 0, 100, _Session(run))
         expected = middle.decide_middle(6, 9, history, _rng(0, history), run)
     assert expected is not None and decision.guess == expected.guess
+
+
+def test_best_plays_the_middle_game_at_7x7_above_its_end_game() -> None:
+    """At 7×7 the middle game takes over from `stronger` once more than stronger.ENDGAME codes fit (here
+    after the three book guesses), and leaves fewer to its end game."""
+    rng = random.Random(3)
+    played = {"middle": 0, "end game": 0}
+    with Run(120) as run:
+        for _ in range(40):
+            secret = tuple(rng.randrange(7) for _ in range(7))
+            history: tuple = ()
+            for _turn in range(3):
+                guess = mm.decide(7, 7, history, "best", 0, 100, _Session(run)).guess
+                history += ((guess, *paired_score(list(secret), list(guess))),)
+                if history[-1][1] == 7:
+                    break
+            else:
+                count = _Split(7, 7, history, run).count
+                expected = middle.decide_middle(7, 7, history, _rng(0, history), run)
+                if count > stronger.ENDGAME:
+                    assert expected is not None
+                    assert mm.decide(7, 7, history, "best", 0, 100, _Session(run)).guess == expected.guess
+                    played["middle"] += 1
+                else:
+                    assert expected is None
+                    played["end game"] += 1
+            if all(played.values()):
+                break
+    assert all(played.values()), played
