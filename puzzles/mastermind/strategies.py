@@ -16,11 +16,12 @@
   middle the fewest expected turns).
 * `best` at the middle sizes (`stronger.engine_fits`: 5×8, 8×6, …; not k ≥ 9): candidates beyond the
   codes that fit, scored by table look-ups, and an exact end game (`stronger`); the `best` described
-  above stays reachable as strategy `best-previous` (for the benchmark's baseline). At 5×8, 8×6 and 6×9
-  `best` plays its first two guesses from the opening book (`book`: exact entropy, chosen offline), and at
-  8×6 and 6×9 its third from the third-turn book (`third`: exact entropy, every code a candidate). At 6×9
-  the middle game (more codes fit than the exact end game takes) is `middle`'s (fewest expected further
-  guesses, every code that fits and many others as candidates), its fourth guess stored (`fourth`).
+  above stays reachable as strategy `best-previous` (for the benchmark's baseline). At 5×5, 5×8, 7×7, 8×6
+  and 6×9 `best` plays its first two guesses from the opening book (`book`: exact entropy, chosen
+  offline), and at 7×7, 8×6 and 6×9 its third from the third-turn book (`third`: exact entropy, every code
+  a candidate). At 6×9 and 7×7 the middle game (more codes fit than the exact end game takes) is
+  `middle`'s (fewest expected further guesses, every code that fits and many others as candidates), its
+  fourth guess stored at 6×9 (`fourth`).
 * `optimal` — the least total number of guesses over every secret: the stored decision tree of
   `optimal` (only for the sizes it holds); a history that left the tree is searched live while at most
   optimal.LIVE_LIMIT codes fit it, else `best` plays and `note` says so.
@@ -135,7 +136,7 @@ def decide(
         decision.note = f"minimax scores every code, so it needs k**n ≤ {MINIMAX_LIMIT}: best played instead"
         return decision
     if strategy != PREVIOUS:
-        # the first two turns at 5×8, 8×6 and 6×9, the third and fourth where stored
+        # the first two turns where a book is stored, the third and fourth where stored
         move = book_move(n, k, history) or third_move(n, k, history) or fourth_move(n, k, history)
         if move is not None:
             return Decision(move[0], "best", move[1], move[1])
