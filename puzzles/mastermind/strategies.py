@@ -35,7 +35,7 @@ from __future__ import annotations
 from puzzles.mastermind.book import book_move
 from puzzles.mastermind.codes import ENUM_LIMIT, History, _canonical_codes, _consistent_codes, _Targets
 from puzzles.mastermind.fourth import fourth_move
-from puzzles.mastermind.middle import OVER_STRONGER, decide_middle
+from puzzles.mastermind.middle import decide_middle
 from puzzles.mastermind.model import _Model, _Session, conflicting_entries
 from puzzles.mastermind.sampled import _decide_sampled
 from puzzles.mastermind.scoring import POOL_BUDGET, Decision, _climb, _opening, _pick, _rng
@@ -140,13 +140,11 @@ def decide(
         move = book_move(n, k, history) or third_move(n, k, history) or fourth_move(n, k, history)
         if move is not None:
             return Decision(move[0], "best", move[1], move[1])
-        played = None
-        if (n, k) in OVER_STRONGER:
-            played = decide_middle(n, k, history, _rng(seed, history), session.run)
+        # the middle game plays only above the end game's size (disjoint from where decide_best's end game
+        # plays), so asking it first changes no 6×9 guess and lets it take over from `stronger` at 7×7
+        played = decide_middle(n, k, history, _rng(seed, history), session.run)
         if played is None:
             played = decide_best(n, k, history, seed, samples, session)
-        if played is None:
-            played = decide_middle(n, k, history, _rng(seed, history), session.run)
         if played is not None:
             return played
     if k**n <= ENUM_LIMIT:
