@@ -195,6 +195,12 @@ class Shard(Base):
             "id",
             postgresql_where=text("state = 'queued' AND enqueued_at IS NULL"),
         ),
+        # a chain asks whether another client's shard waits in the broker (store.shards)
+        Index(
+            "ix_shards_sent",
+            "job_id",
+            postgresql_where=text("state = 'queued' AND enqueued_at IS NOT NULL"),
+        ),
     )
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True)

@@ -17,6 +17,8 @@ from typing import Any
 
 from sqlalchemy import (
     BigInteger,
+    BindParameter,
+    Exists,
     Float,
     Integer,
     Interval,
@@ -141,7 +143,8 @@ def claim_next_held(
     """Take the job's next held shard (queued, no message sent: see store.dispatch) straight from the
     table, for a worker that has just finished one of its shards: the client's count of work in flight
     stays the same, and no message, release or broker round trip stands between the two shards. A row
-    another transaction holds (a release marking it sent, another worker's claim) is skipped."""
+    another transaction holds (a release marking it sent, another worker's claim) is skipped; nothing is
+    taken while another client's shard waits in the broker (its turn comes first)."""
     return _claim(session, _claim_statement("next_held"), worker, lease_seconds, {"of_job": job_id})
 
 
@@ -181,12 +184,14 @@ def _claim_statement(which: str) -> Select:
             ),
         )
     else:
+        of_job = bindparam("of_job", type_=Job.id.type)
         held = (
             select(Shard.id)
             .where(
-                Shard.job_id == bindparam("of_job", type_=Job.id.type),
+                Shard.job_id == of_job,
                 Shard.state == ShardState.QUEUED,
                 Shard.enqueued_at.is_(None),
+                ~_another_clients_shard_waits(of_job),
             )
             .order_by(Shard.id)
             .limit(1)
@@ -225,6 +230,24 @@ def _claim_statement(which: str) -> Select:
     # one round trip: the claim, its job and the job's time used
     return select(claimed, Job.kind, Job.params, Job.time_limit, Job.owner_id, used.label("used")).join(
         Job, Job.id == claimed.c.job_id
+    )
+
+
+def _another_clients_shard_waits(of_job: BindParameter) -> Exists:
+    """Whether a shard of another client than `of_job`'s was sent and waits in the broker: a chain then
+    ends, and that client's turn comes before this job's next shard (fair share between bulk jobs).
+    Uncorrelated, so PostgreSQL reads it once per statement, on ix_shards_sent's few rows."""
+    waiting, its_job, chained_job = aliased(Shard), aliased(Job), aliased(Job)
+    chaining_owner = select(chained_job.owner_id).where(chained_job.id == of_job).scalar_subquery()
+    return (
+        select(waiting.id)
+        .join(its_job, its_job.id == waiting.job_id)
+        .where(
+            waiting.state == ShardState.QUEUED,
+            waiting.enqueued_at.is_not(None),
+            its_job.owner_id != chaining_owner,
+        )
+        .exists()
     )
 
 

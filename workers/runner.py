@@ -267,9 +267,10 @@ def execute_shard(
 ) -> Messages:
     """Claim and run a shard; then, for up to `settings.shard_chain_seconds` and while `may_chain()`
     (no interactive work waits in the broker, say), its job's next held shards, each claimed in the
-    transaction that stores the one before. What follows is published once, after the last; but a
-    shard that adds shards (a split, the rest of a slice) has its client's held work released at once
-    (`release`), so that idle processes need not wait for the chain to end."""
+    transaction that stores the one before, while no other client's shard waits in the broker. What
+    follows is published once, after the last; but a shard that adds shards (a split, the rest of a
+    slice) has its client's held work released at once (`release`), so that idle processes need not
+    wait for the chain to end."""
     followups = Messages()
     began = time.time()
     with db.session() as session:

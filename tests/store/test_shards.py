@@ -148,6 +148,35 @@ def test_a_chain_takes_the_jobs_held_shards_in_order_and_never_a_sent_one(planne
         assert not dispatch.release(session, window=10, owners=[job.owner_id]).shards
 
 
+def _sent_shard(db: Database, owner: int) -> int:
+    """A running sharded job of `owner` with one shard sent (its message waits in the broker)."""
+    with db.session() as session:
+        job, _ = jobs.create_job(
+            session, owner_id=owner, kind="planetx.enumerate", params={"mode": "expert"}, time_limit=60
+        )
+    with db.session() as session:
+        jobs.claim(session, job.id, "planner", 30)
+        (shard_id,) = shards.create_shards(session, job.id, "planner", ["AA"])
+        session.execute(update(Shard).where(Shard.id == shard_id).values(enqueued_at=func.now()))
+    return shard_id
+
+
+def test_a_chain_ends_while_another_clients_shard_waits_in_the_broker(planned) -> None:
+    db, job, ids = planned
+    _sent_shard(db, job.owner_id)
+    with db.session() as session:
+        assert shards.claim_next_held(session, job.id, "w", 30).id == ids[0], "its own client's: goes on"
+    with db.session() as session:
+        other = keys.create_key(session, name="other").id
+    waiting = _sent_shard(db, other)
+    with db.session() as session:
+        assert shards.claim_next_held(session, job.id, "w", 30) is None, "the other client's turn"
+    with db.session() as session:
+        assert shards.claim_shard(session, waiting, "w2", 30) is not None
+    with db.session() as session:
+        assert shards.claim_next_held(session, job.id, "w", 30).id == ids[1], "taken: the chain goes on"
+
+
 def test_a_chain_skips_a_held_shard_another_transaction_holds(planned) -> None:
     db, job, ids = planned
     with db.session() as holder:

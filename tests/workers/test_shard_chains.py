@@ -1,15 +1,18 @@
 """A worker that finishes a shard takes its job's next held shard straight from the table (a chain),
-unless interactive work waits in the broker: real PostgreSQL, Redis and worker process of their own."""
+unless interactive work or another client's shard waits in the broker: real PostgreSQL, Redis and worker
+process of their own."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from core.config import Settings
 from services.messages import BULK_PRIORITY, QUEUE, RUN_JOB, RUN_SHARD, SHORT_QUEUE, enqueue
+from store import keys
 from tests.support import PrivateStack, poll_job, private_stack, wait_until
 from workers.app import interactive_waiting, make_celery
 
@@ -72,3 +75,23 @@ def test_a_worker_chains_its_jobs_shards_and_yields_to_an_interactive_job(stack:
     ]
     assert len(shards_before_dice) <= 1, [(s.key, s.started_at) for s in shards_before_dice]
     assert poll_job(stack.client, stack.headers, long, 60)["state"] == "succeeded"
+
+
+def test_a_chain_gives_way_to_another_clients_waiting_shards(settings: Settings, tmp_path: Path) -> None:
+    # a window of five: each client has five shards sent at once, the first client's ahead in the queue
+    wide = replace(settings, max_in_flight_per_key=5)
+    env = {"ZOLVE_MAX_IN_FLIGHT_PER_KEY": "5"}
+    with private_stack(wide, tmp_path / "data", concurrency=2, env=env) as stack:
+        with stack.db.session() as session:
+            second = {"Authorization": f"Bearer {keys.create_key(session, name='second').key}"}
+        stack.worker.start()
+        ids = [
+            stack.client.post("/jobs", json=bulk(8, 0.5), headers=headers).get_json()["id"]
+            for headers in (stack.headers, second)
+        ]
+        for headers, job_id in zip((stack.headers, second), ids, strict=True):
+            assert poll_job(stack.client, headers, job_id, 60)["state"] == "succeeded"
+        first_finished = stack.job(ids[0]).finished_at
+        second_done_before = [s.key for s in stack.shards(ids[1]) if s.finished_at < first_finished]
+        # chained, the first client's three held shards would run before the second client's five sent
+        assert len(second_done_before) >= 3, second_done_before
