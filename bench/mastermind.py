@@ -38,8 +38,9 @@ their sources; zolve's own search for the sizes it stores, puzzles/mastermind/op
 plays every secret at once: each strategy's decision tree is walked (puzzles/mastermind/every.py), cut
 `--depth` guesses down and walked in `--processes` processes, so the averages are exact (the figures to
 compare with the published ones, which are over every secret too). Beside each: the average without the
-tuning secrets (TUNING_SEEDS' and the subtrees that chose the end game's size, TUNING_SUBTREES), the turns
-histogram and the CPU per secret. `--turns-out` saves each secret's turns (numpy, all_codes order).
+tuning secrets (TUNING_SEEDS' and the subtrees that chose the end game's size, TUNING_SUBTREES and
+TUNING_PARTS), the turns histogram and the CPU per secret. `--turns-out` saves each secret's turns
+(numpy, all_codes order).
 """
 
 from __future__ import annotations
@@ -246,10 +247,29 @@ TUNING_SUBTREES = {(8, 6): 1_500, (6, 9): 700}
 STRONGER_BEFORE = {"ENDGAME": 40, "PREVIOUS_ENDGAME": 70, "EXTRA": 200}
 
 
+#: at 7×7 the end game's size (stronger.ENDGAME_AT) was chosen on the parts of more than 120 codes three
+#: guesses down (the books' guesses, whatever the end game's size): Random(5).sample of 150 of them
+TUNING_PARTS = {(7, 7): (150, 120, 5)}
+
+
+def tuning_parts(n: int, k: int) -> np.ndarray:
+    """The indexes of the secrets in the parts that chose the end game's size at n×k (TUNING_PARTS)."""
+    if (n, k) not in TUNING_PARTS:
+        return np.zeros(0, dtype=np.int64)
+    count, above, seed = TUNING_PARTS[(n, k)]
+    with Run() as run:
+        nodes = Walker(n, k, "best", 0, run).subtrees(3, np.zeros(k**n, dtype=np.int8))
+    large = [index for index, node in enumerate(nodes) if len(node[1]) > above]
+    picked = sorted(random.Random(seed).sample(large, count))
+    return np.concatenate([nodes[index][1] for index in picked])
+
+
 def tuning_subtrees(n: int, k: int) -> np.ndarray:
     """The indexes of the secrets in the subtrees that chose the end game's size at n×k."""
     from puzzles.mastermind import stronger
 
+    if (n, k) in TUNING_PARTS:
+        return tuning_parts(n, k)
     if (n, k) not in TUNING_SUBTREES:
         return np.zeros(0, dtype=np.int64)
     now = {name: getattr(stronger, name) for name in STRONGER_BEFORE}

@@ -127,3 +127,26 @@ def test_tuning_subtrees_come_from_the_tree_before_and_todays_constants_come_bac
         nodes = Walker(5, 8, "best", 0, run).subtrees(3, np.zeros(8**5, dtype=np.int8))
     picked = random.Random(11).sample(range(len(nodes)), 40)
     assert drawn.tolist() == np.concatenate([nodes[i][1] for i in picked]).tolist()
+
+
+@pytest.mark.slow
+def test_tuning_parts_are_a_seeded_sample_of_the_large_subtrees(monkeypatch) -> None:
+    """TUNING_PARTS: Random(seed).sample of the subtrees three guesses down that hold more than `above`
+    codes, their secrets in order (they stand in for TUNING_SUBTREES at their size)."""
+    import random
+
+    import numpy as np
+
+    from bench import mastermind as bench
+    from puzzles.mastermind.every import Walker
+    from puzzles.runtime import Run
+
+    monkeypatch.setattr(bench, "TUNING_PARTS", {(5, 8): (6, 40, 3)})
+    monkeypatch.setattr(bench, "TUNING_SUBTREES", {(5, 8): 40})
+    drawn = bench.tuning_subtrees(5, 8)
+    with Run() as run:
+        nodes = Walker(5, 8, "best", 0, run).subtrees(3, np.zeros(8**5, dtype=np.int8))
+    large = [index for index, node in enumerate(nodes) if len(node[1]) > 40]
+    picked = sorted(random.Random(3).sample(large, 6))
+    assert len(large) > 6 and all(len(nodes[index][1]) > 40 for index in picked)
+    assert drawn.tolist() == np.concatenate([nodes[index][1] for index in picked]).tolist()

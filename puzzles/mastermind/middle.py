@@ -64,7 +64,7 @@ def middle_fits(n: int, k: int) -> bool:
 
 def _endgame_size(n: int, k: int) -> int:
     """The most codes the exact end game takes at n×k (this middle game plays above it)."""
-    return stronger.ENDGAME if (n, k) in OVER_STRONGER else stronger.PREVIOUS_ENDGAME
+    return stronger.endgame_size(n, k) if (n, k) in OVER_STRONGER else stronger.PREVIOUS_ENDGAME
 
 
 @lru_cache(maxsize=4)

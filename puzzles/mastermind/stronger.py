@@ -21,9 +21,9 @@ wherever at most middle.MAX_TARGETS codes fit (always, after the books).
 * Third-turn decisions are kept per process (`_THIRD`): a play shard's memo is its own, and the third
   turn, the dearest, has a few thousand histories at most. At 8×6 and 6×9 the third guess after the
   opening book comes from the third-turn book (`third`) instead, where one is stored.
-* End game (at most ENDGAME codes fit): the least total number of guesses for them, searched exactly
-  (`optimal.Search` on a local table) over the codes that fit and the EXTRA other codes that split them
-  into the most parts.
+* End game (at most ENDGAME codes fit; ENDGAME_AT's at 7×7): the least total number of guesses for them,
+  searched exactly (`optimal.Search` on a local table) over the codes that fit and the EXTRA other codes
+  that split them into the most parts.
 
 The strategy before this one (`best` in strategies, sampled consistent candidates) stays reachable as
 strategy PREVIOUS, for the benchmark's baseline only (the schema does not offer it).
@@ -65,6 +65,10 @@ BUDGET = 1_000_000
 #: (the end game from 120 codes, not 40: walked over the same 1,500 random subtrees three guesses down at
 #: 8×6, 100,000 secrets, 0.0025 fewer guesses a secret from 70 codes, 0.0031 from 90, 0.0041 from 120)
 ENDGAME = 120
+#: larger at 7×7 (where `middle` plays the middle game above it): over 150 random parts of more than 120
+#: codes three guesses down (51,543 secrets), 200 codes took 0.0015 ± 0.0009 fewer guesses a secret than
+#: 120 (extrapolated to all 1,695 such parts), at 2.4 times their CPU
+ENDGAME_AT = {(7, 7): 200}
 #: the same where the previous best plays the middle game (`endgame_fits`): from 200 codes, not 70 (over
 #: 700 random subtrees of 6×9, 57,611 secrets: 0.0022 fewer guesses a secret from 120 codes, 0.0066 from
 #: 200, the fourth-turn book no longer played where it leaves at most 200)
@@ -130,6 +134,11 @@ class _Engine:
         black += self.black_low[candidates[:, None, 1], targets[None, :, 1]]
         common = self.common[candidates[:, None, 2], targets[None, :, 2]]
         return black * np.uint8(self.n + 1) + common
+
+
+def endgame_size(n: int, k: int) -> int:
+    """The most codes the exact end game takes at an ENGINE size (ENDGAME, or ENDGAME_AT's)."""
+    return ENDGAME_AT.get((n, k), ENDGAME)
 
 
 @lru_cache(maxsize=4)
@@ -232,7 +241,7 @@ def decide_engine(n: int, k: int, history: History, seed: int, samples: int, ses
     decision = Decision(tuple(int(c) for c in codes[0]), "best", count, count)
     if count <= 2:
         return decision
-    if count <= ENDGAME:
+    if count <= endgame_size(n, k):
         decision.guess = _endgame(n, k, codes, rng, run)
         return decision
     run.raise_if_stopped()

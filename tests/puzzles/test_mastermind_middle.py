@@ -97,10 +97,10 @@ def test_best_plays_the_middle_game() -> None:
 
 
 def test_best_plays_the_middle_game_at_7x7_above_its_end_game() -> None:
-    """At 7×7 the middle game takes over from `stronger` once more than stronger.ENDGAME codes fit (here
-    after the three book guesses), and leaves fewer to its end game."""
+    """At 7×7 the middle game takes over from `stronger` once more than its end game's 200 codes fit
+    (stronger.ENDGAME_AT; here after the three book guesses), and leaves fewer to its end game."""
     rng = random.Random(3)
-    played = {"middle": 0, "end game": 0}
+    played = {"middle": 0, "end game": 0, "end game above 120": 0}
     with Run(120) as run:
         for _ in range(40):
             secret = tuple(rng.randrange(7) for _ in range(7))
@@ -113,13 +113,14 @@ def test_best_plays_the_middle_game_at_7x7_above_its_end_game() -> None:
             else:
                 count = _Split(7, 7, history, run).count
                 expected = middle.decide_middle(7, 7, history, _rng(0, history), run)
-                if count > stronger.ENDGAME:
+                if count > stronger.endgame_size(7, 7):
                     assert expected is not None
                     assert mm.decide(7, 7, history, "best", 0, 100, _Session(run)).guess == expected.guess
                     played["middle"] += 1
                 else:
                     assert expected is None
                     played["end game"] += 1
+                    played["end game above 120"] += count > stronger.ENDGAME
             if all(played.values()):
                 break
     assert all(played.values()), played
