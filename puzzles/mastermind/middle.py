@@ -1,7 +1,8 @@
 """Strategy `best`'s middle game at 6×9 and 7×7 (`middle_fits`): once the books are spent and more codes fit
 than the exact end game takes, the guess of the fewest expected further guesses, over every code that fits
 and many other codes. (At 7×7, OVER_STRONGER, it plays instead of `stronger`'s middle game: 6.0889 against
-6.0902 over every secret, see docs/benchmarks.md.)
+6.0902 over every secret, with the end game from 120 codes; from 200, stronger.ENDGAME_AT, 6.0869: see
+docs/benchmarks.md.)
 
 Why: after the third-turn book about three quarters of the 6×9 codes were still in parts of more than 70
 codes (1,595 parts, at most 2,335 codes each; the end game now takes parts of up to 200), and the middle
