@@ -10,16 +10,23 @@ from store.db import Database
 from store.models import Job, Row, Shard
 
 
+def _sharded_job(db: Database, owner: int, shard_keys: list[str]) -> tuple[Job, list[int]]:
+    """A running planetx.enumerate job of `owner` with these held shards."""
+    with db.session() as session:
+        job, _ = jobs.create_job(
+            session, owner_id=owner, kind="planetx.enumerate", params={"mode": "standard"}, time_limit=60
+        )
+    with db.session() as session:
+        jobs.claim(session, job.id, "planner", 30)
+        ids = shards.create_shards(session, job.id, "planner", shard_keys)
+    return job, ids
+
+
 @pytest.fixture
 def planned(isolated_db: Database) -> tuple[Database, Job, list[int]]:
     with isolated_db.session() as session:
         owner = keys.create_key(session, name="o").id
-        job, _ = jobs.create_job(
-            session, owner_id=owner, kind="planetx.enumerate", params={"mode": "standard"}, time_limit=60
-        )
-    with isolated_db.session() as session:
-        jobs.claim(session, job.id, "planner", 30)
-        ids = shards.create_shards(session, job.id, "planner", ["AA", "AG", "CE"])
+    job, ids = _sharded_job(isolated_db, owner, ["AA", "AG", "CE"])
     return isolated_db, job, ids
 
 
@@ -150,13 +157,8 @@ def test_a_chain_takes_the_jobs_held_shards_in_order_and_never_a_sent_one(planne
 
 def _sent_shard(db: Database, owner: int) -> int:
     """A running sharded job of `owner` with one shard sent (its message waits in the broker)."""
+    _, (shard_id,) = _sharded_job(db, owner, ["AA"])
     with db.session() as session:
-        job, _ = jobs.create_job(
-            session, owner_id=owner, kind="planetx.enumerate", params={"mode": "expert"}, time_limit=60
-        )
-    with db.session() as session:
-        jobs.claim(session, job.id, "planner", 30)
-        (shard_id,) = shards.create_shards(session, job.id, "planner", ["AA"])
         session.execute(update(Shard).where(Shard.id == shard_id).values(enqueued_at=func.now()))
     return shard_id
 
