@@ -12,12 +12,14 @@ import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import numpy as np
 from flask import Response, stream_with_context
 from flask_smorest import abort
 from marshmallow import RAISE, Schema
 
 from api.auth import auth
 from api.bodies import Blueprint
+from api.bulk_lines import LineFormat, render_lines
 from api.deps import caller, context, database
 from api.extension import zolve
 from api.media import served_as
@@ -49,11 +51,11 @@ def _rows_of(job: Job) -> uuid.UUID:
 
 
 def export(job: Job, rows: Rows, args: dict[str, Any], fmt: str) -> Response:
-    """Every row of the job matching the filters, streamed as `csv` or `ndjson`: rendered by PostgreSQL
-    where the kind says how (Rows.sql_text), else here, row by row."""
+    """Every row of the job matching the filters, streamed as `csv` or `ndjson`: rendered in bulk where
+    the kind says how (Rows.fixed_text), else here, row by row."""
     body: Iterator[bytes] | Iterator[str]
-    if rows.sql_text is not None and not rows.payloads:
-        body = _rendered_by_database(job, rows, rows.sql_text(job.params), args, fmt)
+    if rows.fixed_text is not None and not rows.payloads:
+        body = _rendered_in_bulk(job, rows, rows.fixed_text, args, fmt)
     else:
         body = _rendered_here(job, rows, args, fmt)
     response = Response(
@@ -63,14 +65,21 @@ def export(job: Job, rows: Rows, args: dict[str, Any], fmt: str) -> Response:
     return response
 
 
-def _rendered_by_database(job: Job, rows: Rows, text: str, args: dict[str, Any], fmt: str) -> Iterator[bytes]:
-    """`text`: the kind's SQL for a row's rendered form (Rows.sql_text)."""
+def _rendered_in_bulk(
+    job: Job,
+    rows: Rows,
+    fixed_text: Callable[[dict[str, Any], np.ndarray], np.ndarray],
+    args: dict[str, Any],
+    fmt: str,
+) -> Iterator[bytes]:
+    """Keys read in chunks, each chunk's lines composed at once (api.bulk_lines)."""
     if fmt == "csv":
         yield f"code,{rows.item}\n".encode()
-        line = f"key || ',' || {text}"
-    else:  # json.dumps({"code": key, item: text}): its separators, and a text that needs no escaping
-        line = f"""'{{"code": ' || key || ', "{rows.item}": "' || {text} || '"}}'"""
-    yield from row_store.copy_out(database(), _rows_of(job), rows.filters(args), line)
+        form = LineFormat.csv()
+    else:
+        form = LineFormat.ndjson(rows.item)
+    for codes in row_store.key_chunks(database(), _rows_of(job), rows.filters(args)):
+        yield render_lines(codes, fixed_text(job.params, codes), form)
 
 
 def _rendered_here(job: Job, rows: Rows, args: dict[str, Any], fmt: str) -> Iterator[str]:

@@ -22,6 +22,8 @@ from store.db import Database
 from store.rows import RowFilter
 
 if TYPE_CHECKING:  # the API must not import Z3
+    import numpy as np
+
     from puzzles.runtime import Run
 
 SolveFunction = Callable[[dict[str, Any], "Run"], dict[str, Any]]
@@ -54,11 +56,12 @@ class Rows:
     statistics: tuple[str, ...] = ()
     #: the rows carry payloads: pages and exports read them (a kind whose key says it all reads keys only)
     payloads: bool = False
-    #: the job's params -> an SQL expression over `key` that gives a row's rendered form as text, for
-    #: exports at the database's speed (PostgreSQL writes them with COPY; Python renders no row): the
-    #: same text `render` gives, made of characters that need no quoting in CSV nor escaping in JSON
-    #: (letters, digits). None: exports render each row with `render`.
-    sql_text: Callable[[dict[str, Any]], str] | None = None
+    #: (the job's params, many rows' keys) -> each row's rendered form as a row of ASCII bytes, all of one
+    #: width (e.g. a Planet X board's letters), for exports at the database's speed: they read keys in
+    #: large chunks and render them in bulk (api.bulk_lines), no row alone in Python. The same text
+    #: `render` gives, of characters that need no quoting in CSV nor escaping in JSON (letters, digits),
+    #: for keys that are never negative. None: exports render each row with `render`.
+    fixed_text: Callable[[dict[str, Any], np.ndarray], np.ndarray] | None = None
     #: a page as the API documents it: `items` of {code, <item>} and `next_cursor`
     page_schema: type[Schema] = RowPage
     #: what the rows are, for the API documentation (the description of their tag)

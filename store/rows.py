@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+import numpy as np
 import psycopg
 from sqlalchemy import BigInteger, ColumnElement, func, literal_column, null, select, text
 from sqlalchemy.dialects import postgresql
@@ -148,34 +149,32 @@ def stream(
                     yield [key for (key,) in batch]
 
 
-def copy_out(
-    db: Database,
-    job_id: uuid.UUID,
-    filters: Sequence[RowFilter],
-    line: str,
-    chunk_bytes: int = 1 << 18,
-) -> Iterator[bytes]:
-    """`line` (an SQL expression over `key`) of every matching row in key order, a line each, as
-    PostgreSQL's COPY writes it: the database renders and Python only passes bytes on, in chunks of about
-    `chunk_bytes`. A reader that stops early cancels the COPY. It is one statement for the whole export,
-    so the session's statement timeout is lifted for it: a slow reader is cut off by the API's write
-    deadline instead (ZOLVE_RESPONSE_WRITE_SECONDS)."""
-    query = f"COPY (SELECT {line} FROM rows WHERE job_id = %s{_where(filters)} ORDER BY key) TO STDOUT"
+#: a chunk of a job's keys in key order, as one value: their big-endian 8 bytes one after the other (the
+#: aggregate reads the primary key's order: PostgreSQL 16 sorts nothing), and the chunk's last key
+_KEY_CHUNK = (
+    "SELECT string_agg(int8send(key), ''::bytea ORDER BY key), max(key)"
+    " FROM (SELECT key FROM rows WHERE job_id = %s{where} ORDER BY key LIMIT %s) AS chunk"
+)
+
+
+def key_chunks(
+    db: Database, job_id: uuid.UUID, filters: Sequence[RowFilter], chunk: int = 50_000
+) -> Iterator[np.ndarray]:
+    """Every matching key in key order, `chunk` keys at a time, each chunk one array (int64) from one
+    short statement: no row crosses the wire or Python alone (a COPY sends each row as a message of its
+    own, which cost more than the database's reading them). The chunks are read in one snapshot, each
+    after the last key of the one before."""
+    where = _where(filters)
+    first, after = _KEY_CHUNK.format(where=where), _KEY_CHUNK.format(where=f"{where} AND key > %s")
     with db.session() as session:
-        session.execute(text("SET LOCAL statement_timeout = 0"))
+        session.execute(text("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ"))
         read_in_key_order(session)
-        connection = _psycopg(session)
-        with connection.cursor() as cursor, cursor.copy(query, (job_id,)) as copy:
-            pending: list[bytes] = []
-            size = 0
-            for data in copy:
-                pending.append(bytes(data))
-                size += len(data)
-                if size >= chunk_bytes:
-                    yield b"".join(pending)
-                    pending, size = [], 0
-            if pending:
-                yield b"".join(pending)
+        with _psycopg(session).cursor(binary=True) as cursor:
+            found = cursor.execute(first, (job_id, chunk)).fetchone()
+            while found is not None and found[0] is not None:
+                data, last = found
+                yield np.frombuffer(data, dtype=">i8").astype(np.int64)
+                found = cursor.execute(after, (job_id, last, chunk)).fetchone()
 
 
 _STATISTIC_NAME = re.compile(r"[a-z][a-z0-9_]*")

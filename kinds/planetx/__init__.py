@@ -9,14 +9,16 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from kinds.base import Kind, Pages, Resources, ResultTable, Rows
 from pictures import planetx as planetx_picture
 from puzzles.planetx.board import (  # pure Python, no Z3
     BITS,
     BOARDS_RESOURCE,
     MODES,
+    letters_matrix,
     render_board,
-    triples_text,
 )
 from schemas.planetx import (
     BoardExportQuery,
@@ -96,22 +98,16 @@ def sector_tables(result: dict[str, Any]) -> list[ResultTable]:
     return tables
 
 
-def board_letters_sql(params: dict[str, Any]) -> str:
-    """A board's letters in SQL, as render_board gives them: three sectors per 9 bits of the key, read
-    from the table of every triple's letters (1,536 letters and '?'). The table is bytes, not text: a
-    text's substr counts characters from its start in a UTF-8 database (37 times slower here)."""
-    sectors = MODES[params["mode"]].sectors
-    triples = f"'{triples_text()}'::bytea"
-    groups = range((sectors + 2) // 3)
-    chunks = [f"substring({triples} from ((key >> {9 * g}) & 511)::int * 3 + 1 for 3)" for g in groups]
-    return f"convert_from(substring({' || '.join(chunks)} from 1 for {sectors}), 'UTF8')"
+def board_letters(params: dict[str, Any], codes: np.ndarray) -> np.ndarray:
+    """The boards' letters, a row of bytes each, as render_board gives them (Rows.fixed_text)."""
+    return letters_matrix(codes, MODES[params["mode"]].sectors)
 
 
 BOARDS = Rows(
     name="boards",
     item="board",
     render=lambda params, key, payload: render_board(params, key),
-    sql_text=board_letters_sql,
+    fixed_text=board_letters,
     page_query=BoardQuery,
     export_query=BoardExportQuery,
     filters=board_filters,

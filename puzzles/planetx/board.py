@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import cast
 
+import numpy as np
+
 EMPTY, PLANET_X, GAS_CLOUD, DWARF_PLANET, ASTEROID, COMET = range(6)
 LETTERS = "EXGDAC"
 OBJECT_NAMES = ("empty", "planet_x", "gas_cloud", "dwarf_planet", "asteroid", "comet")
@@ -65,10 +67,15 @@ _TRIPLES: list[str | None] = [
 ]
 
 
-def triples_text() -> str:
-    """Every 9-bit value's three letters, one after the other ("???" where one names no object): the table
-    an export reads boards' letters from, three sectors at a time."""
-    return "".join(triple or "???" for triple in _TRIPLES)
+#: each 3-bit value's letter as a byte ("?" where it names no object)
+_LETTER_BYTES = np.frombuffer((LETTERS + "?" * (8 - len(LETTERS))).encode(), dtype=np.uint8)
+
+
+def letters_matrix(codes: np.ndarray, sectors: int) -> np.ndarray:
+    """Many boards' letters at once: row i holds board codes[i]'s letters as ASCII bytes (the letters
+    to_letters gives; "?" in a sector whose bits name no object). An export renders a million."""
+    shifts = np.arange(sectors, dtype=np.int64) * BITS
+    return _LETTER_BYTES[(codes.astype(np.int64)[:, None] >> shifts) & 7]
 
 
 def to_letters(code: int, sectors: int) -> str:

@@ -85,6 +85,29 @@ def test_a_stream_gives_every_matching_code_in_order_in_chunks(isolated_db: Data
     assert matching == [c for c in every if (c >> 3) & 7 == 2 and c & 7 == 5] and matching
 
 
+def test_key_chunks_give_every_matching_key_in_order_from_one_snapshot(isolated_db: Database) -> None:
+    """An export's keys: in chunks of the asked size, filtered, and none that another transaction
+    stores while the export reads."""
+    with isolated_db.session() as session:
+        owner = keys.create_key(session, name="o").id
+    job, empty = (new_job(isolated_db, owner, "planetx.enumerate") for _ in range(2))
+    every = sorted(map(code, range(2500)))
+    with isolated_db.session() as session:
+        rows.copy_rows(session, job, every[::-1])
+    chunks = rows.key_chunks(isolated_db, job, [], chunk=1000)
+    first = next(chunks)
+    later = [every[-1] + 1, every[-1] + 2]
+    with isolated_db.session() as session:  # stored while the export reads: after its snapshot
+        rows.copy_rows(session, job, later)
+    rest = list(chunks)
+    assert [len(c) for c in [first, *rest]] == [1000, 1000, 500]
+    assert [int(k) for chunk in [first, *rest] for k in chunk] == every
+    fields = [rows.KeyBits(shift=3 * 1, mask=7, value=2), rows.KeyBits(shift=0, mask=7, value=5)]
+    matching = [int(k) for chunk in rows.key_chunks(isolated_db, job, fields, chunk=7) for k in chunk]
+    assert matching == [c for c in every + later if (c >> 3) & 7 == 2 and c & 7 == 5] and matching
+    assert list(rows.key_chunks(isolated_db, empty, [])) == []
+
+
 def test_rows_with_payloads_are_copied_paged_and_streamed_in_key_order(isolated_db: Database) -> None:
     """A kind whose key does not say it all stores a payload of any width (bytes of its own format)."""
     with isolated_db.session() as session:

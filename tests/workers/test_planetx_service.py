@@ -79,7 +79,7 @@ def test_boards_page_with_keyset_cursor_and_filters(client, standard_job, standa
 
 
 def test_exports_stream_every_board(client, standard_job, standard_boards) -> None:
-    """PostgreSQL renders the boards (Rows.sql_text): byte for byte what Python's rendering of each row
+    """Boards rendered in bulk (Rows.fixed_text): byte for byte what Python's rendering of each row
     gives, whole and filtered."""
     job, headers = standard_job
 
