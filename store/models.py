@@ -159,6 +159,8 @@ class Job(Base):
     shards_total: Mapped[int] = mapped_column(Integer, server_default=text("0"))
     shards_done: Mapped[int] = mapped_column(Integer, server_default=text("0"))
     rows_done: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
+    #: sharded jobs: when a shard last recorded the job's `progress` event (store.shards.PROGRESS_EVERY)
+    progress_event_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
     #: the job whose stored rows (boards) this one serves: itself, or an earlier identical job (cache hit)
     rows_job_id: Mapped[uuid.UUID | None] = mapped_column(UUID(as_uuid=True))
     #: sharded jobs: when the finalize message was last published; NULL once every shard is done = not

@@ -359,10 +359,16 @@ def _finish(
 
 def _count_done(session: Session, job_id: uuid.UUID, added_shards: int, added_rows: int) -> Any:
     """Count a shard done on its job (and the shards it added, the rows it stored), record the progress
-    event, and return the job's counts."""
-    values = {"of_job": job_id, "added_shards": added_shards, "added_rows": added_rows}
+    event when it is due (PROGRESS_EVERY), and return the job's counts."""
+    values = {
+        "of_job": job_id,
+        "added_shards": added_shards,
+        "added_rows": added_rows,
+        "every": PROGRESS_EVERY,
+    }
     counts = session.execute(_count_statement(), values, execution_options=_NO_SYNC).one()
-    _record_progress(session, job_id, counts)
+    if counts.progress_due:
+        _record_progress(session, job_id, counts)
     return counts
 
 
@@ -393,9 +399,20 @@ def _finish_statement() -> Update:
     )
 
 
+#: a sharded job's `progress` event is recorded at most this often, and by its last shard: an event is a
+#: row with triggers and a NOTIFY, whose commit takes a lock every notifying transaction takes in turn
+PROGRESS_EVERY = timedelta(seconds=0.5)
+
+
 @functools.cache
 def _count_statement() -> Update:
     added_shards = bindparam("added_shards", type_=Integer)
+    last = Job.shards_done + 1 == Job.shards_total + added_shards
+    progress_due = or_(
+        last,
+        Job.progress_event_at.is_(None),
+        Job.progress_event_at <= func.now() - bindparam("every", type_=Interval),
+    )
     return (
         update(Job)
         .where(Job.id == bindparam("of_job", type_=Job.id.type))
@@ -404,11 +421,11 @@ def _count_statement() -> Update:
             shards_total=Job.shards_total + added_shards,
             rows_done=Job.rows_done + bindparam("added_rows", type_=BigInteger),
             # the last shard's worker publishes the finalize message once this commits
-            finalize_enqueued_at=case(
-                (Job.shards_done + 1 == Job.shards_total + added_shards, func.now()), else_=None
-            ),
+            finalize_enqueued_at=case((last, func.now()), else_=None),
+            progress_event_at=case((progress_due, func.now()), else_=Job.progress_event_at),
         )
-        .returning(*PROGRESS_COLUMNS)
+        # now() is the transaction's start: equal only when this statement set it
+        .returning(*PROGRESS_COLUMNS, (Job.progress_event_at == func.now()).label("progress_due"))
     )
 
 

@@ -61,7 +61,8 @@ def test_a_sharded_jobs_stream_is_in_order_and_a_resumed_one_ends_the_same(
     assert names.index("running") < names.index("planned") < names.index("progress")
     assert [e.id for e in unbroken] == sorted({e.id for e in unbroken})
     shard_counts = [e.data["detail"] for e in unbroken if "shards_done" in (e.data["detail"] or {})]
-    assert [c["shards_done"] for c in shard_counts] == list(range(1, len(shard_counts) + 1))
+    done = [c["shards_done"] for c in shard_counts]  # at most one every half second, and the last shard's
+    assert done[0] >= 1 and done == sorted(set(done)), done
     job = requests.get(f"{live_api.url}/jobs/{job_id}", headers=headers, timeout=10).json()
     last = shard_counts[-1]
     assert last["shards_done"] == last["shards_total"] == job["progress"]["shards_total"]

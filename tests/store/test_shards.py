@@ -7,7 +7,7 @@ from sqlalchemy import func, select, update
 
 from store import dispatch, jobs, keys, shards
 from store.db import Database
-from store.models import Job, Row, Shard
+from store.models import Job, JobEvent, Row, Shard
 
 
 def _sharded_job(db: Database, owner: int, shard_keys: list[str]) -> tuple[Job, list[int]]:
@@ -223,3 +223,28 @@ def test_a_lost_lease_stores_nothing_and_chains_nothing(planned) -> None:
     with db.session() as session:
         held = session.scalars(select(Shard.id).where(Shard.job_id == job.id, Shard.state == "queued"))
         assert sorted(held) == ids[1:]
+
+
+@pytest.mark.parametrize(
+    ("every", "recorded"), [(timedelta(hours=1), [1, 5]), (timedelta(0), [1, 2, 3, 4, 5])]
+)
+def test_a_jobs_progress_event_is_recorded_when_due_and_by_its_last_shard(
+    isolated_db: Database, monkeypatch: pytest.MonkeyPatch, every: timedelta, recorded: list[int]
+) -> None:
+    """A progress event is a row with triggers and a NOTIFY: a job records one per PROGRESS_EVERY (its
+    first shard's when none was), and always its last shard's, whose counts say it is done."""
+    monkeypatch.setattr(shards, "PROGRESS_EVERY", every)
+    with isolated_db.session() as session:
+        owner = keys.create_key(session, name="o").id
+    job, ids = _sharded_job(isolated_db, owner, ["AA", "AC", "AG", "AX", "CE"])
+    for n, shard_id in enumerate(ids):
+        with isolated_db.session() as session:
+            shards.claim_shard(session, shard_id, "w", 30)
+        with isolated_db.session() as session:
+            shards.complete_shard(session, shard_id, "w", [n], {"count": 1}, 0.1)
+    with isolated_db.session() as session:
+        progress = session.scalars(
+            select(JobEvent.detail).where(JobEvent.job_id == job.id, JobEvent.event == "progress")
+        ).all()
+    assert [p["shards_done"] for p in progress] == recorded
+    assert progress[-1]["shards_done"] == progress[-1]["shards_total"] == len(ids)
