@@ -165,3 +165,23 @@ def test_a_jobs_fresh_rows_are_read_in_key_order_not_sorted(isolated_db: Databas
         planned = "\n".join(session.scalars(query, {"j": fresh}))
     assert "Sort" in guessed, guessed  # what PostgreSQL chose on its own
     assert "Sort" not in planned and "rows_pkey" in planned, planned
+
+
+def test_rows_made_visible_are_read_from_the_primary_key_alone(isolated_db: Database) -> None:
+    """A job's fresh rows are read from the heap row by row; once made visible (a finalize's VACUUM)
+    from the primary key alone."""
+    with isolated_db.session() as session:  # nothing but the test's VACUUM sets the visibility map
+        session.execute(text("ALTER TABLE rows SET (autovacuum_enabled = false)"))
+    job = _export_rows(isolated_db, 20_000)
+    query = text("EXPLAIN (ANALYZE, FORMAT JSON) SELECT key FROM rows WHERE job_id = :j ORDER BY key")
+
+    def heap_fetches() -> int:
+        with isolated_db.session() as session:
+            rows.read_in_key_order(session)
+            plan = session.scalar(query, {"j": job})[0]["Plan"]
+        assert plan["Node Type"] == "Index Only Scan" and plan["Actual Rows"] == 20_000, plan
+        return plan["Heap Fetches"]
+
+    assert heap_fetches() == 20_000
+    rows.make_visible(isolated_db)
+    assert heap_fetches() == 0
