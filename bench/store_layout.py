@@ -32,7 +32,7 @@ from sqlalchemy.orm import Session
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.rows import expert_boards, shards_of  # noqa: E402
+from bench.rows import _job, expert_boards, shards_of  # noqa: E402
 from services.schema import migrate  # noqa: E402
 from store import keys, rows  # noqa: E402
 from store.db import Database  # noqa: E402
@@ -65,19 +65,6 @@ LAYOUTS: dict[str, tuple[Writer, bool]] = {
     "rows, sorted slices": (lambda s, job, n, codes: _copy_text(s, "rows", job, codes), True),
     "one block per shard": (_block, False),
 }
-
-
-def _job(db: Database, owner: int) -> uuid.UUID:
-    job_id = uuid.uuid4()
-    with db.session() as session:
-        session.execute(
-            text(
-                "INSERT INTO jobs (id, owner_id, kind, params, params_hash, time_limit, state, rows_job_id)"
-                " VALUES (:id, :owner, 'planetx.enumerate', '{}', :hash, 3600, 'running', :id)"
-            ),
-            {"id": job_id, "owner": owner, "hash": job_id.hex},
-        )
-    return job_id
 
 
 def _write(db: Database, job_id: uuid.UUID, writer: Writer, shards: list[list[int]]) -> list[float]:
@@ -114,7 +101,8 @@ def main() -> None:
             times: dict[str, list[float]] = {name: [] for name in LAYOUTS}
             for _ in range(args.rounds):
                 for name, (writer, sorted_slices) in LAYOUTS.items():
-                    times[name] += _write(db, _job(db, owner), writer, slices if sorted_slices else by_shard)
+                    job_id = _job(db, owner, len(codes))
+                    times[name] += _write(db, job_id, writer, slices if sorted_slices else by_shard)
             db.dispose()
         finally:
             services.stop_postgres()
