@@ -64,19 +64,23 @@ def shards_of(codes: list[int]) -> list[list[int]]:
     return [shards[prefix] for prefix in sorted(shards)]
 
 
+def copy_text(session, table: str, column: str, job_id: uuid.UUID, codes: list[int]) -> None:
+    """Codes into `table` with COPY's text format, one block, in the session's transaction."""
+    cursor = session.connection().connection.driver_connection.cursor()
+    with cursor.copy(f"COPY {table} (job_id, {column}) FROM STDIN") as copy:
+        copy.write("".join(f"{job_id}\t{code}\n" for code in codes))
+
+
 def _copy(db, job_id: uuid.UUID, codes: list[int]) -> float:
     """Every code, a shard per transaction, as the store writes them (one COPY block each)."""
     began = time.perf_counter()
     for shard in shards_of(codes):
         with db.session() as session:
-            table, column = _table(session)
-            cursor = session.connection().connection.driver_connection.cursor()
-            with cursor.copy(f"COPY {table} (job_id, {column}) FROM STDIN") as copy:
-                copy.write("".join(f"{job_id}\t{code}\n" for code in shard))
+            copy_text(session, *_table(session), job_id, shard)
     return time.perf_counter() - began
 
 
-def _job(db, key_id: int, count: int) -> uuid.UUID:
+def succeeded_job(db, key_id: int, count: int) -> uuid.UUID:
     from sqlalchemy import text
 
     job_id = uuid.uuid4()
@@ -115,7 +119,7 @@ def measure(codes_file: str, samples: int) -> dict[str, float]:
     with Stack(api_workers=1, private=True) as stack:
         with stack.db.session() as session:
             key_id = keys.create_key(session, name="rows bench").id
-        job_id = _job(stack.db, key_id, len(codes))
+        job_id = succeeded_job(stack.db, key_id, len(codes))
         figures["COPY, 370 shards (s)"] = _copy(stack.db, job_id, codes)
         with stack.db.session() as session:
             table, _ = _table(session)

@@ -32,7 +32,7 @@ from sqlalchemy.orm import Session
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.rows import _job, expert_boards, shards_of  # noqa: E402
+from bench.rows import copy_text, expert_boards, shards_of, succeeded_job  # noqa: E402
 from services.schema import migrate  # noqa: E402
 from store import keys, rows  # noqa: E402
 from store.db import Database  # noqa: E402
@@ -45,12 +45,6 @@ ALTER TABLE bench_blocks ALTER COLUMN codes SET STORAGE EXTERNAL;
 """
 
 
-def _copy_text(session: Session, table: str, job_id: uuid.UUID, codes: list[int]) -> None:
-    cursor = rows._psycopg(session).cursor()
-    with cursor.copy(f"COPY {table} (job_id, key) FROM STDIN") as copy:
-        copy.write("".join(f"{job_id}\t{code}\n" for code in codes))
-
-
 def _block(session: Session, job_id: uuid.UUID, block: int, codes: list[int]) -> None:
     data = np.asarray(codes, dtype=">i8").tobytes()
     query = "INSERT INTO bench_blocks (job_id, block, codes) VALUES (%s, %s, %s)"
@@ -59,10 +53,13 @@ def _block(session: Session, job_id: uuid.UUID, block: int, codes: list[int]) ->
 
 Writer = Callable[[Session, uuid.UUID, int, list[int]], None]
 LAYOUTS: dict[str, tuple[Writer, bool]] = {
-    "rows, text": (lambda s, job, n, codes: _copy_text(s, "rows", job, codes), False),
+    "rows, text": (lambda s, job, n, codes: copy_text(s, "rows", "key", job, codes), False),
     "rows, binary": (lambda s, job, n, codes: rows.copy_rows(s, job, codes), False),
-    "rows, no primary key": (lambda s, job, n, codes: _copy_text(s, "bench_rows_no_key", job, codes), False),
-    "rows, sorted slices": (lambda s, job, n, codes: _copy_text(s, "rows", job, codes), True),
+    "rows, no primary key": (
+        lambda s, job, n, codes: copy_text(s, "bench_rows_no_key", "key", job, codes),
+        False,
+    ),
+    "rows, sorted slices": (lambda s, job, n, codes: copy_text(s, "rows", "key", job, codes), True),
     "one block per shard": (_block, False),
 }
 
@@ -101,7 +98,7 @@ def main() -> None:
             times: dict[str, list[float]] = {name: [] for name in LAYOUTS}
             for _ in range(args.rounds):
                 for name, (writer, sorted_slices) in LAYOUTS.items():
-                    job_id = _job(db, owner, len(codes))
+                    job_id = succeeded_job(db, owner, len(codes))
                     times[name] += _write(db, job_id, writer, slices if sorted_slices else by_shard)
             db.dispose()
         finally:
