@@ -34,8 +34,8 @@ from sqlalchemy import func, select
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.stack import Stack  # noqa: E402
-from store import dashboard  # noqa: E402
-from store.models import Job, Row, Shard  # noqa: E402
+from store import dashboard, rows  # noqa: E402
+from store.models import Job, Shard  # noqa: E402
 
 EXPECTED = {"standard": 4446, "expert": 1_138_272}
 WORKERS = ("worker-1", "worker-2")
@@ -186,10 +186,9 @@ class Run:
         with self.stack.db.session() as session:
             job = session.get(Job, enumeration)
             outcome.count = (job.result or {}).get("count") if job.state == "succeeded" else None
-            outcome.boards = session.scalar(select(func.count()).where(Row.job_id == job.id))
-            outcome.distinct = session.scalar(
-                select(func.count(func.distinct(Row.key))).where(Row.job_id == job.id)
-            )
+            stored = rows.keys_stored(session, job.id).tolist()
+            outcome.boards = job.rows_done  # a shard stored twice counts its boards twice
+            outcome.distinct = len(set(stored))
             outcome.twice = session.scalar(
                 select(func.count()).where(Shard.job_id == job.id, Shard.attempts > 1)
             )

@@ -3,9 +3,10 @@ shard at a time, filtered pages and exports through the API, against a baseline 
 
 Each tree (this checkout, and `--baseline REV` checked out in a temporary git worktree) runs the same
 measurements in a process of its own, on a private stack of its own code (embedded PostgreSQL and Redis,
-the API under granian, no worker), with the same boards, written as its store writes them: `COPY` of
-each shard's codes in a transaction of its own (370 shards of the first four sectors, interleaved in
-the key as the enumeration's are). Then `ANALYZE`, and through the API:
+the API under granian, no worker), with the same boards, written as its store writes them: each
+shard's codes in a transaction of its own (370 shards of the first four sectors, interleaved in the key
+as the enumeration's are), as a block (merged at the end, as a finalize does) or, before issue 52's
+blocks, a COPY. Then `ANALYZE`, and through the API:
 filtered pages (median of `--samples`), a page deep in the key, and the CSV and NDJSON exports read to
 their end. The trees take turns, `--rounds` times each (baseline first), and each figure is the best of
 its rounds, so that a change of the machine's load mid-run does not favour one tree. The table gives each
@@ -72,11 +73,19 @@ def copy_text(session, table: str, column: str, job_id: uuid.UUID, codes: list[i
 
 
 def _copy(db, job_id: uuid.UUID, codes: list[int]) -> float:
-    """Every code, a shard per transaction, as the store writes them (one COPY block each)."""
+    """Every code, a shard per transaction, as the tree's store writes them: a block each, merged at the
+    end as a finalize merges them (store.rows.compact, since issue 52's blocks); before, a COPY each."""
+    from store import rows
+
     began = time.perf_counter()
     for shard in shards_of(codes):
         with db.session() as session:
-            copy_text(session, *_table(session), job_id, shard)
+            if hasattr(rows, "compact"):
+                rows.copy_rows(session, job_id, shard)
+            else:
+                copy_text(session, *_table(session), job_id, shard)
+    if hasattr(rows, "compact"):
+        rows.compact(db, job_id)
     return time.perf_counter() - began
 
 
@@ -120,7 +129,7 @@ def measure(codes_file: str, samples: int) -> dict[str, float]:
         with stack.db.session() as session:
             key_id = keys.create_key(session, name="rows bench").id
         job_id = succeeded_job(stack.db, key_id, len(codes))
-        figures["COPY, 370 shards (s)"] = _copy(stack.db, job_id, codes)
+        figures["store, 370 shards (s)"] = _copy(stack.db, job_id, codes)
         with stack.db.session() as session:
             table, _ = _table(session)
         with stack.db.engine.connect() as conn:

@@ -51,10 +51,13 @@ class Rows:
     export_query: type[Schema] = RowExportQuery
     #: validated query arguments -> conditions every returned row must meet (store.rows.RowFilter)
     filters: Callable[[dict[str, Any]], list[RowFilter]] = lambda args: []
-    #: SQL expressions over the rows' `key` and `payload` that the filters test: PostgreSQL keeps
-    #: statistics on each (store.rows.ensure_statistics), so a filtered page reads the key in order
+    #: SQL expressions over the rows' `key` and `payload` that the filters test, for a kind with payloads
+    #: (whose rows are a row each): PostgreSQL keeps statistics on each (store.rows.ensure_statistics), so
+    #: a filtered page reads the key in order. Keys alone are stored in blocks, filtered in bulk.
     statistics: tuple[str, ...] = ()
-    #: the rows carry payloads: pages and exports read them (a kind whose key says it all reads keys only)
+    #: the rows carry payloads: stored a row each (store.models.Row), and pages and exports read them. A
+    #: kind whose key says it all hands its rows as keys alone (ints), stored in blocks
+    #: (store.models.RowBlock)
     payloads: bool = False
     #: (the job's params, many rows' keys) -> each row's rendered form as a row of ASCII bytes, all of one
     #: width (e.g. a Planet X board's letters), for exports at the database's speed: they read keys in

@@ -235,6 +235,22 @@ class Row(Base):
     payload: Mapped[bytes | None] = mapped_column(LargeBinary)
 
 
+class RowBlock(Base):
+    """Many keys a job stored, of a kind whose rows are keys alone (a Planet X board is its code): a
+    shard's, or a run of a job's keys merged when its shards were all stored (store.rows.compact). The
+    keys are sorted, big-endian 8 bytes each; `keys` is stored out of line, uncompressed (migration
+    0021), so that the spans can be read without it."""
+
+    __tablename__ = "row_blocks"
+
+    # no foreign key, as for rows: blocks go when their job is purged
+    job_id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True)
+    first_key: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    last_key: Mapped[int] = mapped_column(BigInteger)
+    count: Mapped[int] = mapped_column(Integer)
+    keys: Mapped[bytes] = mapped_column(LargeBinary)
+
+
 class JobEvent(Base):
     """A job's history: each state transition and each operator action, in order (see store.events)."""
 

@@ -6,7 +6,7 @@ jobs per transaction, under an advisory lock, so that two purgers never work at 
 million boards for an expert enumeration) go after it, ROWS_CHUNK at a time, each chunk its own short
 transaction: a purge of any size never holds many locks for long, and polls (plain reads) never wait.
 
-A job's rows have no foreign key to it (see store.models.Row): rows whose job is gone are deleted by the
+A job's rows and blocks have no foreign key to it (see store.models.Row): those whose job is gone go in the
 next chunk, so a purge interrupted between a job and its rows leaves nothing behind for good."""
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from sqlalchemy.orm import InstrumentedAttribute, Session, aliased
 from core.states import FINAL_STATES
 from store import rows, tallies
 from store.db import Database, rowcount
-from store.models import Batch, BatchItem, Job, JobEvent, Row, Shard
+from store.models import Batch, BatchItem, Job, JobEvent, Row, RowBlock, Shard
 
 CHUNK = 500
 ROWS_CHUNK = rows.DELETE_CHUNK
@@ -71,7 +71,8 @@ def _counts(session: Session, ids: list[uuid.UUID] | Select) -> PurgeReport:
         jobs=count(Job.id),
         shards=count(Shard.job_id),
         events=count(JobEvent.job_id),
-        rows=count(Row.job_id),
+        rows=count(Row.job_id)
+        + (session.scalar(select(func.sum(RowBlock.count)).where(RowBlock.job_id.in_(ids))) or 0),
     )
 
 
@@ -137,14 +138,13 @@ def _locked(session: Session) -> bool:
     return bool(session.scalar(select(func.pg_try_advisory_xact_lock(PURGE_LOCK))))
 
 
-# the jobs that have rows, one index probe each (a loose index scan of the rows' primary key), whose
-# job row is gone
-_ORPHAN_OWNERS = text(
-    """
+# the jobs that have rows (or blocks: {table}), one index probe each (a loose index scan of the primary
+# key), whose job row is gone
+_ORPHAN_OWNERS = """
     WITH RECURSIVE owners(job_id) AS (
-        (SELECT job_id FROM rows ORDER BY job_id LIMIT 1)
+        (SELECT job_id FROM {table} ORDER BY job_id LIMIT 1)
         UNION ALL
-        SELECT (SELECT r.job_id FROM rows r WHERE r.job_id > owners.job_id ORDER BY r.job_id LIMIT 1)
+        SELECT (SELECT r.job_id FROM {table} r WHERE r.job_id > owners.job_id ORDER BY r.job_id LIMIT 1)
         FROM owners WHERE owners.job_id IS NOT NULL
     )
     SELECT job_id FROM owners
@@ -152,13 +152,16 @@ _ORPHAN_OWNERS = text(
         -- a cache hit made between the chunks that deleted a source and its copies still serves them
         AND NOT EXISTS (SELECT FROM jobs WHERE jobs.rows_job_id = owners.job_id)
     """
-)
 
 
 def _delete_orphan_rows(db: Database, rows_chunk: int) -> int:
     """Delete the rows of jobs that are gone, `rows_chunk` rows per transaction. Returns how many."""
     with db.session() as session:
-        orphans = list(session.scalars(_ORPHAN_OWNERS))
+        orphans = {
+            job_id
+            for table in ("rows", "row_blocks")
+            for job_id in session.scalars(text(_ORPHAN_OWNERS.format(table=table)))
+        }
     deleted = 0
     for job_id in orphans:
         done, complete = rows.delete_rows(db, job_id, _locked, rows_chunk)

@@ -1,10 +1,12 @@
-"""A job's stored rows, for any kind that stores them: written with COPY, read in keyset pages and streamed
+"""A job's stored rows, for any kind that stores them: written in bulk, read in keyset pages and streamed
 exports, deleted in chunks.
 
-A row is (job, key, payload) (store.models.Row): `key` orders the job's rows, `payload` is whatever else
-the kind keeps, in its own format. The kind supplies its filters (conditions on key and payload, e.g. a
-bit field of the key: KeyBits) and the statistics PostgreSQL needs to plan them (ensure_statistics): this
-module knows no kind."""
+Rows come in two layouts. A kind whose key says it all (a Planet X board is its code) stores keys alone,
+in blocks (store.models.RowBlock): a shard's sorted keys in one value, merged into runs that do not
+interleave when the job's shards are all stored (compact). A kind with payloads stores a row per key
+(store.models.Row: job, key, payload), written with COPY. The kind supplies its filters (conditions on
+the key, e.g. a bit field of it: KeyBits; on the payload too, for rows) and, for rows, the statistics
+PostgreSQL needs to plan them (ensure_statistics): this module knows no kind."""
 
 from __future__ import annotations
 
@@ -12,19 +14,19 @@ import logging
 import re
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 import psycopg
-from sqlalchemy import BigInteger, ColumnElement, func, literal_column, null, select, text
+from sqlalchemy import BigInteger, ColumnElement, delete, func, literal_column, select, text
 from sqlalchemy.dialects import postgresql
-from sqlalchemy.exc import DBAPIError
 from sqlalchemy.orm import Session
 
 from core.states import JobState
 from store.db import Database, rowcount
-from store.models import Job, Row
+from store.models import Job, Row, RowBlock
 
 log = logging.getLogger(__name__)
 
@@ -33,9 +35,12 @@ RowData = int | tuple[int, bytes | None]
 
 
 class RowFilter(Protocol):
-    """A condition every returned row must meet, on the columns of store.models.Row."""
+    """A condition every returned row must meet: on the columns of store.models.Row (`condition`), and on
+    many keys at once, for blocks (`matches`: a bool array)."""
 
     def condition(self) -> ColumnElement[bool]: ...
+
+    def matches(self, keys: np.ndarray) -> np.ndarray: ...
 
 
 @dataclass(frozen=True)
@@ -53,47 +58,48 @@ class KeyBits:
         )
         return Row.key.op(">>")(shift).op("&")(mask) == value
 
-
-def key_bits_statistic(shift: int, mask: int) -> str:
-    """The expression a KeyBits filter tests, for `ensure_statistics` (without statistics on it
-    PostgreSQL guesses that a field matches one row in 200, and sorts a whole job instead of reading its
-    key in order)."""
-    return f"(key >> {int(shift)}) & {int(mask)}"
+    def matches(self, keys: np.ndarray) -> np.ndarray:
+        return (keys >> self.shift) & self.mask == self.value
 
 
 def copy_rows(session: Session, job_id: uuid.UUID, rows: Sequence[RowData]) -> None:
-    """Bulk-write rows with PostgreSQL COPY, inside the session's transaction. Keys alone (a batch of
-    ints: a Planet X shard's boards) go as one block of COPY's binary format, the fast path; (key,
-    payload) pairs row by row, adapted by the driver."""
+    """Bulk-write rows inside the session's transaction. Keys alone (a batch of ints: a Planet X shard's
+    boards) go into blocks (store_keys); (key, payload) pairs into rows, with COPY."""
     if not rows:
         return
-    cursor = _psycopg(session).cursor()
     if isinstance(rows[0], int):
-        with cursor.copy("COPY rows (job_id, key) FROM STDIN (FORMAT BINARY)") as copy:
-            copy.write(_binary_keys(job_id, rows))
+        store_keys(session, job_id, np.asarray(rows, dtype=np.int64))
         return
-    with cursor.copy("COPY rows (job_id, key, payload) FROM STDIN") as copy:
+    with _psycopg(session).cursor().copy("COPY rows (job_id, key, payload) FROM STDIN") as copy:
         for row in rows:
             key, payload = row if isinstance(row, tuple) else (row, None)
             copy.write_row((job_id, key, payload))
 
 
-#: a row of COPY's binary format with the columns (job_id uuid, key bigint), big-endian
-_KEY_ROW = np.dtype(
-    [("fields", ">i2"), ("id_size", ">i4"), ("job_id", "V16"), ("key_size", ">i4"), ("key", ">i8")]
+#: keys per block at most: a shard's (about 3,000 Planet X boards) is one block; a job's merged runs are
+#: cut at this size, 128 KiB, so that a page reads little more than it returns
+BLOCK_KEYS = 16_384
+
+_INSERT_BLOCK = (
+    "INSERT INTO row_blocks (job_id, first_key, last_key, count, keys) VALUES (%s, %s, %s, %s, %s)"
 )
-_BINARY_HEADER = b"PGCOPY\n\xff\r\n\0" + bytes(8)  # signature, no flags, no header extension
-_BINARY_TRAILER = b"\xff\xff"
 
 
-def _binary_keys(job_id: uuid.UUID, keys: Sequence[RowData]) -> bytes:
-    """Keys as COPY's binary format, composed at once with numpy: PostgreSQL parses no text and Python
-    formats no row (a shard stores about 3,000 boards)."""
-    table = np.zeros(len(keys), dtype=_KEY_ROW)
-    table["fields"], table["id_size"], table["key_size"] = 2, 16, 8
-    table["job_id"] = np.void(job_id.bytes)
-    table["key"] = np.asarray(keys, dtype=np.int64)
-    return _BINARY_HEADER + table.tobytes() + _BINARY_TRAILER
+def store_keys(session: Session, job_id: uuid.UUID, keys: np.ndarray) -> None:
+    """Store keys in blocks of at most BLOCK_KEYS, sorted: one INSERT of one value for a shard's, where
+    a row per key cost PostgreSQL a heap tuple and an index entry each (6.5 ms against 1.1 ms a shard,
+    bench/store_layout.py). A key stored twice for a job makes two blocks with the same first key fail
+    (the primary key) when they begin with it, and is left out when the job's blocks merge (compact)."""
+    ordered = np.sort(np.asarray(keys, dtype=np.int64))
+    blocks = [ordered[start : start + BLOCK_KEYS] for start in range(0, len(ordered), BLOCK_KEYS)]
+    with _psycopg(session).cursor() as cursor:
+        cursor.executemany(
+            _INSERT_BLOCK,
+            [
+                (job_id, int(block[0]), int(block[-1]), len(block), block.astype(">i8").tobytes())
+                for block in blocks
+            ],
+        )
 
 
 def _psycopg(session: Session) -> psycopg.Connection:
@@ -112,11 +118,13 @@ def page(
     payloads: bool = True,
 ) -> tuple[list[tuple[int, bytes | None]], int | None]:
     """Up to `limit` rows (key, payload) after the key `after`, in key order, and the cursor of the next
-    page (None: this is the last). Without `payloads` the payload is None and the key alone is read (an
-    index-only scan of the primary key)."""
+    page (None: this is the last). With `payloads` the kind's rows are read (store.models.Row); without,
+    its blocks of keys, and the payload is None."""
+    if not payloads:
+        return _key_page(db, job_id, filters, limit, after)
     conditions = [f.condition() for f in filters]
     query = (
-        select(Row.key, Row.payload if payloads else null())
+        select(Row.key, Row.payload)
         .where(Row.job_id == job_id, *conditions)
         .order_by(Row.key)
         .limit(limit + 1)
@@ -130,30 +138,28 @@ def page(
     return found, found[-1][0] if more and found else None
 
 
+def _key_page(
+    db: Database, job_id: uuid.UUID, filters: Sequence[RowFilter], limit: int, after: int | None
+) -> tuple[list[tuple[int, bytes | None]], int | None]:
+    taken, count = [], 0
+    with _snapshot(db) as cursor:
+        for keys in _keys_in_order(cursor, job_id, filters, after):
+            taken.append(keys[: limit + 1 - count])
+            count += len(taken[-1])
+            if count > limit:
+                break
+    found = np.concatenate(taken).tolist() if taken else []
+    more = len(found) > limit
+    found = found[:limit]
+    return [(key, None) for key in found], found[-1] if more and found else None
+
+
 def _where(filters: Sequence[RowFilter]) -> str:
     dialect = postgresql.dialect()
     return "".join(
         f" AND {f.condition().compile(dialect=dialect, compile_kwargs={'literal_binds': True})}"
         for f in filters
     )
-
-
-#: only the heap (the primary key's entries are all live), no wait on another VACUUM, no lock to shorten
-#: the table: nothing a writer or reader of rows waits for
-_VACUUM_ROWS = text("VACUUM (INDEX_CLEANUP OFF, TRUNCATE OFF, SKIP_LOCKED) rows")
-
-
-def make_visible(db: Database) -> None:
-    """Mark the rows stored since the last VACUUM visible to every transaction in the table's visibility
-    map, so that reading a job's keys (pages, exports) is an index-only scan. Fresh rows are read row by
-    row from the heap instead, in key order, which the shards' rows are not in: an expert enumeration's
-    keys took 0.43 s to read fresh, 0.17 s after this (0.04 s). Run when a job's rows are all stored (a
-    sharded job's finalize); autovacuum would do the same in its own time, so a failure only logs."""
-    try:
-        with db.engine.connect() as connection:
-            connection.execution_options(isolation_level="AUTOCOMMIT").execute(_VACUUM_ROWS)
-    except DBAPIError as exc:
-        log.warning("the rows' visibility map was not brought up to date: %s", exc)
 
 
 def read_in_key_order(session: Session) -> None:
@@ -168,13 +174,16 @@ def read_in_key_order(session: Session) -> None:
 def stream(
     db: Database, job_id: uuid.UUID, filters: Sequence[RowFilter], chunk: int = 10_000, payloads: bool = False
 ) -> Iterator[list]:
-    """Every matching row in key order, in chunks, through a server-side cursor: constant memory at any
-    size. Keys alone, or (key, payload) pairs with `payloads`.
+    """Every matching row in key order, in chunks: constant memory at any size. Keys alone (read from
+    the blocks: key_chunks), or (key, payload) pairs with `payloads`, through a server-side cursor.
 
     The driver's own named cursor, binary: the ORM's result rows cost 6x more (an expert enumeration's
     1,138,272 codes: about 11 s through the ORM, under 2 s this way, the machine loaded)."""
-    columns = "key, payload" if payloads else "key"
-    query = f"SELECT {columns} FROM rows WHERE job_id = %s{_where(filters)} ORDER BY key"
+    if not payloads:
+        for keys in key_chunks(db, job_id, filters, chunk):
+            yield keys.tolist()
+        return
+    query = f"SELECT key, payload FROM rows WHERE job_id = %s{_where(filters)} ORDER BY key"
     with db.session() as session:
         read_in_key_order(session)
         connection = _psycopg(session)
@@ -182,38 +191,69 @@ def stream(
             cursor.itersize = chunk
             cursor.execute(query, (job_id,))
             while batch := cursor.fetchmany(chunk):
-                if payloads:
-                    yield [(key, None if payload is None else bytes(payload)) for key, payload in batch]
-                else:
-                    yield [key for (key,) in batch]
-
-
-#: a chunk of a job's keys in key order, as one value: their big-endian 8 bytes one after the other (the
-#: aggregate reads the primary key's order: PostgreSQL 16 sorts nothing), and the chunk's last key
-_KEY_CHUNK = (
-    "SELECT string_agg(int8send(key), ''::bytea ORDER BY key), max(key)"
-    " FROM (SELECT key FROM rows WHERE job_id = %s{where} ORDER BY key LIMIT %s) AS chunk"
-)
+                yield [(key, None if payload is None else bytes(payload)) for key, payload in batch]
 
 
 def key_chunks(
     db: Database, job_id: uuid.UUID, filters: Sequence[RowFilter], chunk: int = 50_000
 ) -> Iterator[np.ndarray]:
-    """Every matching key in key order, `chunk` keys at a time, each chunk one array (int64) from one
-    short statement: no row crosses the wire or Python alone (a COPY sends each row as a message of its
-    own, which cost more than the database's reading them). The chunks are read in one snapshot, each
-    after the last key of the one before."""
-    where = _where(filters)
-    first, after = _KEY_CHUNK.format(where=where), _KEY_CHUNK.format(where=f"{where} AND key > %s")
+    """Every matching key of a job's blocks in key order, at most `chunk` at a time, each chunk one array
+    (int64), all read in one snapshot: no key crosses the wire or Python alone."""
+    with _snapshot(db) as cursor:
+        for keys in _keys_in_order(cursor, job_id, filters):
+            for start in range(0, len(keys), chunk):
+                yield keys[start : start + chunk]
+
+
+@contextmanager
+def _snapshot(db: Database) -> Iterator[psycopg.Cursor]:
+    """A cursor whose statements all read one snapshot: a job's spans and the blocks they name agree,
+    whatever a merge (compact) commits meanwhile."""
     with db.session() as session:
         session.execute(text("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ"))
-        read_in_key_order(session)
         with _psycopg(session).cursor(binary=True) as cursor:
-            found = cursor.execute(first, (job_id, chunk)).fetchone()
-            while found is not None and found[0] is not None:
-                data, last = found
-                yield np.frombuffer(data, dtype=">i8").astype(np.int64)
-                found = cursor.execute(after, (job_id, last, chunk)).fetchone()
+            yield cursor
+
+
+_SPANS = "SELECT first_key, last_key FROM row_blocks WHERE job_id = %s{after} ORDER BY first_key"
+_BLOCKS_BETWEEN = "SELECT keys FROM row_blocks WHERE job_id = %s AND first_key BETWEEN %s AND %s"
+
+
+def _keys_in_order(
+    cursor: psycopg.Cursor, job_id: uuid.UUID, filters: Sequence[RowFilter], after: int | None = None
+) -> Iterator[np.ndarray]:
+    """The job's matching keys after `after`, in key order, as sorted arrays: the blocks whose spans
+    overlap are read and sorted together (a running job's shards each span nearly the whole key), a
+    block that overlaps none alone (a finished job's runs, merged by compact)."""
+    spans = cursor.execute(
+        _SPANS.format(after="" if after is None else " AND last_key > %s"),
+        (job_id,) if after is None else (job_id, after),
+    ).fetchall()
+    for first, last in _overlapping(spans):
+        blocks = cursor.execute(_BLOCKS_BETWEEN, (job_id, first, last)).fetchall()
+        keys = np.concatenate([np.frombuffer(data, dtype=">i8") for (data,) in blocks]).astype(np.int64)
+        if len(blocks) > 1:
+            keys.sort()
+        wanted = np.ones(len(keys), dtype=bool) if after is None else keys > after
+        for row_filter in filters:
+            wanted &= row_filter.matches(keys)
+        if wanted.any():
+            yield keys[wanted]
+
+
+def _overlapping(spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Spans (first key, last key) in order of first key, grouped where they overlap: each group as the
+    first keys of its first and last block."""
+    groups: list[tuple[int, int]] = []
+    reach = 0
+    for first, last in spans:
+        if groups and first <= reach:
+            groups[-1] = (groups[-1][0], first)
+            reach = max(reach, last)
+        else:
+            groups.append((first, first))
+            reach = last
+    return groups
 
 
 _STATISTIC_NAME = re.compile(r"[a-z][a-z0-9_]*")
@@ -261,9 +301,43 @@ def latest_rows_source(
 
 
 def all_keys(db: Database, job_id: uuid.UUID) -> list[int]:
-    """Every key a job stored (unordered), in one round trip."""
+    """Every key a job stored without payloads (unordered), in one round trip."""
     with db.session() as session:
-        return list(session.scalars(select(Row.key).where(Row.job_id == job_id)))
+        return keys_stored(session, job_id).tolist()
+
+
+def keys_stored(session: Session, job_id: uuid.UUID) -> np.ndarray:
+    """Every key in a job's blocks as this transaction sees them, unordered, each as often as stored."""
+    return _unpacked(session.scalars(select(RowBlock.keys).where(RowBlock.job_id == job_id)).all())
+
+
+def _unpacked(blocks: Sequence[bytes]) -> np.ndarray:
+    if not blocks:
+        return np.zeros(0, dtype=np.int64)
+    return np.concatenate([np.frombuffer(data, dtype=">i8") for data in blocks]).astype(np.int64)
+
+
+_JOB_SPANS = "SELECT first_key, last_key FROM row_blocks WHERE job_id = %s ORDER BY first_key FOR UPDATE"
+
+
+def compact(db: Database, job_id: uuid.UUID) -> int:
+    """Merge a job's blocks that overlap in the key into sorted runs of BLOCK_KEYS that do not, so that a
+    page reads one block and an export reads them in order, none sorted. Run when a sharded job's shards
+    are all stored (its finalize; idempotent): its shards fix the first sectors, the lowest bits of the
+    key, so each shard's block spans nearly the whole key. A key stored twice is kept once (logged).
+    Returns how many blocks the job had before, 0 when they were already apart."""
+    with db.session() as session:
+        cursor = _psycopg(session).cursor()
+        spans = cursor.execute(_JOB_SPANS, (job_id,)).fetchall()
+        if len(_overlapping(spans)) == len(spans):
+            return 0
+        keys = keys_stored(session, job_id)
+        distinct = np.unique(keys)
+        if len(distinct) < len(keys):
+            log.warning("job %s stored %d keys twice: kept once", job_id, len(keys) - len(distinct))
+        session.execute(delete(RowBlock).where(RowBlock.job_id == job_id))
+        store_keys(session, job_id, distinct)
+    return len(spans)
 
 
 #: rows deleted per transaction (an expert enumeration stores about a million)
@@ -282,6 +356,19 @@ _DELETE_ROWS = text(
     """
 )
 
+# the blocks holding about `limit` keys, the first block whatever its size
+_DELETE_BLOCKS = text(
+    """
+    DELETE FROM row_blocks WHERE job_id = :job_id AND first_key <= (
+        SELECT coalesce(max(first_key) FILTER (WHERE total <= :limit), min(first_key)) FROM (
+            SELECT first_key, sum(count) OVER (ORDER BY first_key) AS total
+            FROM row_blocks WHERE job_id = :job_id
+        ) AS running
+    )
+    RETURNING count
+    """
+)
+
 
 def delete_rows(
     db: Database,
@@ -289,16 +376,27 @@ def delete_rows(
     keep_going: Callable[[Session], bool],
     chunk: int = DELETE_CHUNK,
 ) -> tuple[int, bool]:
-    """Delete every row a job stored, `chunk` rows per transaction, so that no statement runs long (the
-    one way rows are deleted: retention's purge, and a retried job's worker before it plans again).
-    `keep_going(session)` runs first in each chunk's transaction (a purge holds its lock, a job its
-    lease); False stops. Returns how many rows went, and whether they all did."""
+    """Delete every row and block a job stored, about `chunk` keys per transaction, so that no statement
+    runs long (the one way rows are deleted: retention's purge, and a retried job's worker before it
+    plans again). `keep_going(session)` runs first in each chunk's transaction (a purge holds its lock, a
+    job its lease); False stops. Returns how many keys went, and whether they all did."""
     deleted = 0
-    while True:
-        with db.session() as session:
-            if not keep_going(session):
-                return deleted, False
-            done = rowcount(session.execute(_DELETE_ROWS, {"job_id": job_id, "limit": chunk}))
-        deleted += done
-        if done < chunk:
-            return deleted, True
+    for delete_chunk in (_delete_row_chunk, _delete_block_chunk):
+        more = True
+        while more:
+            with db.session() as session:
+                if not keep_going(session):
+                    return deleted, False
+                done, more = delete_chunk(session, job_id, chunk)
+            deleted += done
+    return deleted, True
+
+
+def _delete_row_chunk(session: Session, job_id: uuid.UUID, chunk: int) -> tuple[int, bool]:
+    done = rowcount(session.execute(_DELETE_ROWS, {"job_id": job_id, "limit": chunk}))
+    return done, done == chunk
+
+
+def _delete_block_chunk(session: Session, job_id: uuid.UUID, chunk: int) -> tuple[int, bool]:
+    counts = session.scalars(_DELETE_BLOCKS, {"job_id": job_id, "limit": chunk}).all()
+    return sum(counts), bool(counts)

@@ -436,7 +436,7 @@ def finalize(db: Database, settings: Settings, job_id: uuid.UUID) -> None:
         start = shards.start_finalize(session, job_id, settings.max_attempts)
     if start is not shards.FinalizeStart.RUN:
         return
-    rows.make_visible(db)  # before the job succeeds: its client's export reads the keys alone
+    rows.compact(db, job_id)  # before the job succeeds: its pages and exports read runs in key order
     try:
         with db.session() as session:
             job = shards.lock_for_finalize(session, job_id)

@@ -49,13 +49,6 @@ def board_filters(args: dict[str, Any]) -> list[rows.RowFilter]:
     ]
 
 
-#: what board_filters test, for PostgreSQL's statistics: each sector's object, in the largest mode
-SECTOR_STATISTICS = tuple(
-    rows.key_bits_statistic(BITS * sector, (1 << BITS) - 1)
-    for sector in range(max(mode.sectors for mode in MODES.values()))
-)
-
-
 def complete_enumeration(db: Database, mode: str) -> uuid.UUID | None:
     """The job whose rows hold the newest stored enumeration of a mode with no extra constraints."""
     return rows.latest_rows_source(db, ENUMERATE, {"mode": mode}, params_empty=("constraints",))
@@ -111,7 +104,6 @@ BOARDS = Rows(
     page_query=BoardQuery,
     export_query=BoardExportQuery,
     filters=board_filters,
-    statistics=SECTOR_STATISTICS,
     page_schema=BoardPage,
     description="Enumerated Planet X boards",
 )

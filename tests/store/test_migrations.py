@@ -103,3 +103,48 @@ def test_the_attempt_reasons_migration_drops_what_receivers_sent(isolated_db: Da
         "address not allowed",
         "host does not resolve",
     ]
+
+
+def test_the_blocks_migration_moves_key_only_rows_into_blocks_and_back(isolated_db: Database) -> None:
+    """0021 moves a Planet X enumeration's rows (keys alone) into blocks of at most 16,384 sorted keys;
+    rows with payloads stay; its downgrade unpacks the blocks into rows again."""
+    from alembic import command
+    from sqlalchemy import text
+
+    from store import keys, rows
+
+    config = alembic_config(isolated_db.url)
+    command.downgrade(config, "0020")
+    insert_job = text(
+        "INSERT INTO jobs (id, owner_id, kind, params, params_hash, time_limit, state) "
+        "VALUES (gen_random_uuid(), :o, :kind, '{}', gen_random_uuid()::text, 60, 'succeeded') RETURNING id"
+    )
+    codes = [(n * 7919) % 40_000 - 5 for n in range(40_000)]  # a permutation, negatives included
+    with isolated_db.session() as session:
+        owner = keys.create_key(session, name="o").id
+        boards = session.scalar(insert_job, {"o": owner, "kind": "planetx.enumerate"})
+        solutions = session.scalar(insert_job, {"o": owner, "kind": "taiji"})
+        session.execute(
+            text("INSERT INTO rows (job_id, key) SELECT :j, k FROM unnest(CAST(:codes AS bigint[])) AS k"),
+            {"j": boards, "codes": codes},
+        )
+        session.execute(text("INSERT INTO rows (job_id, key, payload) VALUES (:j, 1, 'p')"), {"j": solutions})
+    command.upgrade(config, "head")
+    with isolated_db.session() as session:
+        assert sorted(rows.keys_stored(session, boards).tolist()) == sorted(codes)
+        counts = session.scalars(
+            text("SELECT count FROM row_blocks WHERE job_id = :j ORDER BY first_key"), {"j": boards}
+        ).all()
+        left = session.execute(
+            text("SELECT job_id, key FROM rows WHERE job_id IN (:b, :s)"), {"b": boards, "s": solutions}
+        )
+        assert left.all() == [(solutions, 1)]
+    assert counts == [16_384, 16_384, 40_000 - 2 * 16_384]
+    assert [k for chunk in rows.key_chunks(isolated_db, boards, []) for k in chunk.tolist()] == sorted(codes)
+    command.downgrade(config, "0020")
+    with isolated_db.session() as session:
+        back = session.scalars(
+            text("SELECT key FROM rows WHERE job_id = :j ORDER BY key"), {"j": boards}
+        ).all()
+    assert back == sorted(codes)
+    command.upgrade(config, "head")

@@ -5,9 +5,9 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import func, select, update
 
-from store import dispatch, jobs, keys, shards
+from store import dispatch, jobs, keys, rows, shards
 from store.db import Database
-from store.models import Job, JobEvent, Row, Shard
+from store.models import Job, JobEvent, Shard
 
 
 def _sharded_job(db: Database, owner: int, shard_keys: list[str]) -> tuple[Job, list[int]]:
@@ -39,7 +39,7 @@ def test_rows_and_completion_commit_together_and_the_last_shard_finalizes(planne
             done = shards.complete_shard(session, shard_id, "w", [n * 10 + 1, n * 10 + 2], {"count": 2}, 0.1)
         assert done.stored and done.last == (n == len(ids) - 1)
     with db.session() as session:
-        assert session.scalar(select(func.count()).where(Row.job_id == job.id)) == 6
+        assert len(rows.keys_stored(session, job.id)) == 6
         assert shards.finish_sharded_job(session, job.id, {"count": 6})
         assert not shards.finish_sharded_job(session, job.id, {"count": 6}), "finalize is idempotent"
 
@@ -53,7 +53,7 @@ def test_a_second_run_of_a_finished_shard_writes_nothing(planned) -> None:
         assert shards.claim_shard(session, ids[0], "w2", 30) is None
         assert not shards.complete_shard(session, ids[0], "w2", [1, 2, 3], {"count": 3}, 0.1).stored
     with db.session() as session:
-        assert session.scalar(select(func.count()).where(Row.job_id == job.id)) == 3
+        assert len(rows.keys_stored(session, job.id)) == 3
 
 
 def test_expired_shard_lease_is_requeued_then_failed_after_max_attempts(planned) -> None:

@@ -13,7 +13,8 @@ from api.extension import zolve
 from puzzles.planetx.board import MODES, PLANET_X, decode, to_letters
 from puzzles.planetx.rules import enumerate_boards
 from services.messages import RUN_SHARD, enqueue
-from store.models import Row, Shard
+from store import rows
+from store.models import Shard
 from tests.support import shard_states, wait_until
 from workers.app import queue_depth
 
@@ -22,7 +23,7 @@ STANDARD = {"kind": "planetx.enumerate", "params": {"mode": "standard"}}
 
 def stored_codes(db, job_id: str) -> list[int]:
     with db.session() as session:
-        return list(session.scalars(select(Row.key).where(Row.job_id == uuid.UUID(job_id)).order_by(Row.key)))
+        return sorted(rows.keys_stored(session, uuid.UUID(job_id)).tolist())
 
 
 @pytest.fixture(scope="module")
