@@ -219,14 +219,14 @@ def through_service(stack: Stack, mode: str, depth: int) -> dict:
     """Submit → succeeded (every board stored) → the CSV export read to its end."""
     http = requests.Session()
     http.headers["Authorization"] = f"Bearer {stack.key}"
-    started = time.perf_counter()
+    started, submitted = time.perf_counter(), time.time()
     params = {"mode": mode, "shard_depth": depth, "max_shard_boards": 100_000}
     job = http.post(stack.url + "/jobs", json={"kind": "planetx.enumerate", "params": params, "fresh": True})
     job = job.json()
     while job["state"] not in ("succeeded", "failed", "cancelled"):
         job = http.get(f"{stack.url}/jobs/{job['id']}?wait=30").json()
     assert job["state"] == "succeeded", job
-    stored = time.perf_counter()
+    stored, succeeded = time.perf_counter(), time.time()
     lines = 0
     with http.get(f"{stack.url}/jobs/{job['id']}/boards.csv", stream=True) as response:
         response.raise_for_status()
@@ -235,7 +235,14 @@ def through_service(stack: Stack, mode: str, depth: int) -> dict:
     exported = time.perf_counter()
     count = job["result"]["count"]
     assert lines == count + 1, (lines, count)  # a header and a line per board
-    return {"id": job["id"], "stored": stored - started, "export": exported - stored, "count": count}
+    return {
+        "id": job["id"],
+        "stored": stored - started,
+        "export": exported - stored,
+        "count": count,
+        "submitted": submitted,
+        "succeeded": succeeded,
+    }
 
 
 SUCCEEDED = re.compile(r"Task \S+\[([0-9a-f-]+)\] succeeded in ([0-9.e-]+)s")
@@ -293,6 +300,16 @@ def split(timings: list[dict]) -> dict[str, float]:
     return parts
 
 
+def serial_parts(result: dict) -> str:
+    """What a job spends outside its shards, from the client's clock and the workers' timing lines (one
+    machine's clock): submit → the first shard's start (the planning, the first messages), and the last
+    shard's store → the success the client sees (the finalize, the poll's wake-up)."""
+    timings = result["timings"]
+    first = min(t["began"] for t in timings) - result["submitted"]
+    last = result["succeeded"] - max(t["ended"] for t in timings)
+    return f"submit → first shard {first:.2f} s; last shard stored → succeeded seen {last:.2f} s"
+
+
 def service(mode: Mode, workers: int, runs: int, shard_depths: list[int], up: bool) -> dict[str, float]:
     """Part 3 for one number of solver processes; returns the first depth's medians and per-shard split
     (for the scaling table)."""
@@ -321,6 +338,7 @@ def service(mode: Mode, workers: int, runs: int, shard_depths: list[int], up: bo
                     f" {len(result['timings'])} shards; {load()}",
                     flush=True,
                 )
+                print(f"     {serial_parts(result)}")
             total = statistics.median(r["total"] for r in results)
             multiple = statistics.median(r["total"] / r["yardstick"] for r in results)
             counts = sorted({r["count"] for r in results})

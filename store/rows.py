@@ -324,15 +324,17 @@ def compact(db: Database, job_id: uuid.UUID) -> int:
     """Merge a job's blocks that overlap in the key into sorted runs of BLOCK_KEYS that do not, so that a
     page reads one block and an export reads them in order, none sorted. Run when a sharded job's shards
     are all stored (its finalize; idempotent): its shards fix the first sectors, the lowest bits of the
-    key, so each shard's block spans nearly the whole key. A key stored twice is kept once (logged).
+    key, so each shard's block spans nearly the whole key. A key stored twice is kept once (logged; found
+    next to itself once sorted: numpy 2.4's `unique` hashes, and took 0.95 s for an expert enumeration's
+    keys against 0.06 s for the sort).
     Returns how many blocks the job had before, 0 when they were already apart."""
     with db.session() as session:
         cursor = _psycopg(session).cursor()
         spans = cursor.execute(_JOB_SPANS, (job_id,)).fetchall()
         if len(_overlapping(spans)) == len(spans):
             return 0
-        keys = keys_stored(session, job_id)
-        distinct = np.unique(keys)
+        keys = np.sort(keys_stored(session, job_id))
+        distinct = keys[np.concatenate(([True], keys[1:] != keys[:-1]))] if len(keys) else keys
         if len(distinct) < len(keys):
             log.warning("job %s stored %d keys twice: kept once", job_id, len(keys) - len(distinct))
         session.execute(delete(RowBlock).where(RowBlock.job_id == job_id))
