@@ -271,12 +271,12 @@ def split(timings: list[dict]) -> dict[str, float]:
     rest of a Celery task after its last shard was stored (the messages sent, held work released; and
     the task's few steps before its first claim, which its "succeeded in" includes); `between` is each
     process's gap from the end of one task to the beginning of its next shard (Celery: the ack, the next
-    message, and any wait for one). A task runs one shard, or a chain of its job's shards, each after
-    the one before is stored (`workers.runner.execute_shard`): a chained shard's claim is part of the
-    store before it."""
+    message, and any wait for one), within one job. A task runs one shard, or a chain of its job's
+    shards, each after the one before is stored (`workers.runner.execute_shard`): a chained shard's claim
+    is part of the store before it."""
     parts = {"claim": 0.0, "walk": 0.0, "histogram": 0.0, "run, other": 0.0, "store": 0.0}
     parts |= {"dispatch": 0.0, "between": 0.0}
-    by_process: dict[int, list[dict]] = {}
+    by_process: dict[tuple[int, str], list[dict]] = {}
     by_task: dict[str, list[dict]] = {}
     for t in timings:
         walk, histogram = t.get("walk_ms", 0.0), t.get("histogram_ms", 0.0)
@@ -288,7 +288,7 @@ def split(timings: list[dict]) -> dict[str, float]:
         t["task_ended"] = t["ended"]
         if "task_s" in t:
             by_task.setdefault(t["task"], []).append(t)
-        by_process.setdefault(t["pid"], []).append(t)
+        by_process.setdefault((t["pid"], t["job"]), []).append(t)  # no gap between two jobs
     for chain in by_task.values():  # the task's time less its shards' span
         chain.sort(key=lambda t: t["began"])
         first, last = chain[0], chain[-1]
