@@ -5,8 +5,8 @@ Each tree (this checkout, and `--baseline REV` checked out in a temporary git wo
 measurements in a process of its own, on a private stack of its own code (embedded PostgreSQL and Redis,
 the API under granian, no worker), with the same boards, written as its store writes them: each
 shard's codes in a transaction of its own (370 shards of the first four sectors, interleaved in the key
-as the enumeration's are), as a block (merged at the end, as a finalize does) or, before issue 52's
-blocks, a COPY. Then `ANALYZE`, and through the API:
+as the enumeration's are), with its store's own `copy_rows` (since issue 52, a block per shard, merged
+at the end as a finalize merges them; before, a COPY) where it has one. Then `ANALYZE`, and through the API:
 filtered pages (median of `--samples`), a page deep in the key, and the CSV and NDJSON exports read to
 their end. The trees take turns, `--rounds` times each (baseline first), and each figure is the best of
 its rounds, so that a change of the machine's load mid-run does not favour one tree. The table gives each
@@ -74,13 +74,14 @@ def copy_text(session, table: str, column: str, job_id: uuid.UUID, codes: list[i
 
 def _copy(db, job_id: uuid.UUID, codes: list[int]) -> float:
     """Every code, a shard per transaction, as the tree's store writes them: a block each, merged at the
-    end as a finalize merges them (store.rows.compact, since issue 52's blocks); before, a COPY each."""
+    end as a finalize merges them (store.rows.compact, since issue 52's blocks); before, a COPY each
+    (COPY's text format in a tree older than store.rows.copy_rows)."""
     from store import rows
 
     began = time.perf_counter()
     for shard in shards_of(codes):
         with db.session() as session:
-            if hasattr(rows, "compact"):
+            if hasattr(rows, "copy_rows"):
                 rows.copy_rows(session, job_id, shard)
             else:
                 copy_text(session, *_table(session), job_id, shard)
