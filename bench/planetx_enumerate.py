@@ -11,12 +11,14 @@
 3. the job through the service (`zolve up --workers N` itself, `bench.stack.UpStack`; with `--service
    stack`, the API and one worker of N processes on embedded servers), submit → every board stored → the
    CSV export read to its end, median of `--service-runs`, each as a multiple of the yardstick timed just
-   before it; and the split of the workers' time per shard (claim, walk, histogram, store, dispatch, and
-   the gap to the process's next shard), from the line the worker logs per shard
+   before it (with `--rounds R` the worker counts take turns R times, and the scaling table gives the
+   medians of the rounds); and the split of the workers' time per shard (claim, walk, histogram, store,
+   dispatch, and the gap to the process's next shard), from the line the worker logs per shard
    (`workers.runner.SHARD_TIMING`) and Celery's own "succeeded in" line.
 
     .venv/bin/python bench/planetx_enumerate.py [--mode expert] [--repeat 3] [--old-every 8]
         [--depths 3,4,5] [--service-runs 1] [--service-depths 4,5] [--workers 2] [--service up]
+        [--rounds 1]
 """
 
 from __future__ import annotations
@@ -389,6 +391,10 @@ def scaling_table(summaries: dict[int, dict[str, float]]) -> None:
         )
 
 
+def _medians(runs: list[dict[str, float]]) -> dict[str, float]:
+    return {name: statistics.median(run[name] for run in runs) for name in runs[0]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--mode", default="expert", choices=list(MODES))
@@ -402,6 +408,12 @@ def main() -> None:
     )
     parser.add_argument("--repeat", type=int, default=3, help="part 1: best of N interleaved runs (0: skip)")
     parser.add_argument("--service-depths", default="4,5", help="part 3: the shard depths to run")
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="part 3: the worker counts take turns this many times; the table gives each figure's median",
+    )
     args = parser.parse_args()
     mode = MODES[args.mode]
     print(f"z3 {z3.get_version_string()}; {os.cpu_count()} cores; {load()}")
@@ -417,9 +429,18 @@ def main() -> None:
         depths_run = [int(d) for d in args.service_depths.split(",")]
         counts = [int(n) for n in args.workers.split(",")]
         up = args.service == "up"
-        summaries = {n: service(mode, n, args.service_runs, depths_run, up=up) for n in counts}
+        rounds: dict[int, list[dict[str, float]]] = {n: [] for n in counts}
+        for _ in range(args.rounds):  # in turns: a swing of the machine's speed falls on every count
+            for n in counts:
+                rounds[n].append(service(mode, n, args.service_runs, depths_run, up=up))
+        summaries = {n: _medians(runs) for n, runs in rounds.items()}
         if len(counts) > 1:
             scaling_table(summaries)
+            base = rounds[min(counts)]
+            for n in sorted(counts)[1:]:
+                pairs = zip(base, rounds[n], strict=True)
+                turns = ", ".join(f"{one['total'] / many['total']:.2f}×" for one, many in pairs)
+                print(f"speed-up of {n} processes in each round: {turns}")
 
 
 if __name__ == "__main__":
