@@ -30,6 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.stack import Stack  # noqa: E402
 from store import keys  # noqa: E402
+from store.rows import BLOCK_KEYS  # noqa: E402
 
 OWNERS = 51
 KINDS = ("dice", "taiji.solve", "leaving_earth.plan", "mastermind.guess", "planetx.deduce")
@@ -213,10 +214,18 @@ def make_enumeration(stack: Stack, owner: int) -> str:
         shards=SHARDS,
         boards=BOARDS,
     )
-    sql(
+    sql(  # as the store keeps a finished enumeration's boards: sorted runs of BLOCK_KEYS codes
         stack,
-        f"INSERT INTO rows (job_id, key) SELECT :job, {board_code_sql()} "
-        "FROM generate_series(1::bigint, CAST(:n AS bigint)) AS i",
+        f"""
+        INSERT INTO row_blocks (job_id, first_key, last_key, count, keys)
+        SELECT :job, min(code), max(code), count(*), string_agg(int8send(code), ''::bytea ORDER BY code)
+        FROM (
+            SELECT code, (row_number() OVER (ORDER BY code) - 1) / {BLOCK_KEYS} AS block
+            FROM (SELECT {board_code_sql()} AS code FROM generate_series(1::bigint, CAST(:n AS bigint)) AS i)
+                AS codes
+        ) AS numbered
+        GROUP BY block
+        """,
         job=job,
         n=BOARDS,
     )

@@ -655,8 +655,13 @@ def check_compose(deployment: Deployment) -> None:
 
         # the standard enumeration: exact count, no board twice, the killed shard run again elsewhere
         result = finished["planetx.enumerate standard"]["result"]
+        # boards are stored a block of 8-byte codes per shard (row_blocks), merged at finalize; a shard
+        # stored twice would count its boards twice in the job's rows_done
         rows, distinct = db.execute(
-            "SELECT count(*), count(DISTINCT key) FROM rows WHERE job_id = %s", (standard,)
+            "SELECT (SELECT rows_done FROM jobs WHERE id = %s),"
+            " (SELECT count(DISTINCT substring(keys FROM n * 8 + 1 FOR 8))"
+            "  FROM row_blocks, generate_series(0, count - 1) AS n WHERE job_id = %s)",
+            (standard, standard),
         ).fetchone()
         codes = boards_via_api(deployment, standard)
         log(f"standard enumeration: result count {result['count']}, DB rows {rows} ({distinct} distinct), "
