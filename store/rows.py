@@ -230,8 +230,8 @@ def _keys_in_order(
         (job_id,) if after is None else (job_id, after),
     ).fetchall()
     for first, last in _overlapping(spans):
-        blocks = cursor.execute(_BLOCKS_BETWEEN, (job_id, first, last)).fetchall()
-        keys = np.concatenate([np.frombuffer(data, dtype=">i8") for (data,) in blocks]).astype(np.int64)
+        blocks = [data for (data,) in cursor.execute(_BLOCKS_BETWEEN, (job_id, first, last))]
+        keys = _unpacked(blocks)
         if len(blocks) > 1:
             keys.sort()
         wanted = np.ones(len(keys), dtype=bool) if after is None else keys > after

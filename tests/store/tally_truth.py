@@ -9,6 +9,7 @@ from psycopg.errors import SerializationFailure
 from sqlalchemy import func, select
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.orm import Session
+from tenacity import retry, retry_if_exception, stop_after_attempt
 
 from core.states import ShardState
 from store import metrics
@@ -58,6 +59,13 @@ def kept(session: Session) -> Figures:
     return Figures(jobs, shards, figures.rows_written, buckets, count, seconds)
 
 
+def _serialization_failure(exc: BaseException) -> bool:
+    return isinstance(exc, OperationalError) and isinstance(exc.orig, SerializationFailure)
+
+
+# reading the counters folds their deltas: a worker's fold committed after the snapshot was taken makes
+# it fail to serialize, and it is read again, as PostgreSQL asks of a REPEATABLE READ transaction
+@retry(retry=retry_if_exception(_serialization_failure), stop=stop_after_attempt(5), reraise=True)
 def _read_both(db: Database) -> tuple[Figures, Figures]:
     with db.engine.connect() as conn:
         conn = conn.execution_options(isolation_level="REPEATABLE READ")
@@ -68,16 +76,8 @@ def _read_both(db: Database) -> tuple[Figures, Figures]:
 
 
 def assert_counters_match(db: Database) -> Figures:
-    """The counters equal the counts, read in one snapshot (REPEATABLE READ); returns them. Reading the
-    counters folds their deltas: a worker's fold committed after the snapshot was taken makes it fail to
-    serialize, and it is read again, as PostgreSQL asks of a REPEATABLE READ transaction."""
-    for attempt in range(5):
-        try:
-            truth, counters = _read_both(db)
-            break
-        except OperationalError as exc:
-            if not isinstance(exc.orig, SerializationFailure) or attempt == 4:
-                raise
+    """The counters equal the counts, read in one snapshot (REPEATABLE READ); returns them."""
+    truth, counters = _read_both(db)
     assert counters.jobs == truth.jobs
     assert counters.shards == truth.shards
     assert counters.rows_written == truth.rows_written

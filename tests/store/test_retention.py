@@ -3,21 +3,15 @@ rows left behind by a purge interrupted between a job and its rows go on the nex
 
 from __future__ import annotations
 
-import uuid
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import delete
 
-from store import keys, retention, rows
+from store import keys, retention
 from store.db import Database
 from store.models import Job
-from tests.services.test_retention import make_job
+from tests.services.test_retention import make_job, stored
 from tests.store.tally_truth import assert_counters_match
-
-
-def boards_of(db: Database, ids: list[uuid.UUID]) -> int:
-    with db.session() as session:
-        return sum(len(rows.keys_stored(session, job_id)) for job_id in ids)
 
 
 def test_small_chunks_purge_the_same_and_rows_go_after_their_job(isolated_db: Database) -> None:
@@ -30,7 +24,7 @@ def test_small_chunks_purge_the_same_and_rows_go_after_their_job(isolated_db: Da
     report = retention.purge(isolated_db, before, pinned=(), chunk=2, rows_chunk=3)
 
     assert (report.jobs, report.rows, report.shards) == (5, 35, 5)
-    assert boards_of(isolated_db, old) == 0 and boards_of(isolated_db, [recent]) == 2
+    assert stored(isolated_db, old) == 0 and stored(isolated_db, [recent]) == 2
     assert_counters_match(isolated_db)
 
 
@@ -43,9 +37,9 @@ def test_rows_of_a_job_already_gone_go_on_the_next_purge(isolated_db: Database) 
     kept = make_job(isolated_db, owner, days_ago=1, boards=[7])
     with isolated_db.session() as session:
         session.execute(delete(Job).where(Job.id == gone))
-    assert boards_of(isolated_db, [gone]) == 50
+    assert stored(isolated_db, [gone]) == 50
 
     report = retention.purge(isolated_db, datetime.now(UTC) - timedelta(days=30), pinned=(), rows_chunk=20)
 
     assert (report.jobs, report.rows) == (0, 50)
-    assert boards_of(isolated_db, [gone]) == 0 and boards_of(isolated_db, [kept]) == 1
+    assert stored(isolated_db, [gone]) == 0 and stored(isolated_db, [kept]) == 1
