@@ -67,15 +67,29 @@ _TRIPLES: list[str | None] = [
 ]
 
 
-#: each 3-bit value's letter as a byte ("?" where it names no object)
-_LETTER_BYTES = np.frombuffer((LETTERS + "?" * (8 - len(LETTERS))).encode(), dtype=np.uint8)
+#: the letters of four sectors as the 4 ASCII bytes of one uint32, by their 12 bits ("?" where a sector's
+#: 3 bits name no object)
+_QUAD_LETTERS = (
+    np.array(
+        [[(LETTERS + "??")[(bits >> (BITS * k)) & 7] for k in range(4)] for bits in range(1 << (4 * BITS))],
+        dtype="S1",
+    )
+    .view(np.uint32)
+    .ravel()
+)
 
 
 def letters_matrix(codes: np.ndarray, sectors: int) -> np.ndarray:
     """Many boards' letters at once: row i holds board codes[i]'s letters as ASCII bytes (the letters
-    to_letters gives; "?" in a sector whose bits name no object). An export renders a million."""
-    shifts = np.arange(sectors, dtype=np.int64) * BITS
-    return _LETTER_BYTES[(codes.astype(np.int64)[:, None] >> shifts) & 7]
+    to_letters gives; "?" in a sector whose bits name no object). An export renders a million: four
+    sectors per gather."""
+    groups = -(-sectors // 4)
+    letters = np.empty((len(codes), groups), dtype=np.uint32)
+    rest = codes.astype(np.int64)
+    for group in range(groups):
+        letters[:, group] = _QUAD_LETTERS[rest & 0xFFF]
+        rest = rest >> (4 * BITS)
+    return letters.view(np.uint8)[:, :sectors]
 
 
 def to_letters(code: int, sectors: int) -> str:
