@@ -320,15 +320,19 @@ def _unpacked(blocks: Sequence[bytes]) -> np.ndarray:
 _JOB_SPANS = "SELECT first_key, last_key FROM row_blocks WHERE job_id = %s ORDER BY first_key FOR UPDATE"
 
 
-def compact(db: Database, job_id: uuid.UUID) -> int:
+def compact(db: Database, job_id: uuid.UUID, proceed: Callable[[Session], bool] | None = None) -> int:
     """Merge a job's blocks that overlap in the key into sorted runs of BLOCK_KEYS that do not, so that a
-    page reads one block and an export reads them in order, none sorted. Run when a sharded job's shards
-    are all stored (its finalize; idempotent): its shards fix the first sectors, the lowest bits of the
-    key, so each shard's block spans nearly the whole key. A key stored twice is kept once (logged; found
-    next to itself once sorted: numpy 2.4's `unique` hashes, and took 0.95 s for an expert enumeration's
-    keys against 0.06 s for the sort).
-    Returns how many blocks the job had before, 0 when they were already apart."""
+    page reads one block and an export reads them in order, none sorted. Run once a sharded job's shards
+    are all stored (after its finalize; idempotent): its shards fix the first sectors, the lowest bits of
+    the key, so each shard's block spans nearly the whole key. Readers never depend on it: they sort what
+    overlaps. A key stored twice is kept once (logged; found next to itself once sorted: numpy 2.4's
+    `unique` hashes, and took 0.95 s for an expert enumeration's keys against 0.06 s for the sort).
+    `proceed(session)` runs first in the merge's transaction (a worker's locks the job and checks that it
+    still wants its rows); False merges nothing.
+    Returns how many blocks the job had before, 0 when they were already apart or nothing was merged."""
     with db.session() as session:
+        if proceed is not None and not proceed(session):
+            return 0
         cursor = _psycopg(session).cursor()
         spans = cursor.execute(_JOB_SPANS, (job_id,)).fetchall()
         if len(_overlapping(spans)) == len(spans):

@@ -535,6 +535,13 @@ def lock_for_finalize(session: Session, job_id: uuid.UUID) -> Job | None:
     )
 
 
+def lock_succeeded(session: Session, job_id: uuid.UUID) -> bool:
+    """Whether the job has succeeded; its row is then key-share locked until the transaction ends, so a
+    purge cannot delete it meanwhile (its updates still go)."""
+    locked = select(Job.id).where(Job.id == job_id, Job.state == JobState.SUCCEEDED)
+    return session.scalar(locked.with_for_update(read=True, key_share=True)) is not None
+
+
 def summaries(session: Session, job_id: uuid.UUID) -> list[dict[str, Any]]:
     return list(
         session.scalars(

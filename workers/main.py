@@ -50,7 +50,7 @@ from workers.app import (
     make_celery,
     mark_broker,
 )
-from workers.runner import execute, execute_shard, finalize
+from workers.runner import compact_rows, execute, execute_shard, finalize
 
 log = logging.getLogger("zolve.worker")
 
@@ -319,6 +319,8 @@ def create_worker_app(settings: Settings) -> Celery:
         with _database_errors_retryable():
             finalize(db, settings, uuid.UUID(job_id))
         publish_deliveries(celery, db)
+        with _database_errors_retryable():
+            compact_rows(db, uuid.UUID(job_id))
 
     @celery.task(name=DELIVER, **retry_options)
     def deliver_webhook(delivery_id: str) -> None:

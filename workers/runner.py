@@ -436,7 +436,6 @@ def finalize(db: Database, settings: Settings, job_id: uuid.UUID) -> None:
         start = shards.start_finalize(session, job_id, settings.max_attempts)
     if start is not shards.FinalizeStart.RUN:
         return
-    rows.compact(db, job_id)  # before the job succeeds: its pages and exports read runs in key order
     try:
         with db.session() as session:
             job = shards.lock_for_finalize(session, job_id)
@@ -453,6 +452,13 @@ def finalize(db: Database, settings: Settings, job_id: uuid.UUID) -> None:
         _fail_finalize(db, job_id, exc)
     except Exception as exc:
         _fail_finalize(db, job_id, exc)
+
+
+def compact_rows(db: Database, job_id: uuid.UUID) -> None:
+    """Merge a succeeded job's blocks into runs in key order (store.rows.compact). It runs after the job's
+    success, which its client sees without waiting for it: pages and exports read the blocks correctly
+    before and after. A finalize delivered again (its worker died here) merges then."""
+    rows.compact(db, job_id, lambda session: shards.lock_succeeded(session, job_id))
 
 
 def _fail_finalize(db: Database, job_id: uuid.UUID, exc: Exception) -> None:

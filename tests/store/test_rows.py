@@ -100,6 +100,22 @@ def test_compact_merges_a_jobs_overlapping_blocks_into_runs_once(isolated_db: Da
     assert [int(k) for chunk in rows.key_chunks(isolated_db, job, []) for k in chunk] == every
 
 
+def test_compact_merges_nothing_when_its_caller_says_no_in_its_transaction(isolated_db: Database) -> None:
+    job = _job(isolated_db)
+    codes = [code(n) for n in range(2000)]
+    _store_as_shards(isolated_db, job, codes)
+    seen: list[int] = []
+
+    def proceed(session) -> bool:  # it reads in the merge's transaction: the blocks it would merge
+        seen.append(len(rows.keys_stored(session, job)))
+        return False
+
+    assert rows.compact(isolated_db, job, proceed) == 0 and seen == [2000]
+    with isolated_db.session() as session:
+        assert session.scalar(select(func.count()).where(RowBlock.job_id == job)) == 36, "left as stored"
+    assert rows.compact(isolated_db, job, lambda session: True) == 36
+
+
 def test_a_key_stored_twice_at_the_head_of_a_block_is_refused(isolated_db: Database) -> None:
     """A shard's store that ran twice (a duplicate delivery past its lease checks) fails on the primary
     key: its block begins with the same key."""

@@ -3,7 +3,8 @@
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import func, select, update
+from sqlalchemy import delete, func, select, text, update
+from sqlalchemy.exc import OperationalError
 
 from store import dispatch, jobs, keys, rows, shards
 from store.db import Database
@@ -42,6 +43,26 @@ def test_rows_and_completion_commit_together_and_the_last_shard_finalizes(planne
         assert len(rows.keys_stored(session, job.id)) == 6
         assert shards.finish_sharded_job(session, job.id, {"count": 6})
         assert not shards.finish_sharded_job(session, job.id, {"count": 6}), "finalize is idempotent"
+
+
+def test_a_succeeded_job_locked_for_its_merge_cannot_be_deleted_but_can_be_updated(planned) -> None:
+    """store.shards.lock_succeeded, taken by the merge of a job's blocks after its success: a purge's
+    delete of the job waits for the merge (else it could write blocks for a job that is gone)."""
+    db, job, _ = planned
+    with db.session() as session:
+        assert not shards.lock_succeeded(session, job.id), "a running job is not merged"
+    with db.session() as session:
+        session.execute(update(Job).where(Job.id == job.id).values(state="succeeded"))
+    with db.session() as merging:
+        assert shards.lock_succeeded(merging, job.id)
+        with db.session() as other:
+            other.execute(text("SET LOCAL lock_timeout = '300ms'"))
+            other.execute(update(Job).where(Job.id == job.id).values(finalize_attempts=7))
+        with pytest.raises(OperationalError, match="lock timeout"), db.session() as other:
+            other.execute(text("SET LOCAL lock_timeout = '300ms'"))
+            other.execute(delete(Job).where(Job.id == job.id))
+    with db.session() as session:
+        assert session.get(Job, job.id).finalize_attempts == 7
 
 
 def test_a_second_run_of_a_finished_shard_writes_nothing(planned) -> None:

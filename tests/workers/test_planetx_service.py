@@ -12,10 +12,11 @@ from sqlalchemy import select
 from api.extension import zolve
 from puzzles.planetx.board import MODES, PLANET_X, decode, to_letters
 from puzzles.planetx.rules import enumerate_boards
-from services.messages import RUN_SHARD, enqueue
-from store import rows
-from store.models import Shard
-from tests.support import shard_states, wait_until
+from services.messages import FINALIZE, RUN_SHARD, enqueue
+from store import keys, rows
+from store.models import RowBlock, Shard
+from tests.store.test_tallies import run
+from tests.support import new_job, shard_states, wait_until
 from workers.app import queue_depth
 
 STANDARD = {"kind": "planetx.enumerate", "params": {"mode": "standard"}}
@@ -58,6 +59,44 @@ def test_standard_enumeration_stores_exactly_the_4446_boards(standard_job, db, s
     assert progress["shards_done"] == progress["shards_total"] > 1 and progress["boards"] == 4446
     counts = [s["counts"]["planet_x"] for s in job["result"]["sectors"]]
     assert counts == [sum(1 for c in standard_boards if decode(c, 12)[i] == PLANET_X) for i in range(12)]
+
+
+def _spans(db, job_id: uuid.UUID) -> list[tuple[int, int]]:
+    with db.session() as session:
+        spans = select(RowBlock.first_key, RowBlock.last_key).where(RowBlock.job_id == job_id)
+        return [tuple(span) for span in session.execute(spans.order_by(RowBlock.first_key))]
+
+
+def _merged(db, job_id: uuid.UUID) -> bool:
+    spans = _spans(db, job_id)
+    return bool(spans) and all(a[1] < b[0] for a, b in zip(spans, spans[1:], strict=False))
+
+
+def test_the_boards_are_merged_into_one_run_after_the_success(standard_job, db, standard_boards) -> None:
+    """The merge (store.rows.compact) runs after the job's success, which its client does not wait for."""
+    job, _ = standard_job
+    wait_until(lambda: _merged(db, uuid.UUID(job["id"])), 30, 0.1, "the blocks to be merged")
+    assert len(_spans(db, uuid.UUID(job["id"]))) == 1, "4,446 boards are one block"
+    assert stored_codes(db, job["id"]) == standard_boards
+
+
+def test_a_finalize_delivered_again_after_the_success_merges_the_blocks(db, app, worker) -> None:
+    """Its first delivery's worker died between the success and the merge: the blocks are merged when
+    the finalize comes again (acks late), and nothing else is done twice."""
+    with db.session() as session:
+        owner = keys.create_key(session, name="merge after success").id
+    job = new_job(db, owner, "planetx.enumerate", {"mode": "standard"})
+    run(db, job.id, "succeeded")
+    boards = sorted(enumerate_boards(MODES["standard"]))
+    for first in range(6):  # a shard's block each, every one spanning nearly the whole key
+        with db.session() as session:
+            rows.copy_rows(session, job.id, [c for c in boards if c & 7 == first])
+    assert len(_spans(db, job.id)) > 1 and not _merged(db, job.id)
+    enqueue(zolve(app).celery, str(job.id), FINALIZE)
+    wait_until(lambda: _merged(db, job.id), 30, 0.1, "the blocks to be merged")
+    assert stored_codes(db, str(job.id)) == boards
+    with db.session() as session:
+        assert session.get(type(job), job.id).result == {"ok": 1}, "the result stays as it was"
 
 
 def test_boards_page_with_keyset_cursor_and_filters(client, standard_job, standard_boards) -> None:
