@@ -15,6 +15,7 @@ from typing import Any, NoReturn
 
 import z3
 
+from core.alarms import Alarm, AlarmClock
 from core.errors import StopReason
 
 
@@ -35,6 +36,8 @@ class SolverGaveUp(Exception):
 
 
 _TIMER_SLACK = 0.1  # seconds
+#: every run's deadline, on one thread per process (a thread per run cost milliseconds: core.alarms)
+_DEADLINES = AlarmClock("zolve-deadlines")
 
 ProgressCallback = Callable[[dict[str, Any]], None]
 #: rows as a puzzle hands them over: keys alone, or (key, payload) pairs
@@ -63,16 +66,13 @@ class Run:
         self._contexts: list[z3.Context] = []
         self._lock = threading.Lock()
         self._stop_reason: StopReason | None = None
-        self._watchdog: threading.Timer | None = None
+        self._watchdog: Alarm | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------
     def __enter__(self) -> Run:
         if self.deadline is not None:
-            self._watchdog = threading.Timer(
-                max(0.0, self.deadline - time.monotonic()), self.stop, (StopReason.TIMEOUT,)
-            )
-            self._watchdog.daemon = True
-            self._watchdog.start()
+            delay = self.deadline - time.monotonic()
+            self._watchdog = _DEADLINES.after(delay, lambda: self.stop(StopReason.TIMEOUT))
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:

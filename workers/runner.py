@@ -21,6 +21,7 @@ from celery import current_task
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session
 
+from core.alarms import Alarm, AlarmClock
 from core.config import Settings
 from core.errors import ErrorType, JobError, StopReason
 from core.states import JobState
@@ -37,7 +38,15 @@ T = TypeVar("T")
 Heartbeat = Callable[[Session, "dict[str, Any] | None"], "bool | None"]
 
 
-class Watcher(threading.Thread):
+#: every watched run's heartbeats, on one thread per process (core.alarms); apart from the deadlines' clock,
+#: so that a beat waiting on the database never delays a deadline
+_HEARTBEATS = AlarmClock("zolve-heartbeats")
+
+
+class Watcher:
+    """Beats a run's heartbeat every `watch_interval` while it runs, and stops the run when its job or
+    shard is cancelled or its lease is lost."""
+
     def __init__(
         self,
         db: Database,
@@ -48,7 +57,6 @@ class Watcher(threading.Thread):
         slice_seconds: float | None = None,
         on_rows: Callable[[list[rows.RowData]], None] | None = None,
     ):
-        super().__init__(name="zolve-watcher", daemon=True)
         self.db, self.settings, self.beat = db, settings, beat
         self.latest_progress: dict[str, Any] | None = None
         self.solve_run = Run(
@@ -59,29 +67,36 @@ class Watcher(threading.Thread):
             slice_seconds=slice_seconds,
         )
         self._stopped = threading.Event()
+        self._alarm: Alarm | None = None
 
     def report(self, progress: dict[str, Any]) -> None:
         self.latest_progress = progress
 
-    def run(self) -> None:
-        while not self._stopped.wait(self.settings.watch_interval):
-            try:
-                with self.db.session() as session:
-                    stop = self.beat(session, self.latest_progress)
-            except Exception:  # the database may be restarting: the lease has slack, keep trying
-                log.warning("heartbeat failed", exc_info=True)
-                continue
-            if self._stopped.is_set():  # the work ended while we were beating: nothing to interrupt
-                return
-            if stop is None:
-                log.warning("lease lost, stopping")
-                self.solve_run.stop(StopReason.LEASE_LOST)
-            elif stop:
-                self.solve_run.stop(StopReason.CANCELLED)
+    def start(self) -> None:
+        self._alarm = _HEARTBEATS.every(self.settings.watch_interval, self._beat)
+
+    def _beat(self) -> None:
+        if self._stopped.is_set():
+            return
+        try:
+            with self.db.session() as session:
+                stop = self.beat(session, self.latest_progress)
+        except Exception:  # the database may be restarting: the lease has slack, keep trying
+            log.warning("heartbeat failed", exc_info=True)
+            return
+        if self._stopped.is_set():  # the work ended while we were beating: nothing to interrupt
+            return
+        if stop is None:
+            log.warning("lease lost, stopping")
+            self.solve_run.stop(StopReason.LEASE_LOST)
+        elif stop:
+            self.solve_run.stop(StopReason.CANCELLED)
 
     def stop(self) -> None:
+        """No beat starts after this; one under way finishes without touching the run."""
         self._stopped.set()
-        self.join(timeout=5)
+        if self._alarm is not None:
+            self._alarm.cancel()
 
 
 #: the state a job ends in, by how its watched run ended
