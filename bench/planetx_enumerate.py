@@ -14,11 +14,14 @@
    before it (with `--rounds R` the worker counts take turns R times, and the scaling table gives the
    medians of the rounds); and the split of the workers' time per shard (claim, walk, histogram, store,
    dispatch, and the gap to the process's next shard), from the line the worker logs per shard
-   (`workers.runner.SHARD_TIMING`) and Celery's own "succeeded in" line.
+   (`workers.runner.SHARD_TIMING`) and Celery's own "succeeded in" line;
+4. with `--ceiling R`, the most the service could gain from more solver processes on this machine: every
+   shard walked in one process, against the same shards dealt out to N processes at once (no service, no
+   database: wall clock, R rounds taking turns, medians), for each count in `--workers`.
 
     .venv/bin/python bench/planetx_enumerate.py [--mode expert] [--repeat 3] [--old-every 8]
         [--depths 3,4,5] [--service-runs 1] [--service-depths 4,5] [--workers 2] [--service up]
-        [--rounds 1]
+        [--rounds 1] [--ceiling 0]
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import multiprocessing
 import os
 import re
 import statistics
@@ -312,6 +316,39 @@ def serial_parts(result: dict) -> str:
     return f"submit → first shard {first:.2f} s; last shard stored → succeeded seen {last:.2f} s"
 
 
+def _walk_wall(mode_name: str, keys: list[str]) -> float:
+    started = time.perf_counter()
+    walk_shards(MODES[mode_name], keys)
+    return time.perf_counter() - started
+
+
+def _walk_in(processes: int, mode: Mode, keys: list[str]) -> float:
+    """Wall seconds for `processes` fresh processes to walk `keys` dealt out in turn (each its own solver,
+    built before the clock starts: a process walks the first shard once untimed)."""
+    hands = [keys[i::processes] for i in range(processes)]
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(processes) as pool:
+        pool.starmap(_walk_wall, [(mode.name, hand[:1]) for hand in hands])  # each builds its solver
+        started = time.perf_counter()
+        pool.starmap(_walk_wall, [(mode.name, hand) for hand in hands])
+        return time.perf_counter() - started
+
+
+def ceiling(mode: Mode, counts: list[int], rounds: int) -> None:
+    keys, _ = plan(mode, planetx.DEFAULT_SHARD_DEPTH[mode.name])
+    print(f"4. the walk alone, {len(keys)} shards dealt out to N processes (no service), {rounds} rounds:")
+    seconds: dict[int, list[float]] = {n: [] for n in counts}
+    for _ in range(rounds):
+        for n in counts:
+            seconds[n].append(_walk_in(n, mode, keys))
+    base = statistics.median(seconds[min(counts)])
+    for n in counts:
+        turns = ", ".join(f"{seconds[min(counts)][i] / t:.2f}×" for i, t in enumerate(seconds[n]))
+        median = statistics.median(seconds[n])
+        speed_up = f"{base / median:.2f}× {min(counts)}"
+        print(f"   {n} processes: median {median:.2f} s = {speed_up}; by round {turns}")
+
+
 def service(mode: Mode, workers: int, runs: int, shard_depths: list[int], up: bool) -> dict[str, float]:
     """Part 3 for one number of solver processes; returns the first depth's medians and per-shard split
     (for the scaling table)."""
@@ -414,6 +451,9 @@ def main() -> None:
         default=1,
         help="part 3: the worker counts take turns this many times; the table gives each figure's median",
     )
+    parser.add_argument(
+        "--ceiling", type=int, default=0, help="part 4: rounds of the walk alone in 1..N processes (0 skips)"
+    )
     args = parser.parse_args()
     mode = MODES[args.mode]
     print(f"z3 {z3.get_version_string()}; {os.cpu_count()} cores; {load()}")
@@ -441,6 +481,8 @@ def main() -> None:
                 pairs = zip(base, rounds[n], strict=True)
                 turns = ", ".join(f"{one['total'] / many['total']:.2f}×" for one, many in pairs)
                 print(f"speed-up of {n} processes in each round: {turns}")
+    if args.ceiling:
+        ceiling(mode, [int(n) for n in args.workers.split(",")], args.ceiling)
 
 
 if __name__ == "__main__":
