@@ -7,8 +7,9 @@ with two solver processes on two cores. Arming an alarm on a clock whose thread 
 microseconds, and nobody waits for that thread.
 
 An action runs on the clock's thread, so it must be short or bounded; an exception in it is logged and the
-clock goes on. A process forked from one whose clock ran (a Celery prefork child) starts its own thread on
-first use."""
+clock goes on. A process forked from one whose clock ran (a Celery prefork child, a solver's pool) starts
+its own thread on first use, with fresh locks: the fork may have copied one that the parent's clock
+thread held at that moment."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import os
 import sched
 import threading
 import time
+import weakref
 from collections.abc import Callable
 
 log = logging.getLogger("zolve.alarms")
@@ -64,6 +66,11 @@ class AlarmClock:
         self._pid: int | None = None
         self._scheduler = sched.scheduler(time.monotonic, self._sleep)
         self._wake = threading.Event()
+        _CLOCKS.add(self)
+
+    def _forget_parent(self) -> None:
+        self._lock = threading.Lock()
+        self._pid = None
 
     def after(self, delay: float, action: Callable[[], None]) -> Alarm:
         """Run `action` once, `delay` seconds from now."""
@@ -108,3 +115,15 @@ class AlarmClock:
         if seconds > 0:
             self._wake.wait(seconds)
             self._wake.clear()
+
+
+#: every clock of this process, reset in a forked child (os.register_at_fork)
+_CLOCKS: weakref.WeakSet[AlarmClock] = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    for clock in list(_CLOCKS):
+        clock._forget_parent()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -75,3 +75,22 @@ def test_a_forked_child_runs_a_clock_of_its_own() -> None:
         assert result.get() == "child rang"
     finally:
         child.join(5)
+
+
+def test_a_child_forked_while_the_parents_clock_held_its_lock_still_rings() -> None:
+    clock = AlarmClock("test-fork-locked")
+    clock.after(60, lambda: None)  # the parent's thread runs
+    context = multiprocessing.get_context("fork")
+    result = context.SimpleQueue()
+    with clock._lock:  # as if the parent's clock thread were arming an alarm at the fork
+        child = context.Process(target=_ring_on, args=(clock, result))
+        child.start()
+    try:
+        assert wait_until(lambda: not result.empty(), 5, 0.01, "the child's alarm")
+    finally:
+        child.join(5)
+
+
+def _ring_on(clock: AlarmClock, result: multiprocessing.queues.SimpleQueue) -> None:
+    clock.after(0.01, lambda: result.put("rang"))
+    time.sleep(2)
