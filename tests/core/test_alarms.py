@@ -56,11 +56,6 @@ def test_arming_an_alarm_starts_no_thread_once_the_clock_runs() -> None:
 _FORKED_CLOCK = AlarmClock("test-fork")
 
 
-def _ring_in_child(result: multiprocessing.queues.SimpleQueue) -> None:
-    _FORKED_CLOCK.after(0.01, lambda: result.put("child rang"))
-    time.sleep(2)
-
-
 def test_a_forked_child_runs_a_clock_of_its_own() -> None:
     """A Celery prefork child is forked from a process whose clock may have run: the thread is not copied."""
     rang = threading.Event()
@@ -68,11 +63,11 @@ def test_a_forked_child_runs_a_clock_of_its_own() -> None:
     assert rang.wait(5)
     context = multiprocessing.get_context("fork")
     result = context.SimpleQueue()
-    child = context.Process(target=_ring_in_child, args=(result,))
+    child = context.Process(target=_ring_on, args=(_FORKED_CLOCK, result))
     child.start()
     try:
         assert wait_until(lambda: not result.empty(), 5, 0.01, "the child's alarm")
-        assert result.get() == "child rang"
+        assert result.get() == "rang"
     finally:
         child.join(5)
 
