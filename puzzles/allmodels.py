@@ -8,7 +8,9 @@ and `pop` callbacks keep the list of true literals up to date as the search move
 a full model, the `final` callback records the value and raises a conflict over the true literals, so the
 search goes on to the next model and the check ends `unsat` once every model is recorded. Z3 may drop a
 conflict learned this way and find that model again: a value seen before is blocked again but not
-recorded twice (`Walk.repeats` counts them). No restart and no model object per model, which the
+recorded twice (`Walk.repeats` counts them). Literals that do not determine the model (the cells of a
+prefix, say) make the walk a projection: the conflict blocks every model that agrees on them, so each of
+their assignments is found once. No restart and no model object per model, which the
 check–model–block loop (`puzzles.planetx.solver.enumerate_models`) pays every time.
 
 The callbacks are bound straight to Z3's C API with ctypes (Z3's `UserPropagateBase` class wraps every

@@ -1,7 +1,7 @@
 """Kind `planetx.enumerate`: every board of a mode (optionally under extra facts), in shards.
 
-A shard is a prefix: the objects of the first k sectors. Planning walks the prefix tree with one Z3 solver
-and assumptions, dropping every prefix that cannot start a board. Each shard is then walked in one check
+A shard is a prefix: the objects of the first k sectors. Planning finds every prefix that starts a board
+in one walk over the first k sectors' literals (`solver.prefixes`). Each shard is then walked in one check
 by the process's long-lived propagator solver (see `solver.enumerate_shard`).
 """
 
@@ -12,11 +12,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import z3
 
 from puzzles.planetx.board import BITS, LETTERS, MODES, OBJECT_NAMES, OBJECTS, Mode
 from puzzles.planetx.rules import Fact
-from puzzles.planetx.solver import BoardModel, enumerate_shard
+from puzzles.planetx.solver import enumerate_shard, prefixes
 from puzzles.runtime import Run
 from puzzles.sharding import ShardResult, solve_in_process
 
@@ -48,20 +47,11 @@ class Request:
 
 
 def plan(params: dict[str, Any], run: Run) -> list[str]:
-    """Shard keys (prefix letter strings) of every prefix that at least one board starts with."""
+    """Shard keys (prefix letter strings, in order) of every prefix that at least one board starts with."""
     request = Request.of(params)
-    depth = request.shard_depth
-    model = BoardModel(request.mode, run.context(), request.facts)
-    frontier: list[list[int]] = [[]]
-    for index in range(depth):
-        frontier = [
-            prefix + [obj]
-            for prefix in frontier
-            for obj in range(6)
-            if run.check(model.solver, *(model.at(i + 1, o) for i, o in enumerate(prefix + [obj]))) == z3.sat
-        ]
-        run.progress(phase="planning", depth=index + 1, prefixes=len(frontier))
-    return ["".join(LETTERS[obj] for obj in prefix) for prefix in frontier]
+    found = prefixes(request.mode, request.shard_depth, run, request.facts)
+    run.progress(phase="planning", depth=request.shard_depth, prefixes=len(found))
+    return ["".join(LETTERS[obj] for obj in prefix) for prefix in found]
 
 
 def run_shard(params: dict[str, Any], key: str, run: Run) -> ShardResult:

@@ -163,6 +163,17 @@ class BoardWalker:
         return ShardOutcome(walk.values, walk.complete)
 
 
+def prefixes(mode: Mode, depth: int, run: Run, facts: Sequence[Fact] = ()) -> list[list[int]]:
+    """The objects of the first `depth` sectors of every board (each prefix once, in order), in one walk
+    over those sectors' literals: each prefix the search reaches is blocked whole (a projection, see
+    `puzzles.allmodels`), where asking about every prefix in turn took a check each."""
+    ctx = run.context()
+    model = BoardModel(mode, ctx, facts, solver=propagator_solver(ctx))
+    literals = [(model.at(s + 1, obj), obj << (BITS * s)) for s in range(depth) for obj in range(6)]
+    walk = ModelWalker(model.solver, literals, depth).walk(run)
+    return sorted([(code >> (BITS * s)) & 7 for s in range(depth)] for code in walk.values)
+
+
 def board_walker(mode: Mode, facts: tuple[Fact, ...] = ()) -> BoardWalker:
     """This process's walker for the mode and facts (a forked child makes its own)."""
     return _walker(mode.name, facts, os.getpid())

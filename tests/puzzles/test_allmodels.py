@@ -58,6 +58,18 @@ def test_facts_hold_for_one_walk_only() -> None:
     assert sorted(whole.values) == expected(4, 4, lambda a: True)
 
 
+def test_a_walk_over_some_cells_finds_each_of_their_assignments_once() -> None:
+    """Literals of the first cells only: the walk is a projection, each prefix blocked whole once found."""
+    ctx = z3.Context()
+    solver, grid = one_hot_grid(ctx, 5, 3)
+    solver.add(z3.Or(grid[0][1], grid[3][2]), z3.Implies(grid[1][0], grid[4][0]), z3.Not(grid[2][1]))
+    walker = walker_for(solver, grid[:2], 3)
+    with Run(60) as run:
+        walk = walker.walk(run)
+    models = expected(5, 3, lambda a: (a[0] == 1 or a[3] == 2) and (a[1] != 0 or a[4] == 0) and a[2] != 1)
+    assert walk.complete and sorted(walk.values) == sorted({m % 9 for m in models})
+
+
 def test_a_cap_stops_the_walk_incomplete() -> None:
     ctx = z3.Context()
     solver, grid = one_hot_grid(ctx, 4, 4)

@@ -6,7 +6,17 @@ from collections import Counter
 import pytest
 
 from puzzles.planetx import enumerate as planetx
-from puzzles.planetx.board import ASTEROID, COMET, MODES, decode, encode, from_letters, to_letters
+from puzzles.planetx.board import (
+    ASTEROID,
+    COMET,
+    GAS_CLOUD,
+    LETTERS,
+    MODES,
+    decode,
+    encode,
+    from_letters,
+    to_letters,
+)
 from puzzles.planetx.rules import enumerate_boards, is_valid
 from puzzles.planetx.solver import enumerate_shard
 from puzzles.runtime import Cancelled, Run
@@ -63,6 +73,18 @@ def test_plan_keeps_exactly_the_prefixes_boards_start_with(standard_boards: list
             keys = planetx.plan({"mode": "standard", "shard_depth": depth}, run)
         actual = {to_letters(code, 12)[:depth] for code in standard_boards}
         assert set(keys) == actual and len(keys) == len(actual)
+        assert keys == sorted(keys, key=lambda key: [LETTERS.index(letter) for letter in key])
+
+
+def test_plan_under_facts_keeps_only_the_prefixes_of_their_boards(standard_boards: list[int]) -> None:
+    facts = [
+        {"sector": 2, "object": "gas_cloud", "present": True},
+        {"sector": 5, "object": "comet", "present": False},
+    ]
+    kept = [c for c in standard_boards if decode(c, 12)[1] == GAS_CLOUD and decode(c, 12)[4] != COMET]
+    with Run(60) as run:
+        keys = planetx.plan({"mode": "standard", "shard_depth": 3, "constraints": facts}, run)
+    assert len(keys) > 0 and sorted(keys) == sorted({to_letters(code, 12)[:3] for code in kept})
 
 
 @pytest.mark.slow
