@@ -128,18 +128,37 @@ def _render(job: Job, is_admin: bool) -> bytes:
     return cast(Response, answer).get_data()  # the app's response class; typed as the sans-IO base
 
 
+#: a long-poll reads its job again at least this often, whatever the event feed says (a feed that lost
+#: its connection, a change that records no event)
+WAIT_RECHECK_SECONDS = 1.0
+
+
 def _wait_for(job_id: uuid.UUID, who: Caller, wait: float) -> Job:
-    """The job once final, or after `wait` seconds (capped), whichever comes first."""
+    """The job once final, or after `wait` seconds (capped), whichever comes first. It is read again
+    whenever the process's event feed (store.listen) passes its owner's events, as an event stream is
+    woken: a job's final state commits with its event."""
     deadline = time.monotonic() + min(wait, settings().max_wait_seconds)
-    pause = 0.02  # back off from 20 ms to 250 ms: quick jobs answer fast, slow ones cost few queries
-    while True:
-        job = job_reads.visible_job(job_id, who, fresh=wait > 0)
-        if job is None:
-            abort_with(404, message="no such job")
-        if job.is_final or time.monotonic() >= deadline:
-            return job
-        time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
-        pause = min(pause * 1.5, 0.25)
+    job = _visible(job_id, who, fresh=wait > 0)
+    if job.is_final or time.monotonic() >= deadline:
+        return job
+    feed = zolve().events
+    subscription = feed.subscribe(job.owner_id)
+    try:
+        while True:  # read after subscribing: an event committed in between wakes the next wait
+            job = _visible(job_id, who, fresh=True)
+            remaining = deadline - time.monotonic()
+            if job.is_final or remaining <= 0:
+                return job
+            subscription.wait(min(WAIT_RECHECK_SECONDS, remaining))
+    finally:
+        feed.unsubscribe(subscription)
+
+
+def _visible(job_id: uuid.UUID, who: Caller, fresh: bool) -> Job:
+    job = job_reads.visible_job(job_id, who, fresh=fresh)
+    if job is None:
+        abort_with(404, message="no such job")
+    return job
 
 
 @blp.route("/<uuid:job_id>/cancel", methods=["POST"], endpoint="cancel_job")

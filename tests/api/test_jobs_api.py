@@ -3,6 +3,8 @@
 import json
 import logging
 import math
+import threading
+import time
 import uuid
 
 import pytest
@@ -309,6 +311,40 @@ def test_long_poll_returns_when_the_job_finishes(client, auth, worker) -> None:
     finished = client.get(f"/jobs/{job['id']}?wait=20", headers=auth).get_json()
     assert finished["state"] == "succeeded"
     assert client.get(f"/jobs/{job['id']}?wait=-1", headers=auth).status_code == 422
+
+
+def test_a_long_poll_is_woken_by_the_jobs_final_event(app, db, monkeypatch) -> None:
+    """With no periodic re-read to fall back on, only the event feed can end the wait early."""
+    import api.jobs
+    from store import jobs as job_store
+    from store import keys
+
+    monkeypatch.setattr(api.jobs, "WAIT_RECHECK_SECONDS", 60.0)
+    with db.session() as session:
+        owner = keys.create_key(session, name="long-poll")
+        job, _ = job_store.create_job(  # no wake-up message: it stays queued until cancelled below
+            session, owner_id=owner.id, kind="dice", params={"dice": 3, "faces": 6}, time_limit=60
+        )
+    headers = {"Authorization": f"Bearer {owner.key}"}
+    feed = zolve(app).events
+    subscribed = threading.Event()
+    subscribe = feed.subscribe
+    monkeypatch.setattr(feed, "subscribe", lambda owner_id: (subscribed.set(), subscribe(owner_id))[1])
+    answers: list[tuple[float, dict]] = []
+
+    def long_poll() -> None:
+        started = time.monotonic()
+        answer = app.test_client().get(f"/jobs/{job.id}?wait=20", headers=headers).get_json()
+        answers.append((time.monotonic() - started, answer))
+
+    poll = threading.Thread(target=long_poll)
+    poll.start()
+    assert subscribed.wait(10)
+    time.sleep(0.3)  # past its read after subscribing: the cancel below lands while it waits
+    assert app.test_client().post(f"/jobs/{job.id}/cancel", headers=headers).status_code == 202
+    poll.join(30)
+    [(seconds, answer)] = answers
+    assert answer["state"] == "cancelled" and seconds < 10
 
 
 def test_unknown_job_and_bad_ids_are_404(client, auth) -> None:
