@@ -25,7 +25,7 @@ from sqlalchemy.dialects import postgresql
 from sqlalchemy.orm import Session
 
 from core.states import JobState
-from store.db import Database, rowcount
+from store.db import Database, driver_connection, rowcount
 from store.models import Job, Row, RowBlock
 
 log = logging.getLogger(__name__)
@@ -70,7 +70,7 @@ def copy_rows(session: Session, job_id: uuid.UUID, rows: Sequence[RowData]) -> N
     if isinstance(rows[0], int):
         store_keys(session, job_id, np.asarray(rows, dtype=np.int64))
         return
-    with _psycopg(session).cursor().copy("COPY rows (job_id, key, payload) FROM STDIN") as copy:
+    with driver_connection(session).cursor().copy("COPY rows (job_id, key, payload) FROM STDIN") as copy:
         for row in rows:
             key, payload = row if isinstance(row, tuple) else (row, None)
             copy.write_row((job_id, key, payload))
@@ -92,7 +92,7 @@ def store_keys(session: Session, job_id: uuid.UUID, keys: np.ndarray) -> None:
     (the primary key) when they begin with it, and is left out when the job's blocks merge (compact)."""
     ordered = np.sort(np.asarray(keys, dtype=np.int64))
     blocks = [ordered[start : start + BLOCK_KEYS] for start in range(0, len(ordered), BLOCK_KEYS)]
-    with _psycopg(session).cursor() as cursor:
+    with driver_connection(session).cursor() as cursor:
         cursor.executemany(
             _INSERT_BLOCK,
             [
@@ -100,13 +100,6 @@ def store_keys(session: Session, job_id: uuid.UUID, keys: np.ndarray) -> None:
                 for block in blocks
             ],
         )
-
-
-def _psycopg(session: Session) -> psycopg.Connection:
-    """The session's own psycopg connection (the engine's driver is always psycopg 3)."""
-    connection = session.connection().connection.driver_connection
-    assert isinstance(connection, psycopg.Connection)
-    return connection
 
 
 def page(
@@ -186,7 +179,7 @@ def stream(
     query = f"SELECT key, payload FROM rows WHERE job_id = %s{_where(filters)} ORDER BY key"
     with db.session() as session:
         read_in_key_order(session)
-        connection = _psycopg(session)
+        connection = driver_connection(session)
         with connection.cursor(name="zolve_rows_stream", binary=True) as cursor:
             cursor.itersize = chunk
             cursor.execute(query, (job_id,))
@@ -211,7 +204,7 @@ def _snapshot(db: Database) -> Iterator[psycopg.Cursor]:
     whatever a merge (compact) commits meanwhile."""
     with db.session() as session:
         session.execute(text("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ"))
-        with _psycopg(session).cursor(binary=True) as cursor:
+        with driver_connection(session).cursor(binary=True) as cursor:
             yield cursor
 
 
@@ -333,7 +326,7 @@ def compact(db: Database, job_id: uuid.UUID, proceed: Callable[[Session], bool] 
     with db.session() as session:
         if proceed is not None and not proceed(session):
             return 0
-        cursor = _psycopg(session).cursor()
+        cursor = driver_connection(session).cursor()
         spans = cursor.execute(_JOB_SPANS, (job_id,)).fetchall()
         if len(_overlapping(spans)) == len(spans):
             return 0

@@ -288,7 +288,7 @@ def execute_shard(
     wait for the chain to end."""
     followups = Messages()
     began = time.time()
-    with db.session() as session:
+    with db.session(prepared=True) as session:
         shard = shards.claim_shard(session, shard_id, worker, settings.lease_seconds, settings.max_attempts)
     chain_until = time.monotonic() + settings.shard_chain_seconds
 
@@ -373,7 +373,7 @@ def _store_shard(
     job's next held shard."""
     # asked before the transaction holds any lock
     chain_lease = settings.lease_seconds if outcome.status == "ok" and chain() else None
-    with db.session() as session:
+    with db.session(prepared=True) as session:
         if outcome.status == "cancelled":
             shards.stop_shard(session, shard.id, worker)
             return None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from sqlalchemy import text
+
 from core.config import Settings
 from store.db import Database
 
@@ -40,3 +42,20 @@ def test_a_database_errors_message_holds_no_parameter_value(isolated_db) -> None
         session.execute(text("SELECT CAST(:secret AS text), 1 / 0"), {"secret": secret})
     assert "division by zero" in str(failed.value) and "parameters hidden" in str(failed.value)
     assert secret not in str(failed.value)
+
+
+def test_only_a_session_that_asks_prepares_its_statements_on_the_server(settings: Settings) -> None:
+    db = Database(settings.database_url, pool_size=1)  # one connection: the sessions below share it
+    prepared = text("SELECT statement FROM pg_prepared_statements")
+    try:
+        with db.session(prepared=True) as session:
+            for x in range(3):
+                session.execute(text("SELECT 1 + :x"), {"x": x})
+        with db.session() as session:
+            for x in range(10):  # psycopg's own default would prepare it after 5
+                session.execute(text("SELECT 2 + :x"), {"x": x})
+            statements = set(session.scalars(prepared))
+    finally:
+        db.dispose()
+    assert any("SELECT 1 + $1" in s for s in statements)
+    assert not any("SELECT 2 +" in s or "pg_prepared_statements" in s for s in statements)
