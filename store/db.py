@@ -117,7 +117,7 @@ class Database:
 
         `prepared`: its statements are prepared on the server and the connection keeps them, for
         statements run many times a second with values alike (a shard's claim and store, each planned
-        again otherwise: about half of PostgreSQL's time for them)."""
+        again otherwise: about a third of PostgreSQL's time for them, bench/shard_store.py)."""
         _ = self.engine
         assert self._sessions is not None
         with self._sessions() as session, session.begin():
