@@ -4,6 +4,7 @@ what it buys."""
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -16,12 +17,15 @@ DICE = {"kind": "dice", "params": {"dice": 3, "faces": 4}}
 
 @contextmanager
 def statements(app) -> Iterator[list[str]]:
-    """The statements the app sends to PostgreSQL meanwhile (BEGIN and COMMIT are not statements here)."""
+    """The statements the app sends to PostgreSQL meanwhile from this thread, which runs the test client's
+    requests (BEGIN and COMMIT are not statements here; the event feed's thread reads on its own)."""
     sent: list[str] = []
     engine = zolve(app).db.engine
+    requests_thread = threading.get_ident()
 
     def record(_conn, _cursor, statement, *_args) -> None:
-        sent.append(statement)
+        if threading.get_ident() == requests_thread:
+            sent.append(statement)
 
     event.listen(engine, "before_cursor_execute", record)
     try:
