@@ -135,14 +135,14 @@ WAIT_RECHECK_SECONDS = 1.0
 
 def _wait_for(job_id: uuid.UUID, who: Caller, wait: float) -> Job:
     """The job once final, or after `wait` seconds (capped), whichever comes first. It is read again
-    whenever the process's event feed (store.listen) passes its owner's events, as an event stream is
-    woken: a job's final state commits with its event."""
+    whenever the process's event feed (store.listen) passes one of its events: a job's final state
+    commits with its event."""
     deadline = time.monotonic() + min(wait, settings().max_wait_seconds)
     job = _visible(job_id, who, fresh=wait > 0)
     if job.is_final or time.monotonic() >= deadline:
         return job
     feed = zolve().events
-    subscription = feed.subscribe(job.owner_id)
+    subscription = feed.subscribe(job.owner_id, job.id)
     try:
         while True:  # read after subscribing: an event committed in between wakes the next wait
             job = _visible(job_id, who, fresh=True)

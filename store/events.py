@@ -93,16 +93,17 @@ def ended_by(session: Session, job_id: uuid.UUID, upto: int) -> bool:
     return session.execute(select(final.exists())).scalar_one()
 
 
-def since(session: Session, after: int, limit: int = 5000) -> list[tuple[int, int | None]]:
-    """Ids of the events after `after` that are visible now, with their job's owner, in order."""
+def since(session: Session, after: int, limit: int = 5000) -> list[tuple[int, int | None, uuid.UUID]]:
+    """Ids of the events after `after` that are visible now, with their job's owner and their job, in
+    order."""
     rows = session.execute(
-        select(JobEvent.id, Job.owner_id)
+        select(JobEvent.id, Job.owner_id, JobEvent.job_id)
         .outerjoin(Job, Job.id == JobEvent.job_id)
         .where(JobEvent.id > after)
         .order_by(JobEvent.id)
         .limit(limit)
     )
-    return [(event_id, owner) for event_id, owner in rows]
+    return [(event_id, owner, job_id) for event_id, owner, job_id in rows]
 
 
 def last_id(session: Session) -> int:

@@ -15,6 +15,8 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
+import uuid
 from dataclasses import dataclass, field
 
 import psycopg
@@ -32,14 +34,24 @@ IDLE_SECONDS = 30.0
 PAGE = 5000
 #: how often the feed looks while a missing id waits for its transaction (a rollback sends no NOTIFY)
 POLL_SECONDS = 0.1
+#: the feed reads the events at most this often: a busy service sends a NOTIFY with every transaction that
+#: records an event (a job's creation, start, progress and end), and each read is a transaction of its own
+READ_EVERY_SECONDS = 0.02
 
 
 @dataclass(eq=False)
 class Subscription:
-    """A stream's wake-up: set when events it may show (its owner's, or any for None) became safe."""
+    """A stream's wake-up: set when events it may show (its owner's, or any for None; one job's alone,
+    given `job_id`) became safe."""
 
     owner_id: int | None
+    job_id: uuid.UUID | None = None
     woken: threading.Event = field(default_factory=threading.Event)
+
+    def wanted(self, owners: set[int | None], jobs: set[uuid.UUID]) -> bool:
+        if self.job_id is not None:
+            return self.job_id in jobs
+        return self.owner_id is None or self.owner_id in owners
 
     def wait(self, timeout: float) -> bool:
         woke = self.woken.wait(timeout)
@@ -60,10 +72,11 @@ class EventFeed:
         #: taken when an id was missing: the missing ids up to it pass once its writers have ended
         self._horizon: events.Horizon | None = None
 
-    def subscribe(self, owner_id: int | None) -> Subscription:
-        """Wake-ups for a stream (close with `unsubscribe`); starts the listener on first use."""
+    def subscribe(self, owner_id: int | None, job_id: uuid.UUID | None = None) -> Subscription:
+        """Wake-ups for a stream, or for a wait on one job (close with `unsubscribe`); starts the listener
+        on first use."""
         self._start()
-        subscription = Subscription(owner_id)
+        subscription = Subscription(owner_id, job_id)
         with self._lock:
             self._subscriptions.add(subscription)
         self._ready.wait(10)
@@ -120,39 +133,50 @@ class EventFeed:
 
     def _listen(self, connection: psycopg.Connection) -> None:
         while not self._closed.is_set():
+            read_at = time.monotonic()
             if self._advance():
                 continue  # a full page: read on before waiting
             timeout = IDLE_SECONDS if self._horizon is None else POLL_SECONDS
             for _ in connection.notifies(timeout=timeout, stop_after=1):
                 pass
+            self._hold_off(connection, read_at)
+
+    def _hold_off(self, connection: psycopg.Connection, read_at: float) -> None:
+        """At most one read per READ_EVERY_SECONDS: a NOTIFY after a quiet spell is read at once, but in a
+        burst the NOTIFYs of the rest of the interval are taken together and one read covers them."""
+        rest = read_at + READ_EVERY_SECONDS - time.monotonic()
+        if rest > 0 and not self._closed.wait(rest):
+            for _ in connection.notifies(timeout=0):
+                pass
 
     def _advance(self) -> bool:
         """Move the safe id over every event now visible (and over missing ids the database says will
-        never be); wake the streams of the owners whose events it passed. True when there may be more to
-        read at once."""
+        never be); wake the streams of the owners (and the waits on the jobs) whose events it passed.
+        True when there may be more to read at once."""
         horizon = self._horizon
         with self.db.session() as session:
             # first whether the horizon's writers ended, then the events: that read sees what they wrote
             settled = horizon if horizon is not None and events.ended(session, horizon.writers) else None
             visible = events.since(session, self.safe_id, PAGE)
-        safe, owners = self.safe_id, set()
-        for event_id, owner in visible:
+        safe, owners, jobs = self.safe_id, set(), set()
+        for event_id, owner, job_id in visible:
             if event_id != safe + 1 and not (settled is not None and event_id - 1 <= settled.last_id):
                 break
             safe = event_id
             owners.add(owner)
+            jobs.add(job_id)
         if settled is not None:
             if len(visible) < PAGE or visible[-1][0] >= settled.last_id:
                 safe = max(safe, settled.last_id)  # the ids up to it that are not visible never will be
             self._horizon = None
-        if self._horizon is None and any(event_id > safe for event_id, _ in visible):
+        if self._horizon is None and any(event_id > safe for event_id, _, _ in visible):
             with self.db.session() as session:
                 self._horizon = events.horizon(session)
         if safe == self.safe_id:
             return False
         self.safe_id = safe
         with self._lock:
-            woken = [s for s in self._subscriptions if s.owner_id is None or s.owner_id in owners]
+            woken = [s for s in self._subscriptions if s.wanted(owners, jobs)]
         for subscription in woken:
             subscription.woken.set()
         return len(visible) == PAGE and safe == visible[-1][0]

@@ -333,7 +333,7 @@ def test_a_long_poll_is_woken_by_the_jobs_final_event(app, db, monkeypatch) -> N
     feed = zolve(app).events
     subscribed = threading.Event()
     subscribe = feed.subscribe
-    monkeypatch.setattr(feed, "subscribe", lambda owner_id: (subscribed.set(), subscribe(owner_id))[1])
+    monkeypatch.setattr(feed, "subscribe", lambda *args: (subscribed.set(), subscribe(*args))[1])
     answers: list[tuple[float, dict]] = []
 
     def long_poll() -> None:

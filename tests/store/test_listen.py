@@ -4,17 +4,27 @@ database then goes away, and no stream starts on a closed feed."""
 from __future__ import annotations
 
 import logging
+import uuid
 
 import psycopg
 import pytest
 
 from store.db import Database
-from store.listen import CHANNEL, EventFeed
+from store.listen import CHANNEL, EventFeed, Subscription
 from tests.support import wait_until
 
 
 def listener_threads(feed: EventFeed) -> list:
     return [feed._thread] if feed._thread is not None and feed._thread.is_alive() else []
+
+
+def test_a_wait_on_one_job_is_woken_by_that_jobs_events_alone() -> None:
+    """A long-poll subscribes to its job: the other jobs of its client, busy or not, leave it asleep."""
+    mine, other = uuid.uuid4(), uuid.uuid4()
+    on_job, on_owner, on_everyone = Subscription(7, mine), Subscription(7), Subscription(None)
+    assert on_job.wanted({7}, {mine}) and not on_job.wanted({7}, {other})
+    assert on_owner.wanted({7}, {other}) and not on_owner.wanted({8}, {other})
+    assert on_everyone.wanted({8}, {other})
 
 
 def test_a_closed_feed_stops_listening_quietly(db: Database, caplog: pytest.LogCaptureFixture) -> None:
