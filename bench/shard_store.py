@@ -9,8 +9,8 @@ with a chain lease), on one embedded PostgreSQL:
   (`Database.session(prepared=True)`, as a worker's shard claim and store now run).
 
 The two take turns, `--rounds` times each, on a job of their own each time. Printed: the median wall time
-a shard's store takes in the worker, and the CPU the PostgreSQL backend serving it used a shard (from
-/proc), each with its ratio to the baseline.
+a shard's store takes in the worker, and the CPU the PostgreSQL backend serving it used a shard (psutil),
+each with its ratio to the baseline.
 
     .venv/bin/python bench/shard_store.py [--rounds 3]
 """
@@ -18,7 +18,6 @@ a shard's store takes in the worker, and the CPU the PostgreSQL backend serving 
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import sys
 import tempfile
@@ -26,6 +25,7 @@ import time
 import uuid
 from pathlib import Path
 
+import psutil
 from sqlalchemy import func, select, text
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -44,8 +44,8 @@ WAYS = {"planned each time": False, "prepared": True}
 
 def backend_cpu(pid: int) -> float:
     """CPU seconds (user + system) a process has used: the PostgreSQL backend of a connection."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    times = psutil.Process(pid).cpu_times()
+    return times.user + times.system
 
 
 def running_job(db: Database, owner: int, shard_count: int) -> uuid.UUID:

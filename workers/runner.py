@@ -1,8 +1,8 @@
 """Running claimed work: a whole job, a job's planning, one shard, or a sharded job's finalize.
 
-The puzzle runs in this thread; a watcher thread beside it heartbeats the lease, flushes progress and,
-when the job is cancelled or the lease is lost, interrupts Z3 through the run (Celery's own time limits
-cannot stop a running `check()`).
+The puzzle runs in this thread; a watcher beside it (a repeating alarm on the process's heartbeat clock,
+core.alarms) heartbeats the lease, flushes progress and, when the job is cancelled or the lease is lost,
+interrupts Z3 through the run (Celery's own time limits cannot stop a running `check()`).
 """
 
 from __future__ import annotations
