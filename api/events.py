@@ -1,7 +1,8 @@
 """Clients that are told: a job's events and a client's as server-sent events, a job's webhook
 deliveries, and the key's webhook secret. The streams read PostgreSQL's job history, woken by the
-process's LISTEN connection (store.listen); each holds a thread of its own, at most `max_streams` per
-process and `max_streams_per_key` per key (beyond: 429), which the API server adds to its threads."""
+process's LISTEN connection (store.listen). Between its events a stream holds neither a thread nor a
+database connection under the API's edge (core.waiting), only a coroutine: at most `max_streams` per
+process and `max_streams_per_key` per key (beyond: 429)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import json
 import time
 import uuid
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 from flask import Response, request, stream_with_context
 from flask_smorest import abort
@@ -22,6 +23,7 @@ from api.deps import caller, context, database, settings
 from api.extension import zolve
 from api.kind_filters import EventStreamQuery
 from core.events import FINAL_EVENTS, EventName
+from core.waiting import Pause, pause
 from kinds import KINDS
 from schemas import events as event_schemas
 from services import jobs as job_service
@@ -84,9 +86,9 @@ def _stream(where: StreamFilter, after: int, key_id: int) -> Response:
     places = zolve().streams
     if not places.take(key_id):
         abort(429, message=f"at most {places.per_key} event streams of one key at a time (fewer when busy)")
-    db, feed, config = database(), _feed(), settings()
+    db, feed, config, environ = database(), _feed(), settings(), request.environ
 
-    def generate() -> Iterator[str]:
+    def generate() -> Iterator[str | Pause]:
         subscription = feed.subscribe(where.owner_id)
         deadline = time.monotonic() + config.stream_max_seconds
         last = after
@@ -107,12 +109,15 @@ def _stream(where: StreamFilter, after: int, key_id: int) -> Response:
                     return
                 if page:
                     continue
-                if not subscription.wait(config.stream_keepalive_seconds):
+                # between events the stream holds no thread under the edge, nor a database connection
+                if not (yield from pause(environ, subscription.woken, config.stream_keepalive_seconds)):
                     yield ": keepalive\n\n"
         finally:
             feed.unsubscribe(subscription)
 
-    response = Response(stream_with_context(generate()), mimetype="text/event-stream")
+    # werkzeug passes the Pause items through untouched, to the edge that takes them (core.waiting)
+    body = cast(Iterator[str], generate())
+    response = Response(stream_with_context(body), mimetype="text/event-stream")
     response.headers["Cache-Control"] = "no-cache"
     response.headers["X-Accel-Buffering"] = "no"  # a proxy in front must not hold the events back
     response.call_on_close(lambda: places.give_back(key_id))

@@ -21,6 +21,7 @@ from api.kind_filters import JobListQuery
 from api.limits import checked_submit
 from api.media import served_as
 from api.resources import job_resource
+from core import waiting
 from schemas import jobs as job_schemas
 from services import jobs as job_service
 from services.context import Caller
@@ -103,14 +104,13 @@ class JobItem(MethodView):
     def get(self, args: dict[str, Any], job_id: uuid.UUID) -> Any:
         """A job's state, progress, timings and result. `?wait=N` blocks until it finishes (capped)."""
         who = caller()
-        places = zolve().waiting
-        # no free place to wait (too many long-polls in this process, or of this key): answer at once
-        waiting = args["wait"] > 0 and places.take(who.key_id)
-        try:
-            job = _wait_for(job_id, who, args["wait"] if waiting else 0)
-        finally:
-            if waiting:
-                places.give_back(who.key_id)
+        rerun = waiting.rerun_of(request.environ)
+        if rerun is None:
+            job = _wait_in_thread(job_id, who, args["wait"])
+        elif (found := _wait_by_rerun(job_id, who, args["wait"], rerun)) is not None:
+            job = found
+        else:
+            return Response(status=204)  # dropped: the edge runs this request again when the job moves
         headers = {} if job.is_final else {"Retry-After": "1"}
         # admins see more (a traceback), and the links are under the request's prefix (behind a proxy)
         view = (who.is_admin, request.script_root)
@@ -133,6 +133,18 @@ def _render(job: Job, is_admin: bool) -> bytes:
 WAIT_RECHECK_SECONDS = 1.0
 
 
+def _wait_in_thread(job_id: uuid.UUID, who: Caller, wait: float) -> Job:
+    """The long-poll under a server other than the edge (Flask's test client, say): it holds its thread."""
+    places = zolve().waiting
+    # no free place to wait (too many long-polls in this process, or of this key): answer at once
+    place = wait > 0 and places.take(who.key_id)
+    try:
+        return _wait_for(job_id, who, wait if place else 0)
+    finally:
+        if place:
+            places.give_back(who.key_id)
+
+
 def _wait_for(job_id: uuid.UUID, who: Caller, wait: float) -> Job:
     """The job once final, or after `wait` seconds (capped), whichever comes first. It is read again
     whenever the process's event feed (store.listen) passes one of its events: a job's final state
@@ -152,6 +164,39 @@ def _wait_for(job_id: uuid.UUID, who: Caller, wait: float) -> Job:
             subscription.wait(min(WAIT_RECHECK_SECONDS, remaining))
     finally:
         feed.unsubscribe(subscription)
+
+
+def _wait_by_rerun(job_id: uuid.UUID, who: Caller, wait: float, rerun: waiting.Rerun) -> Job | None:
+    """The long-poll under the edge: the job once final or its wait over; else None, having asked the edge
+    to run the request again at the job's next event (or after WAIT_RECHECK_SECONDS). Between runs it
+    holds no thread and no database connection; its place and subscription last until the request ends."""
+    deadline = rerun.arrived + min(wait, settings().max_wait_seconds)
+    subscription = rerun.kept.get("subscription")
+    if subscription is None:
+        job = _visible(job_id, who, fresh=wait > 0)
+        if job.is_final or time.monotonic() >= deadline or not _subscribed(job, who, rerun):
+            return job
+        subscription = rerun.kept["subscription"]
+    subscription.woken.take()  # the read below sees every event that set it
+    job = _visible(job_id, who, fresh=True)
+    remaining = deadline - time.monotonic()
+    if job.is_final or remaining <= 0:
+        return job
+    rerun.ask(subscription.woken, min(WAIT_RECHECK_SECONDS, remaining))
+    return None
+
+
+def _subscribed(job: Job, who: Caller, rerun: waiting.Rerun) -> bool:
+    """A place to wait (false: too many long-polls in this process, or of this key) and the job's
+    wake-ups, kept by the request until it ends."""
+    places, feed = zolve().waiting, zolve().events
+    if not places.take(who.key_id):
+        return False
+    rerun.on_end(lambda: places.give_back(who.key_id))
+    subscription = feed.subscribe(job.owner_id, job.id)
+    rerun.on_end(lambda: feed.unsubscribe(subscription))
+    rerun.kept["subscription"] = subscription
+    return True
 
 
 def _visible(job_id: uuid.UUID, who: Caller, fresh: bool) -> Job:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 import psycopg
 from sqlalchemy import make_url
 
+from core.waiting import Wake
 from store import events
 from store.db import TCP_LIVENESS, Database
 
@@ -46,7 +47,8 @@ class Subscription:
 
     owner_id: int | None
     job_id: uuid.UUID | None = None
-    woken: threading.Event = field(default_factory=threading.Event)
+    #: set by the feed's thread; waited for in a thread or on the API edge's event loop (core.waiting)
+    woken: Wake = field(default_factory=Wake)
 
     def wanted(self, owners: set[int | None], jobs: set[uuid.UUID]) -> bool:
         if self.job_id is not None:
@@ -54,9 +56,7 @@ class Subscription:
         return self.owner_id is None or self.owner_id in owners
 
     def wait(self, timeout: float) -> bool:
-        woke = self.woken.wait(timeout)
-        self.woken.clear()
-        return woke
+        return self.woken.wait(timeout)
 
 
 class EventFeed:

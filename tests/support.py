@@ -196,6 +196,39 @@ def new_job(db, owner: int, kind: str = "dice", params: dict | None = None) -> A
     return job
 
 
+@dataclass
+class HeldJob:
+    """A running job that no worker sees (claimed by a holder of no worker's name, so the sweeper leaves
+    its lease alone) and that ends only when the test says: what a long-poll or a stream waits on."""
+
+    db: Any
+    id: uuid.UUID
+    headers: dict[str, str]
+    holder: str = "a test's holder"
+
+    @classmethod
+    def make(cls, db) -> HeldJob:
+        from store import jobs, keys
+
+        with db.session() as session:
+            owner = keys.create_key(session, name="held job")
+            job, _ = jobs.create_job(
+                session, owner_id=owner.id, kind="dice", params={"dice": 3, "faces": 6}, time_limit=60
+            )
+            jobs.claim(session, job.id, cls.holder, lease_seconds=300)
+        return cls(db, job.id, {"Authorization": f"Bearer {owner.key}"})
+
+    def cancel(self) -> None:
+        """End it as cancelled, with its final event, as a worker would."""
+        from core.errors import ErrorType, JobError
+        from core.states import JobState
+        from store import jobs
+
+        with self.db.session() as session:
+            stopped = JobError(ErrorType.CANCELLED, "stopped by the test")
+            assert jobs.finish(session, self.id, self.holder, state=JobState.CANCELLED, error=stopped)
+
+
 def shard_states(db, job_id: str) -> dict[str, int]:
     """How many of a job's shards are in each state."""
     from store.models import Shard

@@ -5,16 +5,19 @@ granian calls them. The same edge against a real `zolve api` is tests/security/t
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import io
 import json
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import pytest
 
+from core.waiting import Spooled, Wake, pause, rerun_of
 from tests.loops import run_on_own_loop
-from zolve.edge import Edge, EdgeConfig, client_address, wsgi_environ
+from zolve.edge import Edge, EdgeConfig, address_group, client_address, wsgi_environ
 
 CONFIG = EdgeConfig(body_seconds=0.5, max_body_bytes=1000, write_seconds=0.5, threads=4, capacity=4)
 
@@ -314,3 +317,210 @@ def test_past_its_capacity_a_request_waits_for_a_place() -> None:
 
     run_on_own_loop(scenario(), timeout=20)
     assert order == ["/first in", "/first out", "/second in", "/second out"]
+
+
+def _collect() -> tuple[list[dict[str, Any]], Callable[[dict[str, Any]], Any]]:
+    sent: list[dict[str, Any]] = []
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    return sent, send
+
+
+def _body(sent: list[dict[str, Any]]) -> bytes:
+    return b"".join(message.get("body", b"") for message in sent[1:])
+
+
+def test_paused_streams_hold_no_thread_and_each_resumes_when_woken() -> None:
+    """Ten streams on two threads: each sends its first part, pauses (core.waiting), and sends the rest
+    once its own wake-up is set; a paused stream leaves its thread to the others."""
+    wakes = [Wake() for _ in range(10)]
+    resumed_in: list[str] = []
+
+    def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[Any]:
+        start_response("200 OK", [("Content-Type", "text/event-stream")])
+        wake = wakes[int(environ["PATH_INFO"].rsplit("/", 1)[1])]
+
+        def stream() -> Iterator[Any]:
+            yield b"first;"
+            woken = yield from pause(environ, wake, 30)
+            resumed_in.append(threading.current_thread().name)
+            yield b"woken;" if woken else b"timed out;"
+
+        return stream()
+
+    async def scenario() -> list[bytes]:
+        edge = Edge(app, EdgeConfig(threads=2, capacity=2))
+        outputs = [_collect() for _ in wakes]
+        served = [
+            asyncio.create_task(
+                edge.serve(scope(f"/s/{i}", "GET", client=(f"10.0.0.{i}", 1)), body_messages(b""), send)
+            )
+            for i, (_, send) in enumerate(outputs)
+        ]
+        await asyncio.sleep(0.5)
+        assert all(_body(sent) == b"first;" for sent, _ in outputs), "every stream started on two threads"
+        for wake in wakes:
+            wake.set()
+        await asyncio.wait_for(asyncio.gather(*served), 10)
+        return [_body(sent) for sent, _ in outputs]
+
+    assert run_on_own_loop(scenario(), timeout=20) == [b"first;woken;"] * 10
+    assert {name.startswith("zolve-app") for name in resumed_in} == {True}
+
+
+def test_a_paused_stream_whose_client_goes_away_is_closed_in_its_context() -> None:
+    closed: list[bool] = []
+    marker: contextvars.ContextVar[str] = contextvars.ContextVar("marker")
+
+    def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[Any]:
+        start_response("200 OK", [])
+        marker.set("this request's")
+
+        def stream() -> Iterator[Any]:
+            try:
+                yield b"first"
+                yield from pause(environ, Wake(), 60)
+            finally:
+                closed.append(marker.get(None) == "this request's")
+
+        return stream()
+
+    async def scenario() -> None:
+        delivered = [{"type": "http.request", "body": b"", "more_body": False}]
+
+        async def receive() -> dict[str, Any]:
+            if delivered:
+                return delivered.pop()
+            await asyncio.sleep(0.3)
+            return {"type": "http.disconnect"}
+
+        sent, send = _collect()
+        await asyncio.wait_for(Edge(app, CONFIG).serve(scope(method="GET"), receive, send), 5)
+
+    run_on_own_loop(scenario(), timeout=20)
+    assert closed == [True], "closed once, in the context the request's code set"
+
+
+def test_a_request_that_asks_to_run_again_sends_only_its_last_answer_and_holds_no_thread() -> None:
+    """Eight long-polls on one thread: each run asks to run again (core.waiting.Rerun) until its wake-up
+    has been set twice; only the last run's answer is sent, and the request's endings run once."""
+    wake = Wake()
+    runs: dict[str, int] = {}
+    ended: list[str] = []
+
+    def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        path = environ["PATH_INFO"]
+        rerun = rerun_of(environ)
+        assert rerun is not None
+        runs[path] = runs.get(path, 0) + 1
+        if runs[path] == 1:
+            rerun.on_end(lambda: ended.append(path))
+        if runs[path] < 3:
+            rerun.ask(wake, 30)
+            start_response("204 No Content", [])
+            return [b""]
+        start_response("200 OK", [])
+        return [f"{path} after {runs[path]} runs".encode()]
+
+    async def scenario() -> list[tuple[int, bytes]]:
+        edge = Edge(app, EdgeConfig(threads=1, capacity=1))
+        outputs = [_collect() for _ in range(8)]
+        served = [
+            asyncio.create_task(
+                edge.serve(scope(f"/p{i}", "GET", client=(f"10.0.1.{i}", 1)), body_messages(b""), send)
+            )
+            for i, (_, send) in enumerate(outputs)
+        ]
+        for _ in range(2):
+            await asyncio.sleep(0.3)
+            wake.set()
+            await asyncio.sleep(0.05)
+            wake.take()
+        await asyncio.wait_for(asyncio.gather(*served), 10)
+        return [(sent[0]["status"], _body(sent)) for sent, _ in outputs]
+
+    answers = run_on_own_loop(scenario(), timeout=20)
+    assert answers == [(200, f"/p{i} after 3 runs".encode()) for i in range(8)]
+    assert sorted(ended) == sorted(f"/p{i}" for i in range(8))
+
+
+def test_a_spooled_body_is_sent_from_the_loop_while_its_thread_serves_others() -> None:
+    """One thread: while a slow client takes a spooled 4 MB body, another request is answered."""
+    body = bytes(range(256)) * 16384
+    closed: list[bool] = []
+    order: list[str] = []
+
+    def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        start_response("200 OK", [("Content-Length", str(len(body)))])
+        if environ["PATH_INFO"] == "/export":
+            return Spooled(io.BytesIO(body), lambda: closed.append(True))
+        return [b"quick"]
+
+    async def scenario() -> bytes:
+        edge = Edge(app, EdgeConfig(threads=1, capacity=1, write_seconds=5))
+        sent: list[dict[str, Any]] = []
+
+        async def slow(message: dict[str, Any]) -> None:
+            sent.append(message)
+            await asyncio.sleep(0.05)
+
+        export = asyncio.create_task(edge.serve(scope("/export", "GET"), body_messages(b""), slow))
+        await asyncio.sleep(0.2)
+        quick, send = _collect()
+        await asyncio.wait_for(
+            edge.serve(scope("/quick", "GET", client=("10.0.0.9", 1)), body_messages(b""), send), 2
+        )
+        order.append("quick" if not export.done() else "export")
+        await asyncio.wait_for(export, 10)
+        assert _body(quick) == b"quick"
+        return _body(sent)
+
+    assert run_on_own_loop(scenario(), timeout=20) == body
+    assert order == ["quick"] and closed == [True]
+
+
+def test_an_ipv6_64_is_one_address_for_the_caps_and_the_figures_say_so() -> None:
+    """One host commonly holds a whole /64: its addresses share one per-address cap."""
+    assert address_group("2001:db8::1") == address_group("2001:db8::ffff:1") == "2001:db8::/64"
+    assert address_group("2001:db8:0:1::1") == "2001:db8:0:1::/64" and address_group("10.1.2.3") == "10.1.2.3"
+    config = EdgeConfig(max_requests_per_address=1, max_requests=10, body_seconds=5)
+    answers: list[tuple[str, int]] = []
+
+    async def scenario() -> dict[str, float]:
+        edge = Edge(Recorder(), config)
+        release = asyncio.Event()
+
+        def request(address: str) -> Any:
+            delivered = False
+
+            async def slow_body() -> dict[str, Any]:
+                nonlocal delivered
+                await release.wait()
+                if delivered:
+                    await asyncio.sleep(3600)
+                delivered = True
+                return {"type": "http.request", "body": b"", "more_body": False}
+
+            async def send(message: dict[str, Any]) -> None:
+                if message["type"] == "http.response.start":
+                    answers.append((address, message["status"]))
+
+            return edge.serve(scope(client=(address, 1)), slow_body, send)
+
+        held = [asyncio.create_task(request(a)) for a in ("2001:db8::1", "2001:db8:0:1::1")]
+        await asyncio.sleep(0.05)
+        await request("2001:db8::ffff:2")  # the first one's /64: refused at once
+        figures = {name: value for name, _, value in edge.figures()}
+        release.set()
+        await asyncio.gather(*held)
+        return figures
+
+    figures = run_on_own_loop(scenario(), timeout=20)
+    assert answers[0] == ("2001:db8::ffff:2", 503)
+    assert sorted(answers[1:]) == [("2001:db8:0:1::1", 200), ("2001:db8::1", 200)]
+    assert figures["zolve_edge_requests_in_progress"] == 2 and figures["zolve_edge_addresses"] == 2
+    assert (
+        figures["zolve_edge_refused_address_total"] == 1 and figures["zolve_edge_refused_process_total"] == 0
+    )

@@ -36,4 +36,4 @@ def test_the_edge_takes_its_limits_from_the_settings_and_streams_get_threads_of_
     )
     config = edge_config(settings, workers=2, threads=8)
     assert (config.body_seconds, config.max_body_bytes, config.max_requests_per_address) == (7, 123, 9)
-    assert config.trusted_proxies == 1 and config.threads == 8 + settings.max_streams
+    assert config.trusted_proxies == 1 and config.threads == 8

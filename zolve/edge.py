@@ -26,12 +26,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import io
 import ipaddress
 import json
 import logging
 import sys
 import threading
+import time
 from collections.abc import Awaitable, Callable, Iterable, Iterator, MutableMapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -39,6 +41,7 @@ from http import HTTPStatus
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
+from core.waiting import EDGE_FIGURES, PAUSABLE, RERUN, Pause, Rerun, Spooled
 from zolve.access_log import AccessLog
 from zolve.fair_queue import FairQueue, Place
 
@@ -126,6 +129,18 @@ def client_address(scope: Scope, trusted_proxies: int) -> str:
     return str(parsed)
 
 
+def address_group(address: str) -> str:
+    """What the per-address caps and fair turns count as one client: the address, or an IPv6 address's
+    /64 (one host commonly holds a whole /64, so its addresses are not many clients)."""
+    try:
+        parsed = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if isinstance(parsed, ipaddress.IPv6Address):
+        return str(ipaddress.IPv6Network((parsed, 64), strict=False))
+    return address
+
+
 def request_line(scope: Scope) -> bytes:
     """The request as the access log names it: method, target and version."""
     target = scope.get("raw_path") or scope["path"].encode("utf-8", "surrogateescape")
@@ -188,7 +203,9 @@ def wsgi_environ(scope: Scope, body: bytes) -> dict[str, Any]:
 class Outbox:
     """An answer passed from the app's thread to the event loop: its status and headers, then its body's
     chunks. The thread waits while MAX_UNSENT_BYTES are not yet sent; it is stopped (ClientGone, raised in
-    it) once the client has gone, so that the app's iterator is closed and the thread freed."""
+    it) once the client has gone, so that the app's iterator is closed and the thread freed. A streamed
+    answer that pauses (core.waiting.Pause) leaves its iterator here for the event loop to resume; a spooled
+    one (core.waiting.Spooled) is handed over whole, for the event loop to send."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
@@ -200,6 +217,15 @@ class Outbox:
         self.gone = False
         self.waiting = False
         self.ready = asyncio.Event()
+        #: the app's answer and its iterator, while it is being passed on; the thread passing it on
+        self.answer: Iterable[Any] | None = None
+        self.iterator: Iterator[Any] = iter(())
+        self.running: asyncio.Future[None] = loop.create_future()
+        self.running.set_result(None)
+        self.environ: dict[str, Any] = {}
+        #: set by the app's thread: the answer paused (its iterator left open), or was spooled whole
+        self.paused: Pause | None = None
+        self.spooled: Spooled | None = None
 
     # the app's thread
     def start_response(
@@ -227,10 +253,29 @@ class Outbox:
             if self.gone:
                 raise ClientGone
 
+    def pause(self, pause: Pause) -> None:
+        with self.lock:
+            self.paused = pause
+            self._wake()
+
+    def hand_over(self, spooled: Spooled) -> None:
+        with self.lock:
+            self.spooled = spooled
+            self.done = True
+            self._wake()
+
     def finish(self) -> None:
         with self.lock:
             self.done = True
             self._wake()
+
+    def close_answer(self) -> None:
+        """Close the app's answer (its thread, or one that resumes it, in the request's context)."""
+        close = getattr(self.answer, "close", None)
+        self.answer, self.iterator = None, iter(())
+        if close is not None:
+            with contextlib.suppress(Exception):
+                close()
 
     def _wake(self) -> None:
         if self.waiting:
@@ -238,17 +283,18 @@ class Outbox:
             self.loop.call_soon_threadsafe(self.ready.set)
 
     # the event loop
-    async def take(self) -> tuple[list[bytes], bool]:
-        """The chunks written since the last take, and whether the answer is complete; waits for either.
-        ClientGone once the answer was abandoned."""
+    async def take(self) -> tuple[list[bytes], bool, Pause | None]:
+        """The chunks written since the last take, whether the answer is complete, and whether it paused;
+        waits for one of them. ClientGone once the answer was abandoned."""
         while True:
             with self.lock:
                 if self.gone:
                     raise ClientGone
                 chunks, self.chunks, self.unsent = self.chunks, [], 0
+                paused, self.paused = self.paused, None
                 self.lock.notify_all()
-                if chunks or self.done:
-                    return chunks, self.done
+                if chunks or self.done or paused:
+                    return chunks, self.done, paused
                 self.waiting = True
                 self.ready.clear()
             await self.ready.wait()
@@ -279,6 +325,9 @@ class Edge:
         self.turns: FairQueue | None = None  # made on the loop that serves
         self.in_progress: dict[str, int] = {}
         self.total = 0
+        #: requests refused for the process's cap and for their address's; requests waiting (core.waiting)
+        self.refused = {"process": 0, "address": 0}
+        self.waiting = 0
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -300,12 +349,13 @@ class Edge:
 
     async def serve(self, scope: Scope, receive: Receive, send: Send) -> None:
         client = client_address(scope, self.config.trusted_proxies)
+        group = address_group(client)
         outcome = Outcome()
         try:
-            with self.admitted(client):
+            with self.admitted(group):
                 check_head(scope)
                 body = await self.read_body(scope, receive)
-                await self.answer(scope, body, client, receive, send, outcome)
+                await self.answer(scope, body, group, receive, send, outcome)
         except Refused as refused:
             with contextlib.suppress(Exception):
                 await self.refuse(send, refused, outcome)
@@ -327,8 +377,10 @@ class Edge:
     def admitted(self, client: str) -> Iterator[None]:
         count = self.in_progress.get(client, 0)
         if self.total >= self.config.max_requests:
+            self.refused["process"] += 1
             raise Refused(503, "the server has too many requests in progress; retry shortly")
         if count >= self.config.max_requests_per_address:
+            self.refused["address"] += 1
             raise Refused(503, "this address has too many requests in progress; retry shortly")
         self.in_progress[client] = count + 1
         self.total += 1
@@ -372,7 +424,35 @@ class Edge:
     async def answer(
         self, scope: Scope, body: bytes, client: str, receive: Receive, send: Send, outcome: Outcome
     ) -> None:
-        """Run the app in its client's turn and pass its answer on."""
+        """Run the app in its client's turn and pass its answer on; while the request waits (a rerun it
+        asked for, core.waiting), it holds no thread, only this coroutine."""
+        context = contextvars.Context()  # the request's: a paused answer resumes in any of the threads
+        rerun = Rerun(arrived=time.monotonic())
+        gone = asyncio.Event()
+        watcher = asyncio.get_running_loop().create_task(_watch_disconnect(receive, gone))
+        try:
+            while True:
+                asked = await self._run(scope, body, client, context, rerun, gone, send, outcome)
+                if asked is None:
+                    return
+                rerun.asked = None
+                await self._waiting(asked, gone)
+        finally:
+            watcher.cancel()
+            rerun.end()
+
+    async def _run(
+        self,
+        scope: Scope,
+        body: bytes,
+        client: str,
+        context: contextvars.Context,
+        rerun: Rerun,
+        gone: asyncio.Event,
+        send: Send,
+        outcome: Outcome,
+    ) -> Pause | None:
+        """One run of the app in its client's turn, its answer passed on; the rerun it asked for, if any."""
         if self.turns is None:
             self.turns = FairQueue(self.config.capacity)
         ticket = await self.turns.enter(client, hash(_header(scope, b"authorization")))
@@ -380,55 +460,146 @@ class Edge:
         loop = asyncio.get_running_loop()
         outbox = Outbox(loop)
         environ = wsgi_environ(scope, body)
-        running = loop.run_in_executor(self.pool, self._run_app, environ, outbox)
-        watcher = loop.create_task(_abandon_on_disconnect(receive, outbox))
+        environ[PAUSABLE], environ[RERUN], environ[EDGE_FIGURES] = True, rerun, self.figures
+        outbox.running = loop.run_in_executor(self.pool, context.run, self._run_app, environ, outbox)
+        abandoner = loop.create_task(_abandon_when(gone, outbox))
         try:
-            await self._relay(scope, outbox, place, send, outcome)
+            return await self._relay(scope, outbox, place, send, outcome, rerun, context, gone)
         finally:
             place.give_back()
             outbox.abandon()
-            watcher.cancel()
-            await asyncio.wait([running])  # the thread has stopped: nothing of it outlives the request
+            abandoner.cancel()
+            await asyncio.wait([outbox.running])  # the thread has stopped: nothing of it outlives the request
+            if outbox.spooled is not None:
+                outbox.spooled.close()
+            if outbox.answer is not None:  # paused when the client went: closed in the request's context
+                await loop.run_in_executor(self.pool, context.run, outbox.close_answer)
 
     def _run_app(self, environ: dict[str, Any], outbox: Outbox) -> None:
-        answer: Iterable[bytes] = ()
+        outbox.environ = environ
         try:
             answer = self.app(environ, outbox.start_response)
-            for chunk in answer:
+        except Exception:
+            self._failed(environ, outbox)
+            outbox.finish()
+            return
+        if isinstance(answer, Spooled):
+            outbox.hand_over(answer)
+            return
+        outbox.answer, outbox.iterator = answer, iter(answer)
+        self._drain(outbox)
+
+    def _drain(self, outbox: Outbox) -> None:
+        """Pass the answer's chunks on, until it ends or pauses (its iterator then stays open)."""
+        try:
+            for chunk in outbox.iterator:
+                if isinstance(chunk, Pause):
+                    outbox.pause(chunk)
+                    return
                 outbox.put(chunk)
         except ClientGone:
             pass
         except Exception:
-            log.exception("the app failed on %s %s", environ["REQUEST_METHOD"], environ["PATH_INFO"])
-            if outbox.start is None:
+            self._failed(outbox.environ, outbox)
+        outbox.close_answer()
+        outbox.finish()
+
+    @staticmethod
+    def _failed(environ: dict[str, Any], outbox: Outbox) -> None:
+        log.exception("the app failed on %s %s", environ["REQUEST_METHOD"], environ["PATH_INFO"])
+        if outbox.start is None:
+            with contextlib.suppress(ClientGone):
                 outbox.start_response("500 Internal Server Error", [("Content-Type", "application/json")])
                 outbox.put(refusal_body(500, "the server failed to answer; the failure is logged"))
-        finally:
-            close = getattr(answer, "close", None)
-            if close is not None:
-                with contextlib.suppress(Exception):
-                    close()
-            outbox.finish()
 
-    async def _relay(self, scope: Scope, outbox: Outbox, place: Place, send: Send, outcome: Outcome) -> None:
+    async def _relay(
+        self,
+        scope: Scope,
+        outbox: Outbox,
+        place: Place,
+        send: Send,
+        outcome: Outcome,
+        rerun: Rerun,
+        context: contextvars.Context,
+        gone: asyncio.Event,
+    ) -> Pause | None:
         started = False
+        loop = asyncio.get_running_loop()
         while True:
-            chunks, done = await outbox.take()
+            chunks, done, paused = await outbox.take()
             if not started:
+                if rerun.asked is not None:
+                    return rerun.asked  # this run's answer is dropped: the request runs again
                 if outbox.start is None:
                     raise RuntimeError("the app answered without starting a response")
                 place.give_back()  # computed: what is left is passing the body on
                 status, headers = outbox.start
                 await self._send(send, {"type": "http.response.start", "status": status, "headers": headers})
                 outcome.status, started = status, True
-            body = b"".join(chunks)
-            if scope["method"] == "HEAD":
-                body = b""
-            if body or done:
-                await self._send(send, {"type": "http.response.body", "body": body, "more_body": not done})
+            body = b"" if scope["method"] == "HEAD" else b"".join(chunks)
+            last = done and outbox.spooled is None
+            if body or last:
+                await self._send(send, {"type": "http.response.body", "body": body, "more_body": not last})
                 outcome.size += len(body)
-            if done:
-                return
+            if last:
+                return None
+            if done and outbox.spooled is not None:
+                if scope["method"] != "HEAD":
+                    await self._send_spooled(send, outbox.spooled, outcome)
+                await self._send(send, {"type": "http.response.body", "body": b"", "more_body": False})
+                return None
+            if paused is not None:
+                await self._waiting(paused, gone)
+                await asyncio.wait([outbox.running])  # its thread has left the request's context
+                outbox.running = loop.run_in_executor(self.pool, context.run, self._drain, outbox)
+
+    async def _waiting(self, pause: Pause, gone: asyncio.Event) -> None:
+        self.waiting += 1
+        try:
+            await _wait_for(pause, gone)
+        finally:
+            self.waiting -= 1
+
+    def figures(self) -> list[tuple[str, str, float]]:
+        """What this process's edge reports at /metrics: (name, help, value)."""
+        return [
+            (
+                "zolve_edge_requests_in_progress",
+                "Requests admitted by this API process, not yet answered",
+                self.total,
+            ),
+            (
+                "zolve_edge_requests_limit",
+                "Requests this API process admits at once (ZOLVE_MAX_REQUESTS)",
+                self.config.max_requests,
+            ),
+            (
+                "zolve_edge_addresses",
+                "Client addresses (IPv6: /64s) with requests in progress here",
+                len(self.in_progress),
+            ),
+            (
+                "zolve_edge_waiting",
+                "Requests waiting here with no thread (streams between events, long-polls)",
+                self.waiting,
+            ),
+            (
+                "zolve_edge_refused_process_total",
+                "Requests refused (503) at this process's cap",
+                self.refused["process"],
+            ),
+            (
+                "zolve_edge_refused_address_total",
+                "Requests refused (503) at their address's cap",
+                self.refused["address"],
+            ),
+        ]
+
+    async def _send_spooled(self, send: Send, spooled: Spooled, outcome: Outcome) -> None:
+        """A body read whole before (its rows' snapshot let go): sent from here, holding no thread."""
+        while chunk := spooled.read():
+            await self._send(send, {"type": "http.response.body", "body": chunk, "more_body": True})
+            outcome.size += len(chunk)
 
     async def _send(self, send: Send, message: Message) -> None:
         try:
@@ -459,11 +630,27 @@ async def _discard_rest(receive: Receive) -> None:
                     return
 
 
-async def _abandon_on_disconnect(receive: Receive, outbox: Outbox) -> None:
-    """Abandon the answer once the client has gone (the request's body was received whole before)."""
+async def _watch_disconnect(receive: Receive, gone: asyncio.Event) -> None:
+    """Set `gone` once the client has gone (the request's body was received whole before)."""
     while (await receive())["type"] != "http.disconnect":
         pass
+    gone.set()
+
+
+async def _abandon_when(gone: asyncio.Event, outbox: Outbox) -> None:
+    await gone.wait()
     outbox.abandon()
+
+
+async def _wait_for(pause: Pause, gone: asyncio.Event) -> None:
+    """Wait for a paused answer's or a rerun's wake-up, or its timeout; ClientGone once `gone` is set."""
+    woken = asyncio.ensure_future(pause.wake.wait_async(pause.timeout))
+    ended = asyncio.ensure_future(gone.wait())
+    _, pending = await asyncio.wait({woken, ended}, return_when=asyncio.FIRST_COMPLETED)
+    for task in pending:
+        task.cancel()
+    if gone.is_set():
+        raise ClientGone
 
 
 def _header(scope: Scope, name: bytes) -> bytes:

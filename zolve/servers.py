@@ -41,9 +41,8 @@ def edge_config(settings: Settings, workers: int, threads: int) -> EdgeConfig:
         max_requests_per_address=settings.max_requests_per_address,
         capacity=edge_capacity(workers, threads),
         write_seconds=settings.response_write_seconds,
-        # event streams hold a thread each, at most max_streams: on top of the threads everything else
-        # (probes above all) is served by
-        threads=threads + settings.max_streams,
+        # waiting requests (event streams, long-polls, exports being sent) hold no thread (core.waiting)
+        threads=threads,
         trusted_proxies=settings.trusted_proxies,
     )
 

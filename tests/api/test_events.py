@@ -1,17 +1,19 @@
 """Event streams (api/events.py) against the API under granian, the real worker, PostgreSQL and Redis:
 every transition and shard count of a sharded job in order, a resumed stream that ends where an unbroken
-one does, owner scoping, filters, and /health answering beside a full house of streams."""
+one does, owner scoping, filters, and /health answering beside ten times as many streams and long-polls
+as the server has threads."""
 
 from __future__ import annotations
 
 import threading
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import requests
 from zolve_client import Event, parse_events
 
-from tests.support import ApiServer, wait_until
+from tests.support import ApiServer, HeldJob
 
 #: a standard enumeration of a few thousand boards cut into a dozen shards or so: seconds on the worker
 SHARDED = {"mode": "standard", "shard_depth": 2}
@@ -149,34 +151,40 @@ def test_a_stream_resumes_from_last_event_id_in_the_query_string(
         assert bad.status_code == 422 and "last_event_id" in bad.json()["errors"], bad.text
 
 
-def test_33_open_streams_leave_health_answering(
-    live_api: ApiServer, make_key: Callable[..., dict[str, str]]
+def test_streams_and_long_polls_ten_times_the_threads_hold_none_and_all_are_woken(
+    live_api: ApiServer, db, make_key: Callable[..., dict[str, str]]
 ) -> None:
-    """32 streams fill the server's (ZOLVE_MAX_STREAMS) beside its 4 threads; the 33rd is refused at once,
-    and /health keeps answering within a fraction of a second."""
-    keys = [make_key() for _ in range(5)]  # 8 streams a key at most
-    streams: list[requests.Response] = []
-
-    def open_33() -> bool:
-        """Streams that earlier tests closed hold their place until the server's next writes to them (a
-        keepalive a second) fail: try again, after a pause, until every place is free."""
-        for stream in streams:
-            stream.close()
-        if streams:
-            time.sleep(3)
-        streams[:] = [_stream(f"{live_api.url}/events", keys[i % 5]) for i in range(33)]
-        return sorted(stream.status_code for stream in streams) == [200] * 32 + [429]
-
-    try:
-        wait_until(open_33, 20, 0, "32 streams accepted and the 33rd refused")
-        for _ in range(10):
+    """The server has 4 threads. 24 streams and 16 long-polls wait on one job, holding none of them
+    (core.waiting): /health answers at once, another key submits and opens a stream, and when the job
+    ends every long-poll answers and every stream sends the final event and ends."""
+    job = HeldJob.make(db)
+    url = f"{live_api.url}/jobs/{job.id}"
+    streams = [_stream(f"{url}/events", job.headers) for _ in range(24)]
+    with ThreadPoolExecutor(16) as pool:
+        polls = [
+            pool.submit(requests.get, f"{url}?wait=25", headers=job.headers, timeout=60) for _ in range(16)
+        ]
+        try:
+            assert [stream.status_code for stream in streams] == [200] * 24
+            time.sleep(0.5)  # every long-poll has arrived and waits
+            assert not any(poll.done() for poll in polls)
+            for _ in range(10):
+                started = time.monotonic()
+                assert requests.get(f"{live_api.url}/health", timeout=5).status_code == 200
+                assert time.monotonic() - started < 0.5
+            other = make_key()
+            submitted = requests.post(
+                f"{live_api.url}/jobs", json={"kind": "dice", "params": DICE}, headers=other, timeout=5
+            )
+            assert submitted.status_code == 202
+            with _stream(f"{live_api.url}/events", other) as own:
+                assert own.status_code == 200
             started = time.monotonic()
-            assert requests.get(f"{live_api.url}/health", timeout=5).status_code == 200
-            assert time.monotonic() - started < 0.5
-        job = requests.post(
-            f"{live_api.url}/jobs", json={"kind": "dice", "params": DICE}, headers=keys[0], timeout=5
-        )
-        assert job.status_code == 202
-    finally:
-        for stream in streams:
-            stream.close()
+            job.cancel()
+            states = [poll.result(timeout=20).json()["state"] for poll in polls]
+            assert states == ["cancelled"] * 16 and time.monotonic() - started < 10
+            for stream in streams:
+                assert [event.event for event in _events(stream)][-1] == "cancelled"
+        finally:
+            for stream in streams:
+                stream.close()
