@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 
 import swagger_ui_bundle
 from flask import Flask, Response, send_from_directory
@@ -75,7 +76,8 @@ def create_app(settings: Settings | None = None) -> Flask:
             context=Context(db, settings, celery),
             events=EventFeed(db),
             waiting=Slots(settings.max_waiting, settings.max_waiting_per_key),
-            exports=Slots(settings.max_exports_per_key * 1000, settings.max_exports_per_key),
+            exports=Slots(settings.max_exports, settings.max_exports_per_key),
+            export_reads=threading.BoundedSemaphore(settings.max_export_reads),
             streams=Slots(settings.max_streams, settings.max_streams_per_key),
             status_cache=JobCache(load=read_jobs(db), unfinished_seconds=settings.status_cache_seconds),
             auth_cache=new_auth_cache(),

@@ -11,6 +11,7 @@ from typing import Any, NoReturn
 from flask import Flask, Response, jsonify, request
 from flask_smorest import abort
 from sqlalchemy.exc import DataError, DBAPIError, InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from werkzeug.exceptions import HTTPException
 
 from api.bodies import NOT_JSON
@@ -105,6 +106,13 @@ def handle_database_error(error: DBAPIError) -> Response:
     return error_response(503, "the database is unavailable; retry shortly", headers={"Retry-After": "2"})
 
 
+def handle_pool_timeout(error: PoolTimeout) -> Response:
+    """Every connection of the process's pool stayed busy for the pool's timeout: the service is loaded,
+    not broken, and the client is told to come back (never a 500 with a traceback)."""
+    log.warning("no database connection free in time: %s", error.__class__.__name__)
+    return error_response(503, "the service is busy; retry shortly", headers={"Retry-After": "1"})
+
+
 def handle_unexpected(error: Exception) -> Response:
     if _unreadable_json_body(error):
         return error_response(400, "unreadable JSON body: nested too deeply, or a number over 4,300 digits")
@@ -128,4 +136,5 @@ def register_error_handlers(app: Flask) -> None:
     app.register_error_handler(HTTPException, handle_http_exception)
     app.register_error_handler(ServiceError, handle_service_error)
     app.register_error_handler(DBAPIError, handle_database_error)
+    app.register_error_handler(PoolTimeout, handle_pool_timeout)
     app.register_error_handler(Exception, handle_unexpected)

@@ -38,8 +38,10 @@ class Zolve:
     events: EventFeed
     #: requests that may wait for a job (`?wait=`), in all and per key
     waiting: Slots
-    #: exports streaming at once, per key
+    #: exports being sent at once, in all and per key
     exports: Slots
+    #: exports reading their rows (each on a database connection) at once
+    export_reads: threading.BoundedSemaphore
     #: event streams open, in all and per key
     streams: Slots
     #: jobs read recently, by id (api.job_cache)

@@ -8,21 +8,24 @@ bad query is a 422 naming the field before any job is looked up."""
 from __future__ import annotations
 
 import json
+import tempfile
 import uuid
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import IO, Any, cast
 
 import numpy as np
-from flask import Response, stream_with_context
+from flask import Response
 from flask_smorest import abort
 from marshmallow import RAISE, Schema
 
 from api.auth import auth
 from api.bodies import Blueprint
 from api.bulk_lines import LineFormat, render_lines
-from api.deps import caller, context, database
+from api.deps import caller, context, database, settings
 from api.extension import zolve
 from api.media import served_as
+from core.states import JobState
+from core.waiting import Spooled
 from kinds import KINDS, Rows
 from kinds.base import csv_cell
 from services import jobs as job_service
@@ -50,19 +53,69 @@ def _rows_of(job: Job) -> uuid.UUID:
     return job.rows_job_id or job.id
 
 
-def export(job: Job, rows: Rows, args: dict[str, Any], fmt: str) -> Response:
-    """Every row of the job matching the filters, streamed as `csv` or `ndjson`: rendered in bulk where
-    the kind says how (Rows.fixed_text), else here, row by row."""
+#: how long an export waits for one of the process's reads (max_export_reads) before a 503
+EXPORT_READ_WAIT_SECONDS = 10.0
+
+
+def export(job: Job, rows: Rows, args: dict[str, Any], fmt: str, on_close: Callable[[], None]) -> Response:
+    """Every row of the job matching the filters as `csv` or `ndjson`, rendered in bulk where the kind says
+    how (Rows.fixed_text), else here, row by row. The rows are read whole into a spool (memory up to
+    export_spool_bytes, then a temporary file) in one snapshot, and the database connection goes back
+    before a byte is sent: a client that drains slowly holds a spool, never a connection or a snapshot
+    (nor a thread, under the edge: core.waiting). `on_close` runs once the answer is sent or abandoned."""
     body: Iterator[bytes] | Iterator[str]
     if rows.fixed_text is not None and not rows.payloads:
         body = _rendered_in_bulk(job, rows, rows.fixed_text, args, fmt)
     else:
         body = _rendered_here(job, rows, args, fmt)
+    spool, size = _spooled(body)
     response = Response(
-        stream_with_context(body), mimetype=served_as("text/csv" if fmt == "csv" else "application/x-ndjson")
+        Spooled(spool, on_close),
+        mimetype=served_as("text/csv" if fmt == "csv" else "application/x-ndjson"),
+        direct_passthrough=True,
     )
+    response.headers["Content-Length"] = str(size)
     response.headers["X-Total-Count"] = str((job.result or {}).get("count", ""))
     return response
+
+
+def exported(job: Job, rows: Rows, args: dict[str, Any], fmt: str, key_id: int) -> Response:
+    """The export of a succeeded job (else 409) in one of the key's places (else 429)."""
+    if job.state != JobState.SUCCEEDED:
+        abort(409, message=f"the job is {job.state}: {rows.name} are exported once it has succeeded")
+    places = zolve().exports
+    if not places.take(key_id):
+        abort(
+            429,
+            message=f"at most {places.per_key} exports of one key at a time (fewer when the server is busy); "
+            "retry when one ends",
+            headers={"Retry-After": "2"},
+        )
+    try:
+        return export(job, rows, args, fmt, lambda: places.give_back(key_id))
+    except BaseException:
+        places.give_back(key_id)
+        raise
+
+
+def _spooled(body: Iterator[bytes] | Iterator[str]) -> tuple[IO[bytes], int]:
+    """The body read whole into a spool, at its start, and its size; at most max_export_reads at once."""
+    reads = zolve().export_reads
+    if not reads.acquire(timeout=EXPORT_READ_WAIT_SECONDS):
+        busy = "the server is busy reading other exports; retry shortly"
+        abort(503, message=busy, headers={"Retry-After": "2"})
+    spool = tempfile.SpooledTemporaryFile(max_size=settings().export_spool_bytes)  # noqa: SIM115 - handed on
+    try:
+        for part in body:
+            spool.write(part.encode() if isinstance(part, str) else part)
+        size = spool.tell()
+        spool.seek(0)
+    except BaseException:
+        spool.close()
+        raise
+    finally:
+        reads.release()
+    return cast(IO[bytes], spool), size
 
 
 def _rendered_in_bulk(
@@ -145,16 +198,12 @@ def _add_export(blp: Blueprint, rows: Rows, fmt: str, body: str, content_type: s
     @blp.arguments(rows.export_query, location="query", unknown=RAISE)
     @blp.response(200, description=body, content_type=content_type)
     @blp.alt_response(404, description=_missing(rows))
+    @blp.alt_response(409, description="The job has not succeeded (yet): its rows are not all there")
     @blp.alt_response(429, description="This key already streams as many exports as it may at once")
     @blp.doc(**_doc(f"Every {rows.item} as {fmt.upper()}, streamed.", rows.export_query))
     def export_view(args: dict[str, Any], job_id: uuid.UUID) -> Response:
-        job, who = _job_with_rows(job_id, rows), caller()
-        places = zolve().exports
-        if not places.take(who.key_id):
-            abort(429, message=f"at most {places.per_key} exports of one key at a time; retry when one ends")
-        response = export(job, rows, args, fmt)
-        response.call_on_close(lambda: places.give_back(who.key_id))
-        return response
+        job = _job_with_rows(job_id, rows)
+        return exported(job, rows, args, fmt, caller().key_id)
 
 
 def blueprints() -> list[Blueprint]:

@@ -56,12 +56,17 @@ class Settings:
     #: per API key: jobs, and shards, sent to the broker or running at once (the rest wait their turn);
     #: 0 = the live worker processes + 1
     max_in_flight_per_key: int = 0
-    #: per API process: long-polls waiting at once (keep it under the process's threads, which serve
-    #: everything else, probes included), and per key; a poll beyond either answers at once
-    max_waiting: int = 6
-    max_waiting_per_key: int = 3
-    #: per API process and key: streamed exports at once (beyond: 429)
+    #: per API process: long-polls waiting at once, and per key; a poll beyond either answers at once.
+    #: Under `zolve api` a waiting long-poll holds no thread and no database connection (core.waiting)
+    max_waiting: int = 1000
+    max_waiting_per_key: int = 100
+    #: per API process: exports being sent at once, and per key (beyond: 429). An export reads its rows
+    #: into a spool (export_spool_bytes in memory, the rest in a temporary file) and lets the database go
+    #: before it is sent; at most max_export_reads read at once per process, each on one connection
+    max_exports: int = 32
     max_exports_per_key: int = 2
+    max_export_reads: int = 4
+    export_spool_bytes: int = 1024 * 1024
     #: per API database statement, in seconds: a pathological filter cannot hold PostgreSQL for long
     api_statement_timeout: float = 15.0
     #: Z3's memory ceiling per worker process, in MB (0 = unlimited)
@@ -97,9 +102,10 @@ class Settings:
     #: wait in the listen backlog); a connection that sends no request is closed after
     #: request_header_seconds
     max_connections: int = 10000
-    #: per API process: requests in progress at once, in all and per client address (beyond: 503)
-    max_requests: int = 2000
-    max_requests_per_address: int = 500
+    #: per API process: requests in progress at once, in all and per client address (an IPv6 client's
+    #: /64; beyond either: 503). Ten addresses at their cap fill half of the total
+    max_requests: int = 8000
+    max_requests_per_address: int = 400
     #: signs the admin dashboard's session cookies; unset: see `secret_key_for`
     secret_key: str | None = None
     #: a dashboard session ends after this long without a request, and this long after its login however
@@ -111,10 +117,10 @@ class Settings:
     trusted_proxies: int = 0
     #: Strict-Transport-Security max-age on responses served over HTTPS; 0 = no HSTS header
     hsts_seconds: int = 31_536_000
-    #: per API process: event streams (SSE) open at once, and per key; each holds a thread of its own,
-    #: which the API server adds to its threads (streams never take the ones probes need); beyond: 429
-    max_streams: int = 32
-    max_streams_per_key: int = 8
+    #: per API process: event streams (SSE) open at once, and per key; beyond: 429. Under `zolve api` a
+    #: stream holds a thread only while it reads and writes its events (core.waiting)
+    max_streams: int = 2000
+    max_streams_per_key: int = 32
     #: an event stream ends after this long (the client reconnects with Last-Event-ID), and sends a
     #: comment line when idle this long (a vanished client is noticed)
     stream_max_seconds: float = 600.0
@@ -150,7 +156,10 @@ class Settings:
             max_in_flight_per_key=_env_int("ZOLVE_MAX_IN_FLIGHT_PER_KEY", defaults.max_in_flight_per_key),
             max_waiting=_env_int("ZOLVE_MAX_WAITING", defaults.max_waiting),
             max_waiting_per_key=_env_int("ZOLVE_MAX_WAITING_PER_KEY", defaults.max_waiting_per_key),
+            max_exports=_env_int("ZOLVE_MAX_EXPORTS", defaults.max_exports),
             max_exports_per_key=_env_int("ZOLVE_MAX_EXPORTS_PER_KEY", defaults.max_exports_per_key),
+            max_export_reads=_env_int("ZOLVE_MAX_EXPORT_READS", defaults.max_export_reads),
+            export_spool_bytes=_env_int("ZOLVE_EXPORT_SPOOL_BYTES", defaults.export_spool_bytes),
             api_statement_timeout=_env_float("ZOLVE_API_STATEMENT_TIMEOUT", defaults.api_statement_timeout),
             z3_max_memory_mb=_env_int("ZOLVE_Z3_MAX_MEMORY_MB", defaults.z3_max_memory_mb),
             max_tasks_per_child=_env_int("ZOLVE_MAX_TASKS_PER_CHILD", defaults.max_tasks_per_child),

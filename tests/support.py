@@ -207,13 +207,17 @@ class HeldJob:
     holder: str = "a test's holder"
 
     @classmethod
-    def make(cls, db) -> HeldJob:
+    def make(cls, db, kind: str = "dice", params: dict | None = None) -> HeldJob:
         from store import jobs, keys
 
         with db.session() as session:
             owner = keys.create_key(session, name="held job")
             job, _ = jobs.create_job(
-                session, owner_id=owner.id, kind="dice", params={"dice": 3, "faces": 6}, time_limit=60
+                session,
+                owner_id=owner.id,
+                kind=kind,
+                params=params or {"dice": 3, "faces": 6},
+                time_limit=60,
             )
             jobs.claim(session, job.id, cls.holder, lease_seconds=300)
         return cls(db, job.id, {"Authorization": f"Bearer {owner.key}"})

@@ -302,7 +302,7 @@ def job_export(job_id: uuid.UUID, fmt: str) -> Response:
     kind = KINDS.get(job.kind)
     if kind is None or kind.rows is None:
         abort(404, f"jobs of kind {job.kind} store no rows")
-    response = rows.export(job, kind.rows, {}, fmt)
+    response = rows.exported(job, kind.rows, {}, fmt, g.key.id)
     response.headers["Content-Disposition"] = f"attachment; filename={job.id}.{fmt}"
     return response
 

@@ -16,7 +16,7 @@ import requests
 from sqlalchemy import text
 
 from api.extension import zolve
-from tests.support import TEST_ENV, free_port, installed_popen, wait_until
+from tests.support import TEST_ENV, HeldJob, free_port, installed_popen, wait_until
 
 SLOW = {"kind": "test.sharded", "params": {"plan_seconds": 2, "keys": ["a"], "shard_seconds": 4}}
 #: more than the served API's 8 threads: a waiting long-poll holds none (core.waiting)
@@ -102,6 +102,44 @@ def test_a_key_streams_only_its_share_of_exports_at_once(
     streaming.close()
     again = one_each.get(url, headers=headers)
     assert again.status_code == 200 and again.get_data(as_text=True).startswith("code,board\n")
+
+
+def test_an_export_lets_its_database_connection_go_before_its_client_reads(
+    settings, client, make_key, worker, wait_job
+) -> None:
+    """The rows are read whole into a spool: while the client drains the answer, the process's pool has
+    no connection out for it (issue 65; under the edge no thread either: tests/test_edge.py)."""
+    from api.app import create_app
+
+    headers = make_key()
+    body = {"kind": "planetx.enumerate", "params": {"mode": "standard"}}
+    job = wait_job(headers, client.post("/jobs", json=body, headers=headers).get_json()["id"])
+    tiny_spool = create_app(replace(settings, export_spool_bytes=1024))  # the rest in a temporary file
+    answer = tiny_spool.test_client().get(job["links"]["csv"], headers=headers, buffered=False)
+    try:
+        chunks, read = iter(answer.response), b""
+        while read.count(b"\n") < 2:  # some boards read, more to come
+            read += next(chunks)
+        assert read.startswith(b"code,board\n")
+        assert zolve(tiny_spool).db.engine.pool.checkedout() == 0
+        whole = read + b"".join(chunks)
+    finally:
+        answer.close()
+        zolve(tiny_spool).db.dispose()
+    assert int(answer.headers["Content-Length"]) == len(whole)
+    assert whole.count(b"\n") == 1 + int(answer.headers["X-Total-Count"])
+
+
+def test_the_rows_of_a_job_that_did_not_succeed_are_not_exported(client, db) -> None:
+    """A cancelled enumeration's boards are some of them, not all: 409 with its state, not a short CSV."""
+    job = HeldJob.make(db, "planetx.enumerate", {"mode": "standard"})
+    job.cancel()
+    for fmt in ("csv", "ndjson"):
+        refused = client.get(f"/jobs/{job.id}/boards.{fmt}", headers=job.headers)
+        assert refused.status_code == 409 and "cancelled" in refused.get_json()["message"]
+    assert (
+        client.get(f"/jobs/{job.id}/boards", headers=job.headers).status_code == 200
+    )  # pages: what is there
 
 
 def test_the_api_has_a_statement_timeout(app) -> None:
