@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-from flask import Response
+from flask import Response, request
 from flask_smorest import abort
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
@@ -16,6 +16,7 @@ from api.auth import auth
 from api.bodies import Blueprint
 from api.deps import caller
 from api.extension import zolve
+from core.waiting import EDGE_FIGURES
 from store import metrics
 from store.db import Database
 from workers.app import queue_depth
@@ -74,4 +75,23 @@ def metrics_page() -> Response:
     """Prometheus metrics (admin keys: scrape with `Authorization: Bearer <key>`)."""
     if not caller().is_admin:
         abort(403, message="metrics are for admin keys")
-    return Response(generate_latest(_registry()), mimetype=CONTENT_TYPE_LATEST)
+    text = generate_latest(_registry())
+    figures = request.environ.get(EDGE_FIGURES)
+    if figures is not None:  # this API process's edge (zolve api): its admissions, at this moment
+        text += generate_latest(_EdgeFigures(figures()))
+    return Response(text, mimetype=CONTENT_TYPE_LATEST)
+
+
+class _EdgeFigures(CollectorRegistry):
+    """The edge's figures, as gauges of their own (a registry read once)."""
+
+    def __init__(self, figures: list[tuple[str, str, float]]) -> None:
+        super().__init__(auto_describe=False)
+        self.figures = figures
+
+    def collect(self) -> Iterator[Metric]:
+        for name, about, value in self.figures:
+            if name.endswith("_total"):
+                yield CounterMetricFamily(name.removesuffix("_total"), about, value=value)
+            else:
+                yield GaugeMetricFamily(name, about, value=value)

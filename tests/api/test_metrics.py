@@ -53,3 +53,19 @@ def test_metrics_count_jobs_by_kind_and_state(isolated_app, isolated_db: Databas
         assert job_store.finish(session, job.id, "worker:1", state="succeeded", result={"wins": 10})
     assert jobs_gauge()[("dice", "succeeded")] == before + 1
     assert jobs_gauge() == {("dice", "succeeded"): 1}, "only this test's job is counted"
+
+
+def test_the_api_process_reports_its_admissions_under_the_edge(live_api, make_key) -> None:
+    """Under `zolve api` the scrape adds what the answering process's edge admits and refuses."""
+    import requests
+
+    answer = requests.get(f"{live_api.url}/metrics", headers=make_key(admin=True), timeout=10)
+    assert answer.status_code == 200
+    samples = {
+        sample.name: sample.value
+        for family in text_string_to_metric_families(answer.text)
+        for sample in family.samples
+    }
+    assert samples["zolve_edge_requests_in_progress"] >= 1  # this scrape itself
+    assert samples["zolve_edge_requests_limit"] == 8000
+    assert {"zolve_edge_waiting", "zolve_edge_refused_address_total", "zolve_edge_addresses"} <= set(samples)
