@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
+import select
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TypedDict, cast
 
 import psycopg
-from sqlalchemy import CursorResult, Engine, Result, create_engine
+from sqlalchemy import CursorResult, Engine, Result, create_engine, event
+from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.orm import Session, sessionmaker
 
 
@@ -63,6 +65,24 @@ def driver_connection(session: Session) -> psycopg.Connection:
     return connection
 
 
+def closed_by_server(connection: psycopg.Connection) -> bool:
+    """Whether an idle connection has something to read: PostgreSQL says nothing to an idle client but its
+    goodbye (a restart, pg_terminate_backend), then closes. A look at the socket, no round trip."""
+    if connection.closed:
+        return True
+    watch = select.poll()
+    watch.register(connection.fileno(), select.POLLIN | select.POLLERR | select.POLLHUP)
+    return bool(watch.poll(0))
+
+
+def _refuse_closed(dbapi_connection: psycopg.Connection, record: object, proxy: object) -> None:
+    """On checkout from a pool without pre-ping: a connection the server closed while it sat in the pool
+    (PostgreSQL restarted) is replaced before any request meets it, so that the first requests after a
+    restart are served like every other (SQLAlchemy retries the checkout with a new connection)."""
+    if closed_by_server(dbapi_connection):
+        raise DisconnectionError("the server closed this pooled connection")
+
+
 class Database:
     def __init__(
         self, url: str, pool_size: int = 5, pre_ping: bool = True, statement_timeout: float | None = None
@@ -96,6 +116,8 @@ class Database:
                 # message, which a log may print, names the statement but never its values
                 hide_parameters=True,
             )
+            if not self.pre_ping:
+                event.listen(self._engine, "checkout", _refuse_closed)
             self._sessions = sessionmaker(self._engine, expire_on_commit=False)
             self._pid = os.getpid()
         return self._engine

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from sqlalchemy import text
 
 from core.config import Settings
@@ -59,3 +61,33 @@ def test_only_a_session_that_asks_prepares_its_statements_on_the_server(settings
         db.dispose()
     assert any("SELECT 1 + $1" in s for s in statements)
     assert not any("SELECT 2 +" in s or "pg_prepared_statements" in s for s in statements)
+
+
+def test_a_pooled_connection_the_server_closed_is_replaced_before_a_session_meets_it(
+    settings: Settings,
+) -> None:
+    """The API's pools skip pre-ping (a round trip a checkout): a connection PostgreSQL ended while it sat
+    in the pool (a restart, here pg_terminate_backend) must still never fail the next request."""
+    db, admin = Database(settings.database_url, pool_size=1, pre_ping=False), Database(settings.database_url)
+    try:
+        with db.session() as session:
+            first = session.scalar(text("SELECT pg_backend_pid()"))
+        with admin.session() as session:
+            assert session.scalar(text("SELECT pg_terminate_backend(:pid)"), {"pid": first})
+        deadline = time.monotonic() + 5
+        while _backend_alive(admin, first):
+            assert time.monotonic() < deadline, "the backend ends"
+            time.sleep(0.01)
+        with db.session() as session:
+            second = session.scalar(text("SELECT pg_backend_pid()"))
+        assert second != first
+    finally:
+        db.dispose()
+        admin.dispose()
+
+
+def _backend_alive(db: Database, pid: int) -> bool:
+    with db.session() as session:
+        return bool(
+            session.scalar(text("SELECT count(*) FROM pg_stat_activity WHERE pid = :pid"), {"pid": pid})
+        )
