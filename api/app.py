@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import threading
 
 import swagger_ui_bundle
 from flask import Flask, Response, send_from_directory
@@ -16,7 +15,7 @@ from api.job_cache import JobCache, read_jobs
 from api.keycache import new_auth_cache
 from api.limits import init_limits
 from api.security import init_security
-from api.slots import Slots
+from api.slots import Slots, Turns
 from core.config import Settings
 from kinds import KINDS
 from schemas.jobs import Error as ErrorSchema
@@ -77,7 +76,7 @@ def create_app(settings: Settings | None = None) -> Flask:
             events=EventFeed(db),
             waiting=Slots(settings.max_waiting, settings.max_waiting_per_key),
             exports=Slots(settings.max_exports, settings.max_exports_per_key),
-            export_reads=threading.BoundedSemaphore(settings.max_export_reads),
+            export_reads=Turns(settings.max_export_reads),
             streams=Slots(settings.max_streams, settings.max_streams_per_key),
             status_cache=JobCache(load=read_jobs(db), unfinished_seconds=settings.status_cache_seconds),
             auth_cache=new_auth_cache(),

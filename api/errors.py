@@ -106,6 +106,19 @@ def handle_database_error(error: DBAPIError) -> Response:
     return error_response(503, "the database is unavailable; retry shortly", headers={"Retry-After": "2"})
 
 
+class RunAgain(Exception):
+    """Raised by a view that asked the edge to run its request again (core.waiting.Rerun): this run's
+    answer is dropped, so it is an empty one, past every decorator (an ETag's, a schema's)."""
+
+
+def run_again() -> NoReturn:
+    raise RunAgain
+
+
+def handle_run_again(_: RunAgain) -> Response:
+    return Response(status=204)
+
+
 def handle_pool_timeout(error: PoolTimeout) -> Response:
     """Every connection of the process's pool stayed busy for the pool's timeout: the service is loaded,
     not broken, and the client is told to come back (never a 500 with a traceback)."""
@@ -137,4 +150,5 @@ def register_error_handlers(app: Flask) -> None:
     app.register_error_handler(ServiceError, handle_service_error)
     app.register_error_handler(DBAPIError, handle_database_error)
     app.register_error_handler(PoolTimeout, handle_pool_timeout)
+    app.register_error_handler(RunAgain, handle_run_again)
     app.register_error_handler(Exception, handle_unexpected)

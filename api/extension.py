@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from cachetools import TTLCache
 from flask import Flask, current_app
 
-from api.slots import Slots
+from api.slots import Slots, Turns
 from core.config import Settings
 from services.context import Context
 from store.db import Database
@@ -40,8 +40,8 @@ class Zolve:
     waiting: Slots
     #: exports being sent at once, in all and per key
     exports: Slots
-    #: exports reading their rows (each on a database connection) at once
-    export_reads: threading.BoundedSemaphore
+    #: turns of exports reading their rows (each on a database connection)
+    export_reads: Turns
     #: event streams open, in all and per key
     streams: Slots
     #: jobs read recently, by id (api.job_cache)

@@ -15,7 +15,7 @@ from api import job_reads
 from api.auth import auth
 from api.bodies import Blueprint
 from api.deps import caller, context, database, settings
-from api.errors import abort_with
+from api.errors import abort_with, run_again
 from api.extension import zolve
 from api.kind_filters import JobListQuery
 from api.limits import checked_submit
@@ -110,7 +110,7 @@ class JobItem(MethodView):
         elif (found := _wait_by_rerun(job_id, who, args["wait"], rerun)) is not None:
             job = found
         else:
-            return Response(status=204)  # dropped: the edge runs this request again when the job moves
+            run_again()  # the edge runs this request again when the job moves
         headers = {} if job.is_final else {"Retry-After": "1"}
         # admins see more (a traceback), and the links are under the request's prefix (behind a proxy)
         view = (who.is_admin, request.script_root)

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import json
 import tempfile
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from typing import IO, Any, cast
 
 import numpy as np
-from flask import Response
+from flask import Response, request
 from flask_smorest import abort
 from marshmallow import RAISE, Schema
 
@@ -22,8 +23,11 @@ from api.auth import auth
 from api.bodies import Blueprint
 from api.bulk_lines import LineFormat, render_lines
 from api.deps import caller, context, database, settings
+from api.errors import run_again
 from api.extension import zolve
 from api.media import served_as
+from api.slots import Slots, Turns
+from core import waiting
 from core.states import JobState
 from core.waiting import Spooled
 from kinds import KINDS, Rows
@@ -53,8 +57,8 @@ def _rows_of(job: Job) -> uuid.UUID:
     return job.rows_job_id or job.id
 
 
-#: how long an export waits for one of the process's reads (max_export_reads) before a 503
-EXPORT_READ_WAIT_SECONDS = 10.0
+#: how long an export waits for its turn to read (max_export_reads a process) before a 503
+EXPORT_READ_WAIT_SECONDS = 30.0
 
 
 def export(job: Job, rows: Rows, args: dict[str, Any], fmt: str, on_close: Callable[[], None]) -> Response:
@@ -80,9 +84,41 @@ def export(job: Job, rows: Rows, args: dict[str, Any], fmt: str, on_close: Calla
 
 
 def exported(job: Job, rows: Rows, args: dict[str, Any], fmt: str, key_id: int) -> Response:
-    """The export of a succeeded job (else 409) in one of the key's places (else 429)."""
+    """The export of a succeeded job (else 409) in one of the key's places (else 429), read in the
+    process's turn (at most max_export_reads at once: each holds a database connection). A request that
+    waits for its turn waits on the edge's loop, holding no thread; past EXPORT_READ_WAIT_SECONDS, 503."""
     if job.state != JobState.SUCCEEDED:
         abort(409, message=f"the job is {job.state}: {rows.name} are exported once it has succeeded")
+    rerun = waiting.rerun_of(request.environ)
+    place = _place(key_id, rerun)
+    turns = zolve().export_reads
+    if not _read_turn(turns, rerun):
+        run_again()  # the edge runs the request again in its turn
+    try:
+        return export(job, rows, args, fmt, place.give_back)
+    except BaseException:
+        place.give_back()
+        raise
+    finally:
+        turns.give_back()
+
+
+class _Place:
+    """A key's export place, given back once: when its body is closed, or when its request ends first."""
+
+    def __init__(self, places: Slots, key_id: int) -> None:
+        self.places, self.key_id, self.held = places, key_id, True
+
+    def give_back(self) -> None:
+        if self.held:
+            self.held = False
+            self.places.give_back(self.key_id)
+
+
+def _place(key_id: int, rerun: waiting.Rerun | None) -> _Place:
+    """The request's place, taken on its first run (kept by its later runs), or 429."""
+    if rerun is not None and "export place" in rerun.kept:
+        return cast(_Place, rerun.kept["export place"])
     places = zolve().exports
     if not places.take(key_id):
         abort(
@@ -91,19 +127,46 @@ def exported(job: Job, rows: Rows, args: dict[str, Any], fmt: str, key_id: int) 
             "retry when one ends",
             headers={"Retry-After": "2"},
         )
-    try:
-        return export(job, rows, args, fmt, lambda: places.give_back(key_id))
-    except BaseException:
-        places.give_back(key_id)
-        raise
+    place = _Place(places, key_id)
+    if rerun is not None:
+        rerun.kept["export place"] = place
+        rerun.on_end(place.give_back)
+    return place
+
+
+def _read_turn(turns: Turns, rerun: waiting.Rerun | None) -> bool:
+    """Whether the request holds a turn to read now; False: the edge runs it again when it does."""
+    if rerun is None:  # another server than the edge: wait here
+        alone, deadline = waiting.Wake(), time.monotonic() + EXPORT_READ_WAIT_SECONDS
+        while not turns.take(alone):
+            if time.monotonic() >= deadline:
+                turns.leave(alone)
+                _busy()
+            alone.wait(deadline - time.monotonic())
+        return True
+    wake = cast(waiting.Wake | None, rerun.kept.get("export turn"))
+    if wake is None:
+        wake = rerun.kept["export turn"] = waiting.Wake()
+        rerun.on_end(lambda: turns.leave(wake))
+    wake.take()
+    if turns.take(wake):
+        return True
+    remaining = rerun.arrived + EXPORT_READ_WAIT_SECONDS - time.monotonic()
+    if remaining <= 0:
+        turns.leave(wake)
+        _busy()
+    rerun.ask(wake, remaining)
+    return False
+
+
+def _busy() -> None:
+    abort(
+        503, message="the server is busy reading other exports; retry shortly", headers={"Retry-After": "2"}
+    )
 
 
 def _spooled(body: Iterator[bytes] | Iterator[str]) -> tuple[IO[bytes], int]:
-    """The body read whole into a spool, at its start, and its size; at most max_export_reads at once."""
-    reads = zolve().export_reads
-    if not reads.acquire(timeout=EXPORT_READ_WAIT_SECONDS):
-        busy = "the server is busy reading other exports; retry shortly"
-        abort(503, message=busy, headers={"Retry-After": "2"})
+    """The body read whole into a spool, at its start, and its size."""
     spool = tempfile.SpooledTemporaryFile(max_size=settings().export_spool_bytes)  # noqa: SIM115 - handed on
     try:
         for part in body:
@@ -113,8 +176,6 @@ def _spooled(body: Iterator[bytes] | Iterator[str]) -> tuple[IO[bytes], int]:
     except BaseException:
         spool.close()
         raise
-    finally:
-        reads.release()
     return cast(IO[bytes], spool), size
 
 

@@ -159,6 +159,7 @@ def test_streams_and_long_polls_ten_times_the_threads_hold_none_and_all_are_woke
     ends every long-poll answers and every stream sends the final event and ends."""
     job = HeldJob.make(db)
     url = f"{live_api.url}/jobs/{job.id}"
+    log_before = live_api.log_path.stat().st_size
     streams = [_stream(f"{url}/events", job.headers) for _ in range(24)]
     with ThreadPoolExecutor(16) as pool:
         polls = [
@@ -185,6 +186,9 @@ def test_streams_and_long_polls_ten_times_the_threads_hold_none_and_all_are_woke
             assert states == ["cancelled"] * 16 and time.monotonic() - started < 10
             for stream in streams:
                 assert [event.event for event in _events(stream)][-1] == "cancelled"
+            with live_api.log_path.open("rb") as log:
+                log.seek(log_before)
+                assert b"Traceback" not in log.read(), "a run asked to run again answers quietly"
         finally:
             for stream in streams:
                 stream.close()
