@@ -16,6 +16,7 @@ from api.keycache import new_auth_cache
 from api.limits import init_limits
 from api.security import init_security
 from api.slots import Slots, Turns
+from api.spools import Spools
 from core.config import Settings
 from kinds import KINDS
 from schemas.jobs import Error as ErrorSchema
@@ -33,6 +34,9 @@ class ZolveApi(Api):
     def handle_http_exception(self, error):
         return errors.handle_http_exception(error)
 
+
+#: seconds a browser or a proxy may keep the API docs' assets (they change only with the package)
+ASSET_MAX_AGE = 7 * 86400
 
 #: a "z" in the dashboard's accent colour, as an SVG icon (browsers take one at /favicon.ico by its type)
 FAVICON = (
@@ -77,6 +81,7 @@ def create_app(settings: Settings | None = None) -> Flask:
             waiting=Slots(settings.max_waiting, settings.max_waiting_per_key),
             exports=Slots(settings.max_exports, settings.max_exports_per_key),
             export_reads=Turns(settings.max_export_reads),
+            spools=Spools(settings.export_spool_bytes),
             streams=Slots(settings.max_streams, settings.max_streams_per_key),
             status_cache=JobCache(load=read_jobs(db), unfinished_seconds=settings.status_cache_seconds),
             auth_cache=new_auth_cache(),
@@ -102,7 +107,10 @@ def create_app(settings: Settings | None = None) -> Flask:
 
     @app.route("/docs/assets/<path:filename>")
     def swagger_assets(filename: str) -> Response:
-        return send_from_directory(swagger_ui_bundle.swagger_ui_path, filename)
+        """The API docs' scripts and styles: the same for every client and every release of the bundle."""
+        answer = send_from_directory(swagger_ui_bundle.swagger_ui_path, filename, max_age=ASSET_MAX_AGE)
+        answer.cache_control.public = True
+        return answer
 
     @app.route("/favicon.ico")
     def favicon() -> Response:

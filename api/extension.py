@@ -12,6 +12,7 @@ from cachetools import TTLCache
 from flask import Flask, current_app
 
 from api.slots import Slots, Turns
+from api.spools import Spools
 from core.config import Settings
 from services.context import Context
 from store.db import Database
@@ -40,8 +41,9 @@ class Zolve:
     waiting: Slots
     #: exports being sent at once, in all and per key
     exports: Slots
-    #: turns of exports reading their rows (each on a database connection)
+    #: turns of exports reading their rows (each on a database connection); the exports being sent
     export_reads: Turns
+    spools: Spools
     #: event streams open, in all and per key
     streams: Slots
     #: jobs read recently, by id (api.job_cache)

@@ -8,11 +8,10 @@ bad query is a 422 naming the field before any job is looked up."""
 from __future__ import annotations
 
 import json
-import tempfile
 import time
 import uuid
-from collections.abc import Callable, Iterator
-from typing import IO, Any, cast
+from collections.abc import Callable, Hashable, Iterator
+from typing import Any, cast
 
 import numpy as np
 from flask import Response, request
@@ -22,11 +21,12 @@ from marshmallow import RAISE, Schema
 from api.auth import auth
 from api.bodies import Blueprint
 from api.bulk_lines import LineFormat, render_lines
-from api.deps import caller, context, database, settings
-from api.errors import run_again
+from api.deps import caller, context, database
+from api.errors import RunAgain, run_again
 from api.extension import zolve
 from api.media import served_as
 from api.slots import Slots, Turns
+from api.spools import Reader
 from core import waiting
 from core.states import JobState
 from core.waiting import Spooled
@@ -61,46 +61,65 @@ def _rows_of(job: Job) -> uuid.UUID:
 EXPORT_READ_WAIT_SECONDS = 30.0
 
 
-def export(job: Job, rows: Rows, args: dict[str, Any], fmt: str, on_close: Callable[[], None]) -> Response:
-    """Every row of the job matching the filters as `csv` or `ndjson`, rendered in bulk where the kind says
-    how (Rows.fixed_text), else here, row by row. The rows are read whole into a spool (memory up to
-    export_spool_bytes, then a temporary file) in one snapshot, and the database connection goes back
-    before a byte is sent: a client that drains slowly holds a spool, never a connection or a snapshot
-    (nor a thread, under the edge: core.waiting). `on_close` runs once the answer is sent or abandoned."""
-    body: Iterator[bytes] | Iterator[str]
-    if rows.fixed_text is not None and not rows.payloads:
-        body = _rendered_in_bulk(job, rows, rows.fixed_text, args, fmt)
-    else:
-        body = _rendered_here(job, rows, args, fmt)
-    spool, size = _spooled(body)
-    response = Response(
-        Spooled(spool, on_close),
-        mimetype=served_as("text/csv" if fmt == "csv" else "application/x-ndjson"),
-        direct_passthrough=True,
-    )
-    response.headers["Content-Length"] = str(size)
-    response.headers["X-Total-Count"] = str((job.result or {}).get("count", ""))
-    return response
-
-
 def exported(job: Job, rows: Rows, args: dict[str, Any], fmt: str, key_id: int) -> Response:
-    """The export of a succeeded job (else 409) in one of the key's places (else 429), read in the
-    process's turn (at most max_export_reads at once: each holds a database connection). A request that
-    waits for its turn waits on the edge's loop, holding no thread; past EXPORT_READ_WAIT_SECONDS, 503."""
+    """Every row of a succeeded job (else 409) matching the filters, as `csv` or `ndjson`, in one of the
+    key's places (else 429). The rows are read whole into a spool in one snapshot, and the database
+    connection goes back before a byte is sent: a client that drains slowly holds a spool, never a
+    connection, a snapshot or (under the edge: core.waiting) a thread. The same export being sent to
+    another client is read from its spool (api.spools). Else the request reads in the process's turn (at
+    most max_export_reads at once), waiting for it on the edge's loop; past EXPORT_READ_WAIT_SECONDS, 503."""
     if job.state != JobState.SUCCEEDED:
         abort(409, message=f"the job is {job.state}: {rows.name} are exported once it has succeeded")
     rerun = waiting.rerun_of(request.environ)
     place = _place(key_id, rerun)
+    spools, key = zolve().spools, _spool_key(job, args, fmt)
+    try:
+        reader = spools.reader(key)
+        if reader is None:
+            reader = _read_in_turn(rerun, key, lambda: _encoded(_rendered(job, rows, args, fmt)))
+    except RunAgain:
+        raise  # its request goes on, and keeps its place
+    except BaseException:
+        place.give_back()
+        raise
+    response = Response(
+        Spooled(reader, place.give_back),
+        mimetype=served_as("text/csv" if fmt == "csv" else "application/x-ndjson"),
+        direct_passthrough=True,
+    )
+    response.headers["Content-Length"] = str(reader.size)
+    response.headers["X-Total-Count"] = str((job.result or {}).get("count", ""))
+    return response
+
+
+def _spool_key(job: Job, args: dict[str, Any], fmt: str) -> tuple[str, ...]:
+    """What an export's bytes depend on: its rows (a succeeded job's never change), their params (which
+    render them), the filters and the format."""
+    params = json.dumps(job.params, sort_keys=True, default=str)
+    return (str(_rows_of(job)), params, json.dumps(args, sort_keys=True, default=str), fmt)
+
+
+def _read_in_turn(rerun: waiting.Rerun | None, key: Hashable, parts: Callable[[], Iterator[bytes]]) -> Reader:
     turns = zolve().export_reads
     if not _read_turn(turns, rerun):
         run_again()  # the edge runs the request again in its turn
     try:
-        return export(job, rows, args, fmt, place.give_back)
-    except BaseException:
-        place.give_back()
-        raise
+        spools = zolve().spools
+        return spools.reader(key) or spools.fill(key, parts)  # filled meanwhile by another request?
     finally:
         turns.give_back()
+
+
+def _rendered(job: Job, rows: Rows, args: dict[str, Any], fmt: str) -> Iterator[bytes] | Iterator[str]:
+    """The export's text, rendered in bulk where the kind says how (Rows.fixed_text), else row by row."""
+    if rows.fixed_text is not None and not rows.payloads:
+        return _rendered_in_bulk(job, rows, rows.fixed_text, args, fmt)
+    return _rendered_here(job, rows, args, fmt)
+
+
+def _encoded(parts: Iterator[bytes] | Iterator[str]) -> Iterator[bytes]:
+    for part in parts:
+        yield part.encode() if isinstance(part, str) else part
 
 
 class _Place:
@@ -163,20 +182,6 @@ def _busy() -> None:
     abort(
         503, message="the server is busy reading other exports; retry shortly", headers={"Retry-After": "2"}
     )
-
-
-def _spooled(body: Iterator[bytes] | Iterator[str]) -> tuple[IO[bytes], int]:
-    """The body read whole into a spool, at its start, and its size."""
-    spool = tempfile.SpooledTemporaryFile(max_size=settings().export_spool_bytes)  # noqa: SIM115 - handed on
-    try:
-        for part in body:
-            spool.write(part.encode() if isinstance(part, str) else part)
-        size = spool.tell()
-        spool.seek(0)
-    except BaseException:
-        spool.close()
-        raise
-    return cast(IO[bytes], spool), size
 
 
 def _rendered_in_bulk(

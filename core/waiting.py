@@ -24,7 +24,7 @@ import threading
 import time
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import Any, Protocol
 
 #: the environ keys the edge sets: streamed answers may yield Pause; a long-poll's Rerun; what the edge
 #: reports for /metrics (a callable: [(name, help, value)])
@@ -136,12 +136,18 @@ def rerun_of(environ: dict[str, Any]) -> Rerun | None:
     return rerun if isinstance(rerun, Rerun) else None
 
 
-class Spooled:
-    """An answer's body read whole into `file` (memory up to a bound, then a temporary file), positioned
-    at its start: the edge sends it from its event loop, another server iterates it. `close` closes the
-    file and calls `on_close` (once)."""
+class Readable(Protocol):
+    def read(self, size: int = -1, /) -> bytes: ...
 
-    def __init__(self, file: IO[bytes], on_close: Callable[[], None] | None = None) -> None:
+    def close(self) -> None: ...
+
+
+class Spooled:
+    """An answer's body read whole before (into memory or a temporary file: api.spools), at its start:
+    the edge sends it from its event loop, another server iterates it. `close` closes the file and calls
+    `on_close` (once)."""
+
+    def __init__(self, file: Readable, on_close: Callable[[], None] | None = None) -> None:
         self.file = file
         self._on_close = on_close
 

@@ -17,7 +17,7 @@ import pytest
 
 from core.waiting import Spooled, Wake, pause, rerun_of
 from tests.loops import run_on_own_loop
-from zolve.edge import Edge, EdgeConfig, address_group, client_address, wsgi_environ
+from zolve.edge import MAX_TARGET_BYTES, Edge, EdgeConfig, address_group, client_address, wsgi_environ
 
 CONFIG = EdgeConfig(body_seconds=0.5, max_body_bytes=1000, write_seconds=0.5, threads=4, capacity=4)
 
@@ -106,7 +106,9 @@ def test_a_declared_body_over_the_limit_is_refused_read_only_to_be_discarded() -
     answer, not a reset), and the app never runs."""
     app = Recorder()
     parts = [b"x" * 1000] * 5
-    status, headers, body = serve(app, scope(headers=[(b"content-length", b"5000")]), body_messages(*parts))
+    status, headers, body = serve(
+        app, scope(headers=[(b"host", b"x"), (b"content-length", b"5000")]), body_messages(*parts)
+    )
     assert status == 413 and headers[b"content-type"] == b"application/json"
     assert json.loads(body)["code"] == 413 and not app.calls
 
@@ -155,7 +157,8 @@ def test_heads_past_the_limits_are_refused_in_json(request_scope: dict, status: 
 
 def test_header_names_with_an_underscore_never_reach_the_app() -> None:
     app = Recorder()
-    headers = [(b"x_forwarded_for", b"6.6.6.6"), (b"x-real", b"1"), (b"accept", b"a"), (b"accept", b"b")]
+    headers = [(b"host", b"x"), (b"x_forwarded_for", b"6.6.6.6"), (b"x-real", b"1")]
+    headers += [(b"accept", b"a"), (b"accept", b"b")]
     serve(app, scope(headers=headers, method="GET"), body_messages(b""))
     ((environ, _),) = app.calls
     assert "HTTP_X_FORWARDED_FOR" not in environ and environ["HTTP_X_REAL"] == "1"
@@ -524,3 +527,36 @@ def test_an_ipv6_64_is_one_address_for_the_caps_and_the_figures_say_so() -> None
     assert (
         figures["zolve_edge_refused_address_total"] == 1 and figures["zolve_edge_refused_process_total"] == 0
     )
+
+
+@pytest.mark.parametrize(
+    ("headers", "status"),
+    [
+        ([], 400),
+        ([(b"host", b"x"), (b"host", b"y")], 400),
+        ([(b"host", b"x"), (b"transfer-encoding", b"gzip, chunked")], 501),
+        ([(b"host", b"x"), (b"transfer-encoding", b"chunked")], 200),
+    ],
+)
+def test_one_host_and_no_transfer_coding_but_chunked(headers: list, status: int) -> None:
+    answered, _, body = serve(Recorder(), scope(headers=headers), body_messages(b""))
+    assert answered == status and json.loads(body)["code"] == status if status != 200 else body == b"ok"
+
+
+def test_the_question_mark_counts_toward_the_targets_length() -> None:
+    query = b"q=" + b"x" * (MAX_TARGET_BYTES - len("/jobs?q=") + 1)  # /jobs?q=xx...: one byte over
+    assert serve(Recorder(), scope(method="GET", query=query), body_messages(b""))[0] == 414
+    assert serve(Recorder(), scope(method="GET", query=query[:-1]), body_messages(b""))[0] == 200
+
+
+def test_a_client_that_expects_100_continue_is_refused_before_it_sends_its_body() -> None:
+    """Reading the body would make granian send `100 Continue`, inviting 64 MiB to be thrown away."""
+    asked: list[str] = []
+
+    async def receive() -> dict[str, Any]:
+        asked.append("receive")
+        return {"type": "http.request", "body": b"x" * 100, "more_body": True}
+
+    headers = [(b"host", b"x"), (b"content-length", b"67108864"), (b"expect", b"100-continue")]
+    status, answer_headers, _ = serve(Recorder(), scope(headers=headers), receive)
+    assert status == 413 and answer_headers[b"connection"] == b"close" and asked == []

@@ -150,8 +150,9 @@ def request_line(scope: Scope) -> bytes:
 
 
 def check_head(scope: Scope) -> None:
-    """The API's limits on a parsed head: Refused (414, 431) past them."""
-    target = len(scope.get("raw_path") or scope["path"]) + len(scope.get("query_string") or b"")
+    """The API's limits on a parsed head: Refused (400, 414, 431, 501) past them."""
+    query = scope.get("query_string") or b""
+    target = len(scope.get("raw_path") or scope["path"]) + (len(query) + 1 if query else 0)
     if target > MAX_TARGET_BYTES:
         raise Refused(
             414, f"the request line (method, URL and query string) is longer than {MAX_TARGET_BYTES} bytes"
@@ -161,6 +162,16 @@ def check_head(scope: Scope) -> None:
         raise Refused(
             431, f"a header is over {MAX_FIELD_BYTES} bytes, or the request has over {MAX_FIELDS} headers"
         )
+    if scope["http_version"] == "1.1" and sum(1 for name, _ in headers if name == b"host") != 1:
+        raise Refused(400, "an HTTP/1.1 request has exactly one Host header")
+    codings = [
+        coding.strip().lower()
+        for name, value in headers
+        if name == b"transfer-encoding"
+        for coding in value.split(b",")
+    ]
+    if any(coding != b"chunked" for coding in codings):
+        raise Refused(501, "the only transfer coding this server takes is chunked")
 
 
 def wsgi_environ(scope: Scope, body: bytes) -> dict[str, Any]:
@@ -397,7 +408,10 @@ class Edge:
         limit = self.config.max_body_bytes
         declared = _header(scope, b"content-length")
         if declared.isdigit() and int(declared) > limit:
-            await _discard_rest(receive)
+            # a client that waits for 100 Continue is refused before it sends a byte (reading would
+            # invite the body); another's body is read on, a while, for it to see the answer
+            if _header(scope, b"expect").lower() != b"100-continue":
+                await _discard_rest(receive)
             raise Refused(413, "request body too large")
         parts: list[bytes] = []
         size = 0

@@ -351,3 +351,27 @@ def test_the_app_counts_each_client_by_its_own_address(worker_env, tmp_path) -> 
         assert elsewhere == 401
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize(
+    ("data", "status"),
+    [
+        (b"GET /health HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n", b"400"),
+        (
+            b"POST /health HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n"
+            b"1\r\nx\r\n0\r\n\r\n",
+            b"501",
+        ),
+        (
+            b"POST /jobs HTTP/1.1\r\nHost: x\r\nContent-Length: 67108864\r\nExpect: 100-continue\r\n\r\n",
+            b"413",
+        ),
+    ],
+    ids=["two Hosts", "gzip, chunked", "Expect: 100-continue past the cap"],
+)
+def test_heads_the_api_does_not_take_are_refused_before_any_body(
+    live_api: ApiServer, data: bytes, status: bytes
+) -> None:
+    answer = attack(live_api.port, data, wait=2.0)
+    assert answer.startswith(b"HTTP/1.1 " + status), answer[:200]
+    assert b"100 Continue" not in answer
