@@ -560,3 +560,24 @@ def test_a_client_that_expects_100_continue_is_refused_before_it_sends_its_body(
     headers = [(b"host", b"x"), (b"content-length", b"67108864"), (b"expect", b"100-continue")]
     status, answer_headers, _ = serve(Recorder(), scope(headers=headers), receive)
     assert status == 413 and answer_headers[b"connection"] == b"close" and asked == []
+
+
+def test_the_kernel_resets_what_a_client_does_not_take_within_the_write_deadline() -> None:
+    """TCP_USER_TIMEOUT on the process's listening sockets (their connections inherit it) and on the
+    request's own connection, accepted before."""
+    import socket
+
+    from zolve.edge import limit_unsent_time
+
+    with (
+        socket.create_server(("127.0.0.1", 0)) as listener,
+        socket.create_connection(listener.getsockname()) as client,
+    ):
+        accepted, _ = listener.accept()
+        with accepted:
+            here, there = client.getsockname(), client.getpeername()
+            request = {"client": (here[0], str(here[1])), "server": (there[0], str(there[1]))}
+            assert limit_unsent_time(2.5, request) >= 2
+            for sock in (listener, accepted):
+                assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT) == 2500
+            assert client.getsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT) == 0

@@ -15,7 +15,9 @@ here reads a request line, a header line or a chunk. It calls this ASGI applicat
    client that has used the least of the service's time);
 5. runs the WSGI app in a thread of a pool of `threads` and passes its answer on as the app yields it
    (event streams too), each write within `write_seconds`: a client that stops reading is cut off, and the
-   app's iterator is closed so that its thread goes back to the pool;
+   app's iterator is closed so that its thread goes back to the pool; the kernel resets the connection
+   of a client that takes nothing for `write_seconds`, whatever granian still holds for it; a request that
+   waits (an event stream between events, a long-poll, an export's turn: core.waiting) holds no thread;
 6. writes one access-log record (zolve.access_log) whatever happened.
 
 Every refusal here is the API's JSON error body. A client that goes away is one access-log record (499),
@@ -31,6 +33,9 @@ import io
 import ipaddress
 import json
 import logging
+import os
+import socket
+import stat
 import sys
 import threading
 import time
@@ -85,6 +90,9 @@ class EdgeConfig:
     threads: int = 8
     #: proxies in front whose X-Forwarded-For is believed (ZOLVE_TRUSTED_PROXIES)
     trusted_proxies: int = 0
+    #: the edge serves this process's own sockets (granian's): the kernel resets a connection whose client
+    #: takes nothing for write_seconds (limit_unsent_time)
+    own_sockets: bool = False
 
 
 class Refused(Exception):
@@ -97,6 +105,8 @@ class Refused(Exception):
 
 class ClientGone(Exception):
     """The client disconnected, or stopped reading for longer than the write deadline."""
+
+
 
 
 #: reason phrases as granian's status line gives them, where Python's differ
@@ -325,6 +335,8 @@ class Outcome:
 
     status: int = 499
     size: int = 0
+    #: the answer's last byte went to the client
+    complete: bool = False
 
 
 class Edge:
@@ -339,6 +351,8 @@ class Edge:
         #: requests refused for the process's cap and for their address's; requests waiting (core.waiting)
         self.refused = {"process": 0, "address": 0}
         self.waiting = 0
+        #: the kernel's write deadline is set on this process's sockets (limit_unsent_time)
+        self.deadline_set = False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -359,6 +373,10 @@ class Edge:
                 return
 
     async def serve(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.config.own_sockets and not self.deadline_set:  # its listening socket is here once it serves
+            self.deadline_set = True
+            loop = asyncio.get_running_loop()
+            await loop.run_in_executor(None, limit_unsent_time, self.config.write_seconds, scope)
         client = client_address(scope, self.config.trusted_proxies)
         group = address_group(client)
         outcome = Outcome()
@@ -373,6 +391,8 @@ class Edge:
         except (ClientGone, OSError, RuntimeError) as error:
             if not isinstance(error, ClientGone):
                 log.info("the client %s went away: %s", client, error)
+            if not outcome.complete:
+                outcome.status = 499  # whatever its head said, the client did not get the whole answer
         finally:
             if self.access_log is not None:
                 self.access_log.record(
@@ -556,11 +576,13 @@ class Edge:
                 await self._send(send, {"type": "http.response.body", "body": body, "more_body": not last})
                 outcome.size += len(body)
             if last:
+                outcome.complete = True
                 return None
             if done and outbox.spooled is not None:
                 if scope["method"] != "HEAD":
                     await self._send_spooled(send, outbox.spooled, outcome)
                 await self._send(send, {"type": "http.response.body", "body": b"", "more_body": False})
+                outcome.complete = True
                 return None
             if paused is not None:
                 await self._waiting(paused, gone)
@@ -629,7 +651,45 @@ class Edge:
             headers.append((b"retry-after", b"1"))
         await self._send(send, {"type": "http.response.start", "status": refused.status, "headers": headers})
         await self._send(send, {"type": "http.response.body", "body": body})
-        outcome.status, outcome.size = refused.status, len(body)
+        outcome.status, outcome.size, outcome.complete = refused.status, len(body), True
+
+
+def limit_unsent_time(seconds: float, scope: Scope) -> int:
+    """Have the kernel reset a connection whose client takes none of what it is sent for `seconds` (a
+    zero window, unacknowledged data: TCP_USER_TIMEOUT), on this process's listening sockets (their
+    connections inherit it) and on the request's own connection (accepted before). granian has no write
+    deadline of its own: it keeps such a connection, its answer queued in the kernel, as long as the
+    client likes. The sockets are this process's own, among its descriptors (Linux's /proc/self/fd); how
+    many were set."""
+    if not hasattr(socket, "TCP_USER_TIMEOUT") or not os.path.isdir("/proc/self/fd"):
+        return 0
+    client, server = scope.get("client"), scope.get("server")
+    ends = ((str(client[0]), int(client[1])), (str(server[0]), int(server[1]))) if client and server else None
+    count = 0
+    for sock in _own_tcp_sockets():
+        with contextlib.suppress(OSError):
+            listening = sock.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN)
+            if listening or (sock.getpeername()[:2], sock.getsockname()[:2]) == ends:
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, int(seconds * 1000))
+                count += 1
+    return count
+
+
+def _own_tcp_sockets() -> Iterator[socket.socket]:
+    """Each TCP socket of this process, as a socket object of its own (closed after use; the socket
+    itself stays open)."""
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            if not stat.S_ISSOCK(os.fstat(int(name)).st_mode):
+                continue
+            sock = socket.socket(fileno=os.dup(int(name)))
+        except (OSError, ValueError):
+            continue
+        try:
+            if sock.type == socket.SOCK_STREAM and sock.family in (socket.AF_INET, socket.AF_INET6):
+                yield sock
+        finally:
+            sock.close()
 
 
 async def _discard_rest(receive: Receive) -> None:

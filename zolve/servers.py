@@ -44,6 +44,7 @@ def edge_config(settings: Settings, workers: int, threads: int) -> EdgeConfig:
         # waiting requests (event streams, long-polls, exports being sent) hold no thread (core.waiting)
         threads=threads,
         trusted_proxies=settings.trusted_proxies,
+        own_sockets=True,
     )
 
 

@@ -8,7 +8,10 @@ import contextlib
 import os
 import signal
 import socket
+import time
 from pathlib import Path
+
+import psutil
 
 from bench.slow_clients import SlowClients, health_latencies, percentile
 from tests.support import ApiServer, wait_until
@@ -104,3 +107,39 @@ def test_a_body_whose_end_is_unknown_is_answered(live_api) -> None:
             answer = sock.makefile("rb").read()
         status = int(answer.split(b" ", 2)[1])
         assert 400 <= status < 500, answer[:200]
+
+
+def test_a_client_that_never_reads_is_cut_off_at_the_write_deadline(worker_env, tmp_path) -> None:
+    """granian keeps a connection whose client reads nothing, its answer queued in the kernel, for as long
+    as the client likes; the kernel resets it at the write deadline (issue 65: TCP_USER_TIMEOUT, which the
+    edge sets). The public 1 MB API docs bundle, asked for by a client with no key that never reads: its
+    connection is reset though the edge handed granian the whole answer long before."""
+    env = {**worker_env, "ZOLVE_SECRET_KEY": "test", "ZOLVE_RESPONSE_WRITE_SECONDS": "2"}
+    server = ApiServer(env, tmp_path / "api.log").start()
+    try:
+        sock = socket.socket()
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        sock.connect(("127.0.0.1", server.port))
+        sock.sendall(b"GET /docs/assets/swagger-ui-bundle.js HTTP/1.1\r\nHost: x\r\n\r\n")
+        started = time.monotonic()
+        # the kernel ends it without a word to the client (no reset): the server's side is what tells
+        ours = sock.getsockname()[:2]
+        wait_until(lambda: not _server_holds(server, ours), 15, 0.1, "the server to end the connection")
+        assert time.monotonic() - started < 2 + 5
+        sock.close()
+        assert "Traceback" not in server.log_path.read_text()
+    finally:
+        server.stop()
+
+
+def _server_holds(server: ApiServer, client: tuple[str, int]) -> bool:
+    """Whether a process of the server still has a connection from `client`."""
+    processes = [
+        psutil.Process(server.process.pid),
+        *psutil.Process(server.process.pid).children(recursive=True),
+    ]
+    return any(
+        conn.raddr and (conn.raddr.ip, conn.raddr.port) == client
+        for process in processes
+        for conn in process.net_connections(kind="tcp")
+    )
