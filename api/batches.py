@@ -9,18 +9,20 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from flask import Response, stream_with_context, url_for
+from flask import Response, url_for
 from flask.views import MethodView
 from flask_smorest import abort
 from marshmallow import RAISE
 
 from api.auth import auth
 from api.bodies import Blueprint
-from api.deps import caller, context, database
+from api.deps import caller, context, database, settings
 from api.errors import abort_with
 from api.media import served_as
 from api.resources import job_error
+from api.spools import spooled_once
 from core.states import FINAL_STATES
+from core.waiting import Spooled
 from schemas import batches as batch_schemas
 from services import batches as batch_service
 from store import batches as batch_store
@@ -129,11 +131,14 @@ class BatchItemView(MethodView):
 
 # -- every item at once ----------------------------------------------------------------------------
 def results_response(batch_id: uuid.UUID, fmt: str, *, is_admin: bool) -> Response:
-    """Every item of a batch (the caller may see) with its state, job, result and errors, streamed as
-    NDJSON (one object a line) or CSV (one row an item; results and errors as JSON text)."""
+    """Every item of a batch (the caller may see) with its state, job, result and errors, as NDJSON (one
+    object a line) or CSV (one row an item; results and errors as JSON text): read whole first, then sent
+    holding no thread or connection (core.waiting.Spooled), however slowly the client reads."""
     items = _every_item(batch_id, is_admin)
     body = _ndjson(items) if fmt == "ndjson" else _csv(items)
-    response = Response(stream_with_context(body), mimetype=served_as(EXPORT_TYPES[fmt]))
+    reader = spooled_once(body, settings().export_spool_bytes)
+    response = Response(Spooled(reader), mimetype=served_as(EXPORT_TYPES[fmt]), direct_passthrough=True)
+    response.headers["Content-Length"] = str(reader.size)
     response.headers["Content-Disposition"] = f"attachment; filename=batch-{batch_id}.{fmt}"
     return response
 

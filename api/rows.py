@@ -26,7 +26,7 @@ from api.errors import RunAgain, run_again
 from api.extension import zolve
 from api.media import served_as
 from api.slots import Slots, Turns
-from api.spools import Reader
+from api.spools import Reader, encoded
 from core import waiting
 from core.states import JobState
 from core.waiting import Spooled
@@ -76,7 +76,7 @@ def exported(job: Job, rows: Rows, args: dict[str, Any], fmt: str, key_id: int) 
     try:
         reader = spools.reader(key)
         if reader is None:
-            reader = _read_in_turn(rerun, key, lambda: _encoded(_rendered(job, rows, args, fmt)))
+            reader = _read_in_turn(rerun, key, lambda: encoded(_rendered(job, rows, args, fmt)))
     except RunAgain:
         raise  # its request goes on, and keeps its place
     except BaseException:
@@ -115,11 +115,6 @@ def _rendered(job: Job, rows: Rows, args: dict[str, Any], fmt: str) -> Iterator[
     if rows.fixed_text is not None and not rows.payloads:
         return _rendered_in_bulk(job, rows, rows.fixed_text, args, fmt)
     return _rendered_here(job, rows, args, fmt)
-
-
-def _encoded(parts: Iterator[bytes] | Iterator[str]) -> Iterator[bytes]:
-    for part in parts:
-        yield part.encode() if isinstance(part, str) else part
 
 
 class _Place:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import tempfile
 import threading
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from typing import IO
 
 from core.waiting import SPOOL_CHUNK
@@ -131,3 +131,14 @@ class Spools:
     def __len__(self) -> int:
         with self._lock:
             return len(self._spools)
+
+
+def encoded(parts: Iterable[bytes] | Iterable[str]) -> Iterator[bytes]:
+    """Text parts as UTF-8, bytes as they are."""
+    for part in parts:
+        yield part.encode() if isinstance(part, str) else part
+
+
+def spooled_once(parts: Iterable[bytes] | Iterable[str], in_memory: int) -> Reader:
+    """A reader of a spool of its own (shared with no other answer): a body read whole before it is sent."""
+    return Spools(in_memory).fill(None, lambda: encoded(parts))

@@ -179,6 +179,8 @@ def test_a_batch_exports_whole_as_ndjson_and_csv(client, auth, worker) -> None:
 
     ndjson = client.get(created["links"]["ndjson"], headers=auth)
     assert ndjson.status_code == 200 and ndjson.mimetype == "application/x-ndjson"
+    # read whole before it is sent (a slow client then holds no thread or connection): its length is known
+    assert int(ndjson.headers["Content-Length"]) == len(ndjson.get_data())
     lines = [json.loads(line) for line in ndjson.get_data(as_text=True).splitlines()]
     assert lines == json.loads(json.dumps(batch["items"])), "the same items as the batch's own page"
 
