@@ -21,7 +21,6 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -29,6 +28,9 @@ import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.trees import measured_in, worktree  # noqa: E402
 
 #: filtered pages, as a client asks for them (Planet X in sector 7; and a comet in sector 1; ...)
 PAGES = {
@@ -170,17 +172,8 @@ def _best(name: str, figures: list[float]) -> float:
 
 
 def _run_tree(tree: Path, codes_file: str, samples: int) -> dict[str, float]:
-    done = subprocess.run(
-        [sys.executable, str(Path(__file__).resolve()), "--measure", codes_file, "--samples", str(samples)],
-        cwd=tree,
-        env={**os.environ, "PYTHONPATH": str(tree)},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"measuring {tree} failed:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    script = Path(__file__).resolve()
+    return measured_in(tree, script, ["--measure", codes_file, "--samples", str(samples)])
 
 
 def main() -> None:
@@ -200,10 +193,7 @@ def main() -> None:
         codes = expert_boards()
         codes_file = Path(tmp) / "codes.txt"
         codes_file.write_text("\n".join(map(str, codes)))
-        baseline_tree = Path(tmp) / "baseline"
-        add = ["git", "worktree", "add", "--detach", str(baseline_tree), args.baseline]
-        subprocess.run(add, cwd=ROOT, check=True, capture_output=True)
-        try:
+        with worktree(args.baseline, Path(tmp)) as baseline_tree:
             print(f"{len(codes):,} expert boards; baseline {args.baseline}; load {os.getloadavg()[0]:.1f}")
             runs: dict[str, list[dict[str, float]]] = {"baseline": [], "current": []}
             for _ in range(args.rounds):
@@ -213,9 +203,6 @@ def main() -> None:
                 {name: _best(name, [run[name] for run in runs[tree]]) for name in runs[tree][0]}
                 for tree in runs
             )
-        finally:
-            remove = ["git", "worktree", "remove", "--force", str(baseline_tree)]
-            subprocess.run(remove, cwd=ROOT, check=False)
     print(f"{'':36} {'baseline':>10} {'this tree':>10} {'ratio':>7}")
     for name, before in baseline.items():
         after = current[name]

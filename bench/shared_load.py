@@ -27,7 +27,6 @@ import os
 import resource
 import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
@@ -38,6 +37,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bench.trees import measured_in, worktree  # noqa: E402
 
 #: the victim's address; the attackers' are 127.0.1.x (bodies) and 127.0.0.1
 VICTIM = "127.0.0.2"
@@ -356,25 +357,8 @@ def _p99(values: list[float]) -> float:
 
 # -- the run ---------------------------------------------------------------------------------------------
 def _in_tree(tree: Path, seconds: float, classes: list[str]) -> dict[str, Any]:
-    done = subprocess.run(
-        [
-            sys.executable,
-            str(tree / "bench" / "shared_load.py"),
-            "--measure",
-            "--seconds",
-            str(seconds),
-            "--classes",
-            ",".join(classes),
-        ],
-        cwd=tree,
-        env={**os.environ, "PYTHONPATH": f"{tree}:{tree / 'client'}"},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"measuring {tree} failed:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    script = tree / "bench" / "shared_load.py"
+    return measured_in(tree, script, ["--measure", "--seconds", str(seconds), "--classes", ",".join(classes)])
 
 
 def _report(label: str, figures: dict[str, Any], base: dict[str, Any] | None) -> None:
@@ -430,20 +414,14 @@ def main() -> None:
     print(f"{os.cpu_count()} cores; load average {os.getloadavg()}; {args.seconds:g} s a class")
     base = None
     if args.baseline:
-        with tempfile.TemporaryDirectory(prefix="zolve-shared-load-") as tmp:
-            tree = Path(tmp) / "baseline"
-            subprocess.run(
-                ["git", "worktree", "add", "--detach", str(tree), args.baseline],
-                cwd=ROOT,
-                check=True,
-                capture_output=True,
-            )
-            try:
-                # the baseline tree measured with this bench (it may predate it)
-                (tree / "bench" / "shared_load.py").write_text(Path(__file__).read_text())
-                base = _in_tree(tree, args.seconds, classes)
-            finally:
-                subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, check=False)
+        with (
+            tempfile.TemporaryDirectory(prefix="zolve-shared-load-") as tmp,
+            worktree(args.baseline, Path(tmp)) as tree,
+        ):
+            # the baseline tree measured with this bench (it may predate it)
+            for name in ("shared_load.py", "trees.py"):
+                (tree / "bench" / name).write_text((ROOT / "bench" / name).read_text())
+            base = _in_tree(tree, args.seconds, classes)
         _report(f"baseline {args.baseline}", base, None)
         if args.tracebacks and base["first traceback"]:
             print(base["first traceback"])

@@ -91,6 +91,38 @@ def serve(
     return start["status"], dict(start["headers"]), body
 
 
+def goes_away_after(seconds: float) -> Callable[[], Any]:
+    """granian's receive for a client that sent an empty body and goes away `seconds` later."""
+    delivered = [{"type": "http.request", "body": b"", "more_body": False}]
+
+    async def receive() -> dict[str, Any]:
+        if delivered:
+            return delivered.pop()
+        await asyncio.sleep(seconds)
+        return {"type": "http.disconnect"}
+
+    return receive
+
+
+def held_request(edge: Edge, address: str, release: asyncio.Event, answers: list[tuple[str, int]]) -> Any:
+    """A request from `address` whose body comes once `release` is set; its status goes to `answers`."""
+    delivered = False
+
+    async def slow_body() -> dict[str, Any]:
+        nonlocal delivered
+        await release.wait()
+        if delivered:  # then the wait for a disconnect, which does not come
+            await asyncio.sleep(3600)
+        delivered = True
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            answers.append((address, message["status"]))
+
+    return edge.serve(scope(client=(address, 1)), slow_body, send)
+
+
 def test_the_app_gets_the_whole_body_as_one_with_its_length_and_no_framing() -> None:
     app = Recorder()
     headers = [(b"host", b"x"), (b"transfer-encoding", b"chunked"), (b"content-type", b"application/json")]
@@ -190,21 +222,7 @@ def test_one_address_past_its_share_of_requests_is_refused_while_others_are_serv
         release = asyncio.Event()
 
         def request(address: str) -> Any:
-            delivered = False
-
-            async def slow_body() -> dict[str, Any]:
-                nonlocal delivered
-                await release.wait()
-                if delivered:  # then the wait for a disconnect, which does not come
-                    await asyncio.sleep(3600)
-                delivered = True
-                return {"type": "http.request", "body": b"", "more_body": False}
-
-            async def send(message: dict[str, Any]) -> None:
-                if message["type"] == "http.response.start":
-                    answers.append((address, message["status"]))
-
-            return edge.serve(scope(client=(address, 1)), slow_body, send)
+            return held_request(edge, address, release, answers)
 
         held = [asyncio.create_task(request("10.0.0.66")) for _ in range(2)]
         await asyncio.sleep(0.05)
@@ -262,13 +280,7 @@ def test_a_client_that_goes_away_mid_stream_ends_the_stream() -> None:
             closed.set()
 
     async def scenario() -> None:
-        delivered = [{"type": "http.request", "body": b"", "more_body": False}]
-
-        async def receive() -> dict[str, Any]:
-            if delivered:
-                return delivered.pop()
-            await asyncio.sleep(0.3)
-            return {"type": "http.disconnect"}
+        receive = goes_away_after(0.3)
 
         async def send(message: dict[str, Any]) -> None:
             pass
@@ -391,13 +403,7 @@ def test_a_paused_stream_whose_client_goes_away_is_closed_in_its_context() -> No
         return stream()
 
     async def scenario() -> None:
-        delivered = [{"type": "http.request", "body": b"", "more_body": False}]
-
-        async def receive() -> dict[str, Any]:
-            if delivered:
-                return delivered.pop()
-            await asyncio.sleep(0.3)
-            return {"type": "http.disconnect"}
+        receive = goes_away_after(0.3)
 
         sent, send = _collect()
         await asyncio.wait_for(Edge(app, CONFIG).serve(scope(method="GET"), receive, send), 5)
@@ -496,21 +502,7 @@ def test_an_ipv6_64_is_one_address_for_the_caps_and_the_figures_say_so() -> None
         release = asyncio.Event()
 
         def request(address: str) -> Any:
-            delivered = False
-
-            async def slow_body() -> dict[str, Any]:
-                nonlocal delivered
-                await release.wait()
-                if delivered:
-                    await asyncio.sleep(3600)
-                delivered = True
-                return {"type": "http.request", "body": b"", "more_body": False}
-
-            async def send(message: dict[str, Any]) -> None:
-                if message["type"] == "http.response.start":
-                    answers.append((address, message["status"]))
-
-            return edge.serve(scope(client=(address, 1)), slow_body, send)
+            return held_request(edge, address, release, answers)
 
         held = [asyncio.create_task(request(a)) for a in ("2001:db8::1", "2001:db8:0:1::1")]
         await asyncio.sleep(0.05)

@@ -462,7 +462,7 @@ class Edge:
         asked for, core.waiting), it holds no thread, only this coroutine."""
         context = contextvars.Context()  # the request's: a paused answer resumes in any of the threads
         rerun = Rerun(arrived=time.monotonic())
-        gone = asyncio.Event()
+        gone = Gone()
         watcher = asyncio.get_running_loop().create_task(_watch_disconnect(receive, gone))
         try:
             while True:
@@ -482,7 +482,7 @@ class Edge:
         client: str,
         context: contextvars.Context,
         rerun: Rerun,
-        gone: asyncio.Event,
+        gone: Gone,
         send: Send,
         outcome: Outcome,
     ) -> Pause | None:
@@ -496,13 +496,14 @@ class Edge:
         environ = wsgi_environ(scope, body)
         environ[PAUSABLE], environ[RERUN], environ[EDGE_FIGURES] = True, rerun, self.figures
         outbox.running = loop.run_in_executor(self.pool, context.run, self._run_app, environ, outbox)
-        abandoner = loop.create_task(_abandon_when(gone, outbox))
+        gone.outbox = outbox
+        if gone.is_set():
+            outbox.abandon()
         try:
             return await self._relay(scope, outbox, place, send, outcome, rerun, context, gone)
         finally:
             place.give_back()
             outbox.abandon()
-            abandoner.cancel()
             await asyncio.wait([outbox.running])  # the thread has stopped: nothing of it outlives the request
             if outbox.spooled is not None:
                 outbox.spooled.close()
@@ -704,16 +705,22 @@ async def _discard_rest(receive: Receive) -> None:
                     return
 
 
-async def _watch_disconnect(receive: Receive, gone: asyncio.Event) -> None:
+class Gone(asyncio.Event):
+    """Set once the client has gone; abandons the answer being passed on then (its `outbox`)."""
+
+    outbox: Outbox | None = None
+
+    def set(self) -> None:
+        super().set()
+        if self.outbox is not None:
+            self.outbox.abandon()
+
+
+async def _watch_disconnect(receive: Receive, gone: Gone) -> None:
     """Set `gone` once the client has gone (the request's body was received whole before)."""
     while (await receive())["type"] != "http.disconnect":
         pass
     gone.set()
-
-
-async def _abandon_when(gone: asyncio.Event, outbox: Outbox) -> None:
-    await gone.wait()
-    outbox.abandon()
 
 
 async def _wait_for(pause: Pause, gone: asyncio.Event) -> None:
