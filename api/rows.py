@@ -77,6 +77,8 @@ def exported(job: Job, rows: Rows, args: dict[str, Any], fmt: str, key_id: int) 
         reader = spools.reader(key)
         if reader is None:
             reader = _read_in_turn(rerun, key, lambda: encoded(_rendered(job, rows, args, fmt)))
+        else:
+            _leave_the_line(rerun)  # filled by another request while this one waited: read nothing
     except RunAgain:
         raise  # its request goes on, and keeps its place
     except BaseException:
@@ -171,6 +173,14 @@ def _read_turn(turns: Turns, rerun: waiting.Rerun | None) -> bool:
         _busy()
     rerun.ask(wake, remaining)
     return False
+
+
+def _leave_the_line(rerun: waiting.Rerun | None) -> None:
+    """A request that waited for its turn and needs it no more leaves the line now, not when it ends:
+    at its head it would hold back those behind it for as long as its answer is sent."""
+    wake = rerun.kept.pop("export turn", None) if rerun is not None else None
+    if wake is not None:
+        zolve().export_reads.leave(wake)
 
 
 def _busy() -> None:

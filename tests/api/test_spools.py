@@ -89,3 +89,25 @@ def test_two_clients_exporting_one_enumeration_read_it_once(
         reading.close()
         zolve(app).db.dispose()
     assert len(zolve(app).spools) == 0
+
+
+def test_an_export_that_finds_its_spool_filled_leaves_the_line_at_once(app) -> None:
+    """A request that waited for its turn to read, and then found the same export filled by another,
+    must not stay at the head of the line while its answer is sent: the next in line gets the turn."""
+    from api.rows import _leave_the_line
+    from api.slots import Turns
+    from core.waiting import Rerun, Wake
+
+    turns, holder, waited, behind = Turns(1), Wake(), Wake(), Wake()
+    assert turns.take(holder) and not turns.take(waited) and not turns.take(behind)
+    rerun = Rerun()
+    rerun.kept["export turn"] = waited
+    with app.test_request_context():
+        extension = zolve(app)
+        previous, extension.export_reads = extension.export_reads, turns
+        try:
+            _leave_the_line(rerun)
+        finally:
+            extension.export_reads = previous
+    turns.give_back()
+    assert behind.is_set() and turns.take(behind)
