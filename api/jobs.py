@@ -135,41 +135,13 @@ WAIT_RECHECK_SECONDS = 1.0
 
 def _wait_in_thread(job_id: uuid.UUID, who: Caller, wait: float) -> Job:
     """The long-poll under a server other than the edge (Flask's test client, say): it holds its thread."""
-    places = zolve().waiting
-    # no free place to wait (too many long-polls in this process, or of this key): answer at once
-    place = wait > 0 and places.take(who.key_id)
-    try:
-        return _wait_for(job_id, who, wait if place else 0)
-    finally:
-        if place:
-            places.give_back(who.key_id)
-
-
-def _wait_for(job_id: uuid.UUID, who: Caller, wait: float) -> Job:
-    """The job once final, or after `wait` seconds (capped), whichever comes first. It is read again
-    whenever the process's event feed (store.listen) passes one of its events: a job's final state
-    commits with its event."""
-    deadline = time.monotonic() + min(wait, settings().max_wait_seconds)
-    job = _visible(job_id, who, fresh=wait > 0)
-    if job.is_final or time.monotonic() >= deadline:
-        return job
-    feed = zolve().events
-    subscription = feed.subscribe(job.owner_id, job.id)
-    try:
-        while True:  # read after subscribing: an event committed in between wakes the next wait
-            job = _visible(job_id, who, fresh=True)
-            remaining = deadline - time.monotonic()
-            if job.is_final or remaining <= 0:
-                return job
-            subscription.wait(min(WAIT_RECHECK_SECONDS, remaining))
-    finally:
-        feed.unsubscribe(subscription)
+    return waiting.in_thread(lambda rerun: _wait_by_rerun(job_id, who, wait, rerun))
 
 
 def _wait_by_rerun(job_id: uuid.UUID, who: Caller, wait: float, rerun: waiting.Rerun) -> Job | None:
-    """The long-poll under the edge: the job once final or its wait over; else None, having asked the edge
-    to run the request again at the job's next event (or after WAIT_RECHECK_SECONDS). Between runs it
-    holds no thread and no database connection; its place and subscription last until the request ends."""
+    """The long-poll: the job once final or its wait over; else None, having asked the edge to run the
+    request again at the job's next event (or after WAIT_RECHECK_SECONDS). Between runs it holds no thread
+    and no database connection; its place and subscription last until the request ends."""
     deadline = rerun.arrived + min(wait, settings().max_wait_seconds)
     subscription = rerun.kept.get("subscription")
     if subscription is None:

@@ -153,13 +153,7 @@ def _place(key_id: int, rerun: waiting.Rerun | None) -> _Place:
 def _read_turn(turns: Turns, rerun: waiting.Rerun | None) -> bool:
     """Whether the request holds a turn to read now; False: the edge runs it again when it does."""
     if rerun is None:  # another server than the edge: wait here
-        alone, deadline = waiting.Wake(), time.monotonic() + EXPORT_READ_WAIT_SECONDS
-        while not turns.take(alone):
-            if time.monotonic() >= deadline:
-                turns.leave(alone)
-                _busy()
-            alone.wait(deadline - time.monotonic())
-        return True
+        return waiting.in_thread(lambda alone: _read_turn(turns, alone) or None) is True
     wake = cast(waiting.Wake | None, rerun.kept.get("export turn"))
     if wake is None:
         wake = rerun.kept["export turn"] = waiting.Wake()

@@ -20,7 +20,9 @@ from core.waiting import SPOOL_CHUNK
 
 
 class Spool:
-    """An export's bytes, in memory or in a temporary file, read by its readers at their own offsets."""
+    """An export's bytes, in memory or in a temporary file, read by its readers at their own offsets
+    (tempfile.SpooledTemporaryFile keeps one position for one reader, and which of the two it holds is
+    private to it: readers sharing a spool need reads at an offset, `pread`)."""
 
     def __init__(self, memory: bytes | None, file: IO[bytes] | None, size: int) -> None:
         self.memory, self.file, self.size = memory, file, size

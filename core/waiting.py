@@ -12,8 +12,9 @@ request costs a coroutine, and runs the request's code again in a thread once th
 - an export returns a `Spooled` body (the rows already read into a spool, the database let go): the edge
   sends it from its event loop.
 
-Under any other WSGI server (Flask's test client, say) the environ carries neither key and each of these
-waits in its thread as before: the app works the same anywhere, and costs less under the edge.
+Under any other WSGI server (Flask's test client, say) the environ carries neither key: a stream waits in
+its thread, and a request that asks to run again is run again in its thread (`in_thread`), the same code
+either way: the app works the same anywhere, and costs less under the edge.
 """
 
 from __future__ import annotations
@@ -24,13 +25,15 @@ import threading
 import time
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 #: the environ keys the edge sets: streamed answers may yield Pause; a long-poll's Rerun; what the edge
 #: reports for /metrics (a callable: [(name, help, value)])
 PAUSABLE = "zolve.pausable"
 RERUN = "zolve.rerun"
 EDGE_FIGURES = "zolve.edge_figures"
+
+T = TypeVar("T")
 
 #: what a spooled body is read in, by whoever sends it
 SPOOL_CHUNK = 256 * 1024
@@ -128,6 +131,21 @@ class Rerun:
         endings, self._endings = self._endings, []
         for callback in endings:
             callback()
+
+
+def in_thread(step: Callable[[Rerun], T | None]) -> T:
+    """What the edge does for a request that asks to run again, done in this thread (under another server
+    than the edge): `step` runs until it returns something, this thread waiting for each wake-up it asks
+    for; the request's endings run at the end."""
+    rerun = Rerun()
+    try:
+        while (done := step(rerun)) is None:
+            asked, rerun.asked = rerun.asked, None
+            assert asked is not None, "a step that returns nothing asks to run again"
+            asked.wake.wait(asked.timeout)
+        return done
+    finally:
+        rerun.end()
 
 
 def rerun_of(environ: dict[str, Any]) -> Rerun | None:

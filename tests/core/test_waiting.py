@@ -8,7 +8,7 @@ import io
 import threading
 import time
 
-from core.waiting import PAUSABLE, Pause, Spooled, Wake, pause, rerun_of
+from core.waiting import PAUSABLE, Pause, Rerun, Spooled, Wake, in_thread, pause, rerun_of
 from tests.loops import run_on_own_loop
 
 
@@ -85,3 +85,20 @@ def test_a_wake_set_while_no_loop_runs_any_more_is_harmless() -> None:
     run_on_own_loop(abandoned())
     wake.set()
     assert wake.take()
+
+
+def test_in_thread_runs_a_step_again_at_each_wake_up_it_asks_for_and_ends_the_request() -> None:
+    wake, runs, ended = Wake(), [], []
+
+    def step(rerun: Rerun) -> str | None:
+        runs.append(time.monotonic())
+        if len(runs) == 1:
+            rerun.on_end(lambda: ended.append(True))
+        if len(runs) < 3:
+            rerun.ask(wake, 10 if len(runs) == 1 else 0.05)
+            return None
+        return "done"
+
+    threading.Timer(0.1, wake.set).start()
+    assert in_thread(step) == "done" and ended == [True]
+    assert 0.05 < runs[1] - runs[0] < 5, "the first run again when woken"
