@@ -1,9 +1,10 @@
 """A shared service against a few slow clients (issue 65): a private `zolve up` meets one class of slow
 but legitimate (or keyless) clients at a time, while a victim on an address and key of its own asks for
 `/health`, polls its own job and submits, one request every 0.1 s; prints the victim's p50 / p99 and
-failures per request type and class, whether its own event stream opened, the API processes' memory, and
-the 500s and tracebacks in the service's logs. With `--baseline REV`, the same against that revision (a
-git worktree) first, in the same run, and each figure's ratio.
+failures per request type and class, whether its own event stream opened, the API processes' memory
+(after each class, and after a quiet spell at the end), and the 500s and tracebacks in the service's
+logs. With `--baseline REV`, the same against that revision (a git worktree) first, in the same run, and
+each figure's ratio.
 
 Classes (each `--seconds` long; loopback only, every loop bounded in count and time):
 - idle: the victim alone;
@@ -49,6 +50,8 @@ KINDS = ("health", "poll", "submit")
 EXPERT = {"kind": "planetx.enumerate", "params": {"mode": "expert"}}
 DICE = {"kind": "dice", "params": {"dice": 3, "faces": 6}}
 WRITE_SECONDS = 5.0
+#: how long the service is left alone after the last class, before its memory is measured once more
+QUIET_SECONDS = 30.0
 
 
 class Victim:
@@ -282,6 +285,8 @@ def measure(seconds: float, classes: list[str]) -> dict[str, Any]:
             row["memory (MB)"] = _rss(api_pids)
             figures[name] = row
             time.sleep(2)
+        time.sleep(QUIET_SECONDS)
+        figures["memory after a quiet spell (MB)"] = _rss(api_pids)
         logs = "".join(path.read_text(errors="replace") for path in Path(stack.tmp.name).glob("up.*"))
         figures["500s in the access log"] = sum(1 for line in logs.splitlines() if '" 500 ' in line)
         figures["tracebacks in the logs"] = logs.count("Traceback (most recent call last)")
@@ -337,11 +342,10 @@ def _wait_final(url: str, headers: dict[str, str], job_id: str, seconds: float) 
 def _api_pids(up_pid: int) -> list[int]:
     import psutil
 
-    return [
-        proc.pid
-        for proc in psutil.Process(up_pid).children(recursive=True)
-        if "api" in " ".join(proc.cmdline()) and proc.children() == []
-    ]
+    api = next(proc for proc in psutil.Process(up_pid).children() if "api" in proc.cmdline())
+    # its workers: forked copies of it, or new interpreters (spawned), beside multiprocessing's helpers
+    workers = [proc for proc in api.children() if "resource_tracker" not in " ".join(proc.cmdline())]
+    return [proc.pid for proc in workers] or [api.pid]
 
 
 def _rss(pids: list[int]) -> float:
@@ -363,7 +367,8 @@ def _in_tree(tree: Path, seconds: float, classes: list[str]) -> dict[str, Any]:
 
 def _report(label: str, figures: dict[str, Any], base: dict[str, Any] | None) -> None:
     print(
-        f"\n{label}: API memory {figures['memory before (MB)']:.0f} MB before; "
+        f"\n{label}: API memory {figures['memory before (MB)']:.0f} MB before, "
+        f"{figures['memory after a quiet spell (MB)']:.0f} MB {QUIET_SECONDS:g} s after the last class; "
         f"500s {figures['500s in the access log']}, tracebacks {figures['tracebacks in the logs']}"
     )
     columns = ["class", "victim's stream", *(f"{kind} p50 / p99 (ms)" for kind in KINDS)]
