@@ -106,9 +106,7 @@ def main() -> None:
     parser.add_argument("--trickle", type=float, default=2.0, help="seconds between the tarpit's bytes")
     args = parser.parse_args()
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from dataclasses import replace
-
-    from core.config import Settings
+    from core.config import Settings, replace
     from services import webhooks
     from store.models import WebhookDelivery
 

@@ -1,4 +1,8 @@
-"""Every setting in one place, read from the environment (12-factor style).
+"""Every setting in one place: one declarative model (pydantic), read from the environment (12-factor
+style) by pydantic-settings, each variable `ZOLVE_` + the field's name in capitals (`DATABASE_URL` and
+`REDIS_URL` without the prefix). A value that is malformed or out of range stops the process at start with
+the variable's name (`SettingsError`); an empty variable is as if unset, but for text settings, where
+empty means "none" (`ZOLVE_RATE_LIMIT=""`: no limit). `zolve config` prints the settings in effect.
 
 `DATABASE_URL` and `REDIS_URL` select external servers; when they are unset, the embedded PostgreSQL and
 Redis under `ZOLVE_DATA_DIR` are used (see `zolve.embedded`).
@@ -6,202 +10,199 @@ Redis under `ZOLVE_DATA_DIR` are used (see `zolve.embedded`).
 
 from __future__ import annotations
 
+import ipaddress
 import logging
 import os
 import secrets
-from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Annotated, Any
+from urllib.parse import urlsplit, urlunsplit
+
+from limits import parse_many
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticUseDefault
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
 log = logging.getLogger("zolve.config")
 
+#: the prefix of every setting's variable but the two server URLs
+PREFIX = "ZOLVE_"
+#: a duration that must pass, in seconds
+Seconds = Annotated[float, Field(gt=0)]
+#: a duration, a size or a count where 0 means "never", "none" or "off" (each field says which)
+OrZero = Annotated[float, Field(ge=0)]
+#: a count or a size; none is meant to be near the bound, which keeps a mistyped one from going unnoticed
+Count = Annotated[int, Field(ge=1, le=2**31 - 1)]
+CountOrZero = Annotated[int, Field(ge=0, le=2**31 - 1)]
 
-def _env_float(name: str, default: float) -> float:
-    value = os.environ.get(name)
-    return float(value) if value not in (None, "") else default
+
+class SettingsError(ValueError):
+    """The environment holds settings the service cannot start with: one line per variable."""
 
 
-def _env_int(name: str, default: int) -> int:
-    value = os.environ.get(name)
-    return int(value) if value not in (None, "") else default
+class Settings(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", validate_by_name=True, allow_inf_nan=False)
 
-
-@dataclass(frozen=True)
-class Settings:
-    database_url: str | None = None
-    redis_url: str | None = None
-    data_dir: Path = field(default_factory=lambda: Path("zolve-data"))
+    database_url: str | None = Field(default=None, validation_alias="DATABASE_URL")
+    redis_url: str | None = Field(default=None, validation_alias="REDIS_URL")
+    data_dir: Path = Path("zolve-data")
     #: seconds a claimed job stays leased without a heartbeat
-    lease_seconds: float = 30.0
+    lease_seconds: Seconds = 30.0
     #: how often a running job heartbeats, flushes progress and looks for a cancel request
-    watch_interval: float = 0.5
+    watch_interval: Seconds = 0.5
     #: how often each worker sweeps expired leases and never-enqueued jobs
-    sweep_interval: float = 5.0
+    sweep_interval: Seconds = 5.0
     #: a queued job whose wake-up message is older than this is enqueued again (lost-message recovery)
-    requeue_after: float = 120.0
+    requeue_after: Seconds = 120.0
     #: attempts (claims) before a job whose worker keeps dying is failed
-    max_attempts: int = 3
+    max_attempts: Count = 3
     #: default and maximum solve time per job, in seconds
-    default_time_limit: float = 300.0
-    max_time_limit: float = 3600.0
+    default_time_limit: Seconds = 300.0
+    max_time_limit: Seconds = 3600.0
     #: a job that asks for at most this many seconds travels on the short lane (its own broker queue),
     #: which some worker processes take alone (`zolve up --short-lane`): a long job can never occupy them,
     #: so a short job waits behind short jobs only; 0 = no short lane
-    short_job_seconds: float = 10.0
+    short_job_seconds: OrZero = 10.0
     #: largest request body the API accepts, in bytes
-    max_body_bytes: int = 256 * 1024
+    max_body_bytes: Count = 256 * 1024
     #: longest `?wait=` long-poll, in seconds
-    max_wait_seconds: float = 30.0
+    max_wait_seconds: OrZero = 30.0
     #: per API key: jobs not yet finished (queued or running); a submit past it is refused (429)
-    max_unfinished_per_key: int = 10_000
+    max_unfinished_per_key: CountOrZero = 10_000
     #: per API key: jobs, and shards, sent to the broker or running at once (the rest wait their turn);
     #: 0 = the live worker processes + 1
-    max_in_flight_per_key: int = 0
+    max_in_flight_per_key: CountOrZero = 0
     #: per API process: long-polls waiting at once, and per key; a poll beyond either answers at once.
     #: Under `zolve api` a waiting long-poll holds no thread and no database connection (core.waiting)
-    max_waiting: int = 1000
-    max_waiting_per_key: int = 100
+    max_waiting: CountOrZero = 1000
+    max_waiting_per_key: CountOrZero = 100
     #: per API process: exports being sent at once, and per key (beyond: 429). An export reads its rows
     #: into a spool (export_spool_bytes in memory, the rest in a temporary file) and lets the database go
     #: before it is sent; at most max_export_reads read at once per process, each on one connection
-    max_exports: int = 32
-    max_exports_per_key: int = 2
-    max_export_reads: int = 4
-    export_spool_bytes: int = 1024 * 1024
+    max_exports: CountOrZero = 32
+    max_exports_per_key: CountOrZero = 2
+    max_export_reads: Count = 4
+    export_spool_bytes: CountOrZero = 1024 * 1024
     #: per API database statement, in seconds: a pathological filter cannot hold PostgreSQL for long
-    api_statement_timeout: float = 15.0
+    api_statement_timeout: Seconds = 15.0
     #: Z3's memory ceiling per worker process, in MB (0 = unlimited)
-    z3_max_memory_mb: int = 4096
+    z3_max_memory_mb: CountOrZero = 4096
     #: recycle a worker pool process after this many jobs (Z3 leaks a little after interrupts)
-    max_tasks_per_child: int = 500
+    max_tasks_per_child: Count = 500
     #: per API key (or address without one), every endpoint but probes and the spec; "" = no limit
     rate_limit: str = "1200 per minute"
     #: per API key, on POST /jobs, on top of rate_limit
     submit_rate_limit: str = "300 per minute"
     #: an API process answers polls of an unfinished job from memory for this long (finished: always)
-    status_cache_seconds: float = 1.0
+    status_cache_seconds: OrZero = 1.0
     #: a shard that has run this long hands the rest of its work to a new shard (kinds whose shards are
     #: ranges of games), so that no client's bulk job holds a worker for long; 0 = never
-    shard_slice_seconds: float = 3.0
+    shard_slice_seconds: OrZero = 3.0
     #: a worker that finishes a shard takes its job's next held shard straight from the table (no
     #: message, no release) for up to this long, unless interactive work waits in the broker; then the
     #: broker's queue, in every client's turn, decides what it runs next. 0 = a message per shard
-    shard_chain_seconds: float = 3.0
+    shard_chain_seconds: OrZero = 3.0
     #: a result larger than this (JSON bytes) keeps its kind's growing list as rows, paged (0 = never)
-    max_result_bytes: int = 256 * 1024
+    max_result_bytes: CountOrZero = 256 * 1024
     #: finished jobs (results, shards, events, rows) are deleted this many days after they finish; 0 = never
-    retention_days: float = 30.0
+    retention_days: OrZero = 30.0
     #: how often each worker purges what expired (one at a time: they take turns through a lock)
-    purge_interval: float = 3600.0
+    purge_interval: Seconds = 3600.0
     #: `zolve api` (granian, then zolve.edge) reads a request whole before a thread runs the app: its head
     #: within this long (else the connection is closed), its body within this long (else 408); each write
     #: of an answer must be taken by the client within response_write_seconds (else it is cut off)
-    request_header_seconds: float = 10.0
-    request_body_seconds: float = 30.0
-    response_write_seconds: float = 30.0
+    request_header_seconds: Seconds = 10.0
+    request_body_seconds: Seconds = 30.0
+    response_write_seconds: Seconds = 30.0
     #: per API process: client connections held open at once (granian's backpressure: beyond it, new ones
     #: wait in the listen backlog); a connection that sends no request is closed after
     #: request_header_seconds
-    max_connections: int = 10000
+    max_connections: Count = 10000
     #: per API process: requests in progress at once, in all and per client address (an IPv6 client's
     #: /64; beyond either: 503). Ten addresses at their cap fill half of the total
-    max_requests: int = 8000
-    max_requests_per_address: int = 400
+    max_requests: Count = 8000
+    max_requests_per_address: Count = 400
     #: signs the admin dashboard's session cookies; unset: see `secret_key_for`
     secret_key: str | None = None
     #: a dashboard session ends after this long without a request, and this long after its login however
     #: busy it is (logout and revoking the key end it at once)
-    session_idle_seconds: float = 2 * 3600.0
-    session_max_seconds: float = 12 * 3600.0
+    session_idle_seconds: Seconds = 2 * 3600.0
+    session_max_seconds: Seconds = 12 * 3600.0
     #: proxies in front of the API whose X-Forwarded-For/-Proto/-Host/-Port/-Prefix headers are believed
     #: (werkzeug's ProxyFix, that many hops); 0 = none: such headers are ignored, whoever sends them
-    trusted_proxies: int = 0
+    trusted_proxies: CountOrZero = 0
     #: Strict-Transport-Security max-age on responses served over HTTPS; 0 = no HSTS header
-    hsts_seconds: int = 31_536_000
+    hsts_seconds: CountOrZero = 31_536_000
     #: per API process: event streams (SSE) open at once, and per key; beyond: 429. Under `zolve api` a
     #: stream holds a thread only while it reads and writes its events (core.waiting)
-    max_streams: int = 2000
-    max_streams_per_key: int = 32
+    max_streams: CountOrZero = 2000
+    max_streams_per_key: CountOrZero = 32
     #: an event stream ends after this long (the client reconnects with Last-Event-ID), and sends a
     #: comment line when idle this long (a vanished client is noticed)
-    stream_max_seconds: float = 600.0
-    stream_keepalive_seconds: float = 15.0
+    stream_max_seconds: Seconds = 600.0
+    stream_keepalive_seconds: Seconds = 15.0
     #: webhook deliveries: tries before giving up, seconds each may take, back-off base (doubling per
     #: try, at most webhook_backoff_max)
-    webhook_max_attempts: int = 8
-    webhook_timeout: float = 10.0
-    webhook_backoff: float = 5.0
-    webhook_backoff_max: float = 3600.0
+    webhook_max_attempts: Count = 8
+    webhook_timeout: Seconds = 10.0
+    webhook_backoff: OrZero = 5.0
+    webhook_backoff_max: OrZero = 3600.0
     #: networks (CIDRs, comma-separated) a callback URL may resolve into although they are private,
     #: loopback or link-local, e.g. "127.0.0.0/8,::1/128"; "" = none
     webhook_allowed_networks: str = ""
 
+    @field_validator("*", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: Any, info: ValidationInfo) -> Any:
+        """An empty variable is as if unset: the default, but for text settings, where empty is a value."""
+        if value == "" and info.field_name and cls.model_fields[info.field_name].annotation is not str:
+            raise PydanticUseDefault()
+        return value
+
+    @field_validator("rate_limit", "submit_rate_limit")
+    @classmethod
+    def _rate_limit(cls, value: str) -> str:
+        """Flask-Limiter's notation ("300 per minute; 20 per second"), checked now rather than at the first
+        request."""
+        if value:
+            try:
+                parse_many(value)
+            except ValueError:
+                raise ValueError(f"not a rate limit such as '300 per minute': {value!r}") from None
+        return value
+
+    @field_validator("webhook_allowed_networks")
+    @classmethod
+    def _networks(cls, value: str) -> str:
+        for cidr in filter(None, (part.strip() for part in value.split(","))):
+            ipaddress.ip_network(cidr)  # its ValueError names the network
+        return value
+
+    @model_validator(mode="after")
+    def _limits_agree(self) -> Settings:
+        if self.default_time_limit > self.max_time_limit:
+            raise ValueError(
+                f"{PREFIX}DEFAULT_TIME_LIMIT ({self.default_time_limit:g}) is over "
+                f"{PREFIX}MAX_TIME_LIMIT ({self.max_time_limit:g})"
+            )
+        return self
+
     @classmethod
     def from_env(cls) -> Settings:
-        defaults = cls()
-        return cls(
-            database_url=os.environ.get("DATABASE_URL") or None,
-            redis_url=os.environ.get("REDIS_URL") or None,
-            data_dir=Path(os.environ.get("ZOLVE_DATA_DIR") or defaults.data_dir),
-            lease_seconds=_env_float("ZOLVE_LEASE_SECONDS", defaults.lease_seconds),
-            watch_interval=_env_float("ZOLVE_WATCH_INTERVAL", defaults.watch_interval),
-            sweep_interval=_env_float("ZOLVE_SWEEP_INTERVAL", defaults.sweep_interval),
-            requeue_after=_env_float("ZOLVE_REQUEUE_AFTER", defaults.requeue_after),
-            max_attempts=_env_int("ZOLVE_MAX_ATTEMPTS", defaults.max_attempts),
-            default_time_limit=_env_float("ZOLVE_DEFAULT_TIME_LIMIT", defaults.default_time_limit),
-            max_time_limit=_env_float("ZOLVE_MAX_TIME_LIMIT", defaults.max_time_limit),
-            short_job_seconds=_env_float("ZOLVE_SHORT_JOB_SECONDS", defaults.short_job_seconds),
-            max_body_bytes=_env_int("ZOLVE_MAX_BODY_BYTES", defaults.max_body_bytes),
-            max_wait_seconds=_env_float("ZOLVE_MAX_WAIT_SECONDS", defaults.max_wait_seconds),
-            max_unfinished_per_key=_env_int("ZOLVE_MAX_UNFINISHED_PER_KEY", defaults.max_unfinished_per_key),
-            max_in_flight_per_key=_env_int("ZOLVE_MAX_IN_FLIGHT_PER_KEY", defaults.max_in_flight_per_key),
-            max_waiting=_env_int("ZOLVE_MAX_WAITING", defaults.max_waiting),
-            max_waiting_per_key=_env_int("ZOLVE_MAX_WAITING_PER_KEY", defaults.max_waiting_per_key),
-            max_exports=_env_int("ZOLVE_MAX_EXPORTS", defaults.max_exports),
-            max_exports_per_key=_env_int("ZOLVE_MAX_EXPORTS_PER_KEY", defaults.max_exports_per_key),
-            max_export_reads=_env_int("ZOLVE_MAX_EXPORT_READS", defaults.max_export_reads),
-            export_spool_bytes=_env_int("ZOLVE_EXPORT_SPOOL_BYTES", defaults.export_spool_bytes),
-            api_statement_timeout=_env_float("ZOLVE_API_STATEMENT_TIMEOUT", defaults.api_statement_timeout),
-            z3_max_memory_mb=_env_int("ZOLVE_Z3_MAX_MEMORY_MB", defaults.z3_max_memory_mb),
-            max_tasks_per_child=_env_int("ZOLVE_MAX_TASKS_PER_CHILD", defaults.max_tasks_per_child),
-            shard_slice_seconds=_env_float("ZOLVE_SHARD_SLICE_SECONDS", defaults.shard_slice_seconds),
-            shard_chain_seconds=_env_float("ZOLVE_SHARD_CHAIN_SECONDS", defaults.shard_chain_seconds),
-            max_result_bytes=_env_int("ZOLVE_MAX_RESULT_BYTES", defaults.max_result_bytes),
-            retention_days=_env_float("ZOLVE_RETENTION_DAYS", defaults.retention_days),
-            purge_interval=_env_float("ZOLVE_PURGE_INTERVAL", defaults.purge_interval),
-            rate_limit=os.environ.get("ZOLVE_RATE_LIMIT", defaults.rate_limit),
-            submit_rate_limit=os.environ.get("ZOLVE_SUBMIT_RATE_LIMIT", defaults.submit_rate_limit),
-            status_cache_seconds=_env_float("ZOLVE_STATUS_CACHE_SECONDS", defaults.status_cache_seconds),
-            request_header_seconds=_env_float(
-                "ZOLVE_REQUEST_HEADER_SECONDS", defaults.request_header_seconds
-            ),
-            request_body_seconds=_env_float("ZOLVE_REQUEST_BODY_SECONDS", defaults.request_body_seconds),
-            response_write_seconds=_env_float(
-                "ZOLVE_RESPONSE_WRITE_SECONDS", defaults.response_write_seconds
-            ),
-            max_connections=_env_int("ZOLVE_MAX_CONNECTIONS", defaults.max_connections),
-            max_requests=_env_int("ZOLVE_MAX_REQUESTS", defaults.max_requests),
-            max_requests_per_address=_env_int(
-                "ZOLVE_MAX_REQUESTS_PER_ADDRESS", defaults.max_requests_per_address
-            ),
-            secret_key=os.environ.get("ZOLVE_SECRET_KEY") or None,
-            session_idle_seconds=_env_float("ZOLVE_SESSION_IDLE_SECONDS", defaults.session_idle_seconds),
-            session_max_seconds=_env_float("ZOLVE_SESSION_MAX_SECONDS", defaults.session_max_seconds),
-            trusted_proxies=_env_int("ZOLVE_TRUSTED_PROXIES", defaults.trusted_proxies),
-            hsts_seconds=_env_int("ZOLVE_HSTS_SECONDS", defaults.hsts_seconds),
-            max_streams=_env_int("ZOLVE_MAX_STREAMS", defaults.max_streams),
-            max_streams_per_key=_env_int("ZOLVE_MAX_STREAMS_PER_KEY", defaults.max_streams_per_key),
-            stream_max_seconds=_env_float("ZOLVE_STREAM_MAX_SECONDS", defaults.stream_max_seconds),
-            stream_keepalive_seconds=_env_float(
-                "ZOLVE_STREAM_KEEPALIVE_SECONDS", defaults.stream_keepalive_seconds
-            ),
-            webhook_max_attempts=_env_int("ZOLVE_WEBHOOK_MAX_ATTEMPTS", defaults.webhook_max_attempts),
-            webhook_timeout=_env_float("ZOLVE_WEBHOOK_TIMEOUT", defaults.webhook_timeout),
-            webhook_backoff=_env_float("ZOLVE_WEBHOOK_BACKOFF", defaults.webhook_backoff),
-            webhook_backoff_max=_env_float("ZOLVE_WEBHOOK_BACKOFF_MAX", defaults.webhook_backoff_max),
-            webhook_allowed_networks=os.environ.get(
-                "ZOLVE_WEBHOOK_ALLOWED_NETWORKS", defaults.webhook_allowed_networks
-            ),
-        )
+        """The settings this process's environment sets, else the defaults; `SettingsError` names each
+        variable whose value is malformed or out of range."""
+        try:
+            return _Environment()
+        except ValidationError as error:
+            raise SettingsError("\n".join(_problems(error))) from None
 
     @property
     def worker_alive_within(self) -> float:
@@ -218,6 +219,67 @@ class Settings:
                 "or export both URLs"
             )
         return self.database_url, self.redis_url
+
+
+class _Environment(Settings, BaseSettings):
+    """Settings read from the environment by pydantic-settings."""
+
+    model_config = SettingsConfigDict(env_prefix=PREFIX, frozen=True, extra="ignore")
+
+
+def variable(field: str) -> str:
+    """The environment variable of a setting."""
+    alias = Settings.model_fields[field].validation_alias
+    return alias if isinstance(alias, str) else PREFIX + field.upper()
+
+
+def _problems(error: ValidationError) -> list[str]:
+    lines = []
+    for problem in error.errors(include_url=False):
+        field = next((str(part) for part in problem["loc"]), "")
+        name = variable(field) if field in Settings.model_fields else field.upper()
+        message = problem["msg"].removeprefix("Value error, ")
+        # a check of ours names the value itself; pydantic's own messages do not
+        named = problem["type"] == "value_error" or isinstance(problem["input"], dict)
+        shown = "" if named else f" (got {problem['input']!r})"
+        lines.append(f"{name}: {message}{shown}" if name else message)
+    return lines
+
+
+def replace(settings: Settings, **changes: Any) -> Settings:
+    """These settings with some changed, validated as the environment's are."""
+    return Settings.model_validate({**settings.model_dump(), **changes})
+
+
+#: settings whose value `zolve config` does not show
+SECRET = frozenset({"secret_key"})
+
+
+def shown(settings: Settings) -> dict[str, str]:
+    """Each setting's variable and value as `zolve config` prints them: secrets masked, and the password
+    of a server URL."""
+    values = {}
+    for field in Settings.model_fields:
+        value = getattr(settings, field)
+        if value is None:
+            text = ""
+        elif field in SECRET:
+            text = "(set)"
+        elif field in ("database_url", "redis_url"):
+            text = _without_password(str(value))
+        else:
+            text = f"{value:g}" if isinstance(value, float) else str(value)
+        values[variable(field)] = text
+    return values
+
+
+def _without_password(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    user = parts.username or ""
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
 
 
 SECRET_KEY_FILE = "secret_key"

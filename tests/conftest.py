@@ -10,13 +10,12 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from api.extension import zolve
-from core.config import Settings
+from core.config import Settings, replace
 from services.schema import migrate as upgrade
 from store import keys
 from store.db import Database

@@ -309,11 +309,10 @@ def private_stack(
     after. The servers' own data lives outside pytest's basetemp root (see tests/conftest.py: another
     pytest session starting on the machine resets that root to 0700, which the embedded PostgreSQL, run as
     its own user, cannot then reach) and is removed at the end."""
-    from dataclasses import replace
-
     import tests.plugins  # noqa: F401 - the test-only kinds its worker loads through ZOLVE_PLUGINS
     from api.app import create_app
     from api.extension import zolve
+    from core.config import replace
     from services.schema import migrate as upgrade
     from store import keys
     from store.db import Database

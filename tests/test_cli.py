@@ -142,6 +142,25 @@ def test_solve_reports_bad_params_and_unknown_kinds() -> None:
     assert unknown.returncode == 1 and "unknown kind" in unknown.stderr
 
 
+def test_config_prints_the_settings_in_effect_with_secrets_masked() -> None:
+    env = {**os.environ, "ZOLVE_SECRET_KEY": "hush-hush", "ZOLVE_LEASE_SECONDS": "12"}
+    env["DATABASE_URL"] = "postgresql://zolve:letmein@db.example/zolve"
+    shown = zolve("config", env=env)
+    assert shown.returncode == 0, shown.stderr
+    lines = shown.stdout.splitlines()
+    assert {"ZOLVE_LEASE_SECONDS=12", "ZOLVE_SECRET_KEY=(set)", "ZOLVE_MAX_ATTEMPTS=3"} <= set(lines)
+    assert "DATABASE_URL=postgresql://zolve:***@db.example/zolve" in lines
+    assert "hush-hush" not in shown.stdout and "letmein" not in shown.stdout
+
+
+@pytest.mark.parametrize(("name", "value"), [("ZOLVE_LEASE_SECONDS", "abc"), ("ZOLVE_MAX_ATTEMPTS", "-3")])
+def test_a_wrong_setting_stops_a_command_naming_its_variable(name: str, value: str) -> None:
+    for args in (("config",), ("migrate",)):
+        refused = zolve(*args, env={**os.environ, name: value})
+        assert refused.returncode == 1 and f"{name}: " in refused.stderr, refused.stderr
+        assert "Traceback" not in refused.stderr and refused.stdout == ""
+
+
 def test_a_bad_plugin_costs_only_the_kinds_commands() -> None:
     """The kinds' command groups load only when asked for: a ZOLVE_PLUGINS module that cannot be
     imported leaves the built-in commands working, with one warning line where the groups are listed."""

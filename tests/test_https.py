@@ -7,14 +7,13 @@ and a route that shows what it believes of the request."""
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
 import pytest
 from flask import request
 
 from api.extension import zolve
 from api.security import DASHBOARD_CSP, HTMX_INDICATOR_STYLE, _hash_source
-from core.config import Settings
+from core.config import Settings, replace
 from tests.support import ROOT
 
 NO_SERVERS = Settings(

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from core.config import Settings
+from core.config import Settings, SettingsError
 from zolve.commands.common import (
     data_dir_option,
     make_client,
@@ -60,6 +60,8 @@ class ZolveGroup(click.Group):
             return super().invoke(ctx)
         except ApiError as refused:  # the API's message and field messages, without a traceback
             raise click.ClickException(str(refused)) from None
+        except SettingsError as invalid:  # each variable that is wrong, and why, without a traceback
+            raise click.ClickException(f"the settings are not valid:\n{invalid}") from None
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         command = super().get_command(ctx, cmd_name)
@@ -195,6 +197,17 @@ def migrate() -> None:
     finally:
         if services:
             services.stop()
+
+
+@main.command()
+def config() -> None:
+    """Print the settings in effect, one VARIABLE=value a line: this environment's values, validated, and
+    the defaults (secrets and URL passwords masked). A malformed or out-of-range value is named, and the
+    command fails, as every command that reads the settings does."""
+    from core.config import shown
+
+    for name, value in shown(Settings.from_env()).items():
+        click.echo(f"{name}={value}")
 
 
 @main.group()
@@ -341,9 +354,9 @@ def openapi(output: Any) -> None:
     """Print the OpenAPI document the API serves at /openapi.json, with no server: the app is built with
     this environment's settings and unreachable server addresses (building it connects to nothing)."""
     import json
-    from dataclasses import replace
 
     from api.app import create_app
+    from core.config import replace
 
     nowhere = replace(
         Settings.from_env(),

@@ -8,7 +8,6 @@ import os
 import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ import requests
 from sqlalchemy import text
 
 from api.extension import zolve
+from core.config import replace
 from tests.support import TEST_ENV, HeldJob, free_port, installed_popen, wait_until
 
 SLOW = {"kind": "test.sharded", "params": {"plan_seconds": 2, "keys": ["a"], "shard_seconds": 4}}

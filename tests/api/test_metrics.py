@@ -1,12 +1,12 @@
 """Prometheus metrics: admin keys only, figures read from PostgreSQL."""
 
 from collections.abc import Iterator
-from dataclasses import replace
 
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from api.extension import zolve
+from core.config import replace
 from store import jobs as job_store
 from store import keys
 from store.db import Database

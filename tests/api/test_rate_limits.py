@@ -1,11 +1,11 @@
 """Rate limits per API key: 429 with Retry-After and a JSON body, counted in Redis across processes."""
 
 import uuid
-from dataclasses import replace
 
 import pytest
 
 from api.limits import storage_uri
+from core.config import replace
 
 DICE = {"kind": "dice", "params": {"dice": 3, "faces": 4}}
 

@@ -3,11 +3,11 @@ heartbeated within a lease; otherwise 503 with the reasons."""
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import timedelta
 
 from sqlalchemy import func, update
 
+from core.config import replace
 from store import heartbeats
 from store.models import Worker
 from tests.support import free_port

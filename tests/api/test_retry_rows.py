@@ -5,11 +5,11 @@ timeout."""
 from __future__ import annotations
 
 import uuid
-from dataclasses import replace
 
 from sqlalchemy import func, select, text
 
 from api.extension import zolve
+from core.config import replace
 from store import rows
 from store.models import Row
 from tests.support import wait_until

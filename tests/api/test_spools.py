@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from api.extension import zolve
 from api.spools import Spools
+from core.config import replace
 from core.waiting import SPOOL_CHUNK
 
 

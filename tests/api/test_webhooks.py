@@ -9,12 +9,12 @@ import re
 import socket
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from zolve_client import verify_signature as verify
 
+from core.config import replace
 from services import webhooks
 from store.models import WebhookDelivery
 from tests.api.test_admin import log_in

@@ -3,12 +3,11 @@ on the same per-key submit budget as `POST /jobs`, and on the same unfinished-jo
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 from sqlalchemy import update
 
 from api.extension import zolve
+from core.config import replace
 from store import jobs as job_store
 from store import keys
 from store.models import Job

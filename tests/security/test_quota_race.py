@@ -7,12 +7,12 @@ import threading
 from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 
 import pytest
 from sqlalchemy import func, select
 
 from api.extension import zolve
+from core.config import replace
 from store import keys
 from store.models import Job
 from tests.security.helpers import bearer_token, key_in

@@ -3,10 +3,9 @@ revoked, and after an absolute lifetime however busy it is (besides the idle one
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
+from core.config import replace
 from store import keys
 from tests.security.helpers import bearer_token, csrf_token, signed_in
 from tests.support import wait_until

@@ -7,8 +7,8 @@ long job can hold it: the short job runs while every solver process is still bus
 from __future__ import annotations
 
 import uuid
-from dataclasses import replace
 
+from core.config import replace
 from services.messages import QUEUE, SHORT_QUEUE
 from tests.security.helpers import key_in
 from tests.support import poll_job, private_stack, wait_until

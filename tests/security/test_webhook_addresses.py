@@ -5,10 +5,9 @@ seen: `[2002:7f00:1::]`, 6to4 for 127.0.0.1, passed the check because its prefix
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
+from core.config import replace
 from services import webhooks
 from store.models import WebhookDelivery
 

@@ -5,12 +5,11 @@ process of their own."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from core.config import Settings
+from core.config import Settings, replace
 from services.messages import BULK_PRIORITY, QUEUE, RUN_JOB, RUN_SHARD, SHORT_QUEUE, enqueue
 from store import keys
 from tests.support import PrivateStack, poll_job, private_stack, wait_until
