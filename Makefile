@@ -36,6 +36,7 @@ test: $(STAMP)
 	@bash scripts/test-tools.sh
 	$(BIN)/ruff check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest
 
 test-fast: $(STAMP)

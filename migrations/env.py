@@ -1,4 +1,4 @@
-"""Alembic environment: the URL comes from the caller's config (store.migrate) or DATABASE_URL."""
+"""Alembic environment: the URL comes from the caller's config (migrations.runner) or DATABASE_URL."""
 
 import os
 

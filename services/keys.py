@@ -8,9 +8,9 @@ from contextlib import contextmanager
 from sqlalchemy.orm import Session
 
 from core.config import Settings
+from migrations.runner import migrated
 from services.errors import NotFound
 from store import keys as key_store
-from store.migrate import migrated
 from store.models import ApiKey
 
 

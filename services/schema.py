@@ -4,9 +4,9 @@ for (kinds.base.Rows.statistics), made by whoever migrates (`zolve migrate`, `zo
 from __future__ import annotations
 
 from kinds import KINDS
+from migrations.runner import upgrade
 from store import rows
 from store.db import Database
-from store.migrate import upgrade
 
 
 def migrate(database_url: str) -> list[str]:

@@ -325,8 +325,8 @@ def purge(older_than: timedelta | None, dry_run: bool) -> None:
     """Delete finished jobs older than the retention age, with their results, shards, events, boards and
     batches (the workers do this every ZOLVE_PURGE_INTERVAL seconds too). The newest complete enumeration
     of each Planet X mode is kept whatever its age, and so are rows a kept job still reads."""
+    from migrations.runner import migrated
     from services import retention
-    from store.migrate import migrated
 
     settings, services = server_settings()
     if older_than is None:

@@ -231,9 +231,9 @@ class Cluster:
         return False
 
     def _migrate(self) -> None:
+        from migrations.runner import upgrade
         from store import keys
         from store.db import Database
-        from store.migrate import upgrade
 
         upgrade(self.socket_url)
         self.db = Database(self.socket_url, pool_size=2)

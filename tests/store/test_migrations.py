@@ -2,8 +2,8 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 
+from migrations.runner import alembic_config
 from store.db import Database
-from store.migrate import alembic_config
 from store.models import Base
 
 

@@ -1,4 +1,5 @@
-"""Run the Alembic migrations programmatically (`zolve migrate`, `zolve up`, the tests)."""
+"""Run the Alembic migrations programmatically (`zolve migrate`, `zolve up`, the tests). It lives beside
+the migrations, above the store they migrate (env.py reads store.models): the store never imports them."""
 
 from __future__ import annotations
 
@@ -10,10 +11,9 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import create_engine, text
 
-import migrations
 from store.db import Database, normalize_url
 
-MIGRATIONS_DIR = Path(migrations.__file__).parent
+MIGRATIONS_DIR = Path(__file__).parent
 # serialises concurrent `migrate` runs (several containers starting at once)
 _LOCK_ID = 0x5A6F6C7665
 
