@@ -146,7 +146,7 @@ HOOK_CHECKS_ONLY_APP_LIMITS = SpecifierSet(">=3.5,<4.2")
 def _drop_request_hook(app: Flask, limiter: Limiter) -> None:
     """The decorated limits (the submit budget) are checked by the decorated views themselves; the hook
     before every request applies only default and application-wide limits, which this app has none of (the
-    request budget replaced them), at about 0.1 ms of resolving limits per request. It is a private part
+    request budget replaced them), which resolves limits on every request for nothing. It is a private part
     of Flask-Limiter: dropped only on the releases known to work so, else kept (correct, only slower)."""
     if Version(flask_limiter.__version__) not in HOOK_CHECKS_ONLY_APP_LIMITS:
         log.warning("Flask-Limiter %s is untested here: its hook is kept", flask_limiter.__version__)

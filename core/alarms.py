@@ -1,10 +1,10 @@
 """Alarm clocks: one long-lived thread each that runs actions at given times (the standard library's
 `sched`), for a run's deadline and a worker's heartbeats.
 
-A thread started for every shard cost about 3 ms while the machine's other core was busy (the new thread
-waited for a time slice before `start()` returned, and again for `join()`): 6% of an expert shard's walk
-with two solver processes on two cores. Arming an alarm on a clock whose thread already runs costs
-microseconds, and nobody waits for that thread.
+A thread started for every shard waited for a time slice before `start()` returned, and again for
+`join()`, whenever the machine's other cores were busy: a share of each shard's time (docs/benchmarks.md,
+"Less serial time, no thread per shard"). Arming an alarm on a clock whose thread already runs waits for
+nobody.
 
 An action runs on the clock's thread, so it must be short or bounded; an exception in it is logged and the
 clock goes on. A process forked from one whose clock ran (a Celery prefork child, a solver's pool) starts

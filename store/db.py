@@ -100,7 +100,7 @@ class Database:
 
     @property
     def engine(self) -> Engine:
-        # connections must never cross a fork (Celery prefork, gunicorn)
+        # connections must never cross a fork (Celery's prefork pool, granian's worker processes)
         if self._engine is not None and self._pid != os.getpid():
             self._engine.dispose(close=False)
             self._engine = None
@@ -139,7 +139,8 @@ class Database:
 
         `prepared`: its statements are prepared on the server and the connection keeps them, for
         statements run many times a second with values alike (a shard's claim and store, each planned
-        again otherwise: about a third of PostgreSQL's time for them, bench/shard_store.py)."""
+        again otherwise: docs/benchmarks.md, "The plan in one walk, the long-poll woken, the store
+        prepared")."""
         _ = self.engine
         assert self._sessions is not None
         with self._sessions() as session, session.begin():

@@ -102,7 +102,7 @@ class EventFeed:
         if self._closed.is_set():
             raise RuntimeError("the event feed is closed")
         with self._lock:
-            # a thread never survives a fork (gunicorn forks its workers): one per process
+            # a thread never survives a fork (granian and Celery fork their workers): one per process
             if self._thread is None or self._pid != os.getpid():
                 self._pid = os.getpid()
                 self._ready.clear()

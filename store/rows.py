@@ -87,8 +87,8 @@ _INSERT_BLOCK = (
 
 def store_keys(session: Session, job_id: uuid.UUID, keys: np.ndarray) -> None:
     """Store keys in blocks of at most BLOCK_KEYS, sorted: one INSERT of one value for a shard's, where
-    a row per key cost PostgreSQL a heap tuple and an index entry each (6.5 ms against 1.1 ms a shard,
-    bench/store_layout.py). A key stored twice for a job makes two blocks with the same first key fail
+    a row per key costs PostgreSQL a heap tuple and an index entry each (docs/benchmarks.md, "A block of
+    keys per shard"). A key stored twice for a job makes two blocks with the same first key fail
     (the primary key) when they begin with it, and is left out when the job's blocks merge (compact)."""
     ordered = np.sort(np.asarray(keys, dtype=np.int64))
     blocks = [ordered[start : start + BLOCK_KEYS] for start in range(0, len(ordered), BLOCK_KEYS)]

@@ -1,8 +1,9 @@
 """Shard state transitions for sharded jobs. Like store.jobs, every transition is a guarded statement.
 
 Exactly-once in effect over at-least-once delivery: a shard's rows (COPY), its `succeeded` mark and the
-job's counters are committed in one transaction, and only by the lease holder; the primary key on
-(job_id, code) is the backstop. The last shard to finish is found by the job's counters in PostgreSQL.
+job's counters are committed in one transaction, and only by the lease holder (a shard's `succeeded`
+mark is a compare-and-set on its lease and its running state). The last shard to finish is found by the
+job's counters in PostgreSQL.
 """
 
 from __future__ import annotations
@@ -373,7 +374,8 @@ def _count_done(session: Session, job_id: uuid.UUID, added_shards: int, added_ro
 
 # A shard's claim and store run their statements on the session's connection (SQLAlchemy Core), not
 # through the ORM's handling of a mapped class's UPDATE: the session holds no object they change, and the
-# ORM's path cost about 0.3 ms a statement, several times a shard.
+# ORM's path costs more than the statement, several times a shard (docs/benchmarks.md, "Less serial time,
+# no thread per shard").
 
 
 @functools.cache

@@ -19,9 +19,7 @@ class ConfigurationError(RuntimeError):
 
 
 #: requests computed at once per CPU the API's processes can use: enough to keep it busy while some wait on
-#: PostgreSQL or Redis; more only stretch each other. Measured (bench/api_load.py, 2 processes on 2 cores,
-#: clients taking turns in time): 8 places against 16 made submits beside 40 pollers p99 93-120 ms
-#: against 140-238, and 1.5x as many, polls alone within 10%
+#: PostgreSQL or Redis; more only stretch each other (docs/benchmarks.md, "API under load")
 PLACES_PER_CPU = 4
 
 
@@ -62,8 +60,8 @@ def load_edge(config: EdgeConfig) -> Edge:
 def freeze_loaded_heap() -> None:
     """Keep what a worker holds once its app is loaded (modules, the app, its schemas: about 140,000
     objects that live as long as the process) out of the garbage collector's full passes,
-    which then scan only what requests made. Measured under bench/api_load.py: each API process ran a
-    full pass of 90-130 ms every few seconds, stalling all of its requests at once; frozen, 3-20 ms."""
+    which then scan only what requests made: a full pass stalls all of a process's requests at once
+    (docs/benchmarks.md, "API under load")."""
     gc.collect()
     gc.freeze()
 
