@@ -172,6 +172,7 @@ class UpStack:
         for name in ("DATABASE_URL", "REDIS_URL"):  # embedded servers of its own, whatever the caller uses
             self.env.pop(name, None)
         command = [*self.zolve, "up", "--port", str(self.port), "--workers", str(self.workers)]
+        command += ["--log-file", "-"]  # the children's output with the supervisor's: up.log, up.out
         # its output goes to files: a pipe nobody reads would fill and stall the API's access log
         out = Path(self.tmp.name) / "up.out"
         with open(out, "ab") as stdout, open(self.log_path, "ab") as stderr:

@@ -3,13 +3,16 @@ the migrations, above the store they migrate (env.py reads store.models): the st
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import create_engine, text
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import Connection, create_engine, text
 
 from store.db import Database, normalize_url
 
@@ -25,16 +28,53 @@ def alembic_config(database_url: str) -> Config:
     return config
 
 
-def upgrade(database_url: str, revision: str = "head") -> None:
+@dataclass(frozen=True)
+class Upgraded:
+    """What an upgrade did: the schema's revision before (None: no schema yet) and after."""
+
+    before: str | None
+    after: str | None
+
+    def summary(self) -> str:
+        """One line for a person: Alembic's own log says a line per revision."""
+        if self.before == self.after:
+            return f"database schema up to date ({self.after})"
+        return f"database schema upgraded from {self.before or 'nothing'} to {self.after}"
+
+
+def upgrade(database_url: str, revision: str = "head") -> Upgraded:
+    """Upgrade the schema to `revision`, one process at a time (an advisory lock); Alembic's progress is
+    logged at debug level only."""
     engine = create_engine(normalize_url(database_url))
-    with engine.connect() as lock_conn:
-        lock_conn.execute(text("SELECT pg_advisory_lock(:id)"), {"id": _LOCK_ID})
-        try:
-            command.upgrade(alembic_config(database_url), revision)
-        finally:
-            lock_conn.execute(text("SELECT pg_advisory_unlock(:id)"), {"id": _LOCK_ID})
-            lock_conn.commit()
-    engine.dispose()
+    try:
+        with engine.connect() as lock_conn, _alembic_quiet():
+            lock_conn.execute(text("SELECT pg_advisory_lock(:id)"), {"id": _LOCK_ID})
+            try:
+                before = _revision(lock_conn)
+                command.upgrade(alembic_config(database_url), revision)
+                return Upgraded(before, _revision(lock_conn))
+            finally:
+                lock_conn.execute(text("SELECT pg_advisory_unlock(:id)"), {"id": _LOCK_ID})
+                lock_conn.commit()
+    finally:
+        engine.dispose()
+
+
+def _revision(connection: Connection) -> str | None:
+    revision = MigrationContext.configure(connection).get_current_revision()
+    connection.commit()  # the read's transaction ends: the upgrade runs on a connection of its own
+    return revision
+
+
+@contextmanager
+def _alembic_quiet() -> Iterator[None]:
+    logger = logging.getLogger("alembic")
+    level = logger.level
+    logger.setLevel(max(level, logging.WARNING))
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 @contextmanager

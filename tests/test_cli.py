@@ -209,6 +209,21 @@ def _healthy(url: str) -> bool:
         return False
 
 
+#: what the first screen of `zolve up` never shows: the components' banners, warnings, Alembic's lines
+#: per revision, pgserver's command lines, tracebacks
+NOISE = ("celery@", "-------------- ", "Warning", "Running upgrade", "Running commandline", "Traceback")
+
+
+def _a_person_reads_the_first_screen(screen: str, data_dir: Path) -> None:
+    """Up to the point it is up, a few lines with the key among them, and nothing else said up to the end
+    but the supervisor's own lines; what the children said is in the log file."""
+    first = screen[: screen.index("Ctrl-C stops everything.")].splitlines() + ["Ctrl-C stops everything."]
+    assert len(first) <= 15 and any(line.startswith("admin API key") for line in first), screen
+    assert [noise for noise in NOISE if noise in screen] == [], screen
+    logs = (data_dir / "logs" / "zolve.log").read_text()
+    assert "GET /health" in logs and "zolve.worker" in logs, logs[-2000:]
+
+
 def _shutdown(process: subprocess.Popen) -> None:
     process.send_signal(signal.SIGINT)
     assert process.wait(60) == 0
@@ -253,6 +268,7 @@ def test_zolve_up_runs_the_whole_service_embedded_and_reuses_its_data(tmp_path: 
     finally:
         _shutdown(service)
     assert _processes_mentioning(str(data_dir)) == [], "a child outlived Ctrl-C"
+    _a_person_reads_the_first_screen(service.stderr.read(), data_dir)
 
     # keys can be made with the service down; the data (jobs, keys) survives a restart
     new_key = zolve("keys", "create", env=embedded_env(data_dir)).stdout.strip()

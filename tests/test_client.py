@@ -98,7 +98,7 @@ def test_batches_page_by_page_and_the_webhook_secret(api: Client) -> None:
 def test_wait_long_polls_when_no_stream_is_to_be_had(api: Client, live_api: ApiServer) -> None:
     job = api.submit("dice", {"dice": 3, "faces": 5}, fresh=True)
     # every stream this key may hold (the default ZOLVE_MAX_STREAMS_PER_KEY of the live API)
-    held = [api._send("GET", "/events", stream=True) for _ in range(Settings.max_streams_per_key)]
+    held = [api._send("GET", "/events", stream=True) for _ in range(Settings().max_streams_per_key)]
     impatient = Client(api.url, api._headers["Authorization"].split()[1], retries=0)
     try:
         with pytest.raises(RateLimited):

@@ -17,6 +17,7 @@ from celery.signals import worker_process_init
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
 from core.config import Settings
+from core.outages import Outage
 from kinds import KINDS
 from services import retention, webhooks
 from services.context import Context
@@ -50,6 +51,7 @@ from workers.app import (
     make_celery,
     mark_broker,
 )
+from workers.outages import server_away
 from workers.runner import compact_rows, execute, execute_shard, finalize
 
 log = logging.getLogger("zolve.worker")
@@ -183,18 +185,23 @@ def timer_step(
     name: str, interval: float, tick: Callable[[Any], None], requires: tuple[str, ...] = ()
 ) -> type[bootsteps.StartStopStep]:
     """A worker bootstep that calls `tick(worker)` every `interval` seconds on the worker's own timer
-    (the sweeper, the heartbeat, the purge). A failing tick is logged and tried again next interval.
+    (the sweeper, the heartbeat, the purge). A failing tick is tried again next interval, and logged once
+    while a server it needs is away (core.outages).
 
     Not a thread: with the prefork pool the parent forks replacement children at any time, and a fork
     while a thread holds a lock (the import lock, a connection pool's) leaves the child deadlocked. The
     timer runs in the parent's event loop, never at the same moment as a fork.
     """
 
+    outage = Outage(log, name, server_away)
+
     def safe_tick(worker: Any) -> None:
         try:
             tick(worker)
-        except Exception:
-            log.warning("%s failed; retrying next interval", name, exc_info=True)
+        except Exception as error:
+            outage.failed(error)
+        else:
+            outage.succeeded()
 
     def start(self: Any, worker: Any) -> None:
         self.tref = worker.timer.call_repeatedly(interval, safe_tick, args=(worker,), priority=10)

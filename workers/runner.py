@@ -24,12 +24,14 @@ from sqlalchemy.orm import Session
 from core.alarms import Alarm, AlarmClock
 from core.config import Settings
 from core.errors import ErrorType, JobError, StopReason
+from core.outages import Outage
 from core.states import JobState
 from kinds import Kind, get_kind
 from puzzles.runtime import Cancelled, Run, TimeLimitExceeded
 from services.messages import Messages
 from store import jobs, results, rows, shards
 from store.db import Database
+from workers.outages import server_away
 
 log = logging.getLogger("zolve.worker")
 T = TypeVar("T")
@@ -68,6 +70,7 @@ class Watcher:
         )
         self._stopped = threading.Event()
         self._alarm: Alarm | None = None
+        self.outage = Outage(log, "heartbeat", server_away)
 
     def report(self, progress: dict[str, Any]) -> None:
         self.latest_progress = progress
@@ -81,9 +84,10 @@ class Watcher:
         try:
             with self.db.session() as session:
                 stop = self.beat(session, self.latest_progress)
-        except Exception:  # the database may be restarting: the lease has slack, keep trying
-            log.warning("heartbeat failed", exc_info=True)
+        except Exception as error:  # the database may be restarting: the lease has slack, keep trying
+            self.outage.failed(error)
             return
+        self.outage.succeeded()
         if self._stopped.is_set():  # the work ended while we were beating: nothing to interrupt
             return
         if stop is None:

@@ -7,6 +7,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import click
@@ -89,8 +90,14 @@ def main() -> None:
     type=click.IntRange(min=0),
     help="processes that run only jobs of at most ZOLVE_SHORT_JOB_SECONDS (0: none)",
 )
+@click.option(
+    "--log-file",
+    default=None,
+    help="where the API's access log and the workers' logs go [default: DATA_DIR/logs/zolve.log]; "
+    "'-': this terminal",
+)
 @data_dir_option
-def up(host: str, port: int, workers: int, api_workers: int, short_lane: int) -> None:
+def up(host: str, port: int, workers: int, api_workers: int, short_lane: int, log_file: str | None) -> None:
     """Run everything on this machine: PostgreSQL, Redis, migrations, the API and the workers.
 
     Uses DATABASE_URL / REDIS_URL when set, embedded servers under the data directory otherwise.
@@ -115,6 +122,7 @@ def up(host: str, port: int, workers: int, api_workers: int, short_lane: int) ->
             workers=workers,
             api_workers=api_workers,
             short_lane=short_lane,
+            log_file=None if log_file == "-" else Path(log_file or settings.data_dir / "logs" / "zolve.log"),
         )
     )
 
@@ -192,8 +200,7 @@ def migrate() -> None:
     settings, services = server_settings()
     try:
         database_url, _ = settings.require_urls()
-        upgrade(database_url)
-        click.echo("database is at the latest revision")
+        click.echo(upgrade(database_url).summary())
     finally:
         if services:
             services.stop()

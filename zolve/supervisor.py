@@ -10,15 +10,18 @@ stops everything cleanly, the embedded servers last.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import IO, Any
 
 import click
 
@@ -50,9 +53,15 @@ def _first_admin_key(database_url: str) -> str | None:
         db.dispose()
 
 
-def _spawn(args: list[str], env: dict[str, str]) -> subprocess.Popen:
+def _spawn(args: list[str], env: dict[str, str], output: IO[bytes] | None) -> subprocess.Popen:
     # own process group: Ctrl-C reaches only the supervisor, which then stops children in order
-    return subprocess.Popen([sys.executable, "-m", "zolve", *args], env=env, start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "zolve", *args],
+        env=env,
+        start_new_session=True,
+        stdout=output,
+        stderr=output,
+    )
 
 
 def _stop(process: subprocess.Popen, grace: float) -> None:
@@ -89,11 +98,12 @@ class Child:
 class ProcessChild(Child):
     """A `zolve api` or `zolve worker` subprocess."""
 
-    def __init__(self, name: str, args: list[str], env: dict[str, str]):
+    def __init__(self, name: str, args: list[str], env: dict[str, str], output: IO[bytes] | None = None):
+        """`output`: where its standard output and error go (None: the supervisor's own)."""
         self.process: subprocess.Popen | None = None
 
         def start() -> None:
-            self.process = _spawn(args, env)
+            self.process = _spawn(args, env, output)
 
         def stop() -> None:
             if self.process is not None:
@@ -178,14 +188,17 @@ def server_children(services: Any, database_url: str) -> list[Child]:
     ]
 
 
-def worker_children(settings: Settings, workers: int, short_lane: int, env: dict[str, str]) -> list[Child]:
+def worker_children(
+    settings: Settings, workers: int, short_lane: int, env: dict[str, str], output: IO[bytes] | None = None
+) -> list[Child]:
     """The solver worker; the short lane's, when there is one; the webhook worker. Deliveries run on
     processes of their own (a slow receiver never holds a solver process, a long job never holds a delivery
     back), and so do short jobs (a long job never holds one back)."""
     from services.messages import SHORT_QUEUE, SOLVER_QUEUES, WEBHOOK_QUEUE
 
     def worker(name: str, concurrency: int, queues: str) -> ProcessChild:
-        return ProcessChild(name, ["worker", "--concurrency", str(concurrency), "--queues", queues], env)
+        args = ["worker", "--concurrency", str(concurrency), "--queues", queues]
+        return ProcessChild(name, args, env, output)
 
     children = [worker("worker", workers, SOLVER_QUEUES)]
     if short_lane > 0 and settings.short_job_seconds > 0:
@@ -202,11 +215,17 @@ def run_stack(
     workers: int,
     api_workers: int,
     short_lane: int = 1,
+    log_file: Path | None = None,
 ) -> int:
+    """Run the service until Ctrl-C or SIGTERM. The children's output (the access log, the workers' logs)
+    goes to `log_file`, or with None where the supervisor's own goes; the supervisor's own lines (what it
+    started, restarted, stopped) and the first screen go to its standard error, and the new admin key also
+    to its standard output (`ZOLVE_API_KEY=...`, for scripts)."""
     from services.schema import migrate as upgrade
 
     if not logging.getLogger().handlers:
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("pgserver").setLevel(logging.WARNING)  # each pg_ctl command line it runs, at INFO
     stopping = False
 
     def _on_signal(signum: int, frame: object) -> None:
@@ -217,9 +236,11 @@ def run_stack(
     signal.signal(signal.SIGTERM, _on_signal)
 
     children: list[Child] = []
+    output = _opened(log_file)
+    admin_key, announced = None, False
     try:
         database_url, redis_url = settings.require_urls()
-        upgrade(database_url)
+        click.echo(upgrade(database_url).summary(), err=True)
         admin_key = _first_admin_key(database_url)
         env = {
             **os.environ,
@@ -228,33 +249,82 @@ def run_stack(
             # the key in the data directory, or one made now: an API process restarted here keeps sessions
             "ZOLVE_SECRET_KEY": secret_key_for(settings),
         }
+        api_args = ["api", "--host", host, "--port", str(port), "--workers", str(api_workers)]
         processes = [
-            *worker_children(settings, workers, short_lane, env),
-            ProcessChild(
-                "api", ["api", "--host", host, "--port", str(port), "--workers", str(api_workers)], env
-            ),
+            *worker_children(settings, workers, short_lane, env, output),
+            ProcessChild("api", api_args, env, output),
         ]
         for child in processes:
             child.start()
         children = (server_children(services, database_url) if services else []) + processes
-        url = f"http://{host}:{port}"
-        click.echo(f"zolve is up at {url}  (API docs: {url}/docs)", err=True)
-        click.echo(f"data: {settings.data_dir.absolute() if services else 'external servers'}", err=True)
-        if services:
-            click.echo(f"more keys: zolve keys create --data-dir {settings.data_dir.absolute()}", err=True)
-        if admin_key:
-            click.echo(f"admin API key (shown once, keep it): {admin_key}", err=True)
-            click.echo(f"ZOLVE_API_KEY={admin_key}")
-        click.echo("Ctrl-C stops everything.", err=True)
+        ready_by = time.monotonic() + READY_WITHIN
         while not stopping:
             supervise(children, time.monotonic())
+            if not announced and (_ready(host, port) or time.monotonic() > ready_by):
+                announced = True
+                _first_screen(settings, services, host, port, admin_key, log_file, _ready(host, port))
             time.sleep(POLL_INTERVAL)
         return 0
     finally:
+        if admin_key and not announced:  # stopped before it was up: the key is not lost
+            click.echo(f"admin API key (shown once, keep it): {admin_key}", err=True)
+            click.echo(f"ZOLVE_API_KEY={admin_key}")
         click.echo("stopping...", err=True)
         for child in reversed(children):
             if isinstance(child, ProcessChild):
                 child.stop()
         if services is not None:
             services.stop()
+        if output is not None:
+            output.close()
         click.echo("stopped", err=True)
+
+
+#: `zolve up` says it is up once its API answers /ready, or after this long (then saying it is not ready)
+READY_WITHIN = 120.0
+
+
+def _opened(log_file: Path | None) -> IO[bytes] | None:
+    if log_file is None:
+        return None
+    log_file.parent.mkdir(parents=True, exist_ok=True)
+    return log_file.open("ab")
+
+
+def _ready(host: str, port: int) -> bool:
+    """Whether the API answers /ready with 200 (a wildcard address is asked on loopback)."""
+    address = {"0.0.0.0": "127.0.0.1", "::": "::1", "": "127.0.0.1"}.get(host, host)
+    address = f"[{address}]" if ":" in address else address
+    try:
+        with urllib.request.urlopen(f"http://{address}:{port}/ready", timeout=2) as answer:
+            return bool(answer.status == 200)
+    except (OSError, ValueError):  # refused, not yet listening, an error status (HTTPError is an OSError)
+        return False
+
+
+def _first_screen(
+    settings: Settings,
+    services: Any,
+    host: str,
+    port: int,
+    admin_key: str | None,
+    log_file: Path | None,
+    ready: bool,
+) -> None:
+    """What a person needs once the service is up: where, the admin key (shown once), what runs, where
+    its logs go, how to stop it."""
+    url = f"http://{host}:{port}"
+    say = functools.partial(click.echo, err=True)
+    if ready:
+        say(f"zolve is up at {url}  (API docs: {url}/docs, dashboard: {url}/admin)")
+    else:
+        say(f"zolve is not ready at {url} after {READY_WITHIN:g} s; see the logs below")
+    if admin_key:
+        say(f"admin API key (shown once, keep it): {admin_key}")
+        click.echo(f"ZOLVE_API_KEY={admin_key}")
+    if services:
+        say(f"more keys: zolve keys create --data-dir {settings.data_dir.absolute()}")
+    say(f"data: {settings.data_dir.absolute() if services else 'external servers (DATABASE_URL, REDIS_URL)'}")
+    if log_file is not None:
+        say(f"logs (API access, workers): {log_file.absolute()}")
+    say("Ctrl-C stops everything.")
