@@ -180,7 +180,7 @@ class UpStack:
                 command, env=self.env, stdout=stdout, stderr=stderr, start_new_session=True, cwd=self.cwd
             )
         try:
-            # ZOLVE_API_KEY=... once migrated and started
+            # ZOLVE_API_KEY=... once it is up (its API ready)
             Stack._wait(lambda: self._exited() or b"ZOLVE_API_KEY=" in out.read_bytes(), "zolve up", 120)
             if self.process.poll() is not None:
                 raise RuntimeError(f"zolve up exited; log:\n{self.log_path.read_text()[-3000:]}")

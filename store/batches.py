@@ -144,4 +144,4 @@ def list_items(
     )
     if states:
         query = query.where(_item_state().in_(states))
-    return list(session.execute(query).tuples())
+    return [(item, job) for item, job in session.execute(query)]

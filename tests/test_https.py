@@ -92,7 +92,8 @@ def test_behind_one_trusted_proxy_its_forwarded_headers_count() -> None:
 def test_the_dashboard_sends_its_security_headers() -> None:
     client = make_app().test_client()
     for path in ("/admin/login", "/admin/static/admin.css", "/admin/"):
-        headers = client.get(path).headers
+        with client.get(path) as response:  # a static file's answer holds the file open until closed
+            headers = response.headers
         assert headers["Content-Security-Policy"] == DASHBOARD_CSP, path
         assert headers["X-Frame-Options"] == "DENY"
         assert headers["Referrer-Policy"] == "same-origin"

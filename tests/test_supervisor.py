@@ -37,7 +37,8 @@ class Up:
             stderr=self.err.open("w"),
             start_new_session=True,  # a group of its own, as a terminal's foreground job is
         )
-        wait_until(self._ready_or_dead, 180, 0.3, "zolve up to be ready")
+        # it prints the key once its API is ready
+        wait_until(self._up_or_dead, 180, 0.3, "zolve up to say it is up")
         assert self.process.poll() is None, self.err.read_text()[-3000:]
         self.key = self.out.read_text().split("ZOLVE_API_KEY=", 1)[1].split()[0]
         assert f"more keys: zolve keys create --data-dir {data_dir.absolute()}" in self.err.read_text()
@@ -54,8 +55,8 @@ class Up:
             time.sleep(float(job.headers["Retry-After"]))
         return requests.post(f"{self.url}/jobs", json=DICE, headers=self.headers, timeout=10)
 
-    def _ready_or_dead(self) -> bool:
-        return self.ready() or self.process.poll() is not None
+    def _up_or_dead(self) -> bool:
+        return "ZOLVE_API_KEY=" in self.out.read_text() or self.process.poll() is not None
 
     def ready(self) -> bool:
         try:
@@ -152,6 +153,7 @@ def test_cli_commands_join_a_running_zolve_up_and_it_restarts_what_dies(tmp_path
     log = up.err.read_text()
     for name in ("redis", "worker", "api", "postgresql"):
         assert f"{name} died" in log and f"{name} restarted" in log, log[-3000:]
+    assert "Traceback" not in log, "the terminal shows what the supervisor did, not what its children said"
 
 
 def test_keys_create_on_a_data_dir_where_zolve_up_never_ran_migrates_it_first(tmp_path: Path) -> None:
