@@ -15,7 +15,7 @@ from typing import Any, cast
 from flask import Response, request, stream_with_context
 from flask_smorest import abort
 from marshmallow import RAISE
-from zolve_client.progress import Progress
+from zolve_client.wire import Progress
 
 from api.auth import auth
 from api.bodies import Blueprint

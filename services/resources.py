@@ -6,9 +6,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from zolve_client.progress import Progress
+from zolve_client.wire import Progress
 
 from core.errors import JobError
+from core.progress import shard_progress
 from kinds import KINDS
 from store.models import Job
 
@@ -29,7 +30,7 @@ def progress_of(job: Job) -> dict[str, Any] | None:
     progress = Progress.from_json(job.progress)
     if job.shards_total:
         elapsed = seconds_between(job.started_at, job.finished_at)
-        counters = Progress.of_shards(
+        counters = shard_progress(
             job.shards_done, job.shards_total, job.rows_done, elapsed, final=job.is_final
         )
         progress = progress.merged(counters)

@@ -38,10 +38,10 @@ from sqlalchemy import (
 )
 from sqlalchemy.dialects.postgresql import JSONB
 from sqlalchemy.orm import Session, aliased
-from zolve_client.progress import Progress
 
 from core.errors import ErrorType, JobError
 from core.events import EventName
+from core.progress import shard_progress
 from core.states import JobState, ShardState
 from store import events
 from store.db import rowcount
@@ -433,7 +433,7 @@ def _count_statement() -> Update:
 
 def _record_progress(session: Session, job_id: uuid.UUID, counts: Any) -> None:
     elapsed = float(counts.elapsed or 0)  # PostgreSQL's numeric
-    progress = Progress.of_shards(counts.shards_done, counts.shards_total, counts.rows_done, elapsed)
+    progress = shard_progress(counts.shards_done, counts.shards_total, counts.rows_done, elapsed)
     events.record(session, job_id, EventName.PROGRESS, detail=progress.to_json())
 
 

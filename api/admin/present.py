@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from zolve_client.progress import Progress
+from zolve_client.wire import Progress
 
 from core.states import JobState
 from kinds import KINDS

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from zolve_client.progress import Progress
+from zolve_client.wire import Progress
 
 from core.errors import EVENT_MESSAGE_CHARS, ErrorType, JobError, StopReason
 from core.events import FINAL_EVENTS, STATE_EVENTS, EventName, entered
+from core.progress import shard_progress
 from core.states import FINAL_STATES, JobState
 
 
@@ -20,7 +21,7 @@ def test_every_job_state_has_the_event_that_enters_it_and_the_final_ones_end_str
 
 
 def test_a_sharded_jobs_counters_name_its_rows_and_estimate_while_it_runs() -> None:
-    running = Progress.of_shards(3, 12, 3000, elapsed=6.0)
+    running = shard_progress(3, 12, 3000, elapsed=6.0)
     assert running.to_json("boards") == {
         "shards_done": 3,
         "shards_total": 12,
@@ -29,9 +30,9 @@ def test_a_sharded_jobs_counters_name_its_rows_and_estimate_while_it_runs() -> N
         "eta_seconds": 18.0,
     }
     assert Progress.from_json(running.to_json("boards"), "boards") == running
-    finished = Progress.of_shards(12, 12, 9000, elapsed=10.0, final=True)
+    finished = shard_progress(12, 12, 9000, elapsed=10.0, final=True)
     assert finished.eta_seconds is None and finished.percent() == 100
-    assert Progress.of_shards(0, 5, 0, elapsed=None).rows_per_second is None
+    assert shard_progress(0, 5, 0, elapsed=None).rows_per_second is None
 
 
 def test_a_kinds_own_progress_passes_through_with_its_counter() -> None:
@@ -45,7 +46,7 @@ def test_a_kinds_own_progress_passes_through_with_its_counter() -> None:
 
 
 def test_a_kinds_progress_with_a_sharded_jobs_counters() -> None:
-    merged = Progress.from_json({"phase": "walking", "depth": 4}).merged(Progress.of_shards(1, 2, 10, 1.0))
+    merged = Progress.from_json({"phase": "walking", "depth": 4}).merged(shard_progress(1, 2, 10, 1.0))
     assert merged.to_json() == {
         "depth": 4,
         "phase": "walking",
