@@ -16,7 +16,6 @@ import os
 import secrets
 from pathlib import Path
 from typing import Annotated, Any
-from urllib.parse import urlsplit, urlunsplit
 
 from limits import parse_many
 from pydantic import (
@@ -267,19 +266,24 @@ def shown(settings: Settings) -> dict[str, str]:
             text = "(set)"
         elif field in ("database_url", "redis_url"):
             text = _without_password(str(value))
+        elif isinstance(value, float) and value.is_integer():
+            text = str(int(value))
         else:
-            text = f"{value:g}" if isinstance(value, float) else str(value)
+            text = str(value)
         values[variable(field)] = text
     return values
 
 
 def _without_password(url: str) -> str:
-    parts = urlsplit(url)
-    if parts.password is None:
+    """The URL with its password as `***` (SQLAlchemy's URL parser reads a Redis URL too); as it is when
+    it parses as no URL."""
+    from sqlalchemy.engine import make_url  # only `zolve config` shows settings: no import at start-up
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
         return url
-    host = parts.netloc.rsplit("@", 1)[1]
-    user = parts.username or ""
-    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
 
 
 SECRET_KEY_FILE = "secret_key"

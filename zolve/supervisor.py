@@ -260,9 +260,9 @@ def run_stack(
         ready_by = time.monotonic() + READY_WITHIN
         while not stopping:
             supervise(children, time.monotonic())
-            if not announced and (_ready(host, port) or time.monotonic() > ready_by):
+            if not announced and ((ready := _ready(host, port)) or time.monotonic() > ready_by):
                 announced = True
-                _first_screen(settings, services, host, port, admin_key, log_file, _ready(host, port))
+                _first_screen(settings, services, host, port, admin_key, log_file, ready)
             time.sleep(POLL_INTERVAL)
         return 0
     finally:
