@@ -43,6 +43,9 @@ class ShardedParams(Schema):
     #: shard key -> the keys it splits into
     split = fields.Dict(fields.String(), fields.List(fields.String()), load_default=dict)
     shard_seconds = fields.Float(load_default=0.0, validate=validate.Range(0, 30))
+    #: shard keys that wait until the file `release` exists (the test creates it when it has seen enough)
+    held = fields.List(fields.String(), load_default=list, validate=validate.Length(max=20))
+    release = fields.String(load_default="")
     #: "ok", "unstorable" (a result PostgreSQL refuses) or "crash" (kills the process)
     finalize = fields.String(load_default="ok")
 

@@ -101,7 +101,7 @@ def _progress_lines(stderr: str) -> list[tuple[int, int, int]]:
     return [(int(m[1]), int(m[2]), int(m[3].replace(",", ""))) for m in found if m]
 
 
-#: 86 shards, 6–20 s on the test worker: the standard enumeration sharded by its first three sectors
+#: 86 shards: the standard enumeration sharded by its first three sectors
 SHARDED = {"mode": "standard", "shard_depth": 3}
 
 
@@ -151,20 +151,35 @@ def test_submit_wait_prints_a_summary_and_jobs_lists_whole_ids_as_tsv(cli_env: d
     assert refused.returncode == 1 and "422" in refused.stderr and '"faces"' in refused.stderr
 
 
-def test_wait_shows_the_same_progress_lines(cli_env: dict) -> None:
-    args = ["submit", "planetx.enumerate", "--params", json.dumps(SHARDED), "--fresh"]
-    submitted = zolve(*args, env=cli_env)
-    job_id = json.loads(submitted.stdout)["id"]
-    waited = zolve("wait", job_id, "--progress-every", "0", env=cli_env)
-    assert waited.returncode == 0, waited.stderr
-    assert json.loads(waited.stdout)["result"]["count"] == 4446
-    assert _progress_lines(waited.stderr), waited.stderr
-    assert any("ETA" in line for line in waited.stderr.splitlines() if PROGRESS_LINE.match(line))
+def _held_job(env: dict[str, str], release: Path) -> str:
+    """A test.sharded job of two shards whose second runs until `release` exists: a waiter that attaches
+    late still sees it running."""
+    params = {"keys": ["a", "b"], "held": ["b"], "release": str(release)}
+    return json.loads(
+        zolve("submit", "test.sharded", "--params", json.dumps(params), "--fresh", env=env).stdout
+    )["id"]
 
 
-def test_wait_draws_a_live_line_when_stderr_is_a_terminal(cli_env: dict) -> None:
-    args = ["submit", "planetx.enumerate", "--params", json.dumps(SHARDED), "--fresh"]
-    job_id = json.loads(zolve(*args, env=cli_env).stdout)["id"]
+def test_wait_shows_the_same_progress_lines(cli_env: dict, tmp_path: Path) -> None:
+    release = tmp_path / "release"
+    job_id = _held_job(cli_env, release)
+    process = installed_popen(
+        ["wait", job_id, "--progress-every", "0"], cli_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    lines = []
+    for line in process.stderr:  # EOF when the process ends
+        lines.append(line.decode())
+        if re.search(r"\] job [0-9a-f]{8} running · 1/2 shards", lines[-1]):
+            release.touch()
+    assert process.wait(60) == 0, lines
+    assert json.loads(process.stdout.read())["result"]["keys"] == ["a", "b"]
+    running = [line for line in lines if re.match(r"^\[ *\d+ s\] job [0-9a-f]{8} running · 1/2 shards", line)]
+    assert running and all("ETA" in line for line in running), lines
+
+
+def test_wait_draws_a_live_line_when_stderr_is_a_terminal(cli_env: dict, tmp_path: Path) -> None:
+    release = tmp_path / "release"
+    job_id = _held_job(cli_env, release)
     controller, terminal = pty.openpty()
     env = {**cli_env, "TERM": "xterm", "COLUMNS": "160"}
     process = installed_popen(["wait", job_id], env, stdout=subprocess.PIPE, stderr=terminal)
@@ -180,12 +195,14 @@ def test_wait_draws_a_live_line_when_stderr_is_a_terminal(cli_env: dict) -> None
         if not chunk:
             break
         screen += chunk
+        if re.search(rb"running \xc2\xb7 1/2 shards", screen):
+            release.touch()
     stdout = process.stdout.read()
     assert process.wait(60) == 0
     os.close(controller)
-    assert json.loads(stdout)["result"]["count"] == 4446
+    assert json.loads(stdout)["result"]["keys"] == ["a", "b"]
     text = screen.decode(errors="replace")
-    assert re.search(r"running · \d+/\d+ shards · [\d,]+ boards", text), text[-2000:]
+    assert re.search(r"running · 1/2 shards · ETA \d+ s", text), text[-2000:]
     assert "\x1b[" in text, "a live line redraws itself with terminal control codes"
     assert not re.search(r"\] job [0-9a-f]{8} ", text), "no plain progress lines on a terminal"
 
