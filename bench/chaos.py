@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import re
 import signal
 import sys
 import threading
@@ -40,6 +41,8 @@ from store.models import Job, Shard  # noqa: E402
 EXPECTED = {"standard": 4446, "expert": 1_138_272}
 WORKERS = ("worker-1", "worker-2")
 FINAL = ("succeeded", "failed", "cancelled")
+#: the sweeper's log line (workers.main._sweep): jobs and shards sent again
+RESENT = re.compile(r"re-sent (\d+) jobs and (\d+) shards")
 
 
 @dataclass
@@ -63,6 +66,10 @@ class Outcome:
     server_errors: int = 0
     refused_submits: int = 0
     leases_left: int = 0
+    #: rows the sweeper sent again (sent over requeue_after ago, not claimed), and wake-ups that found
+    #: nothing to claim (duplicates, or messages of work already done)
+    resent: int = 0
+    no_op_wakeups: int = 0
     faults: list[Fault] = field(default_factory=list)
 
 
@@ -199,6 +206,9 @@ class Run:
             finished = session.scalars(
                 select(Shard.finished_at).where(Shard.job_id == job.id, Shard.finished_at.isnot(None))
             ).all()
+        logs = self.stack.logs()
+        outcome.resent = sum(int(a) + int(b) for a, b in RESENT.findall(logs))
+        outcome.no_op_wakeups = logs.count("nothing to claim")
         outcome.small_total = self.args.small
         outcome.small_ok = sum(1 for j in small if j.state == "succeeded")
         outcome.longest_small = max((j.finished_at - j.created_at).total_seconds() for j in small)
@@ -267,6 +277,8 @@ def report(args: argparse.Namespace, clean: Outcome, chaos: Outcome) -> None:
             f"{chaos.server_errors} / {chaos.refused_submits}",
         ),
         ("leases left behind", str(clean.leases_left), str(chaos.leases_left)),
+        ("rows re-sent by the sweeper", str(clean.resent), str(chaos.resent)),
+        ("wake-ups that found nothing to claim", str(clean.no_op_wakeups), str(chaos.no_op_wakeups)),
     ]
     for name, a, b in rows:
         print(f"| {name} | {a} | {b} |")

@@ -103,13 +103,17 @@ class Stack:
         """A `zolve worker` (on `queues`, comma-separated; default: every queue), started and ready."""
         self.stop_worker(name)
         on_queues = ["--queues", queues] if queues else []
-        self._spawn(name, ["worker", "--concurrency", str(concurrency), *on_queues])
         log = Path(self.tmp.name) / f"{name}.log"
-        self._wait(lambda: b" ready." in log.read_bytes()[-5000:], f"the {name}")
+        before = log.stat().st_size if log.exists() else 0  # a restarted worker appends to its log
+        self._spawn(name, ["worker", "--concurrency", str(concurrency), *on_queues])
+        self._wait(lambda: b" ready." in log.read_bytes()[before:], f"the {name}")
 
     def stop_worker(self, name: str = "worker") -> None:
         self._stop(name)
-        (Path(self.tmp.name) / f"{name}.log").write_bytes(b"")
+
+    def logs(self) -> str:
+        """What every process started in this stack has written (a restarted worker's lines included)."""
+        return "".join(path.read_text(errors="replace") for path in sorted(Path(self.tmp.name).glob("*.log")))
 
     def kill(self, name: str) -> None:
         """kill -9 a child and its process group (a worker with its pool), as a crash would."""

@@ -418,6 +418,8 @@ class SweepReport:
     to_enqueue: list[uuid.UUID]
     failed: list[uuid.UUID]
     cancelled: list[uuid.UUID]
+    #: of to_enqueue, the jobs whose message was sent long ago (the others' worker died)
+    resent: int = 0
 
 
 def sweep(
@@ -425,16 +427,16 @@ def sweep(
     *,
     max_attempts: int,
     requeue_after: float | None,
-    held: Collection[str] = (),
     batch: int = 500,
 ) -> SweepReport:
     """Recover what dead workers and lost messages left behind. Safe to run from many workers at once:
     rows are locked with SKIP LOCKED and each transition is guarded by the state it expects.
 
-    Queued jobs published more than `requeue_after` seconds ago (None: not judged, the broker could not
-    be read) are sent again unless their id is among the messages the broker `held` when the caller
-    read it, just before: their message was lost. Queued jobs never sent are held for store.dispatch,
-    which releases them in turn."""
+    Queued jobs published more than `requeue_after` seconds ago (None: not judged) and not claimed since
+    are sent again: their message was lost (a broker that dropped it, a worker that died between taking
+    it and claiming the row), or waits behind other work, where the second wake-up does nothing. The rows
+    alone decide: the broker's contents are never read. Queued jobs never sent are held for
+    store.dispatch, which releases them in turn."""
     expired = list(
         session.scalars(
             select(Job)
@@ -472,7 +474,6 @@ def sweep(
             .where(
                 Job.state == JobState.QUEUED,
                 shards.sent_long_ago(Job.enqueued_at, requeue_after),
-                *([Job.id.notin_([uuid.UUID(job_id) for job_id in held])] if held else []),
             )
             .order_by(Job.created_at)
             .limit(batch)
@@ -482,4 +483,4 @@ def sweep(
     to_enqueue = list(dict.fromkeys(requeued + stale))
     if to_enqueue:
         session.execute(update(Job).where(Job.id.in_(to_enqueue)).values(enqueued_at=func.now()))
-    return SweepReport(to_enqueue=to_enqueue, failed=failed, cancelled=cancelled)
+    return SweepReport(to_enqueue=to_enqueue, failed=failed, cancelled=cancelled, resent=len(stale))

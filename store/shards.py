@@ -11,7 +11,7 @@ from __future__ import annotations
 import enum
 import functools
 import uuid
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -19,6 +19,7 @@ from typing import Any
 from sqlalchemy import (
     BigInteger,
     BindParameter,
+    ColumnElement,
     Exists,
     Float,
     Integer,
@@ -61,8 +62,9 @@ def unsent_or_lost(enqueued_at: Any, requeue_after: float | None) -> Any:
 
 
 def sent_long_ago(enqueued_at: Any, requeue_after: float | None) -> Any:
-    """Rows (given `requeue_after`) whose message was sent that long ago: lost, unless the broker still
-    holds it (the sweeps' `held`). Rows never sent are store.dispatch's."""
+    """Rows (given `requeue_after`) whose message was sent that long ago and that no worker has claimed
+    since: lost, or still waiting behind other work (a second wake-up is then a no-op: every claim is a
+    compare-and-set). Rows never sent are store.dispatch's."""
     if requeue_after is None:
         return false()
     return enqueued_at < func.now() - timedelta(seconds=requeue_after)
@@ -192,6 +194,7 @@ def _claim_statement(which: str) -> Select:
                 Shard.state == ShardState.QUEUED,
                 Shard.enqueued_at.is_(None),
                 ~_another_clients_shard_waits(of_job),
+                ~_interactive_work_waits(),
             )
             .order_by(Shard.id)
             .limit(1)
@@ -249,6 +252,27 @@ def _another_clients_shard_waits(of_job: BindParameter) -> Exists:
         )
         .exists()
     )
+
+
+def _interactive_work_waits() -> ColumnElement[bool]:
+    """Whether work that goes before bulk shards was sent and is not taken yet: a job (its own run, or a
+    plan), a shard run again after its worker died, or a job's first finalize. A chain then ends, so the
+    process takes it next (the broker's priorities put it ahead). Uncorrelated, read once per statement
+    on the partial indexes of sent rows."""
+    job_sent = select(Job.id).where(Job.state == JobState.QUEUED, Job.enqueued_at.is_not(None))
+    retried = aliased(Shard)
+    shard_retried = select(retried.id).where(
+        retried.state == ShardState.QUEUED, retried.enqueued_at.is_not(None), retried.attempts > 0
+    )
+    finalizing = aliased(Job)
+    finalize_sent = select(finalizing.id).where(
+        finalizing.state == JobState.RUNNING,
+        finalizing.lease_owner.is_(None),
+        finalizing.shards_done == finalizing.shards_total,
+        finalizing.finalize_enqueued_at.is_not(None),
+        finalizing.finalize_attempts == 0,
+    )
+    return or_(job_sent.exists(), shard_retried.exists(), finalize_sent.exists())
 
 
 def heartbeat_shard(session: Session, shard_id: int, worker: str, lease_seconds: float) -> bool | None:
@@ -584,12 +608,11 @@ def sweep_shards(
     max_attempts: int,
     requeue_after: float | None,
     stale_after: float,
-    held: Collection[str] = (),
     batch: int = 500,
 ) -> ShardSweep:
     """Requeue shards whose worker died (fail the job after `max_attempts`), resend lost messages (see
-    store.jobs.sweep for `requeue_after` and `held`), find finished jobs whose finalize message was lost
-    (quiet for `stale_after` seconds), and settle abandoned cancellations."""
+    store.jobs.sweep for `requeue_after`), find finished jobs whose finalize message was lost (quiet for
+    `stale_after` seconds), and settle abandoned cancellations."""
     expired = list(
         session.scalars(
             select(Shard)
@@ -619,7 +642,6 @@ def sweep_shards(
                 Shard.state == ShardState.QUEUED,
                 Job.state == JobState.RUNNING,
                 sent_long_ago(Shard.enqueued_at, requeue_after),
-                *([Shard.id.notin_([int(shard_id) for shard_id in held])] if held else []),
             )
             .order_by(Shard.id)
             .limit(batch)

@@ -43,14 +43,7 @@ from store import webhooks as webhook_store
 from store.db import Database
 from store.leader import Leadership
 from workers import broker_fixes
-from workers.app import (
-    BrokerTargets,
-    broker_targets,
-    broker_was_emptied,
-    interactive_waiting,
-    make_celery,
-    mark_broker,
-)
+from workers.app import broker_was_emptied, make_celery, mark_broker
 from workers.outages import server_away
 from workers.runner import compact_rows, execute, execute_shard, finalize
 
@@ -136,28 +129,23 @@ def _sweep(celery: Celery, db: Database, settings: Settings, judge_silence: bool
     """Fail, cancel or requeue what dead workers and expired leases left behind, and (re)publish wake-up
     messages.
 
-    A broker that lost its data has every waiting row re-sent at once. Otherwise loss is judged per row,
-    whatever the queue's length: a queued row sent more than `requeue_after` ago whose message the broker
-    no longer holds (read before the rows, so a message sent meanwhile is never taken for lost)."""
+    A broker that lost its data has every waiting row re-sent at once. Otherwise the rows alone decide,
+    whatever the queue's length: a queued row sent more than `requeue_after` ago and not claimed since is
+    sent again (store.jobs.sweep). The broker's contents are never read."""
     ctx = Context(db, settings, celery)
     recover_emptied_broker(celery, ctx)
-    held = broker_targets(celery, taken_within=settings.requeue_after)
-    requeue_after = settings.requeue_after if held is not None else None
-    held = held or BrokerTargets()
+    requeue_after = settings.requeue_after
     with db.session() as session:
         heartbeats.expire_orphaned_leases(session, settings.worker_alive_within, judge_silence)
         tallies.compact(session)  # the counters' deltas stay few, whoever reads them
     with db.session() as session:
-        report = jobs.sweep(
-            session, max_attempts=settings.max_attempts, requeue_after=requeue_after, held=held.jobs
-        )
+        report = jobs.sweep(session, max_attempts=settings.max_attempts, requeue_after=requeue_after)
     with db.session() as session:
         shard_report = shards.sweep_shards(
             session,
             max_attempts=settings.max_attempts,
             requeue_after=requeue_after,
             stale_after=settings.requeue_after,
-            held=held.shards,
         )
     publish(
         ctx,
@@ -172,9 +160,12 @@ def _sweep(celery: Celery, db: Database, settings: Settings, judge_silence: bool
     publish_deliveries(celery, db)
     if report.to_enqueue or report.failed or report.cancelled or shard_report.to_enqueue:
         log.info(
-            "sweep: enqueued %d jobs and %d shards, failed %d, cancelled %d",
-            len(report.to_enqueue),
+            "sweep: requeued %d jobs; re-sent %d jobs and %d shards (sent over %g s ago, not taken);"
+            " failed %d, cancelled %d",
+            len(report.to_enqueue) - report.resent,
+            report.resent,
             len(shard_report.to_enqueue),
+            requeue_after,
             len(report.failed),
             len(report.cancelled),
         )
@@ -316,7 +307,6 @@ def create_worker_app(settings: Settings) -> Celery:
                 settings,
                 int(shard_id),
                 worker_id(),
-                may_chain=lambda: not interactive_waiting(celery),
                 release=lambda owners: release_in_turn(ctx, owners),
             )
             send(ctx, followups)

@@ -153,13 +153,19 @@ def run_watched(
     return outcome
 
 
+#: a wake-up that finds its row taken, finished or cancelled: a duplicate message (the sweeper re-sends a
+#: row it cannot tell from a lost one), or one that outlived its work; bench/chaos.py counts these lines
+NOTHING_TO_CLAIM = "%s %s: nothing to claim (taken, finished or cancelled already)"
+
+
 def execute(db: Database, settings: Settings, job_id: uuid.UUID, worker: str) -> Messages:
     """Claim and run a job; a sharded kind is planned here and continues in its shards. What follows
     includes the job's client, whose next held job (or planned shards) may now go."""
     with db.session() as session:
         job = jobs.claim(session, job_id, worker, settings.lease_seconds, settings.max_attempts)
         if job is None:
-            return Messages()  # a duplicate message, a finished or a cancelled job
+            log.info(NOTHING_TO_CLAIM, "job", job_id)
+            return Messages()
         kind, params, time_limit, owner = job.kind, job.params, job.time_limit, job.owner_id
 
     try:
@@ -281,23 +287,24 @@ def execute_shard(
     settings: Settings,
     shard_id: int,
     worker: str,
-    may_chain: Callable[[], bool] = lambda: True,
     release: Callable[[set[int]], None] = lambda owners: None,
 ) -> Messages:
-    """Claim and run a shard; then, for up to `settings.shard_chain_seconds` and while `may_chain()`
-    (no interactive work waits in the broker, say), its job's next held shards, each claimed in the
-    transaction that stores the one before, while no other client's shard waits in the broker. What
-    follows is published once, after the last; but a shard that adds shards (a split, the rest of a
-    slice) has its client's held work released at once (`release`), so that idle processes need not
-    wait for the chain to end."""
+    """Claim and run a shard; then, for up to `settings.shard_chain_seconds`, its job's next held shards,
+    each claimed in the transaction that stores the one before, while no other client's shard and no
+    interactive work (a job, a retried shard, a finalize) was sent and waits (store.shards decides, from
+    the rows). What follows is published once, after the last; but a shard that adds shards (a split,
+    the rest of a slice) has its client's held work released at once (`release`), so that idle processes
+    need not wait for the chain to end."""
     followups = Messages()
     began = time.time()
     with db.session(prepared=True) as session:
         shard = shards.claim_shard(session, shard_id, worker, settings.lease_seconds, settings.max_attempts)
+    if shard is None:
+        log.info(NOTHING_TO_CLAIM, "shard", shard_id)
     chain_until = time.monotonic() + settings.shard_chain_seconds
 
     def chain() -> bool:
-        return time.monotonic() < chain_until and may_chain()
+        return time.monotonic() < chain_until
 
     while shard is not None:
         owner = shard.owner_id

@@ -1,5 +1,6 @@
 """Shard transitions against a real PostgreSQL, driven by hand (no worker looks at this database)."""
 
+import uuid
 from datetime import timedelta
 
 import pytest
@@ -107,7 +108,7 @@ def test_sweep_resends_only_lost_shards_and_dispatch_releases_never_sent_ones(pl
         )
     with db.session() as session:
         sweep = shards.sweep_shards(session, max_attempts=3, requeue_after=None, stale_after=60)
-        assert sweep.to_enqueue == [], "the broker has a backlog: nothing counts as lost"
+        assert sweep.to_enqueue == [], "not judged"
     with db.session() as session:
         assert shards.sweep_shards(session, max_attempts=3, requeue_after=60, stale_after=60).to_enqueue == [
             ids[1]
@@ -184,6 +185,14 @@ def _sent_shard(db: Database, owner: int) -> int:
     return shard_id
 
 
+def new_sent_job(db: Database, owner: int) -> uuid.UUID:
+    """A queued job of `owner` whose message was sent (and not taken yet)."""
+    with db.session() as session:
+        job, _ = jobs.create_job(session, owner_id=owner, kind="dice", params={"dice": 3}, time_limit=60)
+        job.enqueued_at = func.now()
+    return job.id
+
+
 def test_a_chain_ends_while_another_clients_shard_waits_in_the_broker(planned) -> None:
     db, job, ids = planned
     _sent_shard(db, job.owner_id)
@@ -198,6 +207,42 @@ def test_a_chain_ends_while_another_clients_shard_waits_in_the_broker(planned) -
         assert shards.claim_shard(session, waiting, "w2", 30) is not None
     with db.session() as session:
         assert shards.claim_next_held(session, job.id, "w", 30).id == ids[1], "taken: the chain goes on"
+
+
+def test_a_chain_ends_while_interactive_work_was_sent_and_not_taken(planned) -> None:
+    """A job sent and not claimed, a retried shard sent, a first finalize sent: the process that would
+    chain takes that next instead (the rows decide; the broker is never read)."""
+    db, job, ids = planned
+    with db.session() as session:
+        other = keys.create_key(session, name="other").id
+    waiting = new_sent_job(db, other)
+    with db.session() as session:
+        assert shards.claim_next_held(session, job.id, "w", 30) is None, "a sent job goes first"
+    with db.session() as session:
+        assert jobs.claim(session, waiting, "w2", 30) is not None
+    with db.session() as session:
+        assert shards.claim_next_held(session, job.id, "w", 30).id == ids[0], "taken: the chain goes on"
+
+    retried = _sent_shard(db, job.owner_id)
+    with db.session() as session:
+        session.execute(update(Shard).where(Shard.id == retried).values(attempts=1))
+    with db.session() as session:
+        assert shards.claim_next_held(session, job.id, "w", 30) is None, "a retried shard goes first"
+        session.execute(update(Shard).where(Shard.id == retried).values(state="succeeded"))
+
+    finishing, _ = _sharded_job(db, other, ["X"])
+    with db.session() as session:
+        session.execute(
+            update(Job)
+            .where(Job.id == finishing.id)
+            .values(shards_done=Job.shards_total, finalize_enqueued_at=func.now())
+        )
+    with db.session() as session:
+        assert shards.claim_next_held(session, job.id, "w", 30) is None, "a finalize goes first"
+    with db.session() as session:
+        assert shards.start_finalize(session, finishing.id, 3) == shards.FinalizeStart.RUN
+    with db.session() as session:
+        assert shards.claim_next_held(session, job.id, "w", 30).id == ids[1], "the finalize began"
 
 
 def test_a_chain_skips_a_held_shard_another_transaction_holds(planned) -> None:

@@ -137,8 +137,9 @@ def _delete_message(redis_url: str, target: str) -> int:
 
 
 def test_a_message_lost_while_the_queue_is_busy_is_sent_again(settings: Settings, tmp_path: Path) -> None:
-    """Loss is judged per row (sent long ago, not running, not in the broker), not only once the queue
-    is empty: here one pool process runs a 30 s shard while five jobs wait in the broker's queue."""
+    """Loss is judged per row (sent long ago, not claimed since), not only once the queue is empty: here
+    one pool process runs a 30 s shard while five jobs wait in the broker's queue. The five are sent again
+    too (the rows cannot tell a lost message from one waiting in line); their duplicates do nothing."""
     env = {"ZOLVE_MAX_IN_FLIGHT_PER_KEY": "8"}  # every job below is sent at once; ZOLVE_REQUEUE_AFTER: 10
     with private_stack(settings, tmp_path / "data", concurrency=1, env=env) as stack:
         with _busy(stack) as slow:
@@ -198,8 +199,8 @@ def test_a_message_taken_by_a_worker_that_died_before_starting_it_is_sent_again(
     settings: Settings, tmp_path: Path
 ) -> None:
     """A message a worker took long ago (longer than ZOLVE_REQUEUE_AFTER, 10 s here) while its row is still
-    queued does not count as held: the row is sent again instead of waiting for the broker's visibility
-    timeout (over an hour). Seen in `make test-image` with a worker container SIGKILLed mid-enumeration.
+    queued: the row is sent again instead of waiting for the broker's visibility timeout (over an hour).
+    Seen in `make test-image` with a worker container SIGKILLed mid-enumeration.
     The only pool process runs a 30 s shard meanwhile, so the job's message waits in the broker."""
     with private_stack(settings, tmp_path / "data", concurrency=1) as stack:
         with _busy(stack) as slow:

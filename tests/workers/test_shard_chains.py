@@ -1,6 +1,6 @@
 """A worker that finishes a shard takes its job's next held shard straight from the table (a chain),
-unless interactive work or another client's shard waits in the broker: real PostgreSQL, Redis and worker
-process of their own."""
+unless interactive work or another client's shard was sent and waits (tests/store/test_shards.py tries each
+case on the rows): real PostgreSQL, Redis and worker process of their own."""
 
 from __future__ import annotations
 
@@ -10,10 +10,8 @@ from pathlib import Path
 import pytest
 
 from core.config import Settings, replace
-from services.messages import BULK_PRIORITY, QUEUE, RUN_JOB, RUN_SHARD, SHORT_QUEUE, enqueue
 from store import keys
 from tests.support import PrivateStack, poll_job, private_stack, wait_until
-from workers.app import interactive_waiting, make_celery
 
 DICE = {"kind": "dice", "params": {"dice": 3, "faces": 4}}
 
@@ -27,27 +25,6 @@ def bulk(shards: int, seconds: float) -> dict:
 def stack(settings: Settings, tmp_path: Path) -> Iterator[PrivateStack]:
     with private_stack(settings, tmp_path / "data", concurrency=1) as own:
         yield own
-
-
-def _drain(celery) -> None:
-    with celery.connection_for_write() as connection:
-        channel = connection.default_channel
-        for queue in (QUEUE, SHORT_QUEUE):
-            for priority in channel.priority_steps:
-                channel.client.delete(channel._q_for_pri(queue, priority))
-
-
-def test_only_work_ahead_of_bulk_shards_counts_as_interactive(stack: PrivateStack) -> None:
-    celery = make_celery(stack.settings)  # nothing consumes: the worker is not started
-    assert not interactive_waiting(celery)
-    enqueue(celery, "1", RUN_SHARD, BULK_PRIORITY)
-    assert not interactive_waiting(celery), "another bulk shard does not stop a chain"
-    enqueue(celery, "00000000-0000-0000-0000-000000000001", RUN_JOB)
-    assert interactive_waiting(celery)
-    _drain(celery)
-    enqueue(celery, "00000000-0000-0000-0000-000000000002", RUN_JOB, BULK_PRIORITY, SHORT_QUEUE)
-    assert interactive_waiting(celery), "anything on the short lane"
-    _drain(celery)
 
 
 def test_a_worker_chains_its_jobs_shards_and_yields_to_an_interactive_job(stack: PrivateStack) -> None:
