@@ -441,7 +441,9 @@ class Edge:
                     message = await receive()
                     if message["type"] == "http.disconnect":
                         # granian ends a body it cannot frame (a malformed chunk) as it ends one whose
-                        # client went away: the answer goes nowhere in the second case
+                        # client went away; a body of a declared length has no framing to get wrong
+                        if declared.isdigit():
+                            raise ClientGone
                         raise Refused(400, "the request's body is malformed, or ended before its end")
                     part = message.get("body", b"")
                     size += len(part)

@@ -116,7 +116,8 @@ def test_a_header_line_without_a_colon_is_refused_unquoted(api: Api, make_key) -
 
 def test_the_access_log_names_each_request_and_its_answer_and_no_key(worker_env, tmp_path, make_key) -> None:
     """Combined format: address, time, request line, status, size, referrer, user agent; the edge's own
-    refusals (413 here) too; a client's bytes in it escaped."""
+    refusals (413 here) too; a client that leaves before its body's end is a 499; a client's bytes in it
+    escaped."""
     env = {**worker_env, "ZOLVE_RATE_LIMIT": "", "ZOLVE_SUBMIT_RATE_LIMIT": "", "ZOLVE_SECRET_KEY": "test"}
     env["ZOLVE_MAX_BODY_BYTES"] = "1000"
     out = tmp_path / "api.log"  # its stdout (the access log) and stderr
@@ -129,7 +130,10 @@ def test_the_access_log_names_each_request_and_its_answer_and_no_key(worker_env,
         answer = requests.get(f"{url}/jobs/{marker}", headers={**headers, "User-Agent": agent}, timeout=10)
         assert answer.status_code == 404
         assert requests.post(f"{url}/jobs?{marker}", data=b"x" * 2000, timeout=10).status_code == 413
-        wait_until(lambda: out.read_text().count(marker) == 2, 10, 0.1, "the two records")
+        head = f"POST /jobs?{marker}-gone HTTP/1.1\r\nHost: x\r\nContent-Length: 500\r\n\r\n"
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+            sock.sendall(head.encode() + b'{"kind": ')  # and leaves
+        wait_until(lambda: out.read_text().count(marker) == 3, 10, 0.1, "the three records")
     finally:
         server.stop()
     records = [line for line in out.read_text().splitlines() if marker in line]
@@ -140,5 +144,8 @@ def test_the_access_log_names_each_request_and_its_answer_and_no_key(worker_env,
     assert found.group(3) == "probe \\x22quoted\\x22 \\xe9"
     assert re.fullmatch(
         rf'127\.0\.0\.1 - - \[[^]]+\] "POST /jobs\?{marker} HTTP/1\.1" 413 \d+ "-" "[^"]*"', records[1]
+    )
+    assert re.fullmatch(
+        rf'127\.0\.0\.1 - - \[[^]]+\] "POST /jobs\?{marker}-gone HTTP/1\.1" 499 0 .*', records[2]
     )
     assert bearer_token(headers) not in out.read_text()
