@@ -4,7 +4,10 @@ A workaround for a kombu bug (5.7) that otherwise wedges a worker whenever Redis
 tasks: the consumer closes its connection, and the Redis QoS then tries to restore (or acknowledge) the
 unacknowledged messages through a channel whose transport has already been detached from its connection
 (`'NoneType' object has no attribute 'hostname'`). Celery reports an "Unrecoverable error", and the
-worker hangs instead of reconnecting.
+worker hangs instead of reconnecting. Upstream: the same AttributeError from `restore_unacked` is
+celery/kombu#970 (closed for 4.2.x, back in 5.x here); a worker that stops consuming after Redis comes
+back is celery/celery#8030 and #10205. Remove the patch once a kombu release passes
+tests/workers/test_recovery.py without it.
 
 Skipping those calls loses nothing zolve relies on: a broker that went away took its messages with it
 (or restores them after the visibility timeout), and PostgreSQL's rows say what still needs a message,
