@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 from celery import current_task
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session
+from tenacity import RetryCallState, Retrying, retry_if_exception, stop_before_delay, wait_exponential
 
 from core.alarms import Alarm, AlarmClock
 from core.config import Settings
@@ -498,17 +499,18 @@ def _transient(exc: DBAPIError) -> bool:
 
 
 def retry_on_db_error(action: Callable[[], T], within: float) -> T:
-    """Retry an action while the database is unreachable (e.g. restarting), for up to `within` seconds."""
-    deadline = time.monotonic() + within
-    delay = 0.2
-    while True:
-        try:
-            return action()
-        except DBAPIError as exc:
-            if not _transient(exc):
-                raise
-            if time.monotonic() + delay > deadline:
-                raise
-            log.warning("database unavailable, retrying in %.1f s", delay)
-            time.sleep(delay)
-            delay = min(delay * 2, 5.0)
+    """Retry an action while the database is unreachable (e.g. restarting), for up to `within` seconds
+    (the lease that keeps the work ours meanwhile); then its last error is raised."""
+    retrying = Retrying(
+        retry=retry_if_exception(lambda exc: isinstance(exc, DBAPIError) and _transient(exc)),
+        wait=wait_exponential(multiplier=0.2, max=5.0),
+        stop=stop_before_delay(within),
+        before_sleep=_log_db_retry,
+        reraise=True,
+    )
+    return retrying(action)
+
+
+def _log_db_retry(state: RetryCallState) -> None:
+    pause = state.next_action.sleep if state.next_action is not None else 0.0
+    log.warning("database unavailable, retrying in %.1f s", pause)
