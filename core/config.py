@@ -59,7 +59,8 @@ class Settings(BaseModel):
     watch_interval: Seconds = 0.5
     #: how often each worker sweeps expired leases and never-enqueued jobs
     sweep_interval: Seconds = 5.0
-    #: a queued job whose wake-up message is older than this is enqueued again (lost-message recovery)
+    #: a queued job or shard whose wake-up message was sent this long ago and that no worker has claimed
+    #: since is sent again (lost-message recovery; the broker's contents are never read)
     requeue_after: Seconds = 120.0
     #: attempts (claims) before a job whose worker keeps dying is failed
     max_attempts: Count = 3

@@ -331,6 +331,9 @@ def complete_shard(
     copy_rows(session, job_id, rows)
     _insert_shards(session, job_id, list(rest))
     counts = _count_done(session, job_id, len(rest), len(rows))
+    if counts.cancelling:
+        _end_cancelled(session, job_id)
+        return Completion(stored=True, last=False)
     last = counts.shards_done == counts.shards_total
     if last or chain_lease is None:
         return Completion(stored=True, last=last)
@@ -451,7 +454,11 @@ def _count_statement() -> Update:
             progress_event_at=case((progress_due, func.now()), else_=Job.progress_event_at),
         )
         # now() is the transaction's start: equal only when this statement set it
-        .returning(*PROGRESS_COLUMNS, (Job.progress_event_at == func.now()).label("progress_due"))
+        .returning(
+            *PROGRESS_COLUMNS,
+            (Job.progress_event_at == func.now()).label("progress_due"),
+            (Job.state == JobState.CANCELLING).label("cancelling"),
+        )
     )
 
 
@@ -469,8 +476,18 @@ def split_shard(
     if job_id is None:
         return []
     ids = _insert_shards(session, job_id, keys)
-    _count_done(session, job_id, len(keys), 0)
+    if _count_done(session, job_id, len(keys), 0).cancelling:
+        _end_cancelled(session, job_id)
+        return []
     return ids
+
+
+def _end_cancelled(session: Session, job_id: uuid.UUID) -> None:
+    """A shard of a job being cancelled ended as it would have anyway (it finished, or split): what it
+    handed on never starts, and the job is cancelled now if no other shard still runs (else that one's
+    end does it), not at the next sweep."""
+    cancel_queued_shards(session, job_id)
+    settle_cancellation(session, job_id)
 
 
 def fail_shard(session: Session, shard_id: int, worker: str, error: JobError) -> None:

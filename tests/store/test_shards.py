@@ -133,6 +133,39 @@ def test_cancel_cancels_queued_shards_and_settles_when_running_ones_stop(planned
         }
 
 
+def test_a_cancel_is_settled_by_the_end_of_the_last_running_shard_however_it_ends(planned) -> None:
+    """Shards that finish, split or hand on work after the cancel was asked: nothing they add starts, and
+    the last one's end cancels the job (not the sweeper, a sweep interval later)."""
+    db, job, ids = planned
+    for shard_id in ids:
+        with db.session() as session:
+            assert shards.claim_shard(session, shard_id, "w", 30) is not None
+    with db.session() as session:
+        assert jobs.request_cancel(session, session.get(Job, job.id)).state == "cancelling"
+    with db.session() as session:
+        done = shards.complete_shard(
+            session, ids[0], "w", [1], {"count": 1}, 0.1, rest=["AAx"], chain_lease=30
+        )
+        assert done.stored and not done.last and done.next is None
+    with db.session() as session:
+        assert shards.split_shard(session, ids[1], "w", ["AGa", "AGb"]) == []
+    with db.session() as session:
+        assert session.get(Job, job.id).state == "cancelling", "a shard still runs"
+        done = shards.complete_shard(session, ids[2], "w", [2], {"count": 1}, 0.1)
+        assert done.stored and not done.last
+    with db.session() as session:
+        assert session.get(Job, job.id).state == "cancelled"
+        states = {s.key: s.state for s in session.scalars(select(Shard).where(Shard.job_id == job.id))}
+    assert states == {
+        "AA": "succeeded",
+        "AG": "split",
+        "CE": "succeeded",
+        "AAx": "cancelled",
+        "AGa": "cancelled",
+        "AGb": "cancelled",
+    }
+
+
 def test_a_shard_that_hands_on_the_rest_of_its_work_stores_its_part_and_adds_held_shards(planned) -> None:
     db, job, ids = planned
     for shard_id in ids:
