@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import sched
 import threading
 import time
-import weakref
 from collections.abc import Callable
+
+from core import forks
 
 log = logging.getLogger("zolve.alarms")
 
@@ -63,14 +63,15 @@ class AlarmClock:
     def __init__(self, name: str) -> None:
         self.name = name
         self._lock = threading.Lock()
-        self._pid: int | None = None
+        self._started = False
         self._scheduler = sched.scheduler(time.monotonic, self._sleep)
         self._wake = threading.Event()
-        _CLOCKS.add(self)
+        forks.reset_in_child(self, AlarmClock._forget_parent)
 
     def _forget_parent(self) -> None:
+        """In a forked child: no thread runs here yet, and the parent's lock may have been held."""
         self._lock = threading.Lock()
-        self._pid = None
+        self._started = False
 
     def after(self, delay: float, action: Callable[[], None]) -> Alarm:
         """Run `action` once, `delay` seconds from now."""
@@ -96,10 +97,10 @@ class AlarmClock:
 
     def _running(self) -> None:
         with self._lock:
-            if self._pid == os.getpid():
+            if self._started:
                 return
             # a fresh process (or one forked after its parent's clock ran): a scheduler and thread of its own
-            self._pid = os.getpid()
+            self._started = True
             self._scheduler = sched.scheduler(time.monotonic, self._sleep)
             self._wake = threading.Event()
             threading.Thread(target=self._loop, name=self.name, daemon=True).start()
@@ -115,15 +116,3 @@ class AlarmClock:
         if seconds > 0:
             self._wake.wait(seconds)
             self._wake.clear()
-
-
-#: every clock of this process, reset in a forked child (os.register_at_fork)
-_CLOCKS: weakref.WeakSet[AlarmClock] = weakref.WeakSet()
-
-
-def _after_fork_in_child() -> None:
-    for clock in list(_CLOCKS):
-        clock._forget_parent()
-
-
-os.register_at_fork(after_in_child=_after_fork_in_child)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import select
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -12,6 +11,8 @@ import psycopg
 from sqlalchemy import CursorResult, Engine, Result, create_engine, event
 from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.orm import Session, sessionmaker
+
+from core import forks
 
 
 def normalize_url(url: str) -> str:
@@ -95,15 +96,17 @@ class Database:
         #: connection the server dropped fails, and SQLAlchemy then invalidates the whole pool
         self.pre_ping = pre_ping
         self._engine: Engine | None = None
-        self._pid = os.getpid()
         self._sessions: sessionmaker[Session] | None = None
+        forks.reset_in_child(self, Database._forget_parent)
+
+    def _forget_parent(self) -> None:
+        """In a forked child: the parent's pooled connections stay the parent's (left open for it)."""
+        if self._engine is not None:
+            self._engine.dispose(close=False)
+        self._engine, self._sessions = None, None
 
     @property
     def engine(self) -> Engine:
-        # connections must never cross a fork (Celery's prefork pool, granian's worker processes)
-        if self._engine is not None and self._pid != os.getpid():
-            self._engine.dispose(close=False)
-            self._engine = None
         if self._engine is None:
             self._engine = create_engine(
                 self.url,
@@ -119,7 +122,6 @@ class Database:
             if not self.pre_ping:
                 event.listen(self._engine, "checkout", _refuse_closed)
             self._sessions = sessionmaker(self._engine, expire_on_commit=False)
-            self._pid = os.getpid()
         return self._engine
 
     def _connect_args(self) -> dict[str, object]:

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 
 import psycopg
 from sqlalchemy import make_url
 
+from core import forks
 from store.db import TCP_LIVENESS, Database
 
 log = logging.getLogger("zolve.leader")
@@ -29,15 +29,17 @@ class Leadership:
         self.silent_after_ms = int(max(2.0, silent_after) * 1000)
         self._connection: psycopg.Connection | None = None
         self._leading = False
-        self._pid = os.getpid()
+        forks.reset_in_child(self, Leadership._forget_parent)
         #: whether the last check reached the database (a follower's view of it, too)
         self.reached = False
+
+    def _forget_parent(self) -> None:
+        """In a forked child: the parent's session (and its lock, if it led) stays the parent's."""
+        self._connection, self._leading = None, False
 
     def held(self) -> bool:
         """Whether this process leads now: it keeps the lock while its session lives, and otherwise tries
         to take it. False when the database cannot be reached."""
-        if self._pid != os.getpid():  # a connection never crosses a fork
-            self._connection, self._leading, self._pid = None, False, os.getpid()
         self.reached = False
         try:
             if self._connection is None or self._connection.closed:

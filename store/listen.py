@@ -13,7 +13,6 @@ commits late still has its events streamed, in id order. Streams read only up to
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 import uuid
@@ -22,6 +21,7 @@ from dataclasses import dataclass, field
 import psycopg
 from sqlalchemy import make_url
 
+from core import forks
 from core.waiting import Wake
 from store import events
 from store.db import TCP_LIVENESS, Database
@@ -67,7 +67,7 @@ class EventFeed:
         self._lock = threading.Lock()
         self._ready = threading.Event()
         self._thread: threading.Thread | None = None
-        self._pid = 0
+        forks.reset_in_child(self, EventFeed._forget_parent)
         self._closed = threading.Event()
         #: taken when an id was missing: the missing ids up to it pass once its writers have ended
         self._horizon: events.Horizon | None = None
@@ -93,6 +93,13 @@ class EventFeed:
         with self._lock:
             self._subscriptions.discard(subscription)
 
+    def _forget_parent(self) -> None:
+        """In a forked child: the parent's listening thread did not come along (a thread never survives a
+        fork), and its locks may have been held."""
+        self._thread = None
+        self._lock = threading.Lock()
+        self._ready = threading.Event()
+
     def close(self) -> None:
         """Stop listening: the thread ends at its next wake-up (a NOTIFY, IDLE_SECONDS or its connection
         going away, which it then takes quietly), and no stream starts here any more."""
@@ -102,9 +109,7 @@ class EventFeed:
         if self._closed.is_set():
             raise RuntimeError("the event feed is closed")
         with self._lock:
-            # a thread never survives a fork (granian and Celery fork their workers): one per process
-            if self._thread is None or self._pid != os.getpid():
-                self._pid = os.getpid()
+            if self._thread is None:
                 self._ready.clear()
                 self._thread = threading.Thread(target=self._run, name="zolve-event-feed", daemon=True)
                 self._thread.start()

@@ -91,3 +91,30 @@ def _backend_alive(db: Database, pid: int) -> bool:
         return bool(
             session.scalar(text("SELECT count(*) FROM pg_stat_activity WHERE pid = :pid"), {"pid": pid})
         )
+
+
+def _backend_pid(db: Database, result) -> None:
+    with db.engine.connect() as connection:
+        result.put(connection.execute(text("SELECT pg_backend_pid()")).scalar())
+    db.dispose()
+
+
+def test_a_forked_child_opens_connections_of_its_own_and_leaves_the_parents_open(settings: Settings) -> None:
+    """Celery's prefork pool and granian fork processes that already used the database: the child must not
+    talk on the parent's pooled connection (two processes on one socket), nor close it under the parent."""
+    import multiprocessing
+
+    db = Database(settings.database_url, pool_size=1)
+    try:
+        with db.engine.connect() as connection:
+            parents = connection.execute(text("SELECT pg_backend_pid()")).scalar()
+        context = multiprocessing.get_context("fork")
+        result = context.SimpleQueue()
+        child = context.Process(target=_backend_pid, args=(db, result))
+        child.start()
+        child.join(30)
+        assert child.exitcode == 0 and result.get() != parents
+        with db.engine.connect() as connection:  # the parent's pooled connection, still open
+            assert connection.execute(text("SELECT pg_backend_pid()")).scalar() == parents
+    finally:
+        db.dispose()
