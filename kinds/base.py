@@ -201,7 +201,8 @@ class Kind:
         return self.rows.name if self.rows else None
 
     def solve_function(self) -> SolveFunction:
-        return getattr(self.puzzle(), self.solver.partition(":")[2])
+        solve: SolveFunction = getattr(self.puzzle(), self.solver.partition(":")[2])
+        return solve
 
     def puzzle(self) -> Any:
         """The puzzle module (for sharded kinds: plan, run_shard and combine)."""
@@ -211,7 +212,7 @@ class Kind:
         """Validated params with defaults filled in; raises marshmallow.ValidationError, whose messages (like
         the params) PostgreSQL can store: a rejected batch item keeps them."""
         try:
-            params = self.params_schema().load(raw if raw is not None else {})
+            params: dict[str, Any] = self.params_schema().load(raw if raw is not None else {})
         except ValidationError as err:
             raise ValidationError(storable(err.messages)) from None
         if (path := unstorable(params)) is not None:
@@ -219,7 +220,8 @@ class Kind:
         return params
 
     def dump_result(self, result: dict[str, Any]) -> dict[str, Any]:
-        return self.result_schema().dump(result)
+        dumped: dict[str, Any] = self.result_schema().dump(result)
+        return dumped
 
     def render_row(self, params: dict[str, Any], key: int, payload: bytes | None = None) -> Any:
         """The human form of a stored row (kinds with rows)."""

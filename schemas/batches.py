@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from schemas.fields import Float, QueryInteger, check_storable
@@ -40,7 +42,7 @@ class BatchCreate(Schema):
     callback_url = callback_url_field("the batch's status once every item has finished")
 
     @validates_schema
-    def _distinct_client_ids(self, data: dict, **kwargs: object) -> None:
+    def _distinct_client_ids(self, data: dict[str, Any], **kwargs: object) -> None:
         seen: set[str] = set()
         for item in data["items"]:
             if item["client_id"] in seen:

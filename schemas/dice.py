@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
@@ -13,7 +13,7 @@ MAX_FACES = 20
 MAX_FACE_VALUE = 400
 
 
-class BeatsField(fields.Field):
+class BeatsField(fields.Field[str | list[list[int]]]):
     """`"cycle"` or an explicit list of `[winner, loser]` die-index pairs."""
 
     default_error_messages = {
@@ -22,7 +22,7 @@ class BeatsField(fields.Field):
 
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> str | list[list[int]]:
         if value == "cycle":
-            return value
+            return cast(str, value)
         if not isinstance(value, list) or not value:
             raise self.make_error("invalid")
         pairs = []

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from marshmallow import ValidationError, fields
 
@@ -110,4 +110,4 @@ def at_path(path: tuple[Any, ...], messages: list[str]) -> dict[Any, Any]:
     nested: Any = messages
     for key in reversed(path or ("_schema",)):
         nested = {key: nested}
-    return nested
+    return cast(dict[Any, Any], nested)  # a dict: there is at least one key

@@ -23,7 +23,7 @@ MAX_WAYPOINTS = 4
 _CODES = ", ".join(f"{code} ({location.name})" for code, location in LOCATIONS.items())
 
 
-class RangeField(fields.Field):
+class RangeField(fields.Field[list[int]]):
     """`les`' RANGE: "4", "-4", "4+", "2-4" (or an integer, or [min, max])."""
 
     def _deserialize(self, value: Any, attr: str | None, data: Any, **kwargs: Any) -> list[int]:

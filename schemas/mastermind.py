@@ -156,7 +156,7 @@ class GuessParams(_GameParams):
                 )
 
 
-class SecretsField(fields.Field):
+class SecretsField(fields.Field[str | dict[str, int] | list[list[int]]]):
     """`"all"`, a list of codes, or `{"sample": count, "seed": s}` (distinct random codes)."""
 
     default_error_messages = {

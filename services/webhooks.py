@@ -184,7 +184,8 @@ def signature(secret_text: str, message_id: str, timestamp: int, body: bytes) ->
 def _job_body(job: Job) -> dict[str, Any]:
     fields = job_fields(job, is_admin=False)
     links = {"self": f"/jobs/{job.id}", "events": f"/jobs/{job.id}/events"}
-    return JobSchema().dump({**fields, "links": links})
+    body: dict[str, Any] = JobSchema().dump({**fields, "links": links})
+    return body
 
 
 def _batch_body(session: Any, batch: Batch) -> dict[str, Any]:
@@ -230,7 +231,7 @@ class _Cuttable:
     _twin: socket.socket | None = None
 
     def _new_conn(self) -> socket.socket:
-        sock = super()._new_conn()  # type: ignore[misc]
+        sock: socket.socket = super()._new_conn()  # type: ignore[misc]
         self._twin = socket.socket(fileno=os.dup(sock.fileno()))
         return sock
 
@@ -397,7 +398,8 @@ def _since(started: float) -> float:
 
 def backoff(settings: Settings, attempt: int) -> float:
     """Seconds before try `attempt + 1`: the base, doubled per try, capped."""
-    return min(settings.webhook_backoff * 2 ** (attempt - 1), settings.webhook_backoff_max)
+    doubled: float = settings.webhook_backoff * 2 ** (attempt - 1)  # int ** int is typed Any
+    return min(doubled, settings.webhook_backoff_max)
 
 
 def _retried(attempt: Attempt) -> bool:

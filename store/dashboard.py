@@ -295,7 +295,7 @@ def requeue_shard(session: Session, job_id: uuid.UUID, shard_id: int, actor_key_
     """A queued or running shard of a running job goes back to the queue with a fresh message (the
     caller publishes it after commit). A worker still holding it loses its lease and stops at its next
     heartbeat without storing anything, so the shard's boards are written once."""
-    shard = session.scalar(
+    shard: Shard | None = session.scalar(
         update(Shard)
         .where(
             Shard.id == shard_id,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import select
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TypedDict, cast
+from typing import Any, TypedDict, cast
 
 import psycopg
 from sqlalchemy import CursorResult, Engine, Result, create_engine, event
@@ -53,10 +53,10 @@ SERVER_TCP_LIVENESS = (
 )
 
 
-def rowcount(result: Result) -> int:
+def rowcount(result: Result[Any]) -> int:
     """The rows an UPDATE or DELETE matched: Session.execute returns a CursorResult for it, typed as a plain
     Result."""
-    return cast(CursorResult, result).rowcount
+    return cast(CursorResult[Any], result).rowcount
 
 
 def driver_connection(session: Session) -> psycopg.Connection:

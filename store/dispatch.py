@@ -17,6 +17,7 @@ import uuid
 from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import Any
 
 from sqlalchemy import (
     BigInteger,
@@ -65,7 +66,7 @@ def window(session: Session, alive_within: float) -> int:
     return max(MIN_WINDOW, (alive or 0) + 1)
 
 
-def _jobs_picked(owners: Subquery, window: ColumnElement[int]) -> Select:
+def _jobs_picked(owners: Subquery, window: ColumnElement[int]) -> Select[Any]:
     """For each client (a row of `owners`), its oldest held jobs that fit what its window has left: a
     count of its sent or running jobs, then at most `window` of its held rows read in order from their
     index (ix_jobs_held), however many it holds."""
@@ -93,7 +94,7 @@ def _jobs_picked(owners: Subquery, window: ColumnElement[int]) -> Select:
     return select(held.c.id).select_from(owners.join(held, true())).limit(BATCH)
 
 
-def _shards_picked(owners: Subquery, window: ColumnElement[int]) -> Select:
+def _shards_picked(owners: Subquery, window: ColumnElement[int]) -> Select[Any]:
     """As _jobs_picked, for the held shards of each client's running jobs."""
     job, shard = aliased(Job), aliased(Shard)
     sent = (

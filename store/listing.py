@@ -90,7 +90,7 @@ def _conditions(where: JobFilter) -> list[ColumnElement[bool]]:
     return conditions
 
 
-def _newest_first(query: Select, columns: Any, limit: int) -> Select:
+def _newest_first(query: Select[Job], columns: Any, limit: int) -> Select[Job]:
     return query.order_by(columns.created_at.desc(), columns.id.desc()).limit(limit)
 
 

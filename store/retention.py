@@ -61,7 +61,7 @@ def _expired(before: datetime, pinned: Collection[uuid.UUID]) -> ColumnElement[b
     return and_(*conditions)
 
 
-def _counts(session: Session, ids: list[uuid.UUID] | Select) -> PurgeReport:
+def _counts(session: Session, ids: list[uuid.UUID] | Select[uuid.UUID]) -> PurgeReport:
     """What deleting these jobs (a list, or a query of their ids) deletes."""
 
     def count(column: InstrumentedAttribute[uuid.UUID]) -> int:

@@ -16,7 +16,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import psycopg
@@ -59,7 +59,8 @@ class KeyBits:
         return Row.key.op(">>")(shift).op("&")(mask) == value
 
     def matches(self, keys: np.ndarray) -> np.ndarray:
-        return (keys >> self.shift) & self.mask == self.value
+        matched: np.ndarray = (keys >> self.shift) & self.mask == self.value
+        return matched
 
 
 def copy_rows(session: Session, job_id: uuid.UUID, rows: Sequence[RowData]) -> None:
@@ -166,7 +167,7 @@ def read_in_key_order(session: Session) -> None:
 
 def stream(
     db: Database, job_id: uuid.UUID, filters: Sequence[RowFilter], chunk: int = 10_000, payloads: bool = False
-) -> Iterator[list]:
+) -> Iterator[list[Any]]:
     """Every matching row in key order, in chunks: constant memory at any size. Keys alone (read from
     the blocks: key_chunks), or (key, payload) pairs with `payloads`, through a server-side cursor.
 
@@ -296,7 +297,8 @@ def latest_rows_source(
 def all_keys(db: Database, job_id: uuid.UUID) -> list[int]:
     """Every key a job stored without payloads (unordered), in one round trip."""
     with db.session() as session:
-        return keys_stored(session, job_id).tolist()
+        keys: list[int] = keys_stored(session, job_id).tolist()
+        return keys
 
 
 def keys_stored(session: Session, job_id: uuid.UUID) -> np.ndarray:

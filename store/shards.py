@@ -151,7 +151,11 @@ def claim_next_held(
 
 
 def _claim(
-    session: Session, statement: Select, worker: str, lease_seconds: float, values: dict[str, Any]
+    session: Session,
+    statement: Select[*tuple[Any, ...]],
+    worker: str,
+    lease_seconds: float,
+    values: dict[str, Any],
 ) -> ClaimedShard | None:
     values |= {"worker": worker, "lease": timedelta(seconds=lease_seconds)}
     row = session.connection().execute(statement, values).one_or_none()
@@ -170,7 +174,7 @@ def _claim(
 
 
 @functools.cache
-def _claim_statement(which: str) -> Select:
+def _claim_statement(which: str) -> Select[*tuple[Any, ...]]:
     """The claim of a shard (`by_id`: `:shard_id`, while it has attempts left under `:max_attempts`,
     NULL: no limit; `next_held`: the next held shard of `:of_job`) for `:worker` with a lease of
     `:lease`, returning it with its job and the job's time used. Built once: composing it cost several
@@ -236,7 +240,7 @@ def _claim_statement(which: str) -> Select:
     )
 
 
-def _another_clients_shard_waits(of_job: BindParameter) -> Exists:
+def _another_clients_shard_waits(of_job: BindParameter[uuid.UUID]) -> Exists:
     """Whether a shard of another client than `of_job`'s was sent and waits in the broker: a chain then
     ends, and that client's turn comes before this job's next shard (fair share between bulk jobs).
     Uncorrelated, so PostgreSQL reads it once per statement, on ix_shards_sent's few rows."""
@@ -283,12 +287,13 @@ def heartbeat_shard(session: Session, shard_id: int, worker: str, lease_seconds:
         .where(Job.id == Shard.job_id)
         .scalar_subquery()
     )
-    return session.scalar(
+    stopping: bool | None = session.scalar(
         update(Shard)
         .where(Shard.id == shard_id, Shard.lease_owner == worker, Shard.state == ShardState.RUNNING)
         .values(heartbeat_at=func.now(), lease_expires_at=_lease_until(lease_seconds))
         .returning(job_stopping)
     )
+    return stopping
 
 
 def _end_shard(session: Session, shard_id: int, worker: str, **values: Any) -> Shard | None:
@@ -381,7 +386,8 @@ def _finish(
         "shard_summary": summary,
         "seconds": solve_seconds,
     }
-    return session.connection().scalar(_finish_statement(), values)
+    finished_job: uuid.UUID | None = session.connection().scalar(_finish_statement(), values)
+    return finished_job
 
 
 def _count_done(session: Session, job_id: uuid.UUID, added_shards: int, added_rows: int) -> Any:

@@ -8,6 +8,7 @@ compacted table plus the deltas not yet folded in; `compact` folds them, one com
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import Select, Subquery, delete, func, literal_column, select, union_all
 from sqlalchemy.dialects.postgresql import insert
@@ -57,7 +58,7 @@ def compact(session: Session) -> bool:
 
 
 def _both(tallies: type, deltas: type, columns: tuple[str, ...]) -> Subquery:
-    def part(table: type) -> Select:
+    def part(table: type) -> Select[*tuple[Any, ...]]:
         return select(*(getattr(table, name) for name in columns))
 
     return union_all(part(tallies), part(deltas)).subquery()
