@@ -85,9 +85,10 @@ def _wrapped_consequence(
     conseq: int,
 ) -> bool:
     fixed = ctypes.cast(terms, ctypes.POINTER(z3.Ast))
-    return z3.Z3_solver_propagate_consequence(
+    propagated: bool = z3.Z3_solver_propagate_consequence(
         ctx, ctypes.c_void_p(cb), n, fixed, 0, None, None, ctypes.c_void_p(conseq)
     )
+    return propagated
 
 
 _consequence = _bind_consequence()

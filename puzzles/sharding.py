@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, Protocol, TypeVar, cast, runtime_checkable
 
 from puzzles.runtime import Run
 
@@ -68,7 +68,7 @@ class ShardedPuzzle(Protocol):
 def _run_one(module: str, params: dict[str, Any], key: str, time_limit: float | None) -> ShardResult:
     import importlib
 
-    puzzle = importlib.import_module(module)
+    puzzle = cast(ShardedPuzzle, importlib.import_module(module))
     with Run(time_limit) as run:
         return puzzle.run_shard(params, key, run)
 
@@ -83,7 +83,7 @@ def solve_in_process(
     """Plan, run every shard on all cores, combine: the whole job without the service."""
     import importlib
 
-    puzzle = importlib.import_module(module)
+    puzzle = cast(ShardedPuzzle, importlib.import_module(module))
     pending = list(puzzle.plan(params, run))
     summaries: list[dict[str, Any]] = []
     total, done = len(pending), 0

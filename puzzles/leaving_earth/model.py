@@ -209,7 +209,8 @@ class RouteModel:
 
     def _mission(self, model: z3.ModelRef) -> dict[str, Any]:
         def value(expr: z3.ArithRef) -> int:
-            return model.eval(expr, model_completion=True).as_long()
+            number: int = model.eval(expr, model_completion=True).as_long()
+            return number
 
         ions = value(self.ions)
         stages = [self._stage(j, value, ions, model) for j in range(len(self.legs))]

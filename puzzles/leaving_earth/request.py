@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +26,7 @@ RANGE_HELP = "a number as 4 (exactly 4), -4 (at most 4), 4+ (at least 4) or 2-4 
 
 # [0-9], not \d: \d (and int()) also read other scripts' digits, e.g. '٣' as 3
 _DIGITS = "([0-9]{1,20})"
-_RANGE_FORMS = (
+_RANGE_FORMS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], tuple[int, int]]], ...] = (
     (re.compile(_DIGITS), lambda m: (int(m[1]), int(m[1]))),
     (re.compile(f"-{_DIGITS}"), lambda m: (0, int(m[1]))),
     (re.compile(rf"{_DIGITS}\+"), lambda m: (int(m[1]), OPEN_MAX)),

@@ -160,7 +160,8 @@ def load_books(file: str) -> dict[str, Any]:
     path = resources.files("puzzles.mastermind").joinpath(file)
     if not path.is_file():
         return {}
-    return json.loads(path.read_text())
+    books: dict[str, Any] = json.loads(path.read_text())
+    return books
 
 
 def save_book(out: str, n: int, k: int, book: dict[str, Any]) -> None:

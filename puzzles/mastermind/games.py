@@ -109,7 +109,8 @@ def _seconds_per_game(n: int, k: int, strategy: str) -> float:
         ((a, b) for a, b in itertools.pairwise(points) if n <= b[0]), points[-2:]
     )
     per_position = (high_s / low_s) ** (1 / (high - low))
-    return low_s * per_position ** (n - low) * max(1.0, k / 6)
+    seconds: float = low_s * per_position ** (n - low) * max(1.0, k / 6)  # float ** is typed Any
+    return seconds
 
 
 def plan(params: dict[str, Any], run: Run) -> list[str]:

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import random
 from functools import lru_cache
+from typing import cast
 
 import numpy as np
 
@@ -82,7 +83,7 @@ def expected_cost(sizes: np.ndarray, n: int) -> np.ndarray:
     blacks) costing nothing: the total further guesses expected over the codes, after this one."""
     costs = sizes * _further(int(sizes.max()) + 1)[sizes]
     costs[:, n * (n + 1) + n] = 0.0
-    return np.round(costs.sum(1), 9)
+    return cast(np.ndarray, np.round(costs.sum(1), 9))
 
 
 def _scores(candidates: np.ndarray, targets: np.ndarray, n: int, k: int) -> np.ndarray:

@@ -321,7 +321,8 @@ def stored_trees() -> dict[str, Any]:
         text = resources.files("puzzles.mastermind").joinpath(TREES_FILE).read_text()
     except FileNotFoundError:
         return {}
-    return json.loads(text)
+    trees: dict[str, Any] = json.loads(text)
+    return trees
 
 
 def stored_sizes() -> list[tuple[int, int]]:

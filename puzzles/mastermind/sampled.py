@@ -11,6 +11,7 @@ feedback entropy over the sample wins, refined by hill climbing unless the sampl
 from __future__ import annotations
 
 import random
+from typing import cast
 
 import numpy as np
 
@@ -36,14 +37,14 @@ def _classes_matrix(candidates: np.ndarray, targets: np.ndarray, k: int) -> np.n
     candidate_counts = np.stack([(candidates == c).sum(1) for c in range(k)], 1)
     target_counts = np.stack([(targets == c).sum(1) for c in range(k)], 1)
     common = np.minimum(candidate_counts[:, None, :], target_counts[None, :, :]).sum(2)
-    return black * (n + 1) + common
+    return cast(np.ndarray, black * (n + 1) + common)
 
 
 def _fitting(candidates: np.ndarray, history: History, k: int) -> np.ndarray:
     """Which candidate rows fit every history entry."""
     guesses = np.array([g for g, _, _ in history], dtype=np.int8)
     wanted = np.array([_feedback_class(len(g), b, w) for g, b, w in history])
-    return (_classes_matrix(candidates, guesses, k) == wanted).all(1)
+    return cast(np.ndarray, (_classes_matrix(candidates, guesses, k) == wanted).all(1))
 
 
 def _split_pick(

@@ -39,7 +39,9 @@ def _rng(seed: int, history: History) -> random.Random:
     return random.Random(int.from_bytes(digest, "big"))
 
 
-def _key(candidate: Code, targets: _Targets, consistent: set[Code] | None, objective: str) -> tuple:
+def _key(
+    candidate: Code, targets: _Targets, consistent: set[Code] | None, objective: str
+) -> tuple[float, bool]:
     """How well `candidate` splits `targets` (larger is better), then whether it could be the secret."""
     sizes = Counter(targets.classes(candidate)).values()
     primary: float
@@ -54,7 +56,7 @@ def _key(candidate: Code, targets: _Targets, consistent: set[Code] | None, objec
 
 def _pick(
     pool: Sequence[Code], targets: _Targets, consistent: set[Code] | None, objective: str, run: Run
-) -> tuple[Code, tuple]:
+) -> tuple[Code, tuple[float, bool]]:
     """The candidate splitting `targets` best (ties to a consistent one, then to pool order), and its key."""
     best, best_key = pool[0], None
     for index, candidate in enumerate(pool):

@@ -10,6 +10,7 @@ import math
 import random
 from collections.abc import Iterator
 from functools import lru_cache
+from typing import cast
 
 import numpy as np
 
@@ -53,7 +54,7 @@ def _half_blacks(m: int, k: int, guess: np.ndarray, rows: np.ndarray) -> np.ndar
         digits = [index // k ** (size - 1 - i) % k for i in range(size)]
         tables.append(sum((d == guess[start + i]).astype(np.int64) for i, d in enumerate(digits)))
     high_part, low_part = np.divmod(rows, k**low)
-    return tables[0][high_part] + tables[1][low_part]
+    return cast(np.ndarray, tables[0][high_part] + tables[1][low_part])
 
 
 @lru_cache(maxsize=8)

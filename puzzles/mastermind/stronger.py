@@ -34,7 +34,7 @@ from __future__ import annotations
 import dataclasses
 import random
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
@@ -79,7 +79,7 @@ EXTRA = 50
 #: third-turn decisions kept per process (a play shard's memo is its own; the third turn is the dearest and
 #: a few thousand histories cover every game of a size)
 THIRD_CACHE = 20_000
-_THIRD: dict[tuple, Decision] = {}
+_THIRD: dict[tuple[int, int, History, int], Decision] = {}
 
 
 def engine_fits(n: int, k: int) -> bool:
@@ -133,7 +133,7 @@ class _Engine:
         black = self.black_high[candidates[:, None, 0], targets[None, :, 0]]
         black += self.black_low[candidates[:, None, 1], targets[None, :, 1]]
         common = self.common[candidates[:, None, 2], targets[None, :, 2]]
-        return black * np.uint8(self.n + 1) + common
+        return cast(np.ndarray, black * np.uint8(self.n + 1) + common)
 
 
 def endgame_size(n: int, k: int) -> int:
@@ -162,7 +162,7 @@ def _slogs(size: int) -> np.ndarray:
 def _entropy_key(sizes: np.ndarray) -> np.ndarray:
     """−Σ s·log s (larger is better: N × entropy up to a constant), rounded so equal splits tie."""
     table = _slogs(max(TARGETS, ENDGAME, int(sizes.max())) + 1)
-    return np.round(-table[sizes].sum(1), 9)
+    return cast(np.ndarray, np.round(-table[sizes].sum(1), 9))
 
 
 def _best_row(primary: np.ndarray, fits: np.ndarray) -> int:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import time
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -82,7 +82,7 @@ class _Size:
 
     def _classes_of(self, guess: Code, rows: np.ndarray) -> np.ndarray:
         encoded = self.engine.encode(np.array([guess], dtype=np.int8))
-        return self.engine.classes(encoded, self.every[rows])[0].astype(np.int64)
+        return cast(np.ndarray, self.engine.classes(encoded, self.every[rows])[0].astype(np.int64))
 
     def parts(self, first_key: str) -> tuple[Code, dict[str, np.ndarray]]:
         """The second guess after `first_key`, and the rows of each part it leaves, by its feedback."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any, Union, cast
 
 import numpy as np
 
@@ -168,7 +168,7 @@ def entropy_bits(counts: np.ndarray, axis: int = -1) -> np.ndarray:
     total = counts.sum(axis=axis, keepdims=True)
     p = np.divide(counts, total, out=np.zeros(counts.shape, dtype=float), where=total > 0)
     logs = np.log2(p, out=np.zeros_like(p), where=p > 0)
-    return -(p * logs).sum(axis=axis)
+    return cast(np.ndarray, -(p * logs).sum(axis=axis))
 
 
 def score(boards: BoardSet, actions: Sequence[AnyAction]) -> Scores:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 
@@ -104,6 +104,6 @@ def from_letters(letters: str) -> int:
     return encode([LETTERS.index(letter) for letter in letters.upper()])
 
 
-def render_board(params: dict, code: int) -> str:
+def render_board(params: dict[str, Any], code: int) -> str:
     """The letters of a stored board of a job with these params."""
     return to_letters(code, MODES[params["mode"]].sectors)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from typing import cast
 
 import numpy as np
 
@@ -73,7 +74,7 @@ class BoardSet:
         if self.per_model is None:
             return None
         mass = self.per_model.sum(axis=0)
-        return mass / mass.sum() if mass.sum() else mass
+        return cast(np.ndarray, mass / mass.sum() if mass.sum() else mass)
 
     @property
     def whole(self) -> BoardSet:
@@ -113,7 +114,7 @@ class BoardSet:
         where = np.argmax(self.grid == PLANET_X, axis=1)
         left = self.grid[rows, (where - 1) % n].astype(np.int64)
         right = self.grid[rows, (where + 1) % n].astype(np.int64)
-        return where.astype(np.int64) * 36 + left * 6 + right
+        return cast(np.ndarray, where.astype(np.int64) * 36 + left * 6 + right)
 
     def triple_counts(self) -> tuple[np.ndarray, np.ndarray]:
         """Every Planet X triple left and how many boards hold it (weighted), most likely first (ties: lower

@@ -39,7 +39,7 @@ from functools import reduce
 from itertools import combinations
 from math import comb
 from operator import or_
-from typing import Any
+from typing import Any, cast
 from weakref import WeakKeyDictionary
 
 import numpy as np
@@ -112,7 +112,7 @@ class Topic:
     def true_on(self, rows: np.ndarray) -> np.ndarray:
         """rows × statements, as booleans."""
         bits = self.truth[rows][:, None] >> np.arange(len(self.statements), dtype=np.uint64)
-        return (bits & np.uint64(1)).astype(bool)
+        return cast(np.ndarray, (bits & np.uint64(1)).astype(bool))
 
     def true_statements(self, row: int) -> list[int]:
         word = int(self.truth[row])
@@ -125,7 +125,7 @@ class Topic:
         """Per truth word (this topic's `truth` of some boards): the total weight of the statements that
         hold, the normaliser of the game's draw (a uniform draw: how many hold)."""
         if self.weights is None:
-            return np.bitwise_count(truth).astype(float)
+            return cast(np.ndarray, np.bitwise_count(truth).astype(float))
         total = np.zeros(len(truth))
         for k, weight in enumerate(self.weights):
             total += weight * ((truth >> np.uint64(k)) & np.uint64(1))
@@ -318,7 +318,9 @@ def research_likelihood(boards: BoardSet, topic: Topic, statement: Statement) ->
         return None
     truth = topic.truth[boards.rows]
     holds = (truth >> np.uint64(k)) & np.uint64(1)
-    return holds * topic.statement_weights()[k] / np.maximum(topic.true_weight(truth), 1e-300)
+    return cast(
+        np.ndarray, holds * topic.statement_weights()[k] / np.maximum(topic.true_weight(truth), 1e-300)
+    )
 
 
 def conference_likelihood(boards: BoardSet, shown: Sequence[Statement]) -> np.ndarray | None:

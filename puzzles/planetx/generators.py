@@ -34,7 +34,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from math import factorial, perm
-from typing import Protocol
+from typing import Protocol, cast
 from weakref import WeakKeyDictionary
 
 import numpy as np
@@ -256,7 +256,7 @@ class WeightedModel:
         if pair not in masses:
             topic = self.topic(whole, pair)
             masses[pair] = topic.true_weight(topic.truth).astype(np.float32)
-        return masses[pair][boards.rows].astype(float)
+        return cast(np.ndarray, masses[pair][boards.rows].astype(float))
 
     def deal(self, rngs: Streams, everything: BoardSet, row: int, conferences: int) -> Dealt:
         rng = rngs.research

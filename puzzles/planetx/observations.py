@@ -10,9 +10,9 @@ The JSON form (see `schemas/planetx.py`) is turned into these classes by `parse`
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import numpy as np
 import z3
@@ -49,7 +49,7 @@ class Observation(Protocol):
 
 def any_of(grid: np.ndarray, objects: tuple[int, ...]) -> np.ndarray:
     """Where the grid holds one of `objects` (one or two comparisons beat np.isin several times)."""
-    out = grid == objects[0]
+    out: np.ndarray = grid == objects[0]
     for obj in objects[1:]:
         out |= grid == obj
     return out
@@ -83,7 +83,7 @@ class SectorIs:
     present: bool = True
 
     def mask(self, mode: Mode, grid: np.ndarray) -> np.ndarray:
-        return (grid[:, self.sector - 1] == self.obj) == self.present
+        return cast(np.ndarray, (grid[:, self.sector - 1] == self.obj) == self.present)
 
     def holds(self, mode: Mode, board: Sequence[int]) -> bool:
         return (board[self.sector - 1] == self.obj) == self.present
@@ -104,7 +104,7 @@ class Survey:
 
     def mask(self, mode: Mode, grid: np.ndarray) -> np.ndarray:
         columns = [s - 1 for s in arc(mode, self.first, self.last)]
-        return any_of(grid[:, columns], self.objects).sum(axis=1) == self.count
+        return cast(np.ndarray, any_of(grid[:, columns], self.objects).sum(axis=1) == self.count)
 
     def holds(self, mode: Mode, board: Sequence[int]) -> bool:
         return sum(board[s - 1] in self.objects for s in arc(mode, self.first, self.last)) == self.count
@@ -148,9 +148,9 @@ class Near:
         subjects = grid == self.subject
         near = _rolled_or(grid == self.other, list(self.offsets))
         if self.quantifier == "all":
-            return ~np.any(subjects & ~near, axis=1)
+            return cast(np.ndarray, ~np.any(subjects & ~near, axis=1))
         hit = np.any(subjects & near, axis=1)
-        return hit if self.quantifier == "some" else ~hit
+        return cast(np.ndarray, hit if self.quantifier == "some" else ~hit)
 
     def _near(self, mode: Mode, board: Sequence[int], sector: int) -> bool:
         return any(board[(sector - 1 - d) % mode.sectors] == self.other for d in self.offsets)
@@ -159,7 +159,10 @@ class Near:
         hits = [
             self._near(mode, board, s) for s in range(1, mode.sectors + 1) if board[s - 1] == self.subject
         ]
-        return {"all": all, "some": any}.get(self.quantifier, lambda h: not any(h))(hits)
+        judge: Callable[[list[bool]], bool] = {"all": all, "some": any}.get(
+            self.quantifier, lambda h: not any(h)
+        )
+        return judge(hits)
 
     def constraint(self, model: BoardModel) -> z3.BoolRef:
         offsets = list(self.offsets)
@@ -199,7 +202,7 @@ class Band:
 
         def within(width: int) -> np.ndarray:
             if width <= 0:
-                return ~np.any(subjects, axis=1)
+                return cast(np.ndarray, ~np.any(subjects, axis=1))
             out = np.zeros(len(grid), dtype=bool)
             for band in self._fits(mode, width):
                 outside = [s - 1 for s in range(1, mode.sectors + 1) if s not in band]
@@ -249,10 +252,13 @@ class WrongLocate:
 
     def mask(self, mode: Mode, grid: np.ndarray) -> np.ndarray:
         left, right = self._neighbours(mode)
-        return ~(
-            (grid[:, self.sector - 1] == PLANET_X)
-            & (grid[:, left - 1] == self.left)
-            & (grid[:, right - 1] == self.right)
+        return cast(
+            np.ndarray,
+            ~(
+                (grid[:, self.sector - 1] == PLANET_X)
+                & (grid[:, left - 1] == self.left)
+                & (grid[:, right - 1] == self.right)
+            ),
         )
 
     def holds(self, mode: Mode, board: Sequence[int]) -> bool:

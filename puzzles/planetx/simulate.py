@@ -38,7 +38,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -137,7 +137,8 @@ def _locate_now(counts: np.ndarray, rate: float) -> bool:
         return True
     p = counts[0] / counts.sum()
     rest = float(entropy_bits(counts[1:])) if len(counts) > 1 else 0.0
-    return (1 - p) * (rest / rate + LOCATE_DAYS) < float(entropy_bits(counts)) / rate
+    sooner: bool = (1 - p) * (rest / rate + LOCATE_DAYS) < float(entropy_bits(counts)) / rate
+    return sooner
 
 
 def choose(
@@ -306,7 +307,7 @@ def _where_true(fact: Observation) -> Callable[[BoardSet], np.ndarray]:
 
 def _where_seen(action: Action, seen: int) -> Callable[[BoardSet], np.ndarray]:
     def holds(boards: BoardSet) -> np.ndarray:
-        return outcomes(boards, [action])[:, 0] == seen
+        return cast(np.ndarray, outcomes(boards, [action])[:, 0] == seen)
 
     return holds
 

@@ -117,7 +117,8 @@ class Enumerator:
     def check(self) -> int:
         """The solver's next check, bare: Z3_L_TRUE, Z3_L_FALSE or Z3_L_UNDEF. (`Run.check` sets the
         timeout parameter on every call, which costs more than a small check itself.)"""
-        return z3.Z3_solver_check(self._ctx_ref, self._solver_ref)
+        result: int = z3.Z3_solver_check(self._ctx_ref, self._solver_ref)
+        return result
 
     def block(self, code: int) -> None:
         """Exclude this board from later models."""
