@@ -7,6 +7,7 @@ import logging
 import swagger_ui_bundle
 from flask import Flask, Response, send_from_directory
 from flask_smorest import Api
+from werkzeug.exceptions import HTTPException
 
 from api import batches, errors, events, jobs, meta, metrics, openapi, rows
 from api.admin.setup import init_admin
@@ -31,7 +32,7 @@ class ZolveApi(Api):
 
     ERROR_SCHEMA = ErrorSchema
 
-    def handle_http_exception(self, error):
+    def handle_http_exception(self, error: HTTPException) -> Response:
         return errors.handle_http_exception(error)
 
 

@@ -23,6 +23,6 @@ def _unauthorized(status: int) -> Response:
 
 
 def current_principal() -> Caller:
-    principal = auth.current_user()
+    principal: Caller | None = auth.current_user()
     assert principal is not None
     return principal

@@ -51,7 +51,8 @@ def _field_errors(error: HTTPException) -> dict[str, Any] | None:
     """webargs puts messages under their location ({"json": {...}}); clients want the fields."""
     data = getattr(error, "data", None) or {}
     if data.get("errors"):
-        return data["errors"]
+        field_errors: dict[str, Any] = data["errors"]
+        return field_errors
     messages = data.get("messages")
     if not messages:
         return None

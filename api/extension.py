@@ -14,7 +14,7 @@ from flask import Flask, current_app
 from api.slots import Slots, Turns
 from api.spools import Spools
 from core.config import Settings
-from services.context import Context
+from services.context import Caller, Context
 from store.db import Database
 from store.listen import EventFeed
 
@@ -49,7 +49,7 @@ class Zolve:
     #: jobs read recently, by id (api.job_cache)
     status_cache: JobCache
     #: callers by their key's hash, with its lock (api.keycache)
-    auth_cache: tuple[TTLCache, threading.Lock]
+    auth_cache: tuple[TTLCache[str, Caller | None], threading.Lock]
     limiter: Limiter | None = None
     csrf: CSRFProtect | None = None
     metrics: CollectorRegistry | None = None
@@ -62,4 +62,5 @@ def install(app: Flask, extension: Zolve) -> Zolve:
 
 def zolve(app: Flask | None = None) -> Zolve:
     """The app's extension (the current app's, inside a request or an app context)."""
-    return (app or current_app).extensions[EXTENSION]
+    extension: Zolve = (app or current_app).extensions[EXTENSION]
+    return extension

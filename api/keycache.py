@@ -6,6 +6,7 @@ the keys in use wholesale."""
 from __future__ import annotations
 
 import threading
+from typing import cast
 
 from cachetools import TTLCache
 
@@ -28,7 +29,7 @@ def caller_for(token: str) -> Caller | None:
     with lock:
         cached = cache.get(digest, _MISSING)
     if cached is not _MISSING:
-        return cached
+        return cast("Caller | None", cached)
     with zolve().db.session() as session:
         row = keys.authenticate(session, token)
         caller = Caller(row.id, row.is_admin) if row else None
@@ -37,9 +38,9 @@ def caller_for(token: str) -> Caller | None:
     return caller
 
 
-def new_auth_cache() -> tuple[TTLCache, threading.Lock]:
+def new_auth_cache() -> tuple[TTLCache[str, Caller | None], threading.Lock]:
     return TTLCache(CACHE_SIZE, CACHE_SECONDS), threading.Lock()
 
 
-def _cache() -> tuple[TTLCache, threading.Lock]:
+def _cache() -> tuple[TTLCache[str, Caller | None], threading.Lock]:
     return zolve().auth_cache

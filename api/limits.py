@@ -221,7 +221,8 @@ def checked_submit() -> CheckedSubmit | None:
     or the view (which then does not load the params again)."""
     if _CHECKED not in g:
         setattr(g, _CHECKED, _checked_body(request.get_json(silent=True)))
-    return getattr(g, _CHECKED)
+    checked: CheckedSubmit | None = getattr(g, _CHECKED)
+    return checked
 
 
 def invalid_job() -> bool:

@@ -212,7 +212,7 @@ class OperationsPlugin(BasePlugin):
     """Completes each operation as it is registered (apispec calls operation_helper once per path)."""
 
     def operation_helper(
-        self, path: str | None = None, operations: dict | None = None, **kwargs: Any
+        self, path: str | None = None, operations: dict[str, Any] | None = None, **kwargs: Any
     ) -> None:
         for method, operation in (operations or {}).items():
             if method in ("get", "post", "put", "patch", "delete"):
@@ -236,7 +236,9 @@ def _nullable(name: str, description: str) -> dict[str, Any]:
     return {"allOf": [_ref(name)], "nullable": True, "description": description}
 
 
-def _typed(base: dict[str, Any], changes: dict[str, Any], required: tuple[str, ...], about: str) -> dict:
+def _typed(
+    base: dict[str, Any], changes: dict[str, Any], required: tuple[str, ...], about: str
+) -> dict[str, Any]:
     schema = copy.deepcopy(base)
     schema["properties"].update(changes)
     schema["required"] = sorted({*schema.get("required", []), *required})

@@ -95,6 +95,7 @@ def queue_depth(celery: Celery) -> int | None:
 
 def _waiting(channel: Any, queue: str) -> int:
     try:
-        return channel.queue_declare(queue, passive=True).message_count
+        count: int = channel.queue_declare(queue, passive=True).message_count
+        return count
     except ChannelError:  # the broker does not know the queue (e.g. Redis restarted empty): nothing waits
         return 0

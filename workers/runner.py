@@ -199,7 +199,7 @@ def _run_claimed_job(
     job_id: uuid.UUID,
     worker: str,
     kind: str,
-    params: dict,
+    params: dict[str, Any],
     time_limit: float,
 ) -> Messages:
     followups = Messages()

@@ -299,7 +299,7 @@ def _whose_database(settings: Settings, started_here: bool) -> str:
     return "the database of DATABASE_URL"
 
 
-class Duration(click.ParamType):
+class Duration(click.ParamType[timedelta]):
     """30d, 12h, 90m or 45s (a plain number is days)."""
 
     name = "duration"

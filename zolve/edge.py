@@ -107,8 +107,6 @@ class ClientGone(Exception):
     """The client disconnected, or stopped reading for longer than the write deadline."""
 
 
-
-
 #: reason phrases as granian's status line gives them, where Python's differ
 _PHRASES = {413: "Payload Too Large", 414: "URI Too Long"}
 
@@ -737,7 +735,8 @@ async def _wait_for(pause: Pause, gone: asyncio.Event) -> None:
 
 
 def _header(scope: Scope, name: bytes) -> bytes:
-    for key, value in scope["headers"]:
+    headers: Iterable[tuple[bytes, bytes]] = scope["headers"]
+    for key, value in headers:
         if key == name:
             return value
     return b""

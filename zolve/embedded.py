@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 if TYPE_CHECKING:
-    from pgserver import PostgresServer
+    from pgserver.postgres_server import PostgresServer
 
 log = logging.getLogger("zolve.embedded")
 
@@ -38,7 +38,7 @@ class EmbeddedServices:
         #: (database URL, Redis URL) once `start()` ran
         self.urls: tuple[str, str] = ("", "")
         self._postgres: PostgresServer | None = None
-        self._redis: subprocess.Popen | None = None
+        self._redis: subprocess.Popen[bytes] | None = None
         self._redis_socket: Path | None = None
 
     # -- PostgreSQL ------------------------------------------------------------------------------
@@ -48,10 +48,10 @@ class EmbeddedServices:
             runtime = Path(tempfile.gettempdir()) / f"zolve-runtime-{os.getuid()}"
             runtime.mkdir(mode=0o700, exist_ok=True)
             os.environ["XDG_RUNTIME_DIR"] = str(runtime)
-        import pgserver
+        from pgserver.postgres_server import get_server
 
         self.data_dir.mkdir(parents=True, exist_ok=True)
-        self._postgres = server = pgserver.get_server(self.data_dir / "postgres", cleanup_mode="stop")
+        self._postgres = server = get_server(self.data_dir / "postgres", cleanup_mode="stop")
         self._keep_private()
         exists = server.psql(f"SELECT 1 FROM pg_database WHERE datname = '{DATABASE_NAME}';")
         if "(1 row)" not in exists:
@@ -127,11 +127,11 @@ class EmbeddedServices:
 
     def restart_postgres(self) -> str:
         """Start PostgreSQL again after it died (same data, same socket, so the same URL)."""
-        import pgserver
+        from pgserver.postgres_server import PostgresServer
 
         if self._postgres is None:
             raise RuntimeError("PostgreSQL was never started")
-        with pgserver.PostgresServer._lock:
+        with PostgresServer._lock:
             self._postgres.ensure_postgres_running()
         self._keep_private()
         return _database_url(self._postgres)
@@ -172,7 +172,7 @@ def _kill_stale(pidfile: Path) -> None:
             time.sleep(0.1)
 
 
-def _wait_for_redis(socket_path: Path, process: subprocess.Popen, timeout: float = 15.0) -> None:
+def _wait_for_redis(socket_path: Path, process: subprocess.Popen[bytes], timeout: float = 15.0) -> None:
     import redis
 
     deadline = time.monotonic() + timeout

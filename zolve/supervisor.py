@@ -53,7 +53,7 @@ def _first_admin_key(database_url: str) -> str | None:
         db.dispose()
 
 
-def _spawn(args: list[str], env: dict[str, str], output: IO[bytes] | None) -> subprocess.Popen:
+def _spawn(args: list[str], env: dict[str, str], output: IO[bytes] | None) -> subprocess.Popen[bytes]:
     # own process group: Ctrl-C reaches only the supervisor, which then stops children in order
     return subprocess.Popen(
         [sys.executable, "-m", "zolve", *args],
@@ -64,7 +64,7 @@ def _spawn(args: list[str], env: dict[str, str], output: IO[bytes] | None) -> su
     )
 
 
-def _stop(process: subprocess.Popen, grace: float) -> None:
+def _stop(process: subprocess.Popen[bytes], grace: float) -> None:
     if process.poll() is not None:
         return
     try:
@@ -92,7 +92,8 @@ class Child:
     up_since: float = 0.0
 
     def backoff(self) -> float:
-        return min(MAX_BACKOFF, FIRST_BACKOFF * 2**self.failures)
+        doubled: float = FIRST_BACKOFF * 2**self.failures  # int ** int is typed Any (a float if negative)
+        return min(MAX_BACKOFF, doubled)
 
 
 class ProcessChild(Child):
@@ -100,7 +101,7 @@ class ProcessChild(Child):
 
     def __init__(self, name: str, args: list[str], env: dict[str, str], output: IO[bytes] | None = None):
         """`output`: where its standard output and error go (None: the supervisor's own)."""
-        self.process: subprocess.Popen | None = None
+        self.process: subprocess.Popen[bytes] | None = None
 
         def start() -> None:
             self.process = _spawn(args, env, output)

@@ -145,9 +145,10 @@ class Client:
     def _request(self, method: str, path: str, **kwargs: Any) -> dict[str, Any]:
         response = self._send(method, path, **kwargs)
         try:
-            return json.loads(response.data)
+            answer: dict[str, Any] = json.loads(response.data)
         except ValueError as exc:
             raise ApiError(f"{method} {path}: the answer is not JSON", status=response.status) from exc
+        return answer
 
     # -- jobs -------------------------------------------------------------------------------------------
     def submit(
@@ -185,7 +186,8 @@ class Client:
             job = self.wait(job_id, timeout=timeout, show_progress=False)
         if job["state"] != "succeeded":
             raise JobFailed(job)
-        return job["result"]
+        result: dict[str, Any] = job["result"]
+        return result
 
     def iter_jobs(
         self, states: tuple[str, ...] = (), kind: str | None = None, limit: int = 20, all_pages: bool = False
@@ -206,7 +208,7 @@ class Client:
 
     def _rows_link(self, job_id: str, link: str) -> str:
         job = self.get(job_id)
-        path = (job.get("links") or {}).get(link)
+        path: str | None = (job.get("links") or {}).get(link)
         if path is None:
             raise NoRows(f"job {job_id} ({job.get('kind')}) stores no rows to export")
         return path
@@ -435,12 +437,15 @@ class Client:
     def webhook_secret(self, rotate: bool = False) -> str:
         """The secret your webhook deliveries are signed with (`rotate`: a new one from now on)."""
         if rotate:
-            return self._request("POST", "webhooks/secret/rotate")["secret"]
-        return self._request("GET", "webhooks/secret")["secret"]
+            secret: str = self._request("POST", "webhooks/secret/rotate")["secret"]
+        else:
+            secret = self._request("GET", "webhooks/secret")["secret"]
+        return secret
 
     def deliveries(self, job_id: str) -> list[dict[str, Any]]:
         """The job's webhook deliveries, each with every attempt (status, latency, reason)."""
-        return self._request("GET", f"jobs/{job_id}/deliveries")["items"]
+        items: list[dict[str, Any]] = self._request("GET", f"jobs/{job_id}/deliveries")["items"]
+        return items
 
 
 def _check(deadline: float | None) -> None:

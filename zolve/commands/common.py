@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -88,7 +89,9 @@ def summary(job: dict[str, Any]) -> str:
     return "\n".join(line for line in lines if line)
 
 
-def solve_locally(kind: str, raw_params: Any, time_limit: float | None = None, on_rows: Any = None) -> Any:
+def solve_locally(
+    kind: str, raw_params: Any, time_limit: float | None = None, on_rows: Any = None
+) -> dict[str, Any]:
     """Validate params (exit 2 with field errors), solve in this process, return the result JSON."""
     from marshmallow import ValidationError
 
@@ -123,13 +126,15 @@ def local_time_limit(spec: Any) -> float:
     return spec.default_time_limit or settings.max_time_limit
 
 
+F = TypeVar("F", bound=Callable[..., Any])
+
 client_options = [
     click.option("--url", envvar="ZOLVE_URL", default=DEFAULT_URL, show_default=True, help="[ZOLVE_URL]"),
     click.option("--key", envvar="ZOLVE_API_KEY", required=True, help="API key [ZOLVE_API_KEY]"),
 ]
 
 
-def with_client(func):
+def with_client(func: F) -> F:
     for option in reversed(client_options):
         func = option(func)
     return func

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import click
 
@@ -25,7 +25,7 @@ COMPONENT_OPTIONS = (
 )
 
 
-class Range(click.ParamType):
+class Range(click.ParamType[str]):
     name = "range"
 
     def convert(self, value: Any, param: Any, ctx: Any) -> str:
@@ -33,10 +33,10 @@ class Range(click.ParamType):
             parse_range(value)
         except RequestError:
             self.fail(f"Number must be expressed as {RANGE_HELP}", param, ctx)
-        return value
+        return cast(str, value)  # from the command line: parse_range read it as a RANGE
 
 
-class Via(click.ParamType):
+class Via(click.ParamType[dict[str, Any]]):
     """CODE[,drop=N][,pickup=N]"""
 
     name = "waypoint"
@@ -86,11 +86,14 @@ def les_output(result: dict[str, Any]) -> dict[str, Any]:
     return {key: result[key] for key in LES_KEYS if key in result}
 
 
-def _component_option(short: str, long: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _component_option(short: str, long: str) -> Callable[[F], F]:
     return click.option(short, long, type=Range(), default=None, help=f"number of {long[2:]} (default 0-8)")
 
 
-def _with_component_options(func):
+def _with_component_options(func: F) -> F:
     for short, long in reversed(COMPONENT_OPTIONS):
         func = _component_option(short, long)(func)
     return func
@@ -174,4 +177,5 @@ def _plan_remotely(params: dict[str, Any], options: dict[str, Any]) -> dict[str,
         raise click.ClickException(
             f"job {job['id']} {job['state']}: {(job.get('error') or {}).get('message')}"
         )
-    return job["result"]
+    result: dict[str, Any] = job["result"]
+    return result
