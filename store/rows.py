@@ -149,7 +149,8 @@ def _key_page(
 
 
 def _where(filters: Sequence[RowFilter]) -> str:
-    dialect = postgresql.dialect()
+    # SQLAlchemy leaves the psycopg dialect's __init__ unannotated
+    dialect = postgresql.dialect()  # type: ignore[no-untyped-call]
     return "".join(
         f" AND {f.condition().compile(dialect=dialect, compile_kwargs={'literal_binds': True})}"
         for f in filters

@@ -64,7 +64,8 @@ def _ack_unless_detached(ack: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(ack)
     def ack_message(self: Any, delivery_tag: Any) -> Any:
         if _detached(self):
-            return virtual.QoS.ack(self, delivery_tag)  # forget it locally; the broker's copy is gone
+            # forget it locally; the broker's copy is gone (kombu leaves QoS.ack unannotated)
+            return virtual.QoS.ack(self, delivery_tag)  # type: ignore[no-untyped-call]
         return ack(self, delivery_tag)
 
     return ack_message
