@@ -66,6 +66,8 @@ def settings_the_code_reads() -> frozenset[str]:
             for node in ast.walk(ast.parse(path.read_text(), str(path))):
                 if isinstance(node, ast.Constant) and isinstance(node.value, str):
                     names.update(SETTING.findall(node.value) if SETTING.fullmatch(node.value) else ())
+    for script in (ROOT / "scripts").rglob("*.sh"):  # what a shell script reads: ${ZOLVE_X...}
+        names.update(re.findall(r"\$\{(ZOLVE_[A-Z0-9_]+)", script.read_text()))
     return frozenset(names | the_settings_variables())
 
 
