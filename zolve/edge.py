@@ -78,8 +78,8 @@ class EdgeConfig:
     max_body_bytes: int = 256 * 1024
     #: requests in progress in this process at once (reading their body, waiting their turn, computed,
     #: answered), in all and per client address; past either: 503
-    max_requests: int = 2000
-    max_requests_per_address: int = 500
+    max_requests: int = 8000
+    max_requests_per_address: int = 400
     #: requests computed at once (zolve.servers.edge_capacity); past it, clients take turns
     capacity: int = 16
     #: a request still unanswered after this long is waiting (a long-poll), not computing: its place goes on
