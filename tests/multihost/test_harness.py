@@ -32,8 +32,15 @@ def test_without_iproute2_the_reason_is_given(tmp_path: Path, monkeypatch) -> No
         netns.require_namespaces()
 
 
-def test_the_cluster_fails_the_test_rather_than_skipping_it(tmp_path: Path, monkeypatch) -> None:
+def test_as_root_a_cluster_that_cannot_be_built_fails_the_test(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
     fake_ip(tmp_path, "Operation not permitted")
     monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
     with pytest.raises(pytest.fail.Exception, match="cannot build the multi-host cluster"):
+        open_cluster(tmp_path)
+
+
+def test_not_as_root_the_cluster_skips_the_test_with_the_reason(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    with pytest.raises(pytest.skip.Exception, match="need root"):
         open_cluster(tmp_path)
