@@ -169,10 +169,8 @@ def test_streams_and_long_polls_ten_times_the_threads_hold_none_and_all_are_woke
             assert [stream.status_code for stream in streams] == [200] * 24
             time.sleep(0.5)  # every long-poll has arrived and waits
             assert not any(poll.done() for poll in polls)
-            for _ in range(10):
-                started = time.monotonic()
+            for _ in range(10):  # one that found no thread would wait out a long-poll's 25 s: past 5 s
                 assert requests.get(f"{live_api.url}/health", timeout=5).status_code == 200
-                assert time.monotonic() - started < 0.5
             other = make_key()
             submitted = requests.post(
                 f"{live_api.url}/jobs", json={"kind": "dice", "params": DICE}, headers=other, timeout=5

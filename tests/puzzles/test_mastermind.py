@@ -203,12 +203,12 @@ def test_a_history_holding_the_secret_is_solved() -> None:
     assert ask({"n": 4, "k": 6, "history": history})["status"] == "contradiction"
 
 
-def test_a_32_by_20_guess_with_a_short_history_is_quick_and_fits() -> None:
+def test_a_32_by_20_guess_with_a_short_history_fits_within_its_time_limit() -> None:
+    """Its time limit is the behaviour asserted (a run past it raises TimeLimitExceeded); how fast it is
+    belongs to bench/mastermind.py."""
     rng = random.Random(32)
     _, history = random_history(rng, 32, 20, 2)
-    started = time.monotonic()
-    result = ask({"n": 32, "k": 20, "history": history, "samples": 100})
-    assert time.monotonic() - started < 15
+    result = ask({"n": 32, "k": 20, "history": history, "samples": 100}, time_limit=15)
     assert result["status"] == "ok" and result["consistent"] and fits(result["guess"], history)
 
 
