@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
-from flask import Response, url_for
+from flask import Response, request, url_for
 from flask.views import MethodView
 from flask_smorest import abort
 from marshmallow import RAISE
@@ -88,17 +88,21 @@ class BatchCollection(MethodView):
 
     @blp.arguments(batch_schemas.BatchCreate)
     @blp.response(202, batch_schemas.Batch)
-    @blp.alt_response(422, description="Unknown kind, no items, too many items or a repeated client_id")
+    @blp.alt_response(
+        422,
+        description="Unknown kind, no or too many items, a repeated client_id or a reused Idempotency-Key",
+    )
     @blp.alt_response(415, description="The body is not sent as application/json")
     def post(self, body: dict[str, Any]) -> Any:
         """Submit up to 500 requests of one kind. Each item is validated on its own (a bad one is
-        `rejected`, the rest run); identical requests are solved once. Answers 202 with the batch."""
+        `rejected`, the rest run); identical requests are solved once. Answers 202 with the batch;
+        honours Idempotency-Key."""
         who = caller()
 
         def present(session: Any, batch: Batch) -> dict[str, Any]:
             return _batch_resource(session, batch, {"limit": 50}, is_admin=who.is_admin)
 
-        resource = batch_service.submit_batch(
+        submitted = batch_service.submit_batch(
             context(),
             who,
             body["kind"],
@@ -106,8 +110,13 @@ class BatchCollection(MethodView):
             body["time_limit"],
             present=present,
             callback_url=body["callback_url"],
+            idempotency_key=request.headers.get("Idempotency-Key"),
         )
-        return resource, 202, {"Location": resource["links"]["self"]}
+        resource = submitted.presented
+        headers = {"Location": resource["links"]["self"]}
+        if not submitted.created:
+            headers["Idempotent-Replayed"] = "true"
+        return resource, 202, headers
 
 
 @blp.route("/<uuid:batch_id>")

@@ -86,7 +86,7 @@ HEADERS: dict[str, dict[str, Any]] = {
     },
     "X-Zolve-Cache": {"description": "`hit`: an identical job's result was served", "schema": TEXT},
     "Idempotent-Replayed": {
-        "description": "`true`: an earlier request with the same Idempotency-Key made this job",
+        "description": "`true`: an earlier request with the same Idempotency-Key made this job (or batch)",
         "schema": TEXT,
     },
 }
@@ -95,7 +95,7 @@ IDEMPOTENCY_KEY = {
     "in": "header",
     "name": "Idempotency-Key",
     "required": False,
-    "description": "repeat a submit safely: the same key and body answer the job made the first time",
+    "description": "repeat a submit safely: the same key and body answer what the first request made",
     "schema": {"type": "string", "minLength": 1, "maxLength": IDEMPOTENCY_KEY_MAX},
 }
 LAST_EVENT_ID = {
@@ -196,7 +196,8 @@ def _headers(method: str, path: str, operation: dict[str, Any], responses: dict[
         add("202", "Location", "X-Zolve-Cache", "Idempotent-Replayed")
         responses["202"]["links"] = _links("{job_id}")
     if (method, path) == ("post", "/batches"):
-        add("202", "Location")
+        operation.setdefault("parameters", []).append(IDEMPOTENCY_KEY)
+        add("202", "Location", "Idempotent-Replayed")
         responses["202"]["links"] = _links("{batch_id}")
     if (method, path) == ("get", "/jobs"):
         add("200", "Link")

@@ -3,19 +3,30 @@ as rejected, the rest run) and identical requests are solved once."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from services.context import Caller, Context
 from services.errors import Invalid
-from services.jobs import check_unfinished_quota, checked_time_limit, kind_named, validated_params
+from services.jobs import (
+    check_unfinished_quota,
+    checked_idempotency_key,
+    checked_time_limit,
+    kind_named,
+    validated_params,
+)
 from services.messages import Messages, publish_deliveries, send
 from services.webhooks import checked_callback_url
 from store import batches as batch_store
 from store import jobs
 from store import webhooks as webhook_store
+from store.jobs import IdempotencyConflict
 from store.models import Batch
 
 T = TypeVar("T")
@@ -32,6 +43,15 @@ def _items(kind_name: str, raw_items: list[dict[str, Any]]) -> list[batch_store.
     return items
 
 
+@dataclass(frozen=True)
+class Submitted(Generic[T]):
+    """What `present` made of the batch; `created` is False when an earlier request with the same
+    Idempotency-Key made it."""
+
+    presented: T
+    created: bool
+
+
 def submit_batch(
     ctx: Context,
     caller: Caller,
@@ -40,25 +60,43 @@ def submit_batch(
     time_limit: float | None,
     present: Callable[[Session, Batch], T],
     callback_url: str | None = None,
-) -> T:
+    idempotency_key: str | None = None,
+) -> Submitted[T]:
     """Store the batch and its distinct jobs, then wake the workers. Returns what `present` makes of the
-    batch in the same transaction, before any worker could change it."""
+    batch in the same transaction, before any worker could change it. The same Idempotency-Key with the
+    same request answers the batch made the first time (nothing new is stored or sent); with another
+    request, Invalid."""
+    key = checked_idempotency_key(idempotency_key)
     items = _items(kind_name, raw_items)
     limit = checked_time_limit(ctx, time_limit, kind_named(kind_name))
     callback = checked_callback_url(ctx.settings, callback_url)
+    digest = _request_hash(kind_name, raw_items, limit, callback) if key is not None else None
     with ctx.db.session() as session:
+        if key is not None and digest is not None:
+            earlier = _replayed(session, caller, key, digest)
+            if earlier is not None:
+                return Submitted(present(session, earlier), created=False)
         distinct = len(
             {jobs.params_hash(kind_name, item.params) for item in items if item.params is not None}
         )
         check_unfinished_quota(ctx, session, caller, distinct)
-        batch, job_ids = batch_store.create_batch(
-            session,
-            owner_id=caller.key_id,
-            kind=kind_name,
-            items=items,
-            time_limit=limit,
-            callback_url=callback,
-        )
+        try:
+            batch, job_ids = batch_store.create_batch(
+                session,
+                owner_id=caller.key_id,
+                kind=kind_name,
+                items=items,
+                time_limit=limit,
+                callback_url=callback,
+                idempotency_key=key,
+                request_hash=digest,
+            )
+        except IntegrityError:
+            # a concurrent request with the same key won the race
+            earlier = _replayed(session, caller, key, digest) if key and digest else None
+            if earlier is None:
+                raise
+            return Submitted(present(session, earlier), created=False)
         if callback and not job_ids:  # every item rejected: done at once
             webhook_store.add_batch_delivery(session, batch.id, caller.key_id, callback)
         presented = present(session, batch)
@@ -66,4 +104,17 @@ def submit_batch(
         send(ctx, Messages(owners={caller.key_id}))
     elif callback:
         publish_deliveries(ctx.broker, ctx.db)
-    return presented
+    return Submitted(presented, created=True)
+
+
+def _request_hash(kind: str, raw_items: list[dict[str, Any]], limit: float, callback: str | None) -> str:
+    """What a repeat with the same Idempotency-Key must match: the request as the service read it."""
+    request = {"kind": kind, "items": raw_items, "time_limit": limit, "callback_url": callback}
+    return hashlib.sha256(json.dumps(request, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _replayed(session: Session, caller: Caller, key: str, digest: str) -> Batch | None:
+    try:
+        return batch_store.replayed_batch(session, caller.key_id, key, digest)
+    except IdempotencyConflict as conflict:
+        raise Invalid({"Idempotency-Key": [str(conflict)]}, str(conflict)) from None

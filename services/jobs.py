@@ -75,7 +75,7 @@ def checked_time_limit(ctx: Context, requested: float | None, kind: Kind | None 
     return requested
 
 
-def _checked_idempotency_key(key: str | None) -> str | None:
+def checked_idempotency_key(key: str | None) -> str | None:
     if key is not None and not (0 < len(key) <= IDEMPOTENCY_KEY_MAX):
         raise Invalid({"Idempotency-Key": [f"must be 1 to {IDEMPOTENCY_KEY_MAX} characters"]})
     return key
@@ -98,7 +98,7 @@ def submit(
     kind = kind_named(kind_name)
     params = loaded_params if loaded_params is not None else validated_params(kind, raw_params)
     limit = checked_time_limit(ctx, time_limit, kind)
-    key = _checked_idempotency_key(idempotency_key)
+    key = checked_idempotency_key(idempotency_key)
     callback = checked_callback_url(ctx.settings, callback_url)
     owner: _NewJob = {"owner_id": caller.key_id, "kind": kind.name, "params": params, "time_limit": limit}
     cached, released = None, None

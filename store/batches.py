@@ -13,7 +13,7 @@ from sqlalchemy.orm import Session
 
 from core.events import EventName
 from store import events
-from store.jobs import job_row, params_hash
+from store.jobs import IdempotencyConflict, job_row, params_hash
 from store.models import Batch, BatchItem, Job
 
 
@@ -33,8 +33,12 @@ def create_batch(
     items: list[NewItem],
     time_limit: float,
     callback_url: str | None = None,
+    idempotency_key: str | None = None,
+    request_hash: str | None = None,
 ) -> tuple[Batch, list[uuid.UUID]]:
-    """Insert the batch, its items and one queued job per distinct params; returns the jobs to publish."""
+    """Insert the batch, its items and one queued job per distinct params; returns the jobs to publish.
+    With an Idempotency-Key the batch's row goes in first, under a savepoint: a concurrent request with
+    the same key makes it raise IntegrityError before anything else was written (see replayed_batch)."""
     batch = Batch(
         id=uuid.uuid4(),
         owner_id=owner_id,
@@ -42,8 +46,14 @@ def create_batch(
         item_count=len(items),
         job_count=0,
         callback_url=callback_url,
+        idempotency_key=idempotency_key,
+        request_hash=request_hash,
     )
-    session.add(batch)
+    if idempotency_key is None:
+        session.add(batch)
+    else:
+        with session.begin_nested():  # flushed at its end: a concurrent twin's key raises here
+            session.add(batch)
     jobs_by_hash: dict[str, Job] = {}
     rows = []
     for position, item in enumerate(items):
@@ -73,6 +83,17 @@ def create_batch(
         events.record(session, job.id, EventName.CREATED, actor_key_id=owner_id, detail=in_batch)
     session.flush()
     return batch, [job.id for job in jobs_by_hash.values()]
+
+
+def replayed_batch(session: Session, owner_id: int, idempotency_key: str, request_hash: str) -> Batch | None:
+    """The batch an earlier request with this Idempotency-Key made, if any; IdempotencyConflict when that
+    request was another."""
+    batch = session.scalar(
+        select(Batch).where(Batch.owner_id == owner_id, Batch.idempotency_key == idempotency_key)
+    )
+    if batch is not None and batch.request_hash != request_hash:
+        raise IdempotencyConflict("this Idempotency-Key was already used with a different request body")
+    return batch
 
 
 def get_batch(session: Session, batch_id: uuid.UUID, owner_id: int | None) -> Batch | None:

@@ -303,6 +303,13 @@ class Batch(Base):
     __table_args__ = (
         Index("ix_batches_owner_created", "owner_id", "created_at"),
         Index("ix_batches_created_id", "created_at", "id"),
+        Index(
+            "ux_batches_owner_idempotency_key",
+            "owner_id",
+            "idempotency_key",
+            unique=True,
+            postgresql_where=text("idempotency_key IS NOT NULL"),
+        ),
     )
 
     id: Mapped[uuid.UUID] = mapped_column(UUID(as_uuid=True), primary_key=True, default=uuid.uuid4)
@@ -313,6 +320,9 @@ class Batch(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     #: POSTed (signed) once every job of the batch has finished
     callback_url: Mapped[str | None] = mapped_column(Text)
+    #: the client's Idempotency-Key, and the digest of the request it came with (a repeat must match)
+    idempotency_key: Mapped[str | None] = mapped_column(Text)
+    request_hash: Mapped[str | None] = mapped_column(Text)
 
 
 class BatchItem(Base):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import time
+import uuid
 from collections.abc import Callable, Iterator
 
 import pytest
@@ -83,7 +84,10 @@ def test_a_cancelled_jobs_result_is_a_job_failed(api: Client) -> None:
 
 def test_batches_page_by_page_and_the_webhook_secret(api: Client) -> None:
     items = [{"client_id": f"d{faces}", "params": {"dice": 3, "faces": faces}} for faces in (3, 4, 5)]
-    batch = api.submit_batch("dice", [*items, {"client_id": "bad", "params": {}}])
+    key = f"dice-batch-{uuid.uuid4()}"
+    batch = api.submit_batch("dice", [*items, {"client_id": "bad", "params": {}}], idempotency_key=key)
+    again = api.submit_batch("dice", [*items, {"client_id": "bad", "params": {}}], idempotency_key=key)
+    assert again["id"] == batch["id"], "a repeat under the same key is the same batch"
     for item in batch["items"]:
         if item["job_id"]:
             api.wait(item["job_id"], show_progress=False)

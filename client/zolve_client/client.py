@@ -412,14 +412,17 @@ class Client:
         *,
         time_limit: float | None = None,
         callback_url: str | None = None,
+        idempotency_key: str | None = None,
     ) -> dict[str, Any]:
-        """Submit up to 500 requests ({client_id, params}) of one kind; returns the batch."""
+        """Submit up to 500 requests ({client_id, params}) of one kind; returns the batch. With an
+        `idempotency_key`, the same call repeated (after a dropped answer, say) returns the same batch."""
         body: dict[str, Any] = {"kind": kind, "items": items}
         if time_limit is not None:
             body["time_limit"] = time_limit
         if callback_url is not None:
             body["callback_url"] = callback_url
-        return self._request("POST", "batches", body=body)
+        headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
+        return self._request("POST", "batches", body=body, headers=headers)
 
     def get_batch(self, batch_id: str) -> dict[str, Any]:
         return self._request("GET", f"batches/{batch_id}", params={"limit": 1})

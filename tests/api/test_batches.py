@@ -7,11 +7,14 @@ import csv
 import io
 import json
 import math
+import uuid
 from typing import Any
 from unittest.mock import ANY
 
 import pytest
+from sqlalchemy import func, select
 
+from store.models import Batch
 from tests.support import wait_until
 
 
@@ -192,3 +195,32 @@ def test_a_batch_exports_whole_as_ndjson_and_csv(client, auth, worker) -> None:
     assert json.loads(by_id["moon"]["result"])["cost"] == 21 and by_id["moon"]["state"] == "succeeded"
     assert by_id["nowhere"]["state"] == "rejected"
     assert "destination" in json.loads(by_id["nowhere"]["errors"])["params"]
+
+
+def test_a_batch_repeated_with_its_idempotency_key_is_made_once(client, make_key, db) -> None:
+    """A client that repeats a POST /batches after a dropped answer gets the batch made the first time,
+    and no second one; the same key with another request is refused; another client's key is its own."""
+    owner = make_key()
+    key = {"Idempotency-Key": f"nightly-plans-{uuid.uuid4()}"}
+
+    def made() -> int:
+        with db.session() as session:
+            return session.scalar(select(func.count()).where(Batch.idempotency_key == key["Idempotency-Key"]))
+
+    body = {"items": [{"client_id": "a", "params": _plan("Lo", "Eo")}, {"client_id": "b", "params": {}}]}
+    first = client.post("/batches", json=body, headers={**owner, **key})
+    again = client.post("/batches", json=body, headers={**owner, **key})
+    assert first.status_code == again.status_code == 202
+    assert again.get_json()["id"] == first.get_json()["id"]
+    assert again.headers["Location"] == first.headers["Location"]
+    assert again.headers["Idempotent-Replayed"] == "true" and "Idempotent-Replayed" not in first.headers
+    assert made() == 1
+
+    other = {"items": [{"client_id": "a", "params": _plan("Lo", "Mo")}]}
+    refused = client.post("/batches", json=other, headers={**owner, **key})
+    assert refused.status_code == 422 and "Idempotency-Key" in refused.get_json()["errors"]
+    theirs = client.post("/batches", json=body, headers={**make_key(), **key})
+    assert theirs.status_code == 202 and theirs.get_json()["id"] != first.get_json()["id"]
+    assert made() == 2
+    long_key = client.post("/batches", json=body, headers={**owner, "Idempotency-Key": "k" * 256})
+    assert long_key.status_code == 422 and "Idempotency-Key" in long_key.get_json()["errors"]
