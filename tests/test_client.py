@@ -227,3 +227,10 @@ def test_wait_shows_a_replayed_history_without_going_back_and_is_silent_by_defau
     assert client.wait("j", on_update=lambda job: seen.append(job["state"]))["state"] == "cancelled"
     assert seen == ["cancelling", "cancelling", "cancelling", "cancelled"]
     assert capsys.readouterr().err == ""
+
+
+def test_a_client_is_a_context_manager_that_closes_its_connections(api: Client, make_key) -> None:
+    with Client(api.url, make_key()["Authorization"].split()[1]) as client:
+        assert next(client.iter_jobs(), None) is None, "a new key has no jobs"
+        assert client._pool.pools, "a kept connection"
+    assert not client._pool.pools, "closed on the way out"

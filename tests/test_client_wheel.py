@@ -147,3 +147,47 @@ def test_the_installed_client_submits_waits_streams_and_verifies_a_webhook(
     assert seen["state"] == "succeeded" and seen["optimal"] is True
     assert seen["events"][0] == "created" and seen["events"][-1] == "succeeded"
     assert seen["delivered_job"] and seen["verified"] is True and seen["tampered"] is False
+
+
+#: a user's script, checked by mypy --strict against the installed client alone (PEP 561: py.typed)
+TYPED_USER = """
+from typing import Any
+
+from zolve_client import Client, JobFailed
+
+
+def dice_wins(url: str, key: str) -> int:
+    with Client(url, key, timeout=10) as client:
+        job: dict[str, Any] = client.submit("dice", {"dice": 3, "faces": 6}, idempotency_key="once")
+        try:
+            result = client.result(job["id"], timeout=60)
+        except JobFailed as failed:
+            return -1 if failed.job["state"] == "cancelled" else -2
+        return int(result["wins"])
+"""
+
+
+def test_the_installed_client_is_typed_for_a_users_type_checker(client_python: Path, tmp_path: Path) -> None:
+    marker = _run(
+        client_python, "import pathlib, zolve_client; print(pathlib.Path(zolve_client.__file__).parent)"
+    )
+    assert (Path(marker.stdout.strip()) / "py.typed").is_file(), "the wheel ships py.typed"
+    script = tmp_path / "user.py"
+    script.write_text(TYPED_USER)
+    checked = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--no-incremental",
+            "--python-executable",
+            str(client_python),
+        ]
+        + [str(script)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr

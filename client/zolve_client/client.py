@@ -79,6 +79,16 @@ class Client:
         # whose stream and polls overlap, reuse them instead of opening new ones
         self._pool = urllib3.PoolManager(retries=False, maxsize=10)
 
+    def close(self) -> None:
+        """Close the kept connections (a later call opens new ones)."""
+        self._pool.clear()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
     # -- transport --------------------------------------------------------------------------------------
     def _wait_seconds(self, state: RetryCallState) -> float:
         error = state.outcome.exception() if state.outcome else None
