@@ -133,7 +133,7 @@ def test_the_client_wheel_holds_its_package_and_needs_two_distributions() -> Non
     shipped = {name for name in names if ".dist-info/" not in name}
     package = ROOT / "client" / "zolve_client"
     expected = {f"zolve_client/{path.name}" for path in package.glob("*.py")}
-    assert shipped == expected
+    assert shipped == expected | {"zolve_client/py.typed"}, "its modules and the PEP 561 marker"
     assert [name.split(">")[0] for name in CLIENT["project"]["dependencies"]] == ["urllib3", "tenacity"]
 
 
