@@ -8,7 +8,6 @@ import importlib
 import logging
 import os
 import tomllib
-from collections.abc import Iterable
 from importlib.metadata import PackageNotFoundError, distribution, entry_points
 from pathlib import Path
 
@@ -52,7 +51,7 @@ def declared() -> list[tuple[str, str]]:
 
 def load_entry_points() -> None:
     for name, target in declared():
-        kinds: Iterable[Kind] = load_attribute(target)
+        kinds: list[Kind] = list(load_attribute(target))  # read twice below: an iterator would not be
         for kind in kinds:
             register(kind)
         log.debug("kinds of %s: %s", name, ", ".join(kind.name for kind in kinds))

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from services.context import Caller, Context
@@ -71,32 +71,27 @@ def submit_batch(
     limit = checked_time_limit(ctx, time_limit, kind_named(kind_name))
     callback = checked_callback_url(ctx.settings, callback_url)
     digest = _request_hash(kind_name, raw_items, limit, callback) if key is not None else None
-    with ctx.db.session() as session:
-        if key is not None and digest is not None:
-            earlier = _replayed(session, caller, key, digest)
-            if earlier is not None:
-                return Submitted(present(session, earlier), created=False)
+    with ctx.db.session() as session, _conflict_is_invalid():
+        # a repeat is answered before the quota is counted: its jobs are already among them
+        earlier = batch_store.replayed_batch(session, caller.key_id, key, digest) if key and digest else None
+        if earlier is not None:
+            return Submitted(present(session, earlier), created=False)
         distinct = len(
             {jobs.params_hash(kind_name, item.params) for item in items if item.params is not None}
         )
         check_unfinished_quota(ctx, session, caller, distinct)
-        try:
-            batch, job_ids = batch_store.create_batch(
-                session,
-                owner_id=caller.key_id,
-                kind=kind_name,
-                items=items,
-                time_limit=limit,
-                callback_url=callback,
-                idempotency_key=key,
-                request_hash=digest,
-            )
-        except IntegrityError:
-            # a concurrent request with the same key won the race
-            earlier = _replayed(session, caller, key, digest) if key and digest else None
-            if earlier is None:
-                raise
-            return Submitted(present(session, earlier), created=False)
+        batch, job_ids, created = batch_store.create_batch(
+            session,
+            owner_id=caller.key_id,
+            kind=kind_name,
+            items=items,
+            time_limit=limit,
+            callback_url=callback,
+            idempotency_key=key,
+            request_hash=digest,
+        )
+        if not created:  # a concurrent request with the same key made it first
+            return Submitted(present(session, batch), created=False)
         if callback and not job_ids:  # every item rejected: done at once
             webhook_store.add_batch_delivery(session, batch.id, caller.key_id, callback)
         presented = present(session, batch)
@@ -113,8 +108,10 @@ def _request_hash(kind: str, raw_items: list[dict[str, Any]], limit: float, call
     return hashlib.sha256(json.dumps(request, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def _replayed(session: Session, caller: Caller, key: str, digest: str) -> Batch | None:
+@contextmanager
+def _conflict_is_invalid() -> Iterator[None]:
+    """A key reused with another request is the client's error, on its Idempotency-Key header."""
     try:
-        return batch_store.replayed_batch(session, caller.key_id, key, digest)
+        yield
     except IdempotencyConflict as conflict:
         raise Invalid({"Idempotency-Key": [str(conflict)]}, str(conflict)) from None

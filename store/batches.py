@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import ColumnElement, Select, String, func, literal, select, tuple_
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from core.events import EventName
@@ -35,10 +36,11 @@ def create_batch(
     callback_url: str | None = None,
     idempotency_key: str | None = None,
     request_hash: str | None = None,
-) -> tuple[Batch, list[uuid.UUID]]:
-    """Insert the batch, its items and one queued job per distinct params; returns the jobs to publish.
-    With an Idempotency-Key the batch's row goes in first, under a savepoint: a concurrent request with
-    the same key makes it raise IntegrityError before anything else was written (see replayed_batch)."""
+) -> tuple[Batch, list[uuid.UUID], bool]:
+    """Insert the batch, its items and one queued job per distinct params; returns the batch, the jobs to
+    publish and whether it was made now. With an Idempotency-Key the batch's row goes in first, under a
+    savepoint: when a concurrent request with the same key made its batch first, that batch is returned
+    (made now: False), or IdempotencyConflict raised if that request was another (see replayed_batch)."""
     batch = Batch(
         id=uuid.uuid4(),
         owner_id=owner_id,
@@ -52,8 +54,14 @@ def create_batch(
     if idempotency_key is None:
         session.add(batch)
     else:
-        with session.begin_nested():  # flushed at its end: a concurrent twin's key raises here
-            session.add(batch)
+        try:
+            with session.begin_nested():  # flushed at its end: a concurrent twin's key raises here
+                session.add(batch)
+        except IntegrityError:
+            earlier = replayed_batch(session, owner_id, idempotency_key, request_hash or "")
+            if earlier is None:
+                raise
+            return earlier, [], False
     jobs_by_hash: dict[str, Job] = {}
     rows = []
     for position, item in enumerate(items):
@@ -82,7 +90,7 @@ def create_batch(
         in_batch = {"batch": str(batch.id)}
         events.record(session, job.id, EventName.CREATED, actor_key_id=owner_id, detail=in_batch)
     session.flush()
-    return batch, [job.id for job in jobs_by_hash.values()]
+    return batch, [job.id for job in jobs_by_hash.values()], True
 
 
 def replayed_batch(session: Session, owner_id: int, idempotency_key: str, request_hash: str) -> Batch | None:
