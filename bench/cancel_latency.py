@@ -16,6 +16,7 @@ time the client saw (POST cancel sent → its long-poll holding `cancelled`).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import statistics
 import sys
 import threading
@@ -23,54 +24,38 @@ import time
 import uuid
 from pathlib import Path
 
-import requests
 from sqlalchemy import select
+from zolve_client import Client, Conflict
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.stack import UpStack  # noqa: E402
 from store.models import JobEvent  # noqa: E402
 
-TARGETS = {
-    "expert enumeration": {"kind": "planetx.enumerate", "params": {"mode": "expert"}, "fresh": True},
-    "long Z3 search": {"kind": "dice", "params": {"dice": 10, "faces": 20}, "time_limit": 120, "fresh": True},
+#: (kind, params, submit options) of each job cancelled
+TARGETS: dict[str, tuple[str, dict, dict]] = {
+    "expert enumeration": ("planetx.enumerate", {"mode": "expert"}, {"fresh": True}),
+    "long Z3 search": ("dice", {"dice": 10, "faces": 20}, {"time_limit": 120, "fresh": True}),
 }
-LOAD = {"kind": "planetx.enumerate", "params": {"mode": "expert"}, "fresh": True}
 FINAL = ("succeeded", "failed", "cancelled")
 
 
-class Api:
-    def __init__(self, url: str, key: str) -> None:
-        self.url, self.http = url, requests.Session()
-        self.http.headers["Authorization"] = f"Bearer {key}"
+def client(stack: UpStack, name: str) -> Client:
+    """The project's client for a key of its own: 429s (the key's rate limit) are waited out as their
+    Retry-After says, however many come."""
+    return Client(stack.url, stack.new_key(name), retries=1000)
 
-    def submit(self, body: dict) -> str:
-        answer = self.http.post(f"{self.url}/jobs", json=body, timeout=30)
-        answer.raise_for_status()
-        return answer.json()["id"]
 
-    def job(self, job_id: str, wait: float = 0) -> dict:
-        while True:
-            params = {"wait": wait} if wait else {}
-            answer = self.http.get(f"{self.url}/jobs/{job_id}", params=params, timeout=60)
-            if answer.status_code != 429:  # the key's rate limit: as a well-behaved client, wait
-                answer.raise_for_status()
-                return answer.json()
-            time.sleep(float(answer.headers.get("Retry-After", 1)))
-
-    def until_final(self, job_id: str) -> dict:
-        while (job := self.job(job_id, wait=10))["state"] not in FINAL:
-            pass
-        return job
-
-    def cancel(self, job_id: str) -> None:
-        self.http.post(f"{self.url}/jobs/{job_id}/cancel", timeout=30).raise_for_status()
+def until_final(api: Client, job_id: str) -> dict:
+    while (job := api.get(job_id, wait=10))["state"] not in FINAL:
+        pass
+    return job
 
 
 class Load:
     """Another client: an expert enumeration again and again, and pollers on it."""
 
-    def __init__(self, api: Api, pollers: int = 8) -> None:
+    def __init__(self, api: Client, pollers: int = 8) -> None:
         self.api, self.stop, self.current = api, threading.Event(), ""
         self.threads = [threading.Thread(target=self._enumerate, daemon=True)]
         self.threads += [threading.Thread(target=self._poll, daemon=True) for _ in range(pollers)]
@@ -84,32 +69,36 @@ class Load:
 
     def __exit__(self, *exc: object) -> None:
         self.stop.set()
-        if self.current:  # a 409 if it ended meanwhile
-            self.api.http.post(f"{self.api.url}/jobs/{self.current}/cancel", timeout=30)
+        if self.current:
+            with contextlib.suppress(Conflict):  # it ended meanwhile
+                self.api.cancel(self.current)
         for thread in self.threads:
             thread.join(60)
 
     def _enumerate(self) -> None:
         while not self.stop.is_set():
-            self.current = self.api.submit(LOAD)
-            while not self.stop.is_set() and self.api.job(self.current, wait=5)["state"] not in FINAL:
+            self.current = self.api.submit("planetx.enumerate", {"mode": "expert"}, fresh=True)["id"]
+            while not self.stop.is_set() and self.api.get(self.current, wait=5)["state"] not in FINAL:
                 pass
 
     def _poll(self) -> None:
         while not self.stop.is_set():
             if self.current:
-                self.api.job(self.current)
+                self.api.get(self.current)
 
 
-def cancel_once(stack: UpStack, api: Api, body: dict, after: float) -> tuple[float, float]:
+def cancel_once(
+    stack: UpStack, api: Client, target: tuple[str, dict, dict], after: float
+) -> tuple[float, float]:
     """(the service's cancel_requested → cancelled, the client's POST → final state seen) in seconds."""
-    job_id = api.submit(body)
-    while api.job(job_id)["state"] != "running":
+    kind, params, options = target
+    job_id = api.submit(kind, params, **options)["id"]
+    while api.get(job_id)["state"] != "running":
         time.sleep(0.05)
     time.sleep(after)
     sent = time.monotonic()
     api.cancel(job_id)
-    final = api.until_final(job_id)
+    final = until_final(api, job_id)
     seen = time.monotonic() - sent
     assert final["state"] == "cancelled", final
     with stack.db.session() as session:
@@ -124,10 +113,10 @@ def cancel_once(stack: UpStack, api: Api, body: dict, after: float) -> tuple[flo
     return (at["cancelled"] - at["cancel_requested"]).total_seconds(), seen
 
 
-def measure(stack: UpStack, api: Api, args: argparse.Namespace) -> dict[str, list[tuple[float, float]]]:
+def measure(stack: UpStack, api: Client, args: argparse.Namespace) -> dict[str, list[tuple[float, float]]]:
     return {
-        name: [cancel_once(stack, api, body, args.after) for _ in range(args.repeat)]
-        for name, body in TARGETS.items()
+        name: [cancel_once(stack, api, target, args.after) for _ in range(args.repeat)]
+        for name, target in TARGETS.items()
     }
 
 
@@ -137,9 +126,9 @@ def main() -> None:
     parser.add_argument("--after", type=float, default=2.0, help="seconds of running before the cancel")
     args = parser.parse_args()
     with UpStack(workers=2) as stack:
-        api = Api(stack.url, stack.new_key("cancelling client"))
+        api = client(stack, "cancelling client")
         idle = measure(stack, api, args)
-        with Load(Api(stack.url, stack.new_key("loading client"))):
+        with Load(client(stack, "loading client")):
             loaded = measure(stack, api, args)
     print(f"\n## cancel time (`zolve up --workers 2`, {args.repeat} cancels each, {args.after:g} s in)\n")
     print("| job | idle p50 / max | loaded p50 / max | loaded ÷ idle (p50) | client saw, loaded p50 / max |")
@@ -147,7 +136,7 @@ def main() -> None:
     for name in TARGETS:
         quiet = [service for service, _ in idle[name]]
         busy = [service for service, _ in loaded[name]]
-        seen = [client for _, client in loaded[name]]
+        seen = [client_saw for _, client_saw in loaded[name]]
         print(
             f"| {name} | {statistics.median(quiet):.2f} / {max(quiet):.2f} s"
             f" | {statistics.median(busy):.2f} / {max(busy):.2f} s"
