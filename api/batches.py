@@ -111,6 +111,8 @@ class BatchCollection(MethodView):
             present=present,
             callback_url=body["callback_url"],
             idempotency_key=request.headers.get("Idempotency-Key"),
+            priority=body["priority"],
+            queue_timeout=body["queue_timeout"],
         )
         resource = submitted.presented
         headers = {"Location": resource["links"]["self"]}

@@ -56,6 +56,8 @@ class JobCollection(MethodView):
             loaded_params=checked.params if checked is not None else None,
             time_limit=body["time_limit"],
             fresh=body["fresh"],
+            priority=body["priority"],
+            queue_timeout=body["queue_timeout"],
             idempotency_key=request.headers.get("Idempotency-Key"),
             callback_url=body["callback_url"],
         )

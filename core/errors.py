@@ -28,6 +28,7 @@ class ErrorType(StrEnum):
     TIME_LIMIT = "TimeLimitExceeded"
     WORKER_LOST = "WorkerLost"
     FINALIZE_FAILED = "FinalizeFailed"
+    QUEUE_TIMEOUT = "QueueTimeout"
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,8 @@ class EventName(StrEnum):
     FAILED = "failed"
     CANCEL_REQUESTED = "cancel_requested"
     CANCELLED = "cancelled"
+    #: not started within its queue_timeout: detail {queue_timeout}
+    EXPIRED = "expired"
     #: its worker was lost: queued again
     REQUEUED = "requeued"
     #: an operator ran it again from the start
@@ -27,7 +29,9 @@ class EventName(StrEnum):
 
 
 #: the events that end a job's stream
-FINAL_EVENTS: frozenset[EventName] = frozenset({EventName.SUCCEEDED, EventName.FAILED, EventName.CANCELLED})
+FINAL_EVENTS: frozenset[EventName] = frozenset(
+    {EventName.SUCCEEDED, EventName.FAILED, EventName.CANCELLED, EventName.EXPIRED}
+)
 #: what a stream's `state` filter matches, besides the event of the state's own name
 STATE_EVENTS: dict[JobState, tuple[EventName, ...]] = {
     JobState.QUEUED: (EventName.CREATED, EventName.REQUEUED, EventName.RETRIED),

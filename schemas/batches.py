@@ -6,11 +6,12 @@ from typing import Any
 
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
+from core.states import JOB_STATES
 from schemas.fields import Float, QueryInteger, check_storable
-from schemas.jobs import KIND_NAME, JobError, callback_url_field
+from schemas.jobs import KIND_NAME, JobError, callback_url_field, priority_field, queue_timeout_field
 
 MAX_BATCH_ITEMS = 500
-ITEM_STATES = ("queued", "running", "succeeded", "failed", "cancelling", "cancelled", "rejected")
+ITEM_STATES = (*JOB_STATES, "rejected")
 
 
 class BatchItemCreate(Schema):
@@ -39,6 +40,8 @@ class BatchCreate(Schema):
         validate=validate.Range(min=0.1),
         metadata={"description": "solve time limit per item, in seconds"},
     )
+    priority = priority_field("the batch's jobs")
+    queue_timeout = queue_timeout_field("each of the batch's jobs")
     callback_url = callback_url_field("the batch's status once every item has finished")
 
     @validates_schema

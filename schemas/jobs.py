@@ -10,7 +10,7 @@ from marshmallow import Schema, ValidationError, fields, validate
 
 from core.pages import JOB_CURSOR
 from core.states import JOB_STATES
-from schemas.fields import Float, QueryFloat, QueryInteger
+from schemas.fields import Float, Integer, QueryFloat, QueryInteger
 
 #: what a kind's name looks like (e.g. planetx.enumerate)
 KIND_NAME = r"^[a-z0-9_]+(\.[a-z0-9_]+)*$"
@@ -70,6 +70,36 @@ def callback_url_field(what: str) -> fields.Url:
     )
 
 
+#: the longest queue_timeout a job may ask for: a week
+MAX_QUEUE_TIMEOUT = 7 * 24 * 3600.0
+PRIORITY_RANGE = (-100, 100)
+
+
+def priority_field(what: str) -> fields.Integer:
+    return Integer(
+        load_default=0,
+        validate=validate.Range(*PRIORITY_RANGE),
+        metadata={
+            "description": f"{PRIORITY_RANGE[0]} to {PRIORITY_RANGE[1]}, default 0: among your waiting work, "
+            f"{what} of higher priority start first (ties: oldest first). It orders your own work only: your "
+            "share of the workers against other keys' is your key's weight, and a running job is never "
+            "interrupted"
+        },
+    )
+
+
+def queue_timeout_field(what: str) -> fields.Float:
+    return Float(
+        load_default=None,
+        validate=validate.Range(min=0.1, max=MAX_QUEUE_TIMEOUT),
+        metadata={
+            "description": f"seconds {what} may wait to start (at most a week); one not started in time "
+            "ends `expired` without running, with its event and webhook like any other end (default: "
+            "no limit)"
+        },
+    )
+
+
 class JobCreate(Schema):
     kind = fields.String(
         required=True,
@@ -91,6 +121,8 @@ class JobCreate(Schema):
         load_default=False,
         metadata={"description": "solve again even if an identical job already succeeded (cached kinds)"},
     )
+    priority = priority_field("jobs")
+    queue_timeout = queue_timeout_field("the job")
     callback_url = callback_url_field("the job's final status when it finishes")
 
 
@@ -121,6 +153,8 @@ class Job(Schema):
     state = fields.String(validate=validate.OneOf(JOB_STATES))
     params = fields.Dict()
     time_limit = fields.Float()
+    priority = fields.Integer()
+    queue_timeout = fields.Float(allow_none=True)
     progress = fields.Dict(allow_none=True)
     result = fields.Dict(allow_none=True)
     error = fields.Nested(JobError, allow_none=True)

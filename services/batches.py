@@ -61,6 +61,8 @@ def submit_batch(
     present: Callable[[Session, Batch], T],
     callback_url: str | None = None,
     idempotency_key: str | None = None,
+    priority: int = 0,
+    queue_timeout: float | None = None,
 ) -> Submitted[T]:
     """Store the batch and its distinct jobs, then wake the workers. Returns what `present` makes of the
     batch in the same transaction, before any worker could change it. The same Idempotency-Key with the
@@ -70,7 +72,8 @@ def submit_batch(
     items = _items(kind_name, raw_items)
     limit = checked_time_limit(ctx, time_limit, kind_named(kind_name))
     callback = checked_callback_url(ctx.settings, callback_url)
-    digest = _request_hash(kind_name, raw_items, limit, callback) if key is not None else None
+    order = {"priority": priority, "queue_timeout": queue_timeout}
+    digest = _request_hash(kind_name, raw_items, limit, callback, order) if key is not None else None
     with ctx.db.session() as session, _conflict_is_invalid():
         # a repeat is answered before the quota is counted: its jobs are already among them
         earlier = batch_store.replayed_batch(session, caller.key_id, key, digest) if key and digest else None
@@ -86,6 +89,8 @@ def submit_batch(
             kind=kind_name,
             items=items,
             time_limit=limit,
+            priority=priority,
+            queue_timeout=queue_timeout,
             callback_url=callback,
             idempotency_key=key,
             request_hash=digest,
@@ -102,9 +107,11 @@ def submit_batch(
     return Submitted(presented, created=True)
 
 
-def _request_hash(kind: str, raw_items: list[dict[str, Any]], limit: float, callback: str | None) -> str:
+def _request_hash(
+    kind: str, raw_items: list[dict[str, Any]], limit: float, callback: str | None, order: dict[str, Any]
+) -> str:
     """What a repeat with the same Idempotency-Key must match: the request as the service read it."""
-    request = {"kind": kind, "items": raw_items, "time_limit": limit, "callback_url": callback}
+    request = {"kind": kind, "items": raw_items, "time_limit": limit, "callback_url": callback, **order}
     return hashlib.sha256(json.dumps(request, sort_keys=True, default=str).encode()).hexdigest()
 
 

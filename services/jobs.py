@@ -90,6 +90,8 @@ def submit(
     loaded_params: dict[str, Any] | None = None,
     time_limit: float | None = None,
     fresh: bool = False,
+    priority: int = 0,
+    queue_timeout: float | None = None,
     idempotency_key: str | None = None,
     callback_url: str | None = None,
 ) -> Submission:
@@ -109,7 +111,12 @@ def submit(
         if cached is None:
             try:
                 job, created = job_store.create_job(
-                    session, **owner, idempotency_key=key, callback_url=callback
+                    session,
+                    **owner,
+                    priority=priority,
+                    queue_timeout=queue_timeout,
+                    idempotency_key=key,
+                    callback_url=callback,
                 )
             except job_store.IdempotencyConflict as conflict:
                 raise Invalid({"Idempotency-Key": [str(conflict)]}, str(conflict)) from None
@@ -138,6 +145,8 @@ def submit_request(ctx: Context, caller: Caller, raw: Any, idempotency_key: str 
         body["params"],
         time_limit=body["time_limit"],
         fresh=body["fresh"],
+        priority=body["priority"],
+        queue_timeout=body["queue_timeout"],
         idempotency_key=idempotency_key,
     )
 

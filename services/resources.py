@@ -52,6 +52,8 @@ def job_fields(job: Job, *, is_admin: bool) -> dict[str, Any]:
         "state": job.state,
         "params": job.params,
         "time_limit": job.time_limit,
+        "priority": job.priority,
+        "queue_timeout": job.queue_timeout,
         "progress": progress_of(job),
         "result": job.result,
         "error": job_error(job, is_admin=is_admin),

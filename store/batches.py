@@ -33,6 +33,8 @@ def create_batch(
     kind: str,
     items: list[NewItem],
     time_limit: float,
+    priority: int = 0,
+    queue_timeout: float | None = None,
     callback_url: str | None = None,
     idempotency_key: str | None = None,
     request_hash: str | None = None,
@@ -70,7 +72,9 @@ def create_batch(
             digest = params_hash(kind, item.params)
             job = jobs_by_hash.get(digest)
             if job is None:
-                job = job_row(owner_id, kind, item.params, digest, time_limit)  # held: see store.dispatch
+                # held: see store.dispatch
+                order = {"priority": priority, "queue_timeout": queue_timeout}
+                job = job_row(owner_id, kind, item.params, digest, time_limit, **order)
                 jobs_by_hash[digest] = job
         rows.append((position, item, job))
     session.add_all(jobs_by_hash.values())

@@ -6,7 +6,10 @@ once. The broker's queue therefore interleaves clients (a client with 1,000 queu
 window of places ahead of a newcomer), and each finished job or shard lets its client's next one go.
 
 The window is the number of live worker processes plus one (at least MIN_WINDOW), so that one client alone
-still keeps every process busy. Releases of one client are serialised by a transaction-level advisory lock
+still keeps every process busy, scaled by the client's key's weight (at least 1) and capped by the key's
+own `max_in_flight`. Two backlogged clients' messages then sit in the broker's queue in the ratio of their
+windows, and the workers' time is shared between them in that ratio. A client's held work goes highest
+`priority` first, then oldest. Releases of one client are serialised by a transaction-level advisory lock
 of that client's (concurrent releasers never send more than its window); releases of different clients
 never wait on each other. The sweeper releases every client's, taking their locks in id order."""
 
@@ -28,6 +31,7 @@ from sqlalchemy import (
     Update,
     and_,
     bindparam,
+    cast,
     func,
     or_,
     select,
@@ -41,7 +45,7 @@ from sqlalchemy.sql.selectable import Subquery
 
 from core.states import JobState, ShardState
 from store import heartbeats
-from store.models import Job, Shard
+from store.models import ApiKey, Job, Shard
 
 MIN_WINDOW = 2
 #: pg_advisory_xact_lock(RELEASE_LOCK, owner): "zolr", one lock per client (the two-key lock space is
@@ -66,10 +70,10 @@ def window(session: Session, alive_within: float) -> int:
     return max(MIN_WINDOW, (alive or 0) + 1)
 
 
-def _jobs_picked(owners: Subquery, window: ColumnElement[int]) -> Select[Any]:
-    """For each client (a row of `owners`), its oldest held jobs that fit what its window has left: a
-    count of its sent or running jobs, then at most `window` of its held rows read in order from their
-    index (ix_jobs_held), however many it holds."""
+def _jobs_picked(owners: Subquery) -> Select[Any]:
+    """For each client (a row of `owners`, with its window), its first held jobs (highest priority, then
+    oldest) that fit what its window has left: a count of its sent or running jobs, then at most its
+    window of its held rows read in order from their index (ix_jobs_held), however many it holds."""
     # a sharded job runs through its shards with no lease of its own: it holds no place in the window
     job = aliased(Job)
     sent = (
@@ -87,14 +91,14 @@ def _jobs_picked(owners: Subquery, window: ColumnElement[int]) -> Select[Any]:
     held = (
         select(Job.id)
         .where(Job.owner_id == owners.c.owner_id, Job.state == JobState.QUEUED, Job.enqueued_at.is_(None))
-        .order_by(Job.created_at, Job.id)
-        .limit(func.greatest(window - sent, 0))
+        .order_by(Job.priority.desc(), Job.created_at, Job.id)
+        .limit(func.greatest(owners.c.window - sent, 0))
         .lateral()
     )
     return select(held.c.id).select_from(owners.join(held, true())).limit(BATCH)
 
 
-def _shards_picked(owners: Subquery, window: ColumnElement[int]) -> Select[Any]:
+def _shards_picked(owners: Subquery) -> Select[Any]:
     """As _jobs_picked, for the held shards of each client's running jobs."""
     job, shard = aliased(Job), aliased(Shard)
     sent = (
@@ -122,8 +126,8 @@ def _shards_picked(owners: Subquery, window: ColumnElement[int]) -> Select[Any]:
             Job.cancel_requested.is_(False),
         )
         # a shard interrupted by a dead worker goes first: the job waits on it
-        .order_by(Shard.attempts == 0, Job.created_at, Shard.id)
-        .limit(func.greatest(window - sent, 0))
+        .order_by(Shard.attempts == 0, Job.priority.desc(), Job.created_at, Shard.id)
+        .limit(func.greatest(owners.c.window - sent, 0))
         .lateral()
     )
     return select(held.c.id).select_from(owners.join(held, true())).limit(BATCH)
@@ -137,21 +141,34 @@ _WINDOW = func.coalesce(
 )
 
 
+def _owner_windows(base: ColumnElement[int]) -> Subquery:
+    """The clients `:owners`, each with its window: `base` times its key's weight (at least 1), at most
+    its key's max_in_flight."""
+    listed = select(func.unnest(_OWNERS).label("owner_id")).subquery("listed")
+    weighted = func.greatest(1, func.round(base * ApiKey.weight))
+    window = cast(func.least(weighted, ApiKey.max_in_flight), Integer)
+    return (
+        select(listed.c.owner_id, window.label("window"))
+        .join_from(listed, ApiKey, ApiKey.id == listed.c.owner_id)
+        .subquery("owners")
+    )
+
+
 @functools.cache
 def _release_statement(table: str) -> Update:
     """The UPDATE that marks sent, and returns, the picked rows of `table` (jobs, shards) of the clients
-    `:owners` with windows of `:window` (NULL: live workers within `:alive_within`, plus one). Built once:
-    composing it costs more than running it."""
-    owners = select(func.unnest(_OWNERS).label("owner_id")).subquery("owners")
+    `:owners` with windows based on `:window` (NULL: live workers within `:alive_within`, plus one). Built
+    once: composing it costs more than running it."""
+    owners = _owner_windows(_WINDOW)
     if table == "jobs":
-        picked = _jobs_picked(owners, _WINDOW).cte("picked").prefix_with("MATERIALIZED")
+        picked = _jobs_picked(owners).cte("picked").prefix_with("MATERIALIZED")
         return (
             update(Job)
             .where(Job.id.in_(select(picked.c.id)), Job.enqueued_at.is_(None))
             .values(enqueued_at=func.now())
             .returning(Job.id, Job.time_limit)
         )
-    picked = _shards_picked(owners, _WINDOW).cte("picked").prefix_with("MATERIALIZED")
+    picked = _shards_picked(owners).cte("picked").prefix_with("MATERIALIZED")
     return (
         update(Shard)
         .where(Shard.id.in_(select(picked.c.id)), Shard.enqueued_at.is_(None))

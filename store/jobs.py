@@ -2,7 +2,7 @@
 (compare-and-set), so duplicate deliveries, dead workers and racing cancels cannot corrupt a job.
 
     queued → running → succeeded | failed | cancelled
-                     ↘ cancelling → cancelled
+       ↘ expired     ↘ cancelling → cancelled
 """
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ import hashlib
 import json
 import uuid
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, NamedTuple, cast
 
-from sqlalchemy import Table, and_, func, insert, inspect, or_, select, true, update
+from sqlalchemy import ColumnElement, Table, and_, func, insert, inspect, or_, select, text, true, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, make_transient_to_detached
 
@@ -49,6 +49,8 @@ def create_job(
     kind: str,
     params: dict[str, Any],
     time_limit: float,
+    priority: int = 0,
+    queue_timeout: float | None = None,
     idempotency_key: str | None = None,
     callback_url: str | None = None,
 ) -> tuple[Job, bool]:
@@ -57,10 +59,18 @@ def create_job(
     if idempotency_key is not None:
         existing = _job_by_idempotency_key(session, owner_id, idempotency_key)
         if existing is not None:
-            return _replay(existing, digest, time_limit), False
+            return _replay(existing, digest, time_limit, priority, queue_timeout), False
     # held until store.dispatch releases it to the broker within its client's window
     values = job_values(
-        owner_id, kind, params, digest, time_limit, idempotency_key=idempotency_key, callback_url=callback_url
+        owner_id,
+        kind,
+        params,
+        digest,
+        time_limit,
+        priority=priority,
+        queue_timeout=queue_timeout,
+        idempotency_key=idempotency_key,
+        callback_url=callback_url,
     )
     if idempotency_key is None:  # nothing unique to race on: no savepoint (two round trips fewer)
         job = _inserted_job(session, values)
@@ -73,7 +83,7 @@ def create_job(
             existing = _job_by_idempotency_key(session, owner_id, idempotency_key)
             if existing is None:
                 raise
-            return _replay(existing, digest, time_limit), False
+            return _replay(existing, digest, time_limit, priority, queue_timeout), False
     events.record(session, job.id, EventName.CREATED, actor_key_id=owner_id)
     return job, True
 
@@ -122,8 +132,9 @@ def _job_by_idempotency_key(session: Session, owner_id: int, key: str | None) ->
     return session.scalar(select(Job).where(Job.owner_id == owner_id, Job.idempotency_key == key))
 
 
-def _replay(job: Job, digest: str, time_limit: float) -> Job:
-    if job.params_hash != digest or job.time_limit != time_limit:
+def _replay(job: Job, digest: str, time_limit: float, priority: int, queue_timeout: float | None) -> Job:
+    asked = (digest, time_limit, priority, queue_timeout)
+    if (job.params_hash, job.time_limit, job.priority, job.queue_timeout) != asked:
         raise IdempotencyConflict("this Idempotency-Key was already used with a different request body")
     return job
 
@@ -312,9 +323,10 @@ def request_cancel(session: Session, job: Job, *, actor_key_id: int | None = Non
 def claim(
     session: Session, job_id: uuid.UUID, worker: str, lease_seconds: float, max_attempts: int | None = None
 ) -> Job | None:
-    """Take the job if it is queued, or running under a lease that expired (and, given `max_attempts`,
-    with attempts left: a redelivered poison job is then left to the sweeper, which fails it). None:
-    someone else has it, it is finished, or it was cancelled; the message then does nothing."""
+    """Take the job if it is queued (and not past its queue timeout: the sweeper ends it), or running
+    under a lease that expired (and, given `max_attempts`, with attempts left: a redelivered poison job
+    is then left to the sweeper, which fails it). None: someone else has it, it is finished, or it was
+    cancelled; the message then does nothing."""
     attempts_left = Job.attempts < max_attempts if max_attempts is not None else true()
     claimed = session.scalar(
         update(Job)
@@ -322,7 +334,7 @@ def claim(
             Job.id == job_id,
             Job.cancel_requested.is_(False),
             or_(
-                Job.state == JobState.QUEUED,
+                and_(Job.state == JobState.QUEUED, ~_past_queue_timeout()),
                 and_(Job.state == JobState.RUNNING, Job.lease_expires_at < func.now(), attempts_left),
             ),
         )
@@ -413,6 +425,37 @@ def finish(
     return True
 
 
+def _past_queue_timeout() -> ColumnElement[bool]:
+    """A job that never started and has waited longer than its queue_timeout (ix_jobs_queue_timeout)."""
+    return and_(
+        Job.queue_timeout.is_not(None),
+        Job.started_at.is_(None),
+        Job.created_at + Job.queue_timeout * text("interval '1 second'") < func.now(),
+    )
+
+
+def expire_overdue(session: Session, batch: int = 500) -> list[uuid.UUID]:
+    """End the queued jobs not started within their queue_timeout: `expired`, without running."""
+    overdue = (
+        select(Job.id)
+        .where(Job.state == JobState.QUEUED, _past_queue_timeout())
+        .order_by(Job.created_at)
+        .limit(batch)
+        .with_for_update(skip_locked=True)
+        .scalar_subquery()
+    )
+    error = JobError(ErrorType.QUEUE_TIMEOUT, "not started within its queue_timeout")
+    expired = session.execute(
+        update(Job)
+        .where(Job.id.in_(overdue), Job.state == JobState.QUEUED)
+        .values(state=JobState.EXPIRED, finished_at=func.now(), error=error.to_json())
+        .returning(Job.id, Job.queue_timeout)
+    ).all()
+    for job_id, queue_timeout in expired:
+        events.record(session, job_id, EventName.EXPIRED, detail={"queue_timeout": queue_timeout})
+    return [job_id for job_id, _ in expired]
+
+
 @dataclass(frozen=True)
 class SweepReport:
     to_enqueue: list[uuid.UUID]
@@ -420,6 +463,8 @@ class SweepReport:
     cancelled: list[uuid.UUID]
     #: of to_enqueue, the jobs whose message was sent long ago (the others' worker died)
     resent: int = 0
+    #: queued jobs not started within their queue_timeout, ended without running
+    expired: list[uuid.UUID] = field(default_factory=list)
 
 
 def sweep(
@@ -468,6 +513,7 @@ def sweep(
         event = EventName.REQUEUED if job.state == JobState.QUEUED else entered(job.state)
         events.record(session, job.id, event, attempt=job.attempts, detail=lost)
 
+    overdue = expire_overdue(session, batch)  # before the re-sends: an expired job is not woken
     stale = list(
         session.scalars(
             select(Job.id)
@@ -483,4 +529,6 @@ def sweep(
     to_enqueue = list(dict.fromkeys(requeued + stale))
     if to_enqueue:
         session.execute(update(Job).where(Job.id.in_(to_enqueue)).values(enqueued_at=func.now()))
-    return SweepReport(to_enqueue=to_enqueue, failed=failed, cancelled=cancelled, resent=len(stale))
+    return SweepReport(
+        to_enqueue=to_enqueue, failed=failed, cancelled=cancelled, resent=len(stale), expired=overdue
+    )

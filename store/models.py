@@ -58,6 +58,10 @@ def _words(states: tuple[StrEnum, ...]) -> tuple[str, ...]:
 
 class ApiKey(Base):
     __tablename__ = "api_keys"
+    __table_args__ = (
+        CheckConstraint("weight > 0 AND weight <= 100", name="api_keys_weight_range"),
+        CheckConstraint("max_in_flight >= 1", name="api_keys_max_in_flight_positive"),
+    )
 
     id: Mapped[int] = mapped_column(BigInteger, primary_key=True)
     name: Mapped[str] = mapped_column(String(100))
@@ -73,12 +77,17 @@ class ApiKey(Base):
     #: a dashboard session holds the generation it signed in under; logout moves it on, ending every
     #: session (and every copy of its cookie) of the key
     session_generation: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    #: this key's share of the workers against other backlogged keys' (store.dispatch): 1 by default
+    weight: Mapped[float] = mapped_column(Float, server_default=text("1"))
+    #: at most this many of its jobs (and of its shards) sent or running at once; None: the service's cap
+    max_in_flight: Mapped[int | None] = mapped_column(Integer)
 
 
 class Job(Base):
     __tablename__ = "jobs"
     __table_args__ = (
         CheckConstraint(f"state IN {_words(JOB_STATES)!r}", name="jobs_state_valid"),
+        CheckConstraint("priority BETWEEN -100 AND 100", name="jobs_priority_range"),
         # keyset pagination: a client's jobs, newest first; with the list filters (owner first for
         # clients), one branch per state (store.listing)
         Index("ix_jobs_owner_created", "owner_id", "created_at", "id"),
@@ -97,13 +106,20 @@ class Job(Base):
             "state",
             postgresql_where=text("state IN ('queued', 'running', 'cancelling')"),
         ),
-        # store.dispatch ranks one client's held jobs (queued, never sent), oldest first
+        # store.dispatch ranks one client's held jobs (queued, never sent): highest priority, then oldest
         Index(
             "ix_jobs_held",
             "owner_id",
+            text("priority DESC"),
             "created_at",
             "id",
             postgresql_where=text("state = 'queued' AND enqueued_at IS NULL"),
+        ),
+        # the sweeper ends the jobs not started within their queue_timeout
+        Index(
+            "ix_jobs_queue_timeout",
+            "created_at",
+            postgresql_where=text("state = 'queued' AND queue_timeout IS NOT NULL AND started_at IS NULL"),
         ),
         # and counts the ones that take a place in the client's window (sent, or running under a lease)
         Index(
@@ -137,6 +153,11 @@ class Job(Base):
     params_hash: Mapped[str] = mapped_column(String(64))
     idempotency_key: Mapped[str | None] = mapped_column(String(255))
     time_limit: Mapped[float] = mapped_column(Float)
+    #: -100 to 100: among its owner's waiting work, higher starts first (store.dispatch)
+    priority: Mapped[int] = mapped_column(SmallInteger, server_default=text("0"))
+    #: seconds from created_at the job may wait to start; past them it ends `expired` without running
+    #: (None: no limit; a job that started once is not judged again)
+    queue_timeout: Mapped[float | None] = mapped_column(Float)
     state: Mapped[JobState] = mapped_column(StateColumn(JobState), server_default=text("'queued'"))
     cancel_requested: Mapped[bool] = mapped_column(Boolean, server_default=text("false"))
     progress: Mapped[dict[str, Any] | None] = mapped_column(JSONB)

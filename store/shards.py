@@ -35,6 +35,7 @@ from sqlalchemy import (
     insert,
     or_,
     select,
+    true,
     update,
 )
 from sqlalchemy.dialects.postgresql import JSONB
@@ -241,18 +242,20 @@ def _claim_statement(which: str) -> Select[*tuple[Any, ...]]:
 
 
 def _another_clients_shard_waits(of_job: BindParameter[uuid.UUID]) -> Exists:
-    """Whether a shard of another client than `of_job`'s was sent and waits in the broker: a chain then
-    ends, and that client's turn comes before this job's next shard (fair share between bulk jobs).
-    Uncorrelated, so PostgreSQL reads it once per statement, on ix_shards_sent's few rows."""
+    """Whether a shard of another client than `of_job`'s, or of a job of this client's with a higher
+    priority, was sent and waits in the broker: a chain then ends, and that shard's turn comes before
+    this job's next one (fair share between bulk jobs, and priority within a client's). Uncorrelated, so
+    PostgreSQL reads it once per statement, on ix_shards_sent's few rows."""
     waiting, its_job, chained_job = aliased(Shard), aliased(Job), aliased(Job)
-    chaining_owner = select(chained_job.owner_id).where(chained_job.id == of_job).scalar_subquery()
+    chaining = select(chained_job.owner_id, chained_job.priority).where(chained_job.id == of_job).subquery()
     return (
         select(waiting.id)
         .join(its_job, its_job.id == waiting.job_id)
+        .join(chaining, true())
         .where(
             waiting.state == ShardState.QUEUED,
             waiting.enqueued_at.is_not(None),
-            its_job.owner_id != chaining_owner,
+            or_(its_job.owner_id != chaining.c.owner_id, its_job.priority > chaining.c.priority),
         )
         .exists()
     )

@@ -158,16 +158,17 @@ def _sweep(celery: Celery, db: Database, settings: Settings, judge_silence: bool
     with db.session() as session:
         webhook_store.forget_lost(session, settings.requeue_after + settings.webhook_timeout)
     publish_deliveries(celery, db)
-    if report.to_enqueue or report.failed or report.cancelled or shard_report.to_enqueue:
+    if report.to_enqueue or report.failed or report.cancelled or report.expired or shard_report.to_enqueue:
         log.info(
             "sweep: requeued %d jobs; re-sent %d jobs and %d shards (sent over %g s ago, not taken);"
-            " failed %d, cancelled %d",
+            " failed %d, cancelled %d, expired %d (not started within their queue_timeout)",
             len(report.to_enqueue) - report.resent,
             report.resent,
             len(shard_report.to_enqueue),
             requeue_after,
             len(report.failed),
             len(report.cancelled),
+            len(report.expired),
         )
     return report
 

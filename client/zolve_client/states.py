@@ -13,7 +13,11 @@ class JobState(StrEnum):
     FAILED = "failed"
     CANCELLING = "cancelling"
     CANCELLED = "cancelled"
+    #: not started within its `queue_timeout`: it ended without running
+    EXPIRED = "expired"
 
 
 #: the states a job does not leave
-FINAL_STATES: frozenset[JobState] = frozenset({JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED})
+FINAL_STATES: frozenset[JobState] = frozenset(
+    {JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED, JobState.EXPIRED}
+)

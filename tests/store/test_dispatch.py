@@ -7,7 +7,7 @@ import uuid
 from datetime import UTC, datetime, timedelta
 
 import pytest
-from sqlalchemy import insert, select, update
+from sqlalchemy import func, insert, select, update
 
 from store import dispatch, heartbeats, jobs, keys, shards
 from store.db import Database
@@ -159,9 +159,69 @@ def test_a_release_counts_a_clients_sent_jobs_from_their_own_index(isolated_db: 
     with isolated_db.session() as session:
         session.execute(text("ANALYZE jobs"))
     # the release's own choice of a client's jobs (the UPDATE's materialised CTE), for client `a`
-    owner = select(literal(a, BigInteger).label("owner_id")).subquery("owners")
-    picked = dispatch._jobs_picked(owner, literal(2))
+    owner = select(literal(a, BigInteger).label("owner_id"), literal(2).label("window")).subquery("owners")
+    picked = dispatch._jobs_picked(owner)
     with isolated_db.session() as session:
         query = picked.compile(dialect=session.bind.dialect, compile_kwargs={"literal_binds": True})
         plan = session.execute(text(f"EXPLAIN (ANALYZE, BUFFERS) {query}")).scalars().all()
     assert any("ix_jobs_sent" in line for line in plan), "\n".join(plan)
+
+
+def _submit_with(db: Database, owner: int, priorities: list[int]) -> list[uuid.UUID]:
+    """Jobs of `owner` with these priorities, in this (submit) order."""
+    with db.session() as session:
+        now = datetime.now(UTC)
+        rows = [
+            {
+                **_columns(jobs.job_row(owner, "dice", {"n": n}, jobs.params_hash("dice", {"n": n}), 60)),
+                "created_at": now + timedelta(microseconds=n),
+                "priority": priority,
+            }
+            for n, priority in enumerate(priorities)
+        ]
+        return list(session.scalars(insert(Job).returning(Job.id, sort_by_parameter_order=True), rows))
+
+
+def _set_key(db: Database, owner: int, **values: object) -> None:
+    from store.models import ApiKey
+
+    with db.session() as session:
+        session.execute(update(ApiKey).where(ApiKey.id == owner).values(**values))
+
+
+def test_a_clients_higher_priority_jobs_go_first_then_the_oldest(isolated_db: Database, owners) -> None:
+    a, _ = owners
+    low, high, none, higher, also_high = _submit_with(isolated_db, a, [-10, 50, 0, 100, 50])
+    assert set(release(isolated_db, 2).jobs) == {higher, high}
+    with isolated_db.session() as session:
+        for job_id in (higher, high):
+            jobs.claim(session, job_id, "w", 30)
+            jobs.finish(session, job_id, "w", state="succeeded", result={})
+    assert set(release(isolated_db, 2).jobs) == {also_high, none}
+    with isolated_db.session() as session:
+        for job_id in (also_high, none):
+            jobs.claim(session, job_id, "w", 30)
+            jobs.finish(session, job_id, "w", state="succeeded", result={})
+    assert release(isolated_db, 2).jobs == [low]
+
+
+def test_a_keys_window_is_its_weight_times_the_services_at_most_its_own_cap(
+    isolated_db: Database, owners
+) -> None:
+    a, b = owners
+    light, capped = keys_made(isolated_db), keys_made(isolated_db)
+    _set_key(isolated_db, a, weight=3)
+    _set_key(isolated_db, light, weight=0.1)
+    _set_key(isolated_db, capped, weight=5, max_in_flight=1)
+    for owner in (a, b, light, capped):
+        submit(isolated_db, owner, 20)
+    released = release(isolated_db, 2).jobs
+    with isolated_db.session() as session:
+        by_owner = select(Job.owner_id, func.count()).where(Job.id.in_(released)).group_by(Job.owner_id)
+        sent = {owner: count for owner, count in session.execute(by_owner)}
+    assert sent == {a: 6, b: 2, light: 1, capped: 1}
+
+
+def keys_made(db: Database) -> int:
+    with db.session() as session:
+        return keys.create_key(session, name="c").id

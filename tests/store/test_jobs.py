@@ -217,3 +217,66 @@ def test_a_created_job_is_the_whole_row_and_in_the_session(isolated_db: Database
         assert job.created_at is not None and job.state == "queued" and job.params == PARAMS
         job.time_limit = 42
     assert load(isolated_db, job.id).time_limit == 42
+
+
+def _age(db: Database, job_id, seconds: float) -> None:
+    with db.session() as session:
+        later = Job.created_at - timedelta(seconds=seconds)
+        session.execute(update(Job).where(Job.id == job_id).values(created_at=later))
+
+
+def test_a_job_not_started_within_its_queue_timeout_ends_expired_without_running(
+    isolated_db: Database, owner: int
+) -> None:
+    from core.events import EventName
+    from store import events
+
+    overdue = new_job(isolated_db, owner, queue_timeout=2.0)
+    in_time = new_job(isolated_db, owner, queue_timeout=60.0)
+    no_limit = new_job(isolated_db, owner)
+    for job in (overdue, in_time, no_limit):
+        _age(isolated_db, job.id, 3)
+    with isolated_db.session() as session:
+        assert jobs.claim(session, overdue.id, "w", 30) is None, "its message, taken late, runs nothing"
+    with isolated_db.session() as session:
+        report = jobs.sweep(session, max_attempts=3, requeue_after=None)
+    assert report.expired == [overdue.id]
+    ended = load(isolated_db, overdue.id)
+    assert ended.state == "expired" and ended.started_at is None and ended.finished_at is not None
+    assert ended.error["type"] == "QueueTimeout"
+    with isolated_db.session() as session:
+        names = [event.event for event in events.history(session, overdue.id)]
+    assert names == [EventName.CREATED, EventName.EXPIRED]
+    assert load(isolated_db, in_time.id).state == "queued"
+    assert load(isolated_db, no_limit.id).state == "queued"
+
+
+def test_a_job_that_started_is_not_judged_by_its_queue_timeout_again(
+    isolated_db: Database, owner: int
+) -> None:
+    job = new_job(isolated_db, owner, queue_timeout=2.0)
+    with isolated_db.session() as session:
+        assert jobs.claim(session, job.id, "dead", 30) is not None
+    _age(isolated_db, job.id, 3)
+    expire_lease(isolated_db, job.id)
+    with isolated_db.session() as session:
+        report = jobs.sweep(session, max_attempts=3, requeue_after=None)
+    assert report.expired == [] and report.to_enqueue == [job.id], "its worker died: queued again"
+    with isolated_db.session() as session:
+        assert jobs.claim(session, job.id, "alive", 30) is not None
+
+
+def test_a_repeated_idempotency_key_with_another_priority_is_a_conflict(
+    isolated_db: Database, owner: int
+) -> None:
+    new_job(isolated_db, owner, idempotency_key="k", priority=5)
+    with isolated_db.session() as session, pytest.raises(jobs.IdempotencyConflict):
+        jobs.create_job(
+            session,
+            owner_id=owner,
+            kind="dice",
+            params=PARAMS,
+            time_limit=60,
+            idempotency_key="k",
+            priority=6,
+        )

@@ -242,6 +242,26 @@ def test_a_chain_ends_while_another_clients_shard_waits_in_the_broker(planned) -
         assert shards.claim_next_held(session, job.id, "w", 30).id == ids[1], "taken: the chain goes on"
 
 
+def test_a_chain_ends_while_a_shard_of_a_higher_priority_job_of_its_client_waits(planned) -> None:
+    db, job, ids = planned
+    lower = _sent_shard(db, job.owner_id)
+    with db.session() as session:
+        session.execute(update(Job).where(Job.id == job.id).values(priority=10))
+        assert shards.claim_next_held(session, job.id, "w", 30).id == ids[0], "a lower one's: goes on"
+    higher = _sent_shard(db, job.owner_id)
+    with db.session() as session:
+        session.execute(
+            update(Job)
+            .where(Job.id == select(Shard.job_id).where(Shard.id == higher).scalar_subquery())
+            .values(priority=11)
+        )
+    with db.session() as session:
+        assert shards.claim_next_held(session, job.id, "w", 30) is None, "the higher priority's turn"
+    with db.session() as session:
+        assert shards.claim_shard(session, higher, "w2", 30) is not None
+        assert shards.claim_shard(session, lower, "w3", 30) is not None
+
+
 def test_a_chain_ends_while_interactive_work_was_sent_and_not_taken(planned) -> None:
     """A job sent and not claimed, a retried shard sent, a first finalize sent: the process that would
     chain takes that next instead (the rows decide; the broker is never read)."""
