@@ -25,9 +25,24 @@ class NewKey:
     is_admin: bool
 
 
-def create_key(session: Session, *, name: str, is_admin: bool = False) -> NewKey:
+def create_key(
+    session: Session,
+    *,
+    name: str,
+    is_admin: bool = False,
+    weight: float = 1.0,
+    max_in_flight: int | None = None,
+) -> NewKey:
+    """A new key (`weight`, `max_in_flight`: its share of the workers, see store.dispatch)."""
     key = KEY_PREFIX + secrets.token_urlsafe(32)
-    row = ApiKey(name=name, prefix=key[:10], key_hash=hash_key(key), is_admin=is_admin)
+    row = ApiKey(
+        name=name,
+        prefix=key[:10],
+        key_hash=hash_key(key),
+        is_admin=is_admin,
+        weight=weight,
+        max_in_flight=max_in_flight,
+    )
     session.add(row)
     session.flush()
     return NewKey(id=row.id, key=key, is_admin=is_admin)
@@ -58,6 +73,16 @@ def revoke_key(session: Session, key_id: int) -> ApiKey | None:
     row = session.get(ApiKey, key_id)
     if row is not None and row.revoked_at is None:
         row.revoked_at = session.scalar(select(func.now()))
+        session.flush()
+    return row
+
+
+def set_share(session: Session, key_id: int, *, weight: float, max_in_flight: int | None) -> ApiKey | None:
+    """Change the key's weight and its cap of work in flight (None: the service's); its next release
+    uses them. None if there is no such key."""
+    row = session.get(ApiKey, key_id)
+    if row is not None:
+        row.weight, row.max_in_flight = weight, max_in_flight
         session.flush()
     return row
 

@@ -1,11 +1,13 @@
 """Kinds that exist only for the tests, loaded into the API and worker processes with
-ZOLVE_PLUGINS=tests.plugins: a poison job that kills whatever process runs it, and a sharded kind whose
-timing and failures the params steer (tests.sharded_plugin)."""
+ZOLVE_PLUGINS=tests.plugins: a poison job that kills whatever process runs it, a job that runs until the
+test says (a file appears), and a sharded kind whose timing and failures the params steer
+(tests.sharded_plugin)."""
 
 from __future__ import annotations
 
 import os
 import signal
+import time
 from typing import Any
 
 from marshmallow import Schema, fields, validate
@@ -33,6 +35,34 @@ register(
         params_schema=CrashParams,
         result_schema=CrashResult,
         solver="tests.plugins:crash",
+    )
+)
+
+
+class HoldParams(Schema):
+    #: the job runs until this file exists, or for at most `seconds`
+    release = fields.String(required=True)
+    seconds = fields.Float(load_default=30.0, validate=validate.Range(0, 60))
+
+
+class HoldResult(Schema):
+    released = fields.Boolean()
+
+
+def hold(params: dict[str, Any], run: Any) -> dict[str, Any]:
+    deadline = time.monotonic() + params["seconds"]
+    while not os.path.exists(params["release"]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return {"released": os.path.exists(params["release"])}
+
+
+register(
+    Kind(
+        name="test.hold",
+        summary="runs until a file exists (tests only)",
+        params_schema=HoldParams,
+        result_schema=HoldResult,
+        solver="tests.plugins:hold",
     )
 )
 

@@ -23,6 +23,7 @@ from typing import Any
 
 from sqlalchemy import create_engine, func, make_url, select, text
 
+from core.states import FINAL_STATES
 from store.db import normalize_url
 from tests import installed
 
@@ -249,7 +250,7 @@ def poll_job(client, headers: dict[str, str], job_id: str, timeout: float = 60) 
 
     def finished() -> dict | None:
         job = client.get(f"/jobs/{job_id}?wait=5", headers=headers).get_json()
-        return job if job["state"] in ("succeeded", "failed", "cancelled") else None
+        return job if job["state"] in FINAL_STATES else None
 
     return wait_until(finished, timeout, 0, f"job {job_id} to finish")
 

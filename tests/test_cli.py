@@ -32,7 +32,8 @@ def test_solve_runs_a_kind_in_process() -> None:
 
 
 def test_every_command_that_touches_the_data_dir_takes_data_dir() -> None:
-    for command in (["up"], ["migrate"], ["purge"], ["keys", "create"], ["keys", "list"], ["keys", "revoke"]):
+    commands = (["up"], ["migrate"], ["purge"], ["keys", "create"], ["keys", "list"], ["keys", "revoke"])
+    for command in (*commands, ["keys", "set"]):
         assert "--data-dir" in zolve(*command, "--help").stdout, command
 
 
@@ -304,6 +305,28 @@ def test_keys_are_listed_and_revoked(settings, client) -> None:
     assert client.get("/jobs", headers={"Authorization": f"Bearer {key}"}).status_code == 401
 
     unknown = zolve("keys", "revoke", "987654321", env=env)
+    assert unknown.returncode == 1 and "there is no key 987654321" in unknown.stderr
+
+
+def test_a_keys_weight_and_cap_are_set_at_creation_changed_and_refused_out_of_range(settings) -> None:
+    env = {**os.environ, "DATABASE_URL": settings.database_url, "REDIS_URL": settings.redis_url}
+    created = zolve("keys", "create", "--name", "team", "--weight", "3", "--max-in-flight", "4", env=env)
+    assert created.returncode == 0, created.stderr
+    prefix = created.stdout.strip()[:10]
+    line = next(row for row in zolve("keys", "list", env=env).stdout.splitlines() if prefix in row)
+    key_id = line.split()[0]
+    assert line.split()[4:6] == ["3", "4"], line
+    changed = zolve("keys", "set", key_id, "--weight", "0.5", env=env)
+    assert changed.stdout.strip() == f"key {key_id} (team): weight 0.5, max in flight 4", changed.stderr
+    dropped = zolve("keys", "set", key_id, "--no-max-in-flight", env=env)
+    assert dropped.stdout.strip() == f"key {key_id} (team): weight 0.5, max in flight -", dropped.stderr
+    for args in (["--weight", "0"], ["--weight", "nan"], ["--max-in-flight", "0"]):
+        refused = zolve("keys", "set", key_id, *args, env=env)
+        assert refused.returncode == 1 and args[0] in refused.stderr, (args, refused.stderr)
+        assert "Traceback" not in refused.stderr
+    refused = zolve("keys", "create", "--weight", "1000", env=env)
+    assert refused.returncode == 1 and "--weight must be from 0.01 to 100" in refused.stderr, refused.stderr
+    unknown = zolve("keys", "set", "987654321", "--weight", "2", env=env)
     assert unknown.returncode == 1 and "there is no key 987654321" in unknown.stderr
 
 

@@ -222,34 +222,83 @@ def keys() -> None:
     """Manage API keys."""
 
 
+_WEIGHT_HELP = (
+    "the key's share of the workers against other busy keys' (from 0.01 to 100; a key of weight 3 gets "
+    "three times the share of a key of weight 1)"
+)
+_MAX_IN_FLIGHT_HELP = (
+    "at most this many of the key's jobs (and of its shards) sent or running at once, below what its "
+    "weight gives (default: no cap of its own)"
+)
+
+
 @keys.command("create")
 @data_dir_option
 @click.option("--admin", is_flag=True, help="the key sees and manages every job")
 @click.option("--name", default="cli", show_default=True)
-def keys_create(admin: bool, name: str) -> None:
+@click.option("--weight", type=float, default=1.0, show_default=True, help=_WEIGHT_HELP)
+@click.option("--max-in-flight", type=int, default=None, help=_MAX_IN_FLIGHT_HELP)
+def keys_create(admin: bool, name: str, weight: float, max_in_flight: int | None) -> None:
     """Create an API key and print it. It is shown only this once; only its hash is stored."""
     from services import keys as key_service
 
-    with _key_settings() as settings:
-        new = key_service.create_key(settings, name=name, is_admin=admin)
+    share = key_service.Share(weight, max_in_flight)
+    with _key_settings() as settings, _refusal_as_usage():
+        new = key_service.create_key(settings, name=name, is_admin=admin, share=share)
     click.echo(new.key)
+
+
+@keys.command("set")
+@data_dir_option
+@click.argument("key_id", type=int)
+@click.option("--weight", type=float, default=None, help=_WEIGHT_HELP + " [default: unchanged]")
+@click.option("--max-in-flight", type=int, default=None, help=_MAX_IN_FLIGHT_HELP + " [default: unchanged]")
+@click.option("--no-max-in-flight", is_flag=True, help="drop the key's own cap")
+def keys_set(key_id: int, weight: float | None, max_in_flight: int | None, no_max_in_flight: bool) -> None:
+    """Change the key KEY_ID's share of the workers (see `zolve keys list`); its next work goes by it."""
+    from services import keys as key_service
+
+    if no_max_in_flight and max_in_flight is not None:
+        raise click.UsageError("--max-in-flight and --no-max-in-flight contradict each other")
+    with _key_settings() as settings, _refusal_as_usage():
+        row = key_service.change_share(
+            settings, key_id, weight=weight, max_in_flight=max_in_flight, drop_cap=no_max_in_flight
+        )
+    click.echo(f"key {row.id} ({row.name}): weight {row.weight:g}, max in flight {row.max_in_flight or '-'}")
 
 
 @keys.command("list")
 @data_dir_option
 def keys_list() -> None:
-    """List the API keys: id, name, the key's first characters, admin or not, created, revoked."""
+    """List the API keys: id, name, the key's first characters, admin or not, weight and cap of work in
+    flight, created, revoked."""
     from services import keys as key_service
 
     with _key_settings() as settings:
         rows = key_service.list_keys(settings)
-    click.echo(f"{'id':>5}  {'name':<20} {'prefix':<11} {'admin':<5}  {'created':<19}  revoked")
+    heads = f"{'id':>5}  {'name':<20} {'prefix':<11} {'admin':<5} {'weight':>6} {'cap':>4}"
+    click.echo(f"{heads}  {'created':<19}  revoked")
     for row in rows:
         revoked = f"{row.revoked_at:%Y-%m-%d %H:%M:%S}" if row.revoked_at else "-"
         click.echo(
             f"{row.id:>5}  {row.name[:20]:<20} {row.prefix:<11} {'yes' if row.is_admin else 'no':<5}"
-            f"  {row.created_at:%Y-%m-%d %H:%M:%S}  {revoked}"
+            f" {row.weight:>6g} {row.max_in_flight or '-':>4}  {row.created_at:%Y-%m-%d %H:%M:%S}  {revoked}"
         )
+
+
+@contextmanager
+def _refusal_as_usage() -> Iterator[None]:
+    """A value the service refuses (Invalid, NotFound) ends the command with its message."""
+    from services.errors import ServiceError
+
+    try:
+        yield
+    except ServiceError as refused:
+        errors = refused.errors or {}
+        named = "; ".join(
+            f"--{name.replace('_', '-')} {' '.join(map(str, why))}" for name, why in errors.items()
+        )
+        raise click.ClickException(named or refused.message) from None
 
 
 @keys.command("revoke")
@@ -259,13 +308,9 @@ def keys_revoke(key_id: int) -> None:
     """Revoke the key KEY_ID (see `zolve keys list`). Running API processes stop accepting it within
     10 seconds (they cache keys that briefly); its jobs are kept."""
     from services import keys as key_service
-    from services.errors import ServiceError
 
-    with _key_settings() as settings:
-        try:
-            row = key_service.revoke_key(settings, key_id)
-        except ServiceError as refused:
-            raise click.ClickException(refused.message) from None
+    with _key_settings() as settings, _refusal_as_usage():
+        row = key_service.revoke_key(settings, key_id)
     click.echo(f"key {row.id} ({row.name}, {row.prefix}…) revoked at {row.revoked_at:%Y-%m-%d %H:%M:%S}")
 
 

@@ -445,3 +445,43 @@ def test_a_result_returned_whole_has_no_items_to_page(client, auth, worker, wait
     response = client.get(f"/jobs/{job['id']}/result/items", headers=auth)
     assert response.status_code == 404 and "returned whole" in response.get_json()["message"]
     assert client.get(f"/jobs/{uuid.uuid4()}/result/items", headers=auth).status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("priority", 101, "Must be greater than or equal to -100 and less than or equal to 100."),
+        ("priority", -101, "Must be greater than or equal to -100 and less than or equal to 100."),
+        ("priority", 10**400, "Must be greater than or equal to -100 and less than or equal to 100."),
+        ("priority", "5", "Not a valid integer."),
+        ("priority", 1.5, "Not a valid integer."),
+        ("priority", True, "Not a valid integer."),
+        ("queue_timeout", 0, "Must be greater than or equal to 0.1 and less than or equal to 604800.0."),
+        ("queue_timeout", 10**9, "Must be greater than or equal to 0.1 and less than or equal to 604800.0."),
+        ("queue_timeout", "2", "Not a valid number."),
+    ],
+)
+def test_a_bad_priority_or_queue_timeout_is_the_fields_422_in_a_job_and_a_batch(
+    client, auth, field: str, value: object, message: str
+) -> None:
+    job = {"kind": "dice", "params": {"dice": 3, "faces": 6}, field: value}
+    response = client.post("/jobs", json=job, headers=auth)
+    assert response.status_code == 422 and response.get_json()["errors"] == {field: [message]}
+    batch = {"kind": "dice", "items": [{"client_id": "a", "params": {"dice": 3, "faces": 6}}], field: value}
+    response = client.post("/batches", json=batch, headers=auth)
+    assert response.status_code == 422 and response.get_json()["errors"] == {field: [message]}
+
+
+def test_a_jobs_priority_and_queue_timeout_are_in_its_resource_and_a_batchs_jobs_take_them(
+    client, auth
+) -> None:
+    plain = client.post("/jobs", json={"kind": "dice", "params": {"dice": 3, "faces": 3}}, headers=auth)
+    assert (plain.get_json()["priority"], plain.get_json()["queue_timeout"]) == (0, None)
+    job = {"kind": "dice", "params": {"dice": 3, "faces": 6}, "priority": -7, "queue_timeout": 30.5}
+    made = client.post("/jobs", json=job, headers=auth).get_json()
+    assert (made["priority"], made["queue_timeout"]) == (-7, 30.5)
+    items = [{"client_id": "a", "params": {"dice": 3, "faces": 5}}]
+    batch = client.post("/batches", json={"kind": "dice", "items": items, "priority": 9}, headers=auth)
+    (item,) = batch.get_json()["items"]
+    polled = client.get(f"/jobs/{item['job_id']}", headers=auth).get_json()
+    assert (polled["priority"], polled["queue_timeout"]) == (9, None)

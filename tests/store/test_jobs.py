@@ -3,11 +3,11 @@
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import func, update
+from sqlalchemy import func, select, update
 
 from store import dispatch, jobs, keys
 from store.db import Database
-from store.models import Job
+from store.models import Job, WebhookDelivery
 
 PARAMS = {"dice": 3, "faces": 6, "max_face": None, "beats": "cycle"}
 
@@ -231,7 +231,7 @@ def test_a_job_not_started_within_its_queue_timeout_ends_expired_without_running
     from core.events import EventName
     from store import events
 
-    overdue = new_job(isolated_db, owner, queue_timeout=2.0)
+    overdue = new_job(isolated_db, owner, queue_timeout=2.0, callback_url="https://example.com/hook")
     in_time = new_job(isolated_db, owner, queue_timeout=60.0)
     no_limit = new_job(isolated_db, owner)
     for job in (overdue, in_time, no_limit):
@@ -247,6 +247,9 @@ def test_a_job_not_started_within_its_queue_timeout_ends_expired_without_running
     with isolated_db.session() as session:
         names = [event.event for event in events.history(session, overdue.id)]
     assert names == [EventName.CREATED, EventName.EXPIRED]
+    with isolated_db.session() as session:
+        delivery = session.scalars(select(WebhookDelivery).where(WebhookDelivery.job_id == overdue.id)).one()
+    assert delivery.url == "https://example.com/hook", "its webhook goes as at any other end"
     assert load(isolated_db, in_time.id).state == "queued"
     assert load(isolated_db, no_limit.id).state == "queued"
 
