@@ -6,12 +6,18 @@ duration when it runs alone.
 
     .venv/bin/python bench/fair_share.py [--short 20] [--secrets 600] [--concurrency 2]
     .venv/bin/python bench/fair_share.py --workload long [--runs 10] [--concurrency 2]
+    .venv/bin/python bench/fair_share.py --weights 1,3 [--secrets 600] [--concurrency 2]
 
 The `mixed` workload (the default) has four phases: (1) client B submits --short `dice` jobs one after
 another on the idle service (submit → succeeded, measured by the client); (2) client A's
 `mastermind.play` bulk job alone; (3) the same bulk job again while B submits its short jobs; (4) clients
 A and C submit the same bulk job at once: each one's share of the worker time while both run (from the
 shards' start and finish times).
+
+With `--weights A,C` (the `weights` workload, issue 67), clients A and C, of keys with those weights,
+submit the same bulk job at once, while client B submits short jobs beside them: each bulk client's share
+of the worker time while both run, against the share its weight asks for, and B's latency. The baseline
+of the same run: the same with equal weights (1,1).
 
 The `long` workload is the probe of issue 37: client A's long unsharded jobs (`dice`, 10 dice of 20
 faces, which search until their time limit) on every solver process, and client B's short job (a time
@@ -37,6 +43,7 @@ from sqlalchemy import select
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.stack import Stack  # noqa: E402
+from core.states import FINAL_STATES  # noqa: E402
 from services.messages import SHORT_QUEUE, SOLVER_QUEUES  # noqa: E402
 from store import keys  # noqa: E402
 from store.models import Shard  # noqa: E402
@@ -58,9 +65,9 @@ def percentile(values: list[float], q: float) -> float:
 
 
 class Client:
-    def __init__(self, stack: Stack, name: str):
+    def __init__(self, stack: Stack, name: str, weight: float = 1.0):
         with stack.db.session() as session:
-            key = keys.create_key(session, name=name).key
+            key = keys.create_key(session, name=name, weight=weight).key
         self.url, self.http = stack.url, requests.Session()
         self.http.headers["Authorization"] = f"Bearer {key}"
 
@@ -72,7 +79,7 @@ class Client:
     def wait(self, job_id: str) -> dict:
         while True:
             job = self.http.get(f"{self.url}/jobs/{job_id}", params={"wait": 30}).json()
-            if job["state"] in ("succeeded", "failed", "cancelled"):
+            if job["state"] in FINAL_STATES:
                 if job["state"] != "succeeded":
                     raise RuntimeError(f"job {job_id} {job['state']}: {job.get('error')}")
                 return job
@@ -143,7 +150,8 @@ def describe(name: str, values: list[float]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--workload", choices=("mixed", "long"), default="mixed")
+    parser.add_argument("--workload", choices=("mixed", "long", "weights"), default="mixed")
+    parser.add_argument("--weights", help="weights: the two bulk clients' key weights, e.g. 1,3")
     parser.add_argument("--short", type=int, default=20, help="mixed: short jobs per phase")
     parser.add_argument("--secrets", type=int, default=600, help="mixed: games in each bulk job")
     parser.add_argument("--concurrency", type=int, default=2, help="solver processes")
@@ -151,7 +159,67 @@ def main() -> None:
     parser.add_argument("--long-limit", type=float, default=120, help="long: the long jobs' time limit")
     parser.add_argument("--unlaned-limit", type=float, default=20, help="long: their limit without the lane")
     args = parser.parse_args()
-    (long_workload if args.workload == "long" else mixed_workload)(args)
+    if args.weights:
+        args.workload = "weights"
+    workloads = {"long": long_workload, "mixed": mixed_workload, "weights": weights_workload}
+    workloads[args.workload](args)
+
+
+def weights_workload(args: argparse.Namespace) -> None:
+    weights = tuple(float(weight) for weight in (args.weights or "1,3").split(","))
+    if len(weights) != 2 or min(weights) <= 0:
+        raise SystemExit("--weights takes two positive numbers, e.g. 1,3")
+    with Stack(api_workers=2) as stack:
+        stack.start_worker(concurrency=args.concurrency)
+        b = Client(stack, "short B")
+        b.latency(SHORT)  # warm up
+        rows = []
+        for seed, pair in ((5, (1.0, 1.0)), (6, weights)):
+            a, c = (
+                Client(stack, f"bulk {name} ({weight:g})", weight)
+                for name, weight in zip("AC", pair, strict=True)
+            )
+            share, short = side_by_side(stack, {"A": a, "C": c}, b, bulk(args.secrets, seed))
+            rows.append((pair, share, short))
+            print(
+                f"weights {pair[0]:g},{pair[1]:g}: A {share['A']:.1%}, C {share['C']:.1%}; "
+                + describe("short jobs beside them", short),
+                flush=True,
+            )
+
+        print()
+        print("| weights A,C | A's share | C's share | C ÷ A | asked C ÷ A | off by | short job p50 / max |")
+        print("|---|---|---|---|---|---|---|")
+        for (weight_a, weight_c), share, short in rows:
+            ratio, asked = share["C"] / share["A"], weight_c / weight_a
+            cells = [f"{weight_a:g},{weight_c:g}", f"{share['A']:.1%}", f"{share['C']:.1%}", f"{ratio:.2f}"]
+            cells += [
+                f"{asked:.2f}",
+                f"{ratio / asked - 1:+.0%}",
+                f"{percentile(short, 0.5):.2f} / {max(short):.2f} s",
+            ]
+            print(f"| {' | '.join(cells)} |")
+        print(f"\nworkers {args.concurrency}; bulk jobs of {args.secrets} games each (mastermind.play)")
+
+
+def side_by_side(
+    stack: Stack, bulk_clients: dict[str, Client], short: Client, body: dict
+) -> tuple[dict[str, float], list[float]]:
+    """The bulk clients submit `body` at once; `short` submits short jobs one after another while both
+    run. Returns each bulk client's share of the worker time while both ran, and the short latencies."""
+    ids: dict[str, str] = {name: client.submit(body) for name, client in bulk_clients.items()}
+    latencies: list[float] = []
+    time.sleep(3)  # planned: their shards fill the workers
+    while all(_running(client, ids[name]) for name, client in bulk_clients.items()):
+        latencies.append(short.latency(SHORT))
+        time.sleep(0.5)
+    for name, client in bulk_clients.items():
+        client.wait(ids[name])
+    return shares(stack, ids), latencies
+
+
+def _running(client: Client, job_id: str) -> bool:
+    return client.http.get(f"{client.url}/jobs/{job_id}").json()["state"] in ("queued", "running")
 
 
 def long_workload(args: argparse.Namespace) -> None:

@@ -183,6 +183,18 @@ def key_names(session: Session, ids: set[int]) -> dict[int, str]:
     return {key_id: f"{name} ({prefix})" for key_id, name, prefix in rows}
 
 
+# -- the keys page --------------------------------------------------------------------------------
+def unfinished_by_key(session: Session) -> dict[int, dict[str, int]]:
+    """Each key's unfinished jobs by state (queued, running, cancelling), from ix_jobs_owner_unfinished."""
+    unfinished = (JobState.QUEUED, JobState.RUNNING, JobState.CANCELLING)
+    by_key = select(Job.owner_id, Job.state, func.count()).where(Job.state.in_(unfinished))
+    rows = session.execute(by_key.group_by(Job.owner_id, Job.state))
+    counts: dict[int, dict[str, int]] = {}
+    for owner_id, state, count in rows:
+        counts.setdefault(owner_id, {})[str(state)] = count
+    return counts
+
+
 # -- a job's page ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class ShardCell:

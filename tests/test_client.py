@@ -82,6 +82,16 @@ def test_a_cancelled_jobs_result_is_a_job_failed(api: Client) -> None:
     assert failed.value.job["state"] == "cancelled"
 
 
+def test_a_priority_and_a_queue_timeout_go_with_a_job_and_a_batch(api: Client) -> None:
+    job = api.submit("dice", {"dice": 3, "faces": 3}, fresh=True, priority=40, queue_timeout=600)
+    assert (job["priority"], job["queue_timeout"]) == (40, 600)
+    batch = api.submit_batch("dice", [{"client_id": "a", "params": {"dice": 3, "faces": 4}}], priority=-3)
+    assert api.get(batch["items"][0]["job_id"])["priority"] == -3
+    with pytest.raises(Invalid) as refused:
+        api.submit("dice", {"dice": 3, "faces": 3}, priority=500)
+    assert "priority" in refused.value.errors
+
+
 def test_batches_page_by_page_and_the_webhook_secret(api: Client) -> None:
     items = [{"client_id": f"d{faces}", "params": {"dice": 3, "faces": faces}} for faces in (3, 4, 5)]
     key = f"dice-batch-{uuid.uuid4()}"

@@ -7,7 +7,7 @@ from datetime import timedelta
 from flask import Blueprint, Flask, url_for
 from flask_wtf.csrf import CSRFProtect
 
-from api.admin import batch_pages, pages, present  # noqa: F401 - their routes join the blueprint
+from api.admin import batch_pages, key_pages, pages, present  # noqa: F401 - their routes join the blueprint
 from api.admin.views import bp
 from api.extension import zolve
 from core.config import Settings, secret_key_for

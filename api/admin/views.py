@@ -50,7 +50,14 @@ bp = Blueprint("admin", __name__, url_prefix="/admin", template_folder="template
 PUBLIC = ("admin.login", "admin.static")
 #: the operators' pages and actions: a client key gets 403 (its landing page, the overview, sends it to
 #: its jobs instead, whether the key came in a session or a Bearer header)
-ADMIN_ONLY = ("admin.overview", "admin.overview_panel", "admin.retry_job", "admin.requeue_shard")
+ADMIN_ONLY = (
+    "admin.overview",
+    "admin.overview_panel",
+    "admin.retry_job",
+    "admin.requeue_shard",
+    "admin.key_shares",
+    "admin.set_key_share",
+)
 SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 PAGE_SIZE = 25
 MAX_PAGE_SIZE = 200

@@ -168,15 +168,20 @@ class Client:
         *,
         time_limit: float | None = None,
         fresh: bool = False,
+        priority: int = 0,
+        queue_timeout: float | None = None,
         callback_url: str | None = None,
         idempotency_key: str | None = None,
     ) -> dict[str, Any]:
-        """Submit a job; returns it (queued, or already succeeded when served from the cache)."""
+        """Submit a job; returns it (queued, or already succeeded when served from the cache).
+        `priority` (-100 to 100) orders your own waiting work; a job not started within `queue_timeout`
+        seconds ends `expired` without running."""
         body: dict[str, Any] = {"kind": kind, "params": params or {}}
         if time_limit is not None:
             body["time_limit"] = time_limit
         if fresh:
             body["fresh"] = True
+        body |= _ordering(priority, queue_timeout)
         if callback_url is not None:
             body["callback_url"] = callback_url
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
@@ -421,14 +426,18 @@ class Client:
         items: list[dict[str, Any]],
         *,
         time_limit: float | None = None,
+        priority: int = 0,
+        queue_timeout: float | None = None,
         callback_url: str | None = None,
         idempotency_key: str | None = None,
     ) -> dict[str, Any]:
-        """Submit up to 500 requests ({client_id, params}) of one kind; returns the batch. With an
-        `idempotency_key`, the same call repeated (after a dropped answer, say) returns the same batch."""
+        """Submit up to 500 requests ({client_id, params}) of one kind; returns the batch (`priority`,
+        `queue_timeout`: each of its jobs', as in `submit`). With an `idempotency_key`, the same call
+        repeated (after a dropped answer, say) returns the same batch."""
         body: dict[str, Any] = {"kind": kind, "items": items}
         if time_limit is not None:
             body["time_limit"] = time_limit
+        body |= _ordering(priority, queue_timeout)
         if callback_url is not None:
             body["callback_url"] = callback_url
         headers = {"Idempotency-Key": idempotency_key} if idempotency_key else {}
@@ -472,3 +481,11 @@ class _Nothing:
 
     def __exit__(self, *exc: object) -> None:
         return None
+
+
+def _ordering(priority: int, queue_timeout: float | None) -> dict[str, Any]:
+    """A job's priority and queue timeout as a body sends them (nothing for the defaults)."""
+    fields: dict[str, Any] = {"priority": priority} if priority else {}
+    if queue_timeout is not None:
+        fields["queue_timeout"] = queue_timeout
+    return fields

@@ -145,6 +145,7 @@ def test_operator_routes_are_admin_only_and_a_client_sees_only_its_own_jobs(
             rule.rule.replace("<uuid:job_id>", job_id)
             .replace("<uuid:batch_id>", str(uuid.uuid4()))
             .replace("<int:shard_id>", "1")
+            .replace("<int:key_id>", "1")
             .replace("<any(csv, ndjson):fmt>", "csv")
             .replace("<kind_name>", "dice")
         )
@@ -156,6 +157,8 @@ def test_operator_routes_are_admin_only_and_a_client_sees_only_its_own_jobs(
                 "admin.overview_panel",
                 "admin.retry_job",
                 "admin.requeue_shard",
+                "admin.key_shares",
+                "admin.set_key_share",
             ):
                 assert status == 403, (method, path)
             elif "<uuid:" in rule.rule:
@@ -187,6 +190,44 @@ def test_forms_without_the_csrf_token_are_rejected(app, db, admin_client, admin,
     assert admin_client.post("/admin/logout").status_code == 400
     assert job_state(db, job_id) == "queued"
     assert admin_client.get("/admin/").status_code == 200, "still logged in"
+
+
+def test_the_keys_page_shows_each_keys_share_and_work_and_changes_the_share(
+    db, admin_client, make_key
+) -> None:
+    team = make_key()
+    team_id = key_id(db, team)
+    _stored_job(db, team, state="running")  # no lease: nothing takes it or ends it
+    page = page_text(admin_client, "/admin/keys")
+    row = re.search(rf'<tr data-key="{team_id}">.*?</tr>', page, re.S).group(0)
+    assert re.findall(r'<td class="num">(\d+)</td>', row) == [str(team_id), "0", "1"], row
+    token = TOKEN.search(page).group(1)
+    saved = admin_client.post(
+        f"/admin/keys/{team_id}", data={"csrf_token": token, "weight": "3", "max_in_flight": "5"}
+    )
+    assert saved.status_code == 302
+    with db.session() as session:
+        row_after = session.get(ApiKey, team_id)
+        assert (row_after.weight, row_after.max_in_flight) == (3.0, 5)
+    assert f"key {team_id} (test): weight 3, max in flight 5" in page_text(admin_client, "/admin/keys")
+    for form, message in (
+        ({"weight": "0", "max_in_flight": ""}, "weight: must be from 0.01 to 100"),
+        ({"weight": "nan", "max_in_flight": ""}, "weight: must be a finite number"),
+        ({"weight": "two", "max_in_flight": ""}, "weight: not a number: &#39;two&#39;"),
+        ({"weight": "1", "max_in_flight": "1.5"}, "max_in_flight: must be a whole number"),
+        ({"weight": "1", "max_in_flight": "0"}, "max_in_flight: must be at least 1"),
+    ):
+        refused = admin_client.post(f"/admin/keys/{team_id}", data={"csrf_token": token, **form})
+        assert refused.status_code == 302
+        assert message in page_text(admin_client, "/admin/keys"), form
+    cleared = admin_client.post(f"/admin/keys/{team_id}", data={"csrf_token": token, "weight": "1"})
+    assert cleared.status_code == 302
+    with db.session() as session:
+        row_after = session.get(ApiKey, team_id)
+        assert (row_after.weight, row_after.max_in_flight) == (1.0, None)
+    missing = admin_client.post("/admin/keys/987654321", data={"csrf_token": token, "weight": "1"})
+    assert missing.status_code == 302
+    assert "there is no key 987654321" in page_text(admin_client, "/admin/keys")
 
 
 def test_the_bearer_api_needs_no_csrf_token(client, auth) -> None:

@@ -1,0 +1,62 @@
+"""API keys on the dashboard (admins only): each key's share of the workers (its weight and its own cap of
+work in flight) beside the work it has waiting and running, and a form to change the share."""
+
+from __future__ import annotations
+
+import math
+
+from flask import flash, redirect, render_template, request, url_for
+from werkzeug.wrappers import Response as WerkzeugResponse
+
+from api.admin.views import bp
+from api.deps import database, settings
+from services import keys as key_service
+from services.errors import Invalid, ServiceError
+from store import dashboard
+from store import keys as key_store
+
+
+@bp.get("/keys")
+def key_shares() -> str:
+    with database().session() as session:
+        rows = key_store.list_keys(session)
+        unfinished = dashboard.unfinished_by_key(session)
+    return render_template(
+        "admin/keys.html",
+        keys=rows,
+        unfinished=unfinished,
+        window=settings().max_in_flight_per_key,
+        weight_range=key_service.WEIGHT_RANGE,
+    )
+
+
+@bp.post("/keys/<int:key_id>")
+def set_key_share(key_id: int) -> WerkzeugResponse:
+    try:
+        cap = _number("max_in_flight") if request.form.get("max_in_flight", "").strip() else None
+        if cap is not None and not cap.is_integer():
+            raise Invalid({"max_in_flight": ["must be a whole number"]})
+        share = key_service.Share(_number("weight"), int(cap) if cap is not None else None)
+        with database().session() as session:
+            row = key_service.set_share(session, key_id, share)
+            cap_shown = row.max_in_flight or "-"
+            flash(f"key {row.id} ({row.name}): weight {row.weight:g}, max in flight {cap_shown}", "ok")
+    except ServiceError as refused:
+        flash(refused.message + _field_messages(refused.errors), "error")
+    return redirect(url_for("admin.key_shares"))
+
+
+def _number(name: str) -> float:
+    """The form's field as a finite number; Invalid naming the field otherwise."""
+    text = request.form.get(name, "").strip()
+    try:
+        value = float(text)
+    except ValueError:
+        raise Invalid({name: [f"not a number: {text[:20]!r}"]}) from None
+    if not math.isfinite(value):
+        raise Invalid({name: ["must be a finite number"]})
+    return value
+
+
+def _field_messages(errors: dict[str, list[str]] | None) -> str:
+    return "".join(f"; {name}: {' '.join(why)}" for name, why in (errors or {}).items())
