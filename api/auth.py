@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from flask import Response
+from flask import Response, request
 from flask_httpauth import HTTPTokenAuth
 
 from api.errors import error_response
 from api.keycache import caller_for
+from core.waiting import CLIENT_WEIGHT
 from services.context import Caller
 
 auth = HTTPTokenAuth(scheme="Bearer")
@@ -14,7 +15,11 @@ auth = HTTPTokenAuth(scheme="Bearer")
 
 @auth.verify_token
 def _verify(token: str) -> Caller | None:
-    return caller_for(token)
+    caller = caller_for(token)
+    weigh = request.environ.get(CLIENT_WEIGHT)
+    if caller is not None and weigh is not None:
+        weigh(caller.weight)  # the edge's turns: this credential's share of the process's time
+    return caller
 
 
 @auth.error_handler

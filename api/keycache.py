@@ -32,7 +32,7 @@ def caller_for(token: str) -> Caller | None:
         return cast("Caller | None", cached)
     with zolve().db.session() as session:
         row = keys.authenticate(session, token)
-        caller = Caller(row.id, row.is_admin) if row else None
+        caller = Caller(row.id, row.is_admin, row.weight) if row else None
     with lock:
         cache[digest] = caller
     return caller

@@ -28,10 +28,12 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 #: the environ keys the edge sets: streamed answers may yield Pause; a long-poll's Rerun; what the edge
-#: reports for /metrics (a callable: [(name, help, value)])
+#: reports for /metrics (a callable: [(name, help, value)]); where the app tells the edge the weight of the
+#: request's credential, once it has verified it (a callable taking the weight: zolve.fair_queue)
 PAUSABLE = "zolve.pausable"
 RERUN = "zolve.rerun"
 EDGE_FIGURES = "zolve.edge_figures"
+CLIENT_WEIGHT = "zolve.client_weight"
 
 T = TypeVar("T")
 

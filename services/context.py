@@ -28,6 +28,8 @@ class Caller:
 
     key_id: int
     is_admin: bool
+    #: its key's weight: its share of the API's turns and of the workers against other keys'
+    weight: float = 1.0
 
     @property
     def owner_filter(self) -> int | None:

@@ -113,6 +113,43 @@ def test_clients_share_the_time_not_the_turns() -> None:
     run_on_own_loop(scenario())
 
 
+def test_credentials_of_one_address_share_its_time_by_their_weights() -> None:
+    """Two keys behind one address (a proxy), always waiting, of equal requests: the key the app said
+    weighs 3 is served three times as often as the one of weight 1, and a weight set back to 1 is
+    equal again."""
+
+    async def scenario() -> None:
+        queue, holders = FairQueue(capacity=1), deque()
+        served: Counter[str] = Counter()
+
+        async def client(name: str) -> None:
+            while True:
+                holders.append(await queue.enter("proxy", name))
+                served[name] += 1
+
+        async def serve(turns: int) -> None:
+            for _ in range(turns):
+                queue.leave(holders.popleft(), COST)
+                await asyncio.sleep(0)
+
+        holders.append(await queue.enter("proxy", "light"))
+        queue.weigh(("proxy", "heavy"), 3.0)
+        assert queue.weight_of(("proxy", "heavy")) == 3.0 and queue.weight_of(("proxy", "light")) == 1.0
+        clients = [asyncio.create_task(client(name)) for name in ("light", "heavy")]
+        await asyncio.sleep(0)
+        await serve(400)
+        assert 2.7 <= served["heavy"] / served["light"] <= 3.3, served
+        queue.weigh(("proxy", "heavy"), 1.0)
+        served.clear()
+        await serve(400)
+        assert 0.9 <= served["heavy"] / served["light"] <= 1.1, served
+        for task in clients:
+            task.cancel()
+        await asyncio.gather(*clients, return_exceptions=True)
+
+    run_on_own_loop(scenario())
+
+
 def test_time_used_while_no_one_waited_is_owed_only_up_to_the_cap() -> None:
     """A client that held places for a long time while the service was idle waits behind the others for
     at most MAX_DEBT of their time once they compete."""

@@ -29,6 +29,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import functools
 import io
 import ipaddress
 import json
@@ -46,9 +47,9 @@ from http import HTTPStatus
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
-from core.waiting import EDGE_FIGURES, PAUSABLE, RERUN, Pause, Rerun, Spooled
+from core.waiting import CLIENT_WEIGHT, EDGE_FIGURES, PAUSABLE, RERUN, Pause, Rerun, Spooled
 from zolve.access_log import AccessLog
-from zolve.fair_queue import FairQueue, Place
+from zolve.fair_queue import FairQueue, Place, Ticket
 
 log = logging.getLogger("zolve.edge")
 
@@ -495,6 +496,7 @@ class Edge:
         outbox = Outbox(loop)
         environ = wsgi_environ(scope, body)
         environ[PAUSABLE], environ[RERUN], environ[EDGE_FIGURES] = True, rerun, self.figures
+        environ[CLIENT_WEIGHT] = functools.partial(_weigh, loop, self.turns, ticket)
         outbox.running = loop.run_in_executor(self.pool, context.run, self._run_app, environ, outbox)
         gone.outbox = outbox
         if gone.is_set():
@@ -740,3 +742,10 @@ def _header(scope: Scope, name: bytes) -> bytes:
         if key == name:
             return value
     return b""
+
+
+def _weigh(loop: asyncio.AbstractEventLoop, turns: FairQueue, ticket: Ticket, weight: float) -> None:
+    """The app's word (from its thread) on the weight of a request's credential; the turns learn it on
+    their loop, only when it changed (most requests cost no wake-up of the loop)."""
+    if turns.weight_of(ticket) != weight:
+        loop.call_soon_threadsafe(turns.weigh, ticket, weight)

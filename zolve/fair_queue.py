@@ -17,7 +17,10 @@ up to MAX_DEBT, so a client with one connection pays for its slow requests too.
 
 Two levels, as before: the addresses the requests come from share the time, and within an address the
 credentials they carry (a client is its `Authorization` header), so that neither many connections nor many
-made-up tokens from one address buy more than that address's share.
+made-up tokens from one address buy more than that address's share. Within an address, credentials share
+its time in the ratio of their keys' weights (`weigh`: the app says a credential's weight once it has
+verified it; a credential the app has not vouched for weighs 1): a key of weight 3 is charged a third of
+the time it holds a place.
 
 A request holds its place only while it is computed: its place goes on once its response's head has come
 back, or after `hold_seconds` (a long-poll waiting for a job, or any request waiting on something else, is
@@ -50,6 +53,8 @@ class _Flow:
     used: float
     #: it has an entry in its level's heap
     queued: bool = False
+    #: what its time is divided by when it is charged
+    weight: float = 1.0
 
 
 class _Level:
@@ -92,7 +97,7 @@ class _Level:
         but the waiting ones and the REMEMBERED // 2 that owe the most (a flood of new clients while no
         one waits, when the clock stands still, must not grow this without end)."""
         flow = self.flows.setdefault(key, _Flow(self.clock))
-        flow.used = min(flow.used + seconds, self.clock + MAX_DEBT)
+        flow.used = min(flow.used + seconds / flow.weight, self.clock + MAX_DEBT)
         if len(self.flows) <= self._remembered:
             return False
         owing = [(f.used, k) for k, f in self.flows.items() if not f.queued and f.used > self.clock]
@@ -100,6 +105,10 @@ class _Level:
         self.flows = {k: f for k, f in self.flows.items() if f.queued or k in kept}
         self._remembered = max(REMEMBERED, 2 * len(self.flows))
         return True
+
+
+    def weigh(self, key: Hashable, weight: float) -> None:
+        self.flows.setdefault(key, _Flow(self.clock)).weight = weight
 
 
 class FairQueue:
@@ -149,6 +158,18 @@ class FairQueue:
                 turn.set_result(None)
                 return
         self.busy -= 1
+
+    def weigh(self, ticket: Ticket, weight: float) -> None:
+        """The ticket's client weighs `weight` within its address from now on (the app vouched for it)."""
+        address, client = ticket
+        self._level(address).weigh(client, weight)
+
+    def weight_of(self, ticket: Ticket) -> float:
+        """The ticket's client's weight as the turns know it (1 for a client they do not know)."""
+        address, client = ticket
+        level = self.clients.get(address)
+        flow = level.flows.get(client) if level is not None else None
+        return flow.weight if flow is not None else 1.0
 
     def _level(self, address: Hashable) -> _Level:
         level = self.clients.get(address)

@@ -149,3 +149,19 @@ def test_the_limiters_request_hook_is_dropped_only_on_a_release_known_to_allow_i
     assert limiter is not None
     hooks = limited_app.before_request_funcs[None]
     assert all(getattr(hook, "__self__", None) is not limiter for hook in hooks)
+
+
+def test_a_verified_key_tells_the_edge_its_weight_and_a_bad_one_tells_nothing(client, db) -> None:
+    """The edge's turns share an address's time by the keys' weights; the app is what knows a key: it
+    says the weight of each credential it verifies (CLIENT_WEIGHT, which the edge puts in the environ)."""
+    from core.waiting import CLIENT_WEIGHT
+    from store import keys
+
+    with db.session() as session:
+        heavy = keys.create_key(session, name="heavy", weight=3).key
+    said: list[float] = []
+    environ = {CLIENT_WEIGHT: said.append}
+    answer = client.get("/jobs", headers={"Authorization": f"Bearer {heavy}"}, environ_base=environ)
+    assert answer.status_code == 200 and said == [3.0]
+    refused = client.get("/jobs", headers={"Authorization": "Bearer zk_" + "n" * 40}, environ_base=environ)
+    assert refused.status_code == 401 and said == [3.0]
