@@ -18,6 +18,7 @@ from api.limits import init_limits
 from api.security import init_security
 from api.slots import Slots, Turns
 from api.spools import Spools
+from core import tracing
 from core.config import Settings
 from kinds import KINDS
 from schemas.jobs import Error as ErrorSchema
@@ -49,6 +50,7 @@ FAVICON = (
 def create_app(settings: Settings | None = None) -> Flask:
     settings = settings or Settings.from_env()
     database_url, _ = settings.require_urls()
+    tracer_provider = tracing.start("zolve-api")  # before the first SQL: its statements are traced
     app = Flask(__name__)
     app.config.update(
         MAX_CONTENT_LENGTH=settings.max_body_bytes,
@@ -118,5 +120,7 @@ def create_app(settings: Settings | None = None) -> Flask:
         """What a browser asks for on every dashboard page (a 404 before: issue 50, item 8)."""
         return Response(FAVICON, mimetype="image/svg+xml", headers={"Cache-Control": "max-age=86400"})
 
+    if tracer_provider is not None:
+        tracing.instrument_flask(app, tracer_provider)
     logging.getLogger("zolve").setLevel(logging.INFO)
     return app

@@ -30,6 +30,8 @@ from pydantic import (
 from pydantic_core import PydanticUseDefault
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from core import tracing
+
 log = logging.getLogger("zolve.config")
 
 #: the prefix of every setting's variable but the two server URLs
@@ -200,9 +202,14 @@ class Settings(BaseModel):
         """The settings this process's environment sets, else the defaults; `SettingsError` names each
         variable whose value is malformed or out of range."""
         try:
-            return _Environment()
+            settings = _Environment()
         except ValidationError as error:
             raise SettingsError("\n".join(_problems(error))) from None
+        try:
+            tracing.check_exporters()  # OpenTelemetry's own variable, checked with ours
+        except ValueError as error:
+            raise SettingsError(str(error)) from None
+        return settings
 
     @property
     def worker_alive_within(self) -> float:

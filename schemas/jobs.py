@@ -166,6 +166,9 @@ class Job(Schema):
     queued_seconds = fields.Float(allow_none=True, metadata={"description": "created → first started"})
     run_seconds = fields.Float(allow_none=True, metadata={"description": "started → finished (or now)"})
     callback_url = fields.String(allow_none=True)
+    trace_id = fields.String(
+        metadata={"description": "admins only, while tracing is on: the OpenTelemetry trace of the job"}
+    )
     links = fields.Nested(JobLinks)
 
 

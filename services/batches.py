@@ -12,6 +12,7 @@ from typing import Any, Generic, TypeVar
 
 from sqlalchemy.orm import Session
 
+from core import tracing
 from services.context import Caller, Context
 from services.errors import Invalid
 from services.jobs import (
@@ -91,6 +92,7 @@ def submit_batch(
             time_limit=limit,
             priority=priority,
             queue_timeout=queue_timeout,
+            trace_parent=tracing.current_traceparent(),
             callback_url=callback,
             idempotency_key=key,
             request_hash=digest,

@@ -10,6 +10,7 @@ from typing import Any, TypedDict
 from marshmallow import ValidationError
 from sqlalchemy.orm import Session
 
+from core import tracing
 from kinds import KINDS, Kind
 from schemas.jobs import JobCreate
 from services.context import Caller, Context
@@ -117,6 +118,7 @@ def submit(
                     queue_timeout=queue_timeout,
                     idempotency_key=key,
                     callback_url=callback,
+                    trace_parent=tracing.current_traceparent(),
                 )
             except job_store.IdempotencyConflict as conflict:
                 raise Invalid({"Idempotency-Key": [str(conflict)]}, str(conflict)) from None

@@ -8,6 +8,7 @@ from typing import Any
 
 from zolve_client.wire import Progress
 
+from core import tracing
 from core.errors import JobError
 from core.progress import shard_progress
 from kinds import KINDS
@@ -65,4 +66,5 @@ def job_fields(job: Job, *, is_admin: bool) -> dict[str, Any]:
         "queued_seconds": seconds_between(job.created_at, job.started_at),
         "run_seconds": seconds_between(job.started_at, job.finished_at),
         "callback_url": job.callback_url,
+        **({"trace_id": tracing.trace_id(job.trace_parent)} if is_admin and job.trace_parent else {}),
     }

@@ -35,6 +35,7 @@ def create_batch(
     time_limit: float,
     priority: int = 0,
     queue_timeout: float | None = None,
+    trace_parent: str | None = None,
     callback_url: str | None = None,
     idempotency_key: str | None = None,
     request_hash: str | None = None,
@@ -73,7 +74,7 @@ def create_batch(
             job = jobs_by_hash.get(digest)
             if job is None:
                 # held: see store.dispatch
-                order = {"priority": priority, "queue_timeout": queue_timeout}
+                order = {"priority": priority, "queue_timeout": queue_timeout, "trace_parent": trace_parent}
                 job = job_row(owner_id, kind, item.params, digest, time_limit, **order)
                 jobs_by_hash[digest] = job
         rows.append((position, item, job))

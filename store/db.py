@@ -12,7 +12,7 @@ from sqlalchemy import CursorResult, Engine, Result, create_engine, event
 from sqlalchemy.exc import DisconnectionError
 from sqlalchemy.orm import Session, sessionmaker
 
-from core import forks
+from core import forks, tracing
 
 
 def normalize_url(url: str) -> str:
@@ -121,6 +121,7 @@ class Database:
             )
             if not self.pre_ping:
                 event.listen(self._engine, "checkout", _refuse_closed)
+            tracing.instrument_engine(self._engine)  # this process traces: its SQL joins the spans
             self._sessions = sessionmaker(self._engine, expire_on_commit=False)
         return self._engine
 

@@ -53,6 +53,7 @@ def create_job(
     queue_timeout: float | None = None,
     idempotency_key: str | None = None,
     callback_url: str | None = None,
+    trace_parent: str | None = None,
 ) -> tuple[Job, bool]:
     """Insert a queued job; returns (job, created). A repeated Idempotency-Key returns the first job."""
     digest = params_hash(kind, params)
@@ -71,6 +72,7 @@ def create_job(
         queue_timeout=queue_timeout,
         idempotency_key=idempotency_key,
         callback_url=callback_url,
+        trace_parent=trace_parent,
     )
     if idempotency_key is None:  # nothing unique to race on: no savepoint (two round trips fewer)
         job = _inserted_job(session, values)

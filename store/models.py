@@ -193,6 +193,9 @@ class Job(Base):
     callback_url: Mapped[str | None] = mapped_column(Text)
     #: how many times an operator retried the job after it failed: each run's finish is delivered
     retries: Mapped[int] = mapped_column(Integer, server_default=text("0"))
+    #: the W3C traceparent of the request that made it, while tracing is on: its workers' spans join that
+    #: trace (core.tracing)
+    trace_parent: Mapped[str | None] = mapped_column(Text)
 
     @property
     def is_final(self) -> bool:

@@ -129,6 +129,8 @@ class ClaimedShard:
     time_limit: float
     attempts: int
     owner_id: int
+    #: the job's trace (core.tracing), if it has one
+    trace_parent: str | None = None
 
 
 def claim_shard(
@@ -171,6 +173,7 @@ def _claim(
         row.time_limit - row.used,
         row.attempts,
         row.owner_id,
+        row.trace_parent,
     )
 
 
@@ -236,7 +239,8 @@ def _claim_statement(which: str) -> Select[*tuple[Any, ...]]:
         .scalar_subquery()
     )
     # one round trip: the claim, its job and the job's time used
-    return select(claimed, Job.kind, Job.params, Job.time_limit, Job.owner_id, used.label("used")).join(
+    job = (Job.kind, Job.params, Job.time_limit, Job.owner_id, Job.trace_parent)
+    return select(claimed, *job, used.label("used")).join(
         Job, Job.id == claimed.c.job_id
     )
 

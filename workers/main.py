@@ -13,9 +13,10 @@ from datetime import timedelta
 from typing import Any
 
 from celery import Celery, bootsteps
-from celery.signals import worker_process_init
+from celery.signals import worker_process_init, worker_process_shutdown
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
+from core import tracing
 from core.config import Settings
 from core.outages import Outage
 from kinds import KINDS
@@ -335,6 +336,10 @@ def create_worker_app(settings: Settings) -> Celery:
     def sweep() -> None:
         sweep_once(celery, db, settings)
 
+    # each pool process traces on its own (core.tracing), from before its first SQL, and flushes its
+    # spans before it exits
+    worker_process_init.connect(lambda **_: tracing.start("zolve-worker"), weak=False)
+    worker_process_shutdown.connect(lambda **_: tracing.stop(), weak=False)
     worker_process_init.connect(lambda **_: announce(db), weak=False)
     celery.steps["consumer"].add(broker_connection_step(celery, ctx))
     steps = celery.steps["worker"]

@@ -22,6 +22,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_before_delay, wait_exponential
 
+from core import tracing
 from core.alarms import Alarm, AlarmClock
 from core.config import Settings
 from core.errors import ErrorType, JobError, StopReason
@@ -168,9 +169,13 @@ def execute(db: Database, settings: Settings, job_id: uuid.UUID, worker: str) ->
             log.info(NOTHING_TO_CLAIM, "job", job_id)
             return Messages()
         kind, params, time_limit, owner = job.kind, job.params, job.time_limit, job.owner_id
+    attributes = {"zolve.job_id": str(job_id), "zolve.kind": kind, "zolve.attempt": job.attempts}
+    if job.attempts == 1 and job.started_at is not None:  # its wait, from its submit to its first start
+        tracing.past_span("zolve.queued", job.trace_parent, job.created_at, job.started_at, attributes)
 
     try:
-        followups = _run_claimed_job(db, settings, job_id, worker, kind, params, time_limit)
+        with tracing.job_span("zolve.run", job.trace_parent, {**attributes, "zolve.worker": worker}):
+            followups = _run_claimed_job(db, settings, job_id, worker, kind, params, time_limit)
     except DBAPIError:
         raise  # the database is away: Celery retries, the lease keeps the job ours meanwhile
     except Exception as exc:  # a bug after the claim: fail now, with the error, rather than time out
@@ -310,10 +315,21 @@ def execute_shard(
     while shard is not None:
         owner = shard.owner_id
         followups.owners.add(owner)  # its client's next held shard may go once this one ends
-        shard, began, added = _run_claimed_shard(db, settings, shard, worker, began, followups, chain)
+        with tracing.job_span("zolve.shard", shard.trace_parent, _shard_attributes(shard, worker)):
+            shard, began, added = _run_claimed_shard(db, settings, shard, worker, began, followups, chain)
         if added and shard is not None:
             release({owner})
     return followups
+
+
+def _shard_attributes(shard: shards.ClaimedShard, worker: str) -> dict[str, Any]:
+    return {
+        "zolve.job_id": str(shard.job_id),
+        "zolve.shard_id": shard.id,
+        "zolve.shard_key": shard.key,
+        "zolve.attempt": shard.attempts,
+        "zolve.worker": worker,
+    }
 
 
 def _run_claimed_shard(
@@ -468,11 +484,13 @@ def finalize(db: Database, settings: Settings, job_id: uuid.UUID) -> None:
             job = shards.lock_for_finalize(session, job_id)
             if job is None:
                 return
-            spec = get_kind(job.kind)
-            result = spec.dump_result(spec.puzzle().combine(job.params, shards.summaries(session, job_id)))
-            stored = results.split(result, spec.result_items, settings.max_result_bytes)
-            if shards.finish_sharded_job(session, job_id, stored.result):
-                results.store_items(session, job_id, stored.items)
+            with tracing.job_span("zolve.finalize", job.trace_parent, {"zolve.job_id": str(job_id)}):
+                spec = get_kind(job.kind)
+                summaries = shards.summaries(session, job_id)
+                result = spec.dump_result(spec.puzzle().combine(job.params, summaries))
+                stored = results.split(result, spec.result_items, settings.max_result_bytes)
+                if shards.finish_sharded_job(session, job_id, stored.result):
+                    results.store_items(session, job_id, stored.items)
     except DBAPIError as exc:
         if _transient(exc):
             raise  # the database is away: Celery retries; start_finalize counts each attempt
