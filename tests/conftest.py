@@ -57,6 +57,16 @@ def settings() -> Iterator[Settings]:
         shutil.rmtree(services.data_dir, ignore_errors=True)
 
 
+@pytest.fixture
+def outside_tmp() -> Iterator[Path]:
+    """A directory of its own outside pytest's basetemp root, removed after: where a test's `zolve up`
+    keeps its embedded PostgreSQL, which a pytest session starting meanwhile would lock out of a
+    directory under that root (see `settings`)."""
+    path = Path(tempfile.mkdtemp(prefix="zolve-tests-up-"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
 def worker_env(settings: Settings) -> dict[str, str]:
     return {**os.environ, **TEST_ENV, "DATABASE_URL": settings.database_url, "REDIS_URL": settings.redis_url}

@@ -231,8 +231,8 @@ def _shutdown(process: subprocess.Popen) -> None:
 
 
 @pytest.mark.integration
-def test_zolve_up_runs_the_whole_service_embedded_and_reuses_its_data(tmp_path: Path) -> None:
-    data_dir = tmp_path / "data"
+def test_zolve_up_runs_the_whole_service_embedded_and_reuses_its_data(outside_tmp: Path) -> None:
+    data_dir = outside_tmp / "data"
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     service = _start_up(data_dir, port)

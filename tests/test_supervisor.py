@@ -115,8 +115,8 @@ class Up:
         assert "Traceback" not in said and "Exception ignored" not in said, said[-3000:]
 
 
-def test_cli_commands_join_a_running_zolve_up_and_it_restarts_what_dies(tmp_path: Path) -> None:
-    up = Up(tmp_path / "data")
+def test_cli_commands_join_a_running_zolve_up_and_it_restarts_what_dies(outside_tmp: Path) -> None:
+    up = Up(outside_tmp / "data")
     try:
         redis_before = up.redis_pid()
         made = zolve("keys", "create", "--name", "beside up", env=embedded_env(up.data_dir))
@@ -156,12 +156,12 @@ def test_cli_commands_join_a_running_zolve_up_and_it_restarts_what_dies(tmp_path
     assert "Traceback" not in log, "the terminal shows what the supervisor did, not what its children said"
 
 
-def test_keys_create_on_a_data_dir_where_zolve_up_never_ran_migrates_it_first(tmp_path: Path) -> None:
-    env = embedded_env(tmp_path / "fresh")
+def test_keys_create_on_a_data_dir_where_zolve_up_never_ran_migrates_it_first(outside_tmp: Path) -> None:
+    env = embedded_env(outside_tmp / "fresh")
     made = zolve("keys", "create", env=env)
     assert made.returncode == 0, made.stderr
     assert made.stdout.strip().startswith("zk_") and "Traceback" not in made.stderr
     # before, nothing said whose database the key was for: one made on the wrong data directory was
     # refused by the running service (401) with no hint why (issue 50, item 4)
-    assert f"no zolve up runs on {(tmp_path / 'fresh').absolute()}" in made.stderr, made.stderr
+    assert f"no zolve up runs on {(outside_tmp / 'fresh').absolute()}" in made.stderr, made.stderr
     assert "cli" in zolve("keys", "list", env=env).stdout
