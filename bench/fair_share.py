@@ -6,7 +6,7 @@ duration when it runs alone.
 
     .venv/bin/python bench/fair_share.py [--short 20] [--secrets 600] [--concurrency 2]
     .venv/bin/python bench/fair_share.py --workload long [--runs 10] [--concurrency 2]
-    .venv/bin/python bench/fair_share.py --weights 1,3 [--secrets 600] [--concurrency 2]
+    .venv/bin/python bench/fair_share.py --weights 1,3 [--jobs 60] [--concurrency 2]
 
 The `mixed` workload (the default) has four phases: (1) client B submits --short `dice` jobs one after
 another on the idle service (submit → succeeded, measured by the client); (2) client A's
@@ -14,9 +14,10 @@ another on the idle service (submit → succeeded, measured by the client); (2) 
 A and C submit the same bulk job at once: each one's share of the worker time while both run (from the
 shards' start and finish times).
 
-With `--weights A,C` (the `weights` workload, issue 67), clients A and C, of keys with those weights,
-submit the same bulk job at once, while client B submits short jobs beside them: each bulk client's share
-of the worker time while both run, against the share its weight asks for, and B's latency. The baseline
+With `--weights A,C` (the `weights` workload, issue 67), clients A and C, of keys with those weights, each
+submit `--jobs` jobs at once (a few tenths of a second of Z3 each), while client B submits short jobs
+beside them: each bulk client's share of the workers' time while both have jobs waiting (until either
+one's last job starts), against the share its weights ask for, and B's latency. The baseline
 of the same run: the same with equal weights (1,1).
 
 The `long` workload is the probe of issue 37: client A's long unsharded jobs (`dice`, 10 dice of 20
@@ -46,7 +47,7 @@ from bench.stack import Stack  # noqa: E402
 from core.states import FINAL_STATES  # noqa: E402
 from services.messages import SHORT_QUEUE, SOLVER_QUEUES  # noqa: E402
 from store import keys  # noqa: E402
-from store.models import Shard  # noqa: E402
+from store.models import Job, Shard  # noqa: E402
 
 SHORT = {"kind": "dice", "params": {"dice": 3, "faces": 4}}
 
@@ -152,6 +153,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--workload", choices=("mixed", "long", "weights"), default="mixed")
     parser.add_argument("--weights", help="weights: the two bulk clients' key weights, e.g. 1,3")
+    parser.add_argument("--jobs", type=int, default=60, help="weights: jobs each bulk client submits")
     parser.add_argument("--short", type=int, default=20, help="mixed: short jobs per phase")
     parser.add_argument("--secrets", type=int, default=600, help="mixed: games in each bulk job")
     parser.add_argument("--concurrency", type=int, default=2, help="solver processes")
@@ -165,6 +167,10 @@ def main() -> None:
     workloads[args.workload](args)
 
 
+#: one of a backlogged client's many jobs in the weights workload: a few tenths of a second of Z3
+WEIGHED = {"kind": "dice", "params": {"dice": 3, "faces": 8}, "fresh": True}
+
+
 def weights_workload(args: argparse.Namespace) -> None:
     weights = tuple(float(weight) for weight in (args.weights or "1,3").split(","))
     if len(weights) != 2 or min(weights) <= 0:
@@ -174,12 +180,12 @@ def weights_workload(args: argparse.Namespace) -> None:
         b = Client(stack, "short B")
         b.latency(SHORT)  # warm up
         rows = []
-        for seed, pair in ((5, (1.0, 1.0)), (6, weights)):
+        for pair in ((1.0, 1.0), weights):
             a, c = (
                 Client(stack, f"bulk {name} ({weight:g})", weight)
                 for name, weight in zip("AC", pair, strict=True)
             )
-            share, short = side_by_side(stack, {"A": a, "C": c}, b, bulk(args.secrets, seed))
+            share, short = side_by_side(stack, {"A": a, "C": c}, b, args.jobs)
             rows.append((pair, share, short))
             print(
                 f"weights {pair[0]:g},{pair[1]:g}: A {share['A']:.1%}, C {share['C']:.1%}; "
@@ -199,27 +205,55 @@ def weights_workload(args: argparse.Namespace) -> None:
                 f"{percentile(short, 0.5):.2f} / {max(short):.2f} s",
             ]
             print(f"| {' | '.join(cells)} |")
-        print(f"\nworkers {args.concurrency}; bulk jobs of {args.secrets} games each (mastermind.play)")
+        print(
+            f"\nworkers {args.concurrency}; each bulk client submits {args.jobs} jobs at once "
+            f"({WEIGHED['kind']} {WEIGHED['params']}); the shares of the workers' time while both had "
+            "jobs waiting"
+        )
 
 
 def side_by_side(
-    stack: Stack, bulk_clients: dict[str, Client], short: Client, body: dict
+    stack: Stack, bulk_clients: dict[str, Client], short: Client, jobs: int
 ) -> tuple[dict[str, float], list[float]]:
-    """The bulk clients submit `body` at once; `short` submits short jobs one after another while both
-    run. Returns each bulk client's share of the worker time while both ran, and the short latencies."""
-    ids: dict[str, str] = {name: client.submit(body) for name, client in bulk_clients.items()}
+    """Each bulk client submits `jobs` jobs at once; `short` submits short jobs one after another while
+    both have jobs waiting. Returns each bulk client's share of the worker time until either one's last
+    job started, and the short latencies."""
+    ids = {name: [client.submit(WEIGHED) for _ in range(jobs)] for name, client in bulk_clients.items()}
     latencies: list[float] = []
-    time.sleep(3)  # planned: their shards fill the workers
-    while all(_running(client, ids[name]) for name, client in bulk_clients.items()):
+    while all(
+        _waiting(client, job_ids)
+        for (name, client), job_ids in zip(bulk_clients.items(), ids.values(), strict=True)
+    ):
         latencies.append(short.latency(SHORT))
         time.sleep(0.5)
     for name, client in bulk_clients.items():
-        client.wait(ids[name])
-    return shares(stack, ids), latencies
+        for job_id in ids[name]:
+            client.wait(job_id)
+    return job_shares(stack, ids), latencies
 
 
-def _running(client: Client, job_id: str) -> bool:
-    return client.http.get(f"{client.url}/jobs/{job_id}").json()["state"] in ("queued", "running")
+def _waiting(client: Client, job_ids: list[str]) -> bool:
+    """Whether the client's last job has not started yet."""
+    return client.http.get(f"{client.url}/jobs/{job_ids[-1]}").json()["state"] == "queued"
+
+
+def job_shares(stack: Stack, jobs: dict[str, list[str]]) -> dict[str, float]:
+    """Each client's share of the jobs' run time from the first start to the moment either client's last
+    job started (after it, that client has nothing waiting)."""
+    with stack.db.session() as session:
+        spans = {
+            name: list(session.execute(select(Job.started_at, Job.finished_at).where(Job.id.in_(job_ids))))
+            for name, job_ids in jobs.items()
+        }
+    begin = min(start for runs in spans.values() for start, _ in runs)
+    end = min(max(start for start, _ in runs) for runs in spans.values())
+
+    def busy(runs: list[tuple[datetime, datetime]]) -> float:
+        return sum(max(0.0, (min(f, end) - max(s, begin)).total_seconds()) for s, f in runs)
+
+    seconds = {name: busy(runs) for name, runs in spans.items()}
+    total = sum(seconds.values()) or 1.0
+    return {name: value / total for name, value in seconds.items()}
 
 
 def long_workload(args: argparse.Namespace) -> None:
