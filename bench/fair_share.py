@@ -16,9 +16,10 @@ shards' start and finish times).
 
 With `--weights A,C` (the `weights` workload, issue 67), clients A and C, of keys with those weights, each
 submit `--jobs` jobs at once (a few tenths of a second of Z3 each), while client B submits short jobs
-beside them: each bulk client's share of the workers' time while both have jobs waiting (until either
-one's last job starts), against the share its weights ask for, and B's latency. The baseline
-of the same run: the same with equal weights (1,1).
+(a time limit of 5 s: the short lane's, as `zolve up` runs it beside the solver processes) beside them:
+each bulk client's share of the workers' time while both have jobs waiting (until either one's last job
+starts), against the share its weights ask for, and B's latency. The baseline of the same run: the same
+with equal weights (1,1).
 
 The `long` workload is the probe of issue 37: client A's long unsharded jobs (`dice`, 10 dice of 20
 faces, which search until their time limit) on every solver process, and client B's short job (a time
@@ -176,9 +177,11 @@ def weights_workload(args: argparse.Namespace) -> None:
     if len(weights) != 2 or min(weights) <= 0:
         raise SystemExit("--weights takes two positive numbers, e.g. 1,3")
     with Stack(api_workers=2) as stack:
-        stack.start_worker(concurrency=args.concurrency)
+        # as `zolve up` runs them: the solver processes, and the short lane beside them
+        stack.start_worker(concurrency=args.concurrency, queues=SOLVER_QUEUES)
+        stack.start_worker(concurrency=1, name="short-lane", queues=SHORT_QUEUE)
         b = Client(stack, "short B")
-        b.latency(SHORT)  # warm up
+        b.latency(LANED)  # warm up
         rows = []
         for pair in ((1.0, 1.0), weights):
             a, c = (
@@ -224,7 +227,7 @@ def side_by_side(
         _waiting(client, job_ids)
         for (name, client), job_ids in zip(bulk_clients.items(), ids.values(), strict=True)
     ):
-        latencies.append(short.latency(SHORT))
+        latencies.append(short.latency(LANED))
         time.sleep(0.5)
     for name, client in bulk_clients.items():
         for job_id in ids[name]:

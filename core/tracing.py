@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
     from opentelemetry.sdk.trace.export import SpanExporter
+    from opentelemetry.sdk.trace.sampling import Sampler
     from opentelemetry.trace import Span
 
 EXPORTERS_VARIABLE = "OTEL_TRACES_EXPORTER"
@@ -75,11 +76,31 @@ def start(service_name: str, exporters: list[SpanExporter] | None = None) -> Tra
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
     named = {} if os.environ.get("OTEL_SERVICE_NAME") else {SERVICE_NAME: service_name}
-    provider = TracerProvider(resource=Resource.create(named))
+    provider = TracerProvider(resource=Resource.create(named), sampler=_sampler())
     for exporter in exporters:
         provider.add_span_processor(BatchSpanProcessor(exporter))
     _provider = provider
     return provider
+
+
+def _sampler() -> Sampler:
+    """Every span of a trace that a request or a job began; none of a trace that an outgoing call would
+    begin on its own (the SQL of a heartbeat or a sweep, outside any request or job: a trace a
+    statement)."""
+    from opentelemetry.sdk.trace.sampling import Decision, ParentBased, Sampler, SamplingResult
+    from opentelemetry.trace import SpanKind
+
+    class NoLoneClientSpans(Sampler):
+        def should_sample(
+            self, parent_context: Any, trace_id: int, name: str, kind: Any = None, *args: Any, **kwargs: Any
+        ) -> SamplingResult:
+            decision = Decision.DROP if kind == SpanKind.CLIENT else Decision.RECORD_AND_SAMPLE
+            return SamplingResult(decision)
+
+        def get_description(self) -> str:
+            return "NoLoneClientSpans"
+
+    return ParentBased(root=NoLoneClientSpans())
 
 
 def stop() -> None:

@@ -96,6 +96,8 @@ def test_a_jobs_trace_runs_from_its_submit_to_its_workers_run_and_shards(
         run = next(span for span in mine if span["name"] == "zolve.run")
         sql = [span for span in mine if span["parent_id"] == run["context"]["span_id"]]
         assert sql and all("db.statement" in span["attributes"] for span in sql), "the run's SQL is under it"
+    lone = [span["name"] for span in spans if span["parent_id"] is None]
+    assert lone == [], "the SQL of heartbeats and sweeps, outside any job, makes no trace of its own"
     shard_spans = [span for span in spans if span["name"] == "zolve.shard"]
     assert {span["attributes"]["zolve.shard_key"] for span in shard_spans} >= {"a", "b"}
 
