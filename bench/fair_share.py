@@ -40,7 +40,7 @@ from datetime import datetime
 from pathlib import Path
 
 import requests
-from sqlalchemy import select
+from sqlalchemy import and_, func, or_, select
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -140,6 +140,10 @@ def shares(stack: Stack, jobs: dict[str, str]) -> dict[str, float]:
 
     seconds = {name: busy(runs) for name, runs in spans.items()}
     total = sum(seconds.values()) or 1.0
+    for name, runs in spans.items():
+        inside = [(s, f) for s, f in runs if begin <= s < end]
+        mean_run = statistics.mean((f - s).total_seconds() for s, f in inside) if inside else 0.0
+        print(f"  {name}: {len(inside)} jobs started while both waited, {mean_run:.2f} s each on average")
     return {name: value / total for name, value in seconds.items()}
 
 
@@ -223,16 +227,28 @@ def side_by_side(
     job started, and the short latencies."""
     ids = {name: [client.submit(WEIGHED) for _ in range(jobs)] for name, client in bulk_clients.items()}
     latencies: list[float] = []
+    samples: dict[str, list[int]] = {name: [] for name in ids}
     while all(
         _waiting(client, job_ids)
         for (name, client), job_ids in zip(bulk_clients.items(), ids.values(), strict=True)
     ):
+        for name, job_ids in ids.items():
+            samples[name].append(_jobs_in_flight(stack, job_ids))
         latencies.append(short.latency(LANED))
         time.sleep(0.5)
+    in_flight = ", ".join(f"{name} {statistics.mean(counts or [0]):.1f}" for name, counts in samples.items())
+    print(f"  jobs sent or running, mean of the samples: {in_flight}", flush=True)
     for name, client in bulk_clients.items():
         for job_id in ids[name]:
             client.wait(job_id)
     return job_shares(stack, ids), latencies
+
+
+def _jobs_in_flight(stack: Stack, job_ids: list[str]) -> int:
+    """Of these jobs, how many were sent to the broker and not taken, or run: their client's window."""
+    sent = or_(and_(Job.state == "queued", Job.enqueued_at.isnot(None)), Job.state == "running")
+    with stack.db.session() as session:
+        return int(session.scalar(select(func.count()).where(Job.id.in_(job_ids), sent)) or 0)
 
 
 def _waiting(client: Client, job_ids: list[str]) -> bool:
@@ -256,6 +272,10 @@ def job_shares(stack: Stack, jobs: dict[str, list[str]]) -> dict[str, float]:
 
     seconds = {name: busy(runs) for name, runs in spans.items()}
     total = sum(seconds.values()) or 1.0
+    for name, runs in spans.items():
+        inside = [(s, f) for s, f in runs if begin <= s < end]
+        mean_run = statistics.mean((f - s).total_seconds() for s, f in inside) if inside else 0.0
+        print(f"  {name}: {len(inside)} jobs started while both waited, {mean_run:.2f} s each on average")
     return {name: value / total for name, value in seconds.items()}
 
 
