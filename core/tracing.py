@@ -4,7 +4,8 @@ of OpenTelemetry is imported, no span is made.
 Configured by OpenTelemetry's own variables: OTEL_TRACES_EXPORTER (`console`, `otlp`, or any exporter
 installed under the `opentelemetry_traces_exporter` entry points, comma-separated; `none` or unset: off),
 OTEL_EXPORTER_OTLP_ENDPOINT and the other OTLP variables (read by the exporter itself), OTEL_SERVICE_NAME
-and OTEL_RESOURCE_ATTRIBUTES (read by the SDK's Resource).
+and OTEL_RESOURCE_ATTRIBUTES (read by the SDK's Resource), OTEL_TRACES_SAMPLER_ARG (the share of requests
+traced; a job's spans follow its request's choice).
 
 One trace per job. The API's request span (`POST /jobs`, `POST /batches`) is where a job's trace starts,
 and the job's row keeps that span's context as a W3C `traceparent`; whichever process later sends its
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from opentelemetry.trace import Span
 
 EXPORTERS_VARIABLE = "OTEL_TRACES_EXPORTER"
+SAMPLER_ARG_VARIABLE = "OTEL_TRACES_SAMPLER_ARG"
 #: the entry point group OpenTelemetry's exporters register under
 EXPORTER_GROUP = "opentelemetry_traces_exporter"
 #: `otlp` is OTLP over HTTP (protobuf), the exporter zolve ships
@@ -50,9 +52,14 @@ def exporter_names(environ: Mapping[str, str] = os.environ) -> list[str]:
 
 
 def check_exporters(environ: Mapping[str, str] = os.environ) -> None:
-    """ValueError naming the variable when it names an exporter that is not installed."""
+    """ValueError naming the variable when it names an exporter that is not installed (or when the
+    sampling ratio is not one)."""
+    names = exporter_names(environ)
+    if not names:
+        return
+    sample_ratio(environ)
     known = {point.name for point in entry_points(group=EXPORTER_GROUP)}
-    unknown = [name for name in exporter_names(environ) if name not in known]
+    unknown = [name for name in names if name not in known]
     if unknown:
         raise ValueError(
             f"{EXPORTERS_VARIABLE}: no such exporter {', '.join(unknown)} "
@@ -84,23 +91,44 @@ def start(service_name: str, exporters: list[SpanExporter] | None = None) -> Tra
 
 
 def _sampler() -> Sampler:
-    """Every span of a trace that a request or a job began; none of a trace that an outgoing call would
-    begin on its own (the SQL of a heartbeat or a sweep, outside any request or job: a trace a
-    statement)."""
-    from opentelemetry.sdk.trace.sampling import Decision, ParentBased, Sampler, SamplingResult
+    """Every span of a trace that a request or a job began, for OTEL_TRACES_SAMPLER_ARG of the requests
+    (a ratio, 1 by default: all); none of a trace that an outgoing call would begin on its own (the SQL of a
+    heartbeat or a sweep, outside any request or job: a trace a statement)."""
+    from opentelemetry.sdk.trace.sampling import (
+        Decision,
+        ParentBased,
+        Sampler,
+        SamplingResult,
+        TraceIdRatioBased,
+    )
     from opentelemetry.trace import SpanKind
 
-    class NoLoneClientSpans(Sampler):
+    ratio = TraceIdRatioBased(sample_ratio())
+
+    class RequestsNotLoneCalls(Sampler):
         def should_sample(
             self, parent_context: Any, trace_id: int, name: str, kind: Any = None, *args: Any, **kwargs: Any
         ) -> SamplingResult:
-            decision = Decision.DROP if kind == SpanKind.CLIENT else Decision.RECORD_AND_SAMPLE
-            return SamplingResult(decision)
+            if kind == SpanKind.CLIENT:
+                return SamplingResult(Decision.DROP)
+            return ratio.should_sample(parent_context, trace_id, name, kind, *args, **kwargs)
 
         def get_description(self) -> str:
-            return "NoLoneClientSpans"
+            return f"RequestsNotLoneCalls({ratio.rate})"
 
-    return ParentBased(root=NoLoneClientSpans())
+    return ParentBased(root=RequestsNotLoneCalls())
+
+
+def sample_ratio(environ: Mapping[str, str] = os.environ) -> float:
+    """OTEL_TRACES_SAMPLER_ARG: the share of requests whose trace is kept (0 to 1; default 1)."""
+    text = environ.get(SAMPLER_ARG_VARIABLE, "").strip()
+    try:
+        ratio = float(text) if text else 1.0
+    except ValueError:
+        raise ValueError(f"{SAMPLER_ARG_VARIABLE}: not a number: {text[:20]!r}") from None
+    if not 0.0 <= ratio <= 1.0:
+        raise ValueError(f"{SAMPLER_ARG_VARIABLE}: must be from 0 to 1, not {text[:20]}")
+    return ratio
 
 
 def stop() -> None:

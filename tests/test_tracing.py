@@ -25,6 +25,10 @@ def test_tracing_is_off_unless_an_exporter_is_named_and_a_wrong_name_names_the_v
     tracing.check_exporters({"OTEL_TRACES_EXPORTER": "otlp,console"})
     with pytest.raises(ValueError, match="OTEL_TRACES_EXPORTER: no such exporter jaeger"):
         tracing.check_exporters({"OTEL_TRACES_EXPORTER": "jaeger"})
+    assert tracing.sample_ratio({}) == 1.0 and tracing.sample_ratio({"OTEL_TRACES_SAMPLER_ARG": "0.1"}) == 0.1
+    for bad in ("2", "ten"):
+        with pytest.raises(ValueError, match="OTEL_TRACES_SAMPLER_ARG"):
+            tracing.check_exporters({"OTEL_TRACES_EXPORTER": "console", "OTEL_TRACES_SAMPLER_ARG": bad})
     assert tracing.trace_id("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01") == (
         "0af7651916cd43dd8448eb211c80319c"
     )
