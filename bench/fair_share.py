@@ -134,17 +134,7 @@ def shares(stack: Stack, jobs: dict[str, str]) -> dict[str, float]:
         }
     begin = max(min(start for start, _ in runs) for runs in spans.values())
     end = min(max(finish for _, finish in runs) for runs in spans.values())
-
-    def busy(runs: list[tuple[datetime, datetime]]) -> float:
-        return sum(max(0.0, (min(f, end) - max(s, begin)).total_seconds()) for s, f in runs)
-
-    seconds = {name: busy(runs) for name, runs in spans.items()}
-    total = sum(seconds.values()) or 1.0
-    for name, runs in spans.items():
-        inside = [(s, f) for s, f in runs if begin <= s < end]
-        mean_run = statistics.mean((f - s).total_seconds() for s, f in inside) if inside else 0.0
-        print(f"  {name}: {len(inside)} jobs started while both waited, {mean_run:.2f} s each on average")
-    return {name: value / total for name, value in seconds.items()}
+    return _shares_between(spans, begin, end)
 
 
 def describe(name: str, values: list[float]) -> str:
@@ -266,16 +256,22 @@ def job_shares(stack: Stack, jobs: dict[str, list[str]]) -> dict[str, float]:
         }
     begin = min(start for runs in spans.values() for start, _ in runs)
     end = min(max(start for start, _ in runs) for runs in spans.values())
-
-    def busy(runs: list[tuple[datetime, datetime]]) -> float:
-        return sum(max(0.0, (min(f, end) - max(s, begin)).total_seconds()) for s, f in runs)
-
-    seconds = {name: busy(runs) for name, runs in spans.items()}
-    total = sum(seconds.values()) or 1.0
     for name, runs in spans.items():
         inside = [(s, f) for s, f in runs if begin <= s < end]
         mean_run = statistics.mean((f - s).total_seconds() for s, f in inside) if inside else 0.0
         print(f"  {name}: {len(inside)} jobs started while both waited, {mean_run:.2f} s each on average")
+    return _shares_between(spans, begin, end)
+
+
+def _shares_between(
+    spans: dict[str, list[tuple[datetime, datetime]]], begin: datetime, end: datetime
+) -> dict[str, float]:
+    """Each client's share of the run time its spans (start, finish) spent between begin and end."""
+    seconds = {
+        name: sum(max(0.0, (min(f, end) - max(s, begin)).total_seconds()) for s, f in runs)
+        for name, runs in spans.items()
+    }
+    total = sum(seconds.values()) or 1.0
     return {name: value / total for name, value in seconds.items()}
 
 
