@@ -179,19 +179,22 @@ def trace_id(traceparent: str | None) -> str | None:
 
 @contextmanager
 def job_span(
-    name: str, traceparent: str | None, attributes: dict[str, Any] | None = None
+    name: str, traceparent: str | None, attributes: dict[str, Any] | None = None, *, sql: bool = True
 ) -> Iterator[Span | None]:
     """A span of a job's work, in the job's trace (its row's traceparent), current while the block runs
-    (the SQL under it joins it). Nothing when tracing is off or the job has no trace."""
+    (the SQL under it joins it; `sql=False`: its statements make no spans, for work done thousands of
+    times a job, a shard's). Nothing when tracing is off or the job has no trace."""
     if _provider is None or traceparent is None:
         with nullcontext():
             yield None
         return
+    from opentelemetry.instrumentation.utils import suppress_instrumentation
     from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
 
     parent = TraceContextTextMapPropagator().extract({"traceparent": traceparent})
     tracer = _provider.get_tracer(TRACER_NAME)
-    with tracer.start_as_current_span(name, context=parent, attributes=attributes) as span:
+    quiet = nullcontext() if sql else suppress_instrumentation()
+    with tracer.start_as_current_span(name, context=parent, attributes=attributes) as span, quiet:
         yield span
 
 

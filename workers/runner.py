@@ -315,7 +315,8 @@ def execute_shard(
     while shard is not None:
         owner = shard.owner_id
         followups.owners.add(owner)  # its client's next held shard may go once this one ends
-        with tracing.job_span("zolve.shard", shard.trace_parent, _shard_attributes(shard, worker)):
+        # a shard's few statements, thousands of times a job: the shard's span, not theirs
+        with tracing.job_span("zolve.shard", shard.trace_parent, _shard_attributes(shard, worker), sql=False):
             shard, began, added = _run_claimed_shard(db, settings, shard, worker, began, followups, chain)
         if added and shard is not None:
             release({owner})
