@@ -4,7 +4,7 @@ to a sink on this machine that answers every export at once), in turns, in one r
 1. the expert enumeration through `zolve up --workers 2` (submit → succeeded, by the job's own
    created → finished), `--rounds` times each way, the two alternating;
 2. `bench/api_load.py` (its status polls and submits against bare /health, `--seconds` per phase), once
-   each way.
+   each way, and once more with a tenth of the requests traced (OTEL_TRACES_SAMPLER_ARG=0.1).
 
 Prints each figure off and on, and on ÷ off; and how many spans and bytes the sink took.
 
@@ -63,12 +63,11 @@ class Sink(BaseHTTPRequestHandler):
 
 
 def tracing_env(mode: str, sink_port: int) -> dict[str, str]:
+    """off; on (every request traced); `on 10%` (OTEL_TRACES_SAMPLER_ARG=0.1)."""
     if mode == "off":
         return {"OTEL_TRACES_EXPORTER": "none"}
-    return {
-        "OTEL_TRACES_EXPORTER": "otlp",
-        "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{sink_port}",
-    }
+    traced = {"OTEL_TRACES_EXPORTER": "otlp", "OTEL_EXPORTER_OTLP_ENDPOINT": f"http://127.0.0.1:{sink_port}"}
+    return {**traced, "OTEL_TRACES_SAMPLER_ARG": "0.1"} if mode == "on 10%" else traced
 
 
 def expert_seconds(env: dict[str, str]) -> float:
@@ -130,12 +129,21 @@ def main() -> None:
         flush=True,
     )
     if not args.skip_api_load:
-        loads = {
-            mode: api_load(tracing_env(mode, port), args.seconds, args.clients) for mode in ("off", "on")
-        }
+        modes = ("off", "on", "on 10%")
+        loads = {mode: api_load(tracing_env(mode, port), args.seconds, args.clients) for mode in modes}
+        print()
+        print("| api_load | tracing off | on | on ÷ off | on, 10% of requests traced | ÷ off |")
+        print("|---|---|---|---|---|---|")
         for name in loads["off"]:
-            before, after = loads["off"][name], loads["on"][name]
-            print(f"| api_load: {name} | {before:g} | {after:g} | {after / before:.2f}× |")
+            before, after, sampled = (loads[mode][name] for mode in modes)
+            cells = [
+                f"{before:g}",
+                f"{after:g}",
+                f"{after / before:.2f}×",
+                f"{sampled:g}",
+                f"{sampled / before:.2f}×",
+            ]
+            print(f"| {name} | {' | '.join(cells)} |")
     print(
         f"\nthe sink took {spans_after_expert[0]} exports ({spans_after_expert[1] / 2**20:.1f} MiB) "
         f"during the enumerations, {Sink.exports} ({Sink.received / 2**20:.1f} MiB) in all"
