@@ -21,7 +21,9 @@ from store import keys
 from store.db import Database
 from tests.support import TEST_ENV, ApiServer, WorkerProcess, create_database, drop_database, poll_job
 
-pytest_plugins = ["tests.tiers"]  # marks the integration tier (make test-fast leaves it out)
+# tests.tiers marks the integration tier (make test-fast leaves it out); tests.order puts the longest
+# modules first, for make test's parallel run
+pytest_plugins = ["tests.tiers", "tests.order"]
 
 
 @pytest.fixture(scope="session")
