@@ -107,6 +107,8 @@ class Up:
         quietly (before: two "Exception ignored in atexit callback ... can only join a child process"
         tracebacks from gunicorn's workers, issue 50 item 1)."""
         said_before = self.err.stat().st_size
+        # only while it runs: the group of one that ended and was reaped may be another process' by now
+        assert self.process.poll() is None, f"zolve up had stopped: {self.err.read_text()[-3000:]}"
         os.killpg(self.process.pid, signal.SIGINT)
         assert self.process.wait(60) == 0
         with self.err.open("rb") as err:
