@@ -40,9 +40,9 @@ register(
 
 
 class HoldParams(Schema):
-    #: the job runs until this file exists, or for at most `seconds`
-    release = fields.String(required=True)
-    seconds = fields.Float(load_default=30.0, validate=validate.Range(0, 60))
+    #: the job runs until this file exists (none: for `seconds`), or for at most `seconds`
+    release = fields.String(load_default="")
+    seconds = fields.Float(load_default=1.0, validate=validate.Range(0, 60))
 
 
 class HoldResult(Schema):
@@ -51,9 +51,10 @@ class HoldResult(Schema):
 
 def hold(params: dict[str, Any], run: Any) -> dict[str, Any]:
     deadline = time.monotonic() + params["seconds"]
-    while not os.path.exists(params["release"]) and time.monotonic() < deadline:
+    released = params["release"]
+    while not (released and os.path.exists(released)) and time.monotonic() < deadline:
         time.sleep(0.05)
-    return {"released": os.path.exists(params["release"])}
+    return {"released": bool(released) and os.path.exists(released)}
 
 
 register(
