@@ -374,8 +374,10 @@ def test_paused_streams_hold_no_thread_and_each_resumes_when_woken() -> None:
             )
             for i, (_, send) in enumerate(outputs)
         ]
-        await asyncio.sleep(0.5)
-        assert all(_body(sent) == b"first;" for sent, _ in outputs), "every stream started on two threads"
+        deadline = asyncio.get_running_loop().time() + 10
+        while not all(_body(sent) == b"first;" for sent, _ in outputs):  # each paused, on two threads
+            assert asyncio.get_running_loop().time() < deadline, "every stream started on two threads"
+            await asyncio.sleep(0.05)
         for wake in wakes:
             wake.set()
         await asyncio.wait_for(asyncio.gather(*served), 10)
