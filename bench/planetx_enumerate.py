@@ -14,7 +14,7 @@
    before it (with `--rounds R` the worker counts take turns R times, and the scaling table gives the
    medians of the rounds); and the split of the workers' time per shard (claim, walk, histogram, store,
    dispatch, and the gap to the process's next shard), from the line the worker logs per shard
-   (`workers.runner.SHARD_TIMING`) and Celery's own "succeeded in" line;
+   (`services.running.SHARD_TIMING`) and Celery's own "succeeded in" line;
 4. with `--ceiling R`, the most the service could gain from more solver processes on this machine: every
    shard walked in one process, against the same shards dealt out to N processes at once (no service, no
    database: wall clock, R rounds taking turns, medians), for each count in `--workers`.
@@ -48,7 +48,7 @@ from puzzles.planetx.board import LETTERS, MODES, Mode  # noqa: E402
 from puzzles.planetx.rules import enumerate_boards  # noqa: E402
 from puzzles.planetx.solver import BoardModel, board_walker, enumerate_models  # noqa: E402
 from puzzles.runtime import Run  # noqa: E402
-from workers.runner import SHARD_TIMING  # noqa: E402
+from services.running import SHARD_TIMING  # noqa: E402
 
 #: the yardstick's rounds: about 2 s on this machine kind, idle
 YARDSTICK_ROUNDS = 15
@@ -255,7 +255,7 @@ SUCCEEDED = re.compile(r"Task \S+\[([0-9a-f-]+)\] succeeded in ([0-9.e-]+)s")
 
 
 def shard_timings(log: Path, job_id: str) -> list[dict]:
-    """The worker's timing line of every shard of the job (`workers.runner.SHARD_TIMING`), each with its
+    """The worker's timing line of every shard of the job (`services.running.SHARD_TIMING`), each with its
     Celery task's whole time (`task_s`, from Celery's "succeeded in" line) when the log has it."""
     marker = SHARD_TIMING + " "
     timings, tasks = [], {}
@@ -278,7 +278,7 @@ def split(timings: list[dict]) -> dict[str, float]:
     the task's few steps before its first claim, which its "succeeded in" includes); `between` is each
     process's gap from the end of one task to the beginning of its next shard (Celery: the ack, the next
     message, and any wait for one), within one job. A task runs one shard, or a chain of its job's
-    shards, each after the one before is stored (`workers.runner.execute_shard`): a chained shard's claim
+    shards, each after the one before is stored (`services.running.execute_shard`): a chained shard's claim
     is part of the store before it."""
     parts = {"claim": 0.0, "walk": 0.0, "histogram": 0.0, "run, other": 0.0, "store": 0.0}
     parts |= {"dispatch": 0.0, "between": 0.0}

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
-from celery import Celery, bootsteps
+from celery import Celery, Task, bootsteps
 from celery.signals import worker_process_init, worker_process_shutdown
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
@@ -39,14 +39,14 @@ from services.messages import (
     release_in_turn,
     send,
 )
+from services.outages import server_away
+from services.running import compact_rows, execute, execute_shard, finalize
 from store import heartbeats, jobs, shards, tallies
 from store import webhooks as webhook_store
 from store.db import Database
 from store.leader import Leadership
 from workers import broker_fixes
 from workers.app import broker_was_emptied, make_celery, mark_broker
-from workers.outages import server_away
-from workers.runner import compact_rows, execute, execute_shard, finalize
 
 log = logging.getLogger("zolve.worker")
 
@@ -300,8 +300,8 @@ def create_worker_app(settings: Settings) -> Celery:
         with _database_errors_retryable():
             send(ctx, execute(db, settings, uuid.UUID(job_id), worker_id()))
 
-    @celery.task(name=RUN_SHARD, **retry_options)
-    def run_shard(shard_id: str) -> None:
+    @celery.task(name=RUN_SHARD, bind=True, **retry_options)
+    def run_shard(task: Task, shard_id: str) -> None:
         limit_z3_memory(settings)
         with _database_errors_retryable():
             followups = execute_shard(
@@ -310,6 +310,7 @@ def create_worker_app(settings: Settings) -> Celery:
                 int(shard_id),
                 worker_id(),
                 release=lambda owners: release_in_turn(ctx, owners),
+                task_id=task.request.id,
             )
             send(ctx, followups)
 

@@ -70,7 +70,7 @@ def test_every_problem_is_named_at_once() -> None:
 
 
 def test_a_kind_stores_rows_whether_it_is_sharded_or_not() -> None:
-    """Rows are stored by shards or, for a kind solved whole, with its result (workers.runner)."""
+    """Rows are stored by shards or, for a kind solved whole, with its result (services.running)."""
     assert ENUMERATE.rows is not None and ENUMERATE.cacheable
     assert replace(ENUMERATE, sharded=False).problems() == []
     assert plain(rows=ENUMERATE.rows, cacheable=True).problems() == []

@@ -1,4 +1,4 @@
-"""workers.runner.retry_on_db_error: a step that must land (a plan, a shard's outcome) is tried again
+"""services.running.retry_on_db_error: a step that must land (a plan, a shard's outcome) is tried again
 while the database is away, within the lease that keeps the work ours, and no longer."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import logging
 import pytest
 from sqlalchemy.exc import IntegrityError, OperationalError
 
-from workers.runner import retry_on_db_error
+from services.running import retry_on_db_error
 
 AWAY = OperationalError("SELECT 1", {}, Exception("server closed the connection unexpectedly"))
 

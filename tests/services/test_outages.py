@@ -1,11 +1,11 @@
-"""What counts as a server being away, for the workers' repeated work (workers.outages)."""
+"""What counts as a server being away, for the workers' repeated work (services.outages)."""
 
 import pytest
 from kombu.exceptions import OperationalError as BrokerUnreachable
 from redis.exceptions import ConnectionError as RedisConnectionError
 from sqlalchemy.exc import IntegrityError, OperationalError
 
-from workers.outages import server_away
+from services.outages import server_away
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from celery import current_task
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.orm import Session
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_before_delay, wait_exponential
@@ -31,9 +30,9 @@ from core.states import JobState
 from kinds import Kind, get_kind
 from puzzles.runtime import Cancelled, Run, TimeLimitExceeded
 from services.messages import Messages
+from services.outages import server_away
 from store import jobs, results, rows, shards
 from store.db import Database
-from workers.outages import server_away
 
 log = logging.getLogger("zolve.worker")
 T = TypeVar("T")
@@ -294,6 +293,7 @@ def execute_shard(
     shard_id: int,
     worker: str,
     release: Callable[[set[int]], None] = lambda owners: None,
+    task_id: str | None = None,
 ) -> Messages:
     """Claim and run a shard; then, for up to `settings.shard_chain_seconds`, its job's next held shards,
     each claimed in the transaction that stores the one before, while no other client's shard and no
@@ -317,7 +317,9 @@ def execute_shard(
         followups.owners.add(owner)  # its client's next held shard may go once this one ends
         # a shard's few statements, thousands of times a job: the shard's span, not theirs
         with tracing.job_span("zolve.shard", shard.trace_parent, _shard_attributes(shard, worker), sql=False):
-            shard, began, added = _run_claimed_shard(db, settings, shard, worker, began, followups, chain)
+            shard, began, added = _run_claimed_shard(
+                db, settings, shard, worker, began, followups, chain, task_id
+            )
         if added and shard is not None:
             release({owner})
     return followups
@@ -341,6 +343,7 @@ def _run_claimed_shard(
     began: float,
     followups: Messages,
     chain: Callable[[], bool],
+    task_id: str | None,
 ) -> tuple[shards.ClaimedShard | None, float, bool]:
     """Run a claimed shard and store how it ended; returns the job's next shard if the store took one
     (`chain()` asked for it), when that one's claim was committed, and whether the shard added
@@ -384,7 +387,7 @@ def _run_claimed_shard(
             shards.fail_shard(session, shard_id, worker, JobError.from_exception(exc))
         following = None
     stored = time.time()
-    _log_shard_timing(shard, outcome, began, claimed, ran, stored)
+    _log_shard_timing(shard, outcome, began, (claimed, ran, stored), task_id)
     added = outcome.status == "ok" and bool(outcome.value.split or outcome.value.rest)
     return following, stored, added
 
@@ -438,15 +441,20 @@ SHARD_TIMING = "shard timing"
 
 
 def _log_shard_timing(
-    shard: shards.ClaimedShard, outcome: Watched, began: float, claimed: float, ran: float, stored: float
+    shard: shards.ClaimedShard,
+    outcome: Watched,
+    began: float,
+    marks: tuple[float, float, float],
+    task_id: str | None,
 ) -> None:
-    """The shard's claim, run and store in ms, with what the run reported of its phases (the puzzle's
-    `run.progress` at its end: e.g. `walk_ms`, `histogram_ms`), when it began and ended (epoch seconds)
-    and in which process and Celery task: the task's own "succeeded in" line less this span is the
-    dispatch after the shard (the messages sent, held work released); a process's gap from one task's
-    end to its next shard's beginning is Celery's (the ack, the next message)."""
+    """The shard's claim, run and store in ms (`marks`: when each ended), with what the run reported of
+    its phases (the puzzle's `run.progress` at its end: e.g. `walk_ms`, `histogram_ms`), when it began
+    and ended (epoch seconds) and in which process and Celery task (`task_id`): the task's own
+    "succeeded in" line less this span is the dispatch after the shard (the messages sent, held work
+    released); a process's gap from one task's end to its next shard's beginning is Celery's (the ack,
+    the next message)."""
     rows_stored = len(outcome.value.rows) if outcome.status == "ok" and outcome.value is not None else 0
-    request = getattr(current_task, "request", None)  # the Celery task running it, if any
+    claimed, ran, stored = marks
     phases = {k: v for k, v in (outcome.progress or {}).items() if k.endswith("_ms")}
     log.info(
         "%s %s",
@@ -457,7 +465,7 @@ def _log_shard_timing(
                 "shard": shard.id,
                 "key": shard.key,
                 "pid": os.getpid(),
-                "task": getattr(request, "id", None),
+                "task": task_id,
                 "status": outcome.status,
                 "rows": rows_stored,
                 "began": round(began, 4),
