@@ -215,7 +215,10 @@ def side_by_side(
     """Each bulk client submits `jobs` jobs at once; `short` submits short jobs one after another while
     both have jobs waiting. Returns each bulk client's share of the worker time until either one's last
     job started, and the short latencies."""
-    ids = {name: [client.submit(WEIGHED) for _ in range(jobs)] for name, client in bulk_clients.items()}
+    ids: dict[str, list[str]] = {name: [] for name in bulk_clients}
+    for _ in range(jobs):  # in turn: neither client's backlog is in place before the other's
+        for name, client in bulk_clients.items():
+            ids[name].append(client.submit(WEIGHED))
     latencies: list[float] = []
     samples: dict[str, list[int]] = {name: [] for name in ids}
     while all(
@@ -231,7 +234,7 @@ def side_by_side(
     for name, client in bulk_clients.items():
         for job_id in ids[name]:
             client.wait(job_id)
-    return job_shares(stack, ids), latencies
+    return job_shares(stack, ids, steady=True), latencies
 
 
 def _jobs_in_flight(stack: Stack, job_ids: list[str]) -> int:
@@ -246,21 +249,31 @@ def _waiting(client: Client, job_ids: list[str]) -> bool:
     return client.http.get(f"{client.url}/jobs/{job_ids[-1]}").json()["state"] == "queued"
 
 
-def job_shares(stack: Stack, jobs: dict[str, list[str]]) -> dict[str, float]:
-    """Each client's share of the jobs' run time from the first start to the moment either client's last
-    job started (after it, that client has nothing waiting)."""
+def job_shares(stack: Stack, jobs: dict[str, list[str]], steady: bool = False) -> dict[str, float]:
+    """Each client's share of the jobs' run time from the first start (`steady`: from the moment the last
+    job sent before any job finished started) to the moment either client's last job started (after it,
+    that client has nothing waiting)."""
     with stack.db.session() as session:
-        spans = {
-            name: list(session.execute(select(Job.started_at, Job.finished_at).where(Job.id.in_(job_ids))))
-            for name, job_ids in jobs.items()
-        }
+        columns = select(Job.started_at, Job.finished_at, Job.enqueued_at)
+        rows = {name: list(session.execute(columns.where(Job.id.in_(ids)))) for name, ids in jobs.items()}
+    spans = {name: [(start, finish) for start, finish, _ in runs] for name, runs in rows.items()}
     begin = min(start for runs in spans.values() for start, _ in runs)
+    if steady:
+        begin = _steady_from(rows)
     end = min(max(start for start, _ in runs) for runs in spans.values())
     for name, runs in spans.items():
         inside = [(s, f) for s, f in runs if begin <= s < end]
         mean_run = statistics.mean((f - s).total_seconds() for s, f in inside) if inside else 0.0
         print(f"  {name}: {len(inside)} jobs started while both waited, {mean_run:.2f} s each on average")
     return _shares_between(spans, begin, end)
+
+
+def _steady_from(rows: dict[str, list[tuple[datetime, datetime, datetime]]]) -> datetime:
+    """When the broker's queue first held only work that finishes released: the start of the last job
+    sent before the first finish (the windows filled at submit, in submit order, are behind it)."""
+    every = [row for runs in rows.values() for row in runs]
+    first_finish = min(finish for _, finish, _ in every)
+    return max(start for start, _, sent in every if sent <= first_finish)
 
 
 def _shares_between(
