@@ -2,11 +2,14 @@
 tests/test_client_models.py holds them to), and KINDS: the one place that maps a kind's name to them.
 
     from zolve_client import Client
-    from zolve_client.kinds import DICE
+    from zolve_client.kinds import DICE, DiceParams
 
     with Client() as client:
-        job = client.submit(DICE, {"dice": 3, "faces": 6})   # Job[DiceParams, DiceResult]
-        wins = client.result(job)["wins"]                     # DiceResult's: int | None
+        job = client.submit(DICE, DiceParams(dice=3, faces=6))  # Job[DiceParams, DiceResult]
+        wins = client.result(job).get("wins")                     # DiceResult's: int | None
+
+(A type checker infers a kind's params from the Kind and the params together: give it the params' type,
+DiceParams(...) or a variable annotated `params: DiceParams`; an inline dict leaves it unsure.)
 
 Nested objects (a plan's stages, a game's turns, ...) are plain dicts."""
 
@@ -16,17 +19,18 @@ from dataclasses import dataclass
 from typing import Any, Generic, Literal, NotRequired, TypedDict, TypeVar
 
 P = TypeVar("P")
-R = TypeVar("R")
+#: covariant: a kind whose result is a DiceResult is one whose result is a DiceResult or None
+R_co = TypeVar("R_co", covariant=True)
 
 
 @dataclass(frozen=True)
-class Kind(Generic[P, R]):
+class Kind(Generic[P, R_co]):
     """A kind of job: its name on the wire and the types of its params and result. Passed to
     Client.submit in place of the name, it types the job (and its result) that comes back."""
 
     name: str
     params: type[P]
-    result: type[R]
+    result: type[R_co]
 
     def __str__(self) -> str:
         return self.name
