@@ -27,6 +27,7 @@ from zolve_client import (
     GatewayTimeout,
     Invalid,
     JobFailed,
+    NotConnected,
     NotFound,
     RateLimited,
     TimedOut,
@@ -292,7 +293,8 @@ def test_a_calls_timeout_bounds_its_retries(stub) -> None:
 @pytest.mark.parametrize(
     ("error", "idempotent", "retried_"),
     [
-        (Unreachable("refused"), False, True),
+        (NotConnected("refused"), False, True),
+        (Unreachable("not sent: an unsupported scheme"), True, False),
         (RateLimited("slow down"), False, True),
         (Unavailable("busy"), False, True),
         (BadGateway("bad gateway"), False, False),

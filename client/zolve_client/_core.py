@@ -20,7 +20,15 @@ from urllib.parse import urlencode, urljoin
 import httpx
 from tenacity import RetryCallState, retry_if_exception, wait_exponential
 
-from zolve_client.errors import ApiError, ConnectionDropped, TimedOut, Unreachable, error_of, retried
+from zolve_client.errors import (
+    ApiError,
+    ConnectionDropped,
+    NotConnected,
+    TimedOut,
+    Unreachable,
+    error_of,
+    retried,
+)
 from zolve_client.kinds import Kind
 
 #: where a client goes when neither its `url` nor ZOLVE_URL says
@@ -182,13 +190,15 @@ class Base:
         return httpx.Timeout(seconds, read=silence)
 
     def _unreachable(self, error: httpx.TransportError) -> Unreachable:
-        """The failure of an exchange that had no answer: refused (nothing sent), timed out, or dropped
-        once the request was on its way."""
+        """The failure of an exchange that had no answer: no connection (nothing sent), timed out, dropped
+        once the request was on its way, or a request httpx would not send."""
         if isinstance(error, httpx.TimeoutException):
             return TimedOut(f"{self.url} did not answer in time ({error!r})")
         if isinstance(error, httpx.ConnectError):
-            return Unreachable(f"cannot reach {self.url}: is the service running? ({error})")
-        return ConnectionDropped(f"the connection to {self.url} broke ({error!r})")
+            return NotConnected(f"cannot reach {self.url}: is the service running? ({error})")
+        if isinstance(error, httpx.ReadError | httpx.WriteError | httpx.RemoteProtocolError):
+            return ConnectionDropped(f"the connection to {self.url} broke ({error!r})")
+        return Unreachable(f"cannot send to {self.url} ({error!r})")
 
     def _wait_seconds(self, state: RetryCallState) -> float:
         error = state.outcome.exception() if state.outcome else None

@@ -40,6 +40,10 @@ class Unreachable(ApiError):
     """No answer from the service (not running, wrong URL, network down)."""
 
 
+class NotConnected(Unreachable):
+    """No connection could be made (refused, no route, a name that does not resolve): nothing was sent."""
+
+
 class ConnectionDropped(Unreachable):
     """The connection broke once the request was on its way (reset, closed before the answer): the service
     may have acted on it."""
@@ -117,7 +121,7 @@ _ERRORS: dict[int, type[ApiError]] = {
 }
 
 #: failures the client tries again: any request after these (it was not acted on) ...
-NOT_ACTED_ON = (RateLimited, Unavailable)
+NOT_ACTED_ON = (NotConnected, RateLimited, Unavailable)
 #: ... and a GET or a POST under an Idempotency-Key after these too (it may have been)
 MAYBE_ACTED_ON = (BadGateway, GatewayTimeout, ConnectionDropped)
 #: every failure the client retries
@@ -127,8 +131,6 @@ RETRIED = (*NOT_ACTED_ON, *MAYBE_ACTED_ON)
 def retried(error: BaseException, idempotent: bool) -> bool:
     """Whether a failed attempt is worth another: a refused connection or an answer that says the request
     was not acted on always is; one that may have been acted on only when repeating it is harmless."""
-    if isinstance(error, Unreachable) and not isinstance(error, ConnectionDropped | TimedOut):
-        return True  # the connection was refused: nothing was sent
     if isinstance(error, NOT_ACTED_ON):
         return True
     return idempotent and isinstance(error, MAYBE_ACTED_ON)

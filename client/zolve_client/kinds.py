@@ -13,7 +13,6 @@ DiceParams(...) or a variable annotated `params: DiceParams`; an inline dict lea
 
 Nested objects (a plan's stages, a game's turns, ...) are plain dicts."""
 
-
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, Literal, NotRequired, TypedDict, TypeVar

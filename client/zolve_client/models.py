@@ -4,7 +4,6 @@ of the OpenAPI document (/openapi.json), and tests/test_client_models.py holds t
 required-ness to it. A job is generic in its kind's params and result (zolve_client.kinds: DiceParams,
 DiceResult, ...): `Job[DiceParams, DiceResult]` is the document's DiceJob."""
 
-
 from typing import Any, Generic, Literal, NotRequired, TypedDict, TypeVar
 
 #: a job's state, as the JSON writes it (zolve_client.states.JobState holds the same words)
