@@ -179,7 +179,7 @@ def test_puzzles_are_pure(module: str) -> None:
 #: the client library's own distribution (client/): what a client user installs, and nothing of the service
 CLIENT = ROOT / "client" / "zolve_client"
 #: what it may import besides the standard library and itself: its two dependencies, and rich where asked
-CLIENT_NEEDS = {"urllib3", "tenacity", "rich"}
+CLIENT_NEEDS = {"httpx", "tenacity", "rich"}
 
 
 @pytest.mark.parametrize("path", sorted(CLIENT.glob("*.py")), ids=lambda path: path.name)

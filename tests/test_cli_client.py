@@ -296,5 +296,5 @@ def test_the_client_sends_lists_as_repeated_parameters_and_leaves_out_none() -> 
     with _answering(answers) as (url, asked):
         client = Client(url, "key")
         params = {"state": ["queued", "running"], "kind": None, "limit": 5}
-        assert client._request("GET", "jobs", params=params) == {"items": []}
+        assert client._json("GET", "jobs", params=params) == {"items": []}
         assert asked == ["/jobs?state=queued&state=running&limit=5"]

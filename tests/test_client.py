@@ -3,24 +3,40 @@ PostgreSQL and Redis; its retries against a stub that answers 429 and 503."""
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import io
 import json
+import socket
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
 
 import pytest
 from zolve_client import (
+    ApiError,
+    AsyncClient,
+    BadGateway,
     Client,
     Conflict,
+    ConnectionDropped,
     Event,
+    GatewayTimeout,
     Invalid,
     JobFailed,
+    NotConnected,
     NotFound,
     RateLimited,
+    TimedOut,
+    Unavailable,
     Unreachable,
     WaitTimeout,
 )
+from zolve_client.errors import retried, seconds_after
+from zolve_client.kinds import DICE
 
 from core.config import Settings
 from tests.support import ApiServer, QuietHandler, serving, wait_until
@@ -49,9 +65,9 @@ def test_submit_wait_result_boards_and_export(api: Client) -> None:
     shard_counts = [u["progress"]["shards_done"] for u in seen[:-1] if "shards_done" in (u["progress"] or {})]
     assert shard_counts and shard_counts == sorted(shard_counts), "progress came from the event stream"
     count = api.result(job["id"])["count"]
-    boards = list(api.iter_boards(job["id"], page_size=50))
+    boards = list(api.iter_rows(job["id"], page_size=50))
     assert len(boards) == count == len({board["code"] for board in boards}) and count > 50
-    sector_one = list(api.iter_boards(job["id"], x=1))
+    sector_one = list(api.iter_rows(job["id"], x=1))
     assert len(sector_one) == count, "every board has Planet X in sector 1"
     out = io.StringIO()
     assert api.export(job["id"], "ndjson", out, show_progress=False) == count
@@ -112,11 +128,12 @@ def test_batches_page_by_page_and_the_webhook_secret(api: Client) -> None:
 def test_wait_long_polls_when_no_stream_is_to_be_had(api: Client, live_api: ApiServer) -> None:
     job = api.submit("dice", {"dice": 3, "faces": 5}, fresh=True)
     # every stream this key may hold (the default ZOLVE_MAX_STREAMS_PER_KEY of the live API)
-    held = [api._send("GET", "/events", stream=True) for _ in range(Settings().max_streams_per_key)]
+    events = api._call("GET", "/events")
+    held = [api._send(events, stream=True) for _ in range(Settings().max_streams_per_key)]
     impatient = Client(api.url, api._headers["Authorization"].split()[1], retries=0)
     try:
         with pytest.raises(RateLimited):
-            impatient._send("GET", f"/jobs/{job['id']}/events", stream=True)
+            impatient._send(impatient._call("GET", f"/jobs/{job['id']}/events"), stream=True)
         assert impatient.wait(job["id"], show_progress=False)["state"] == "succeeded"
     finally:
         for stream in held:
@@ -160,15 +177,16 @@ def test_wait_outlives_the_servers_stream_limit(
 
 # -- retries --------------------------------------------------------------------------------------------
 @pytest.fixture
-def stub() -> Iterator[tuple[str, list[tuple[float, str]], list[tuple[int, dict, dict]]]]:
+def stub() -> Iterator[tuple[str, list[tuple[float, str, dict[str, str]]], list[tuple[int, dict, dict]]]]:
     """A server answering from a script of (status, headers, body), then 200 {"ok": true}; it records
     when each request came."""
-    asked: list[tuple[float, str]] = []
+    asked: list[tuple[float, str, dict[str, str]]] = []
     script: list[tuple[int, dict, dict]] = []
 
     class Handler(QuietHandler):
         def _answer(self) -> None:
-            asked.append((time.monotonic(), self.command))
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            asked.append((time.monotonic(), self.command, dict(self.headers)))
             status, headers, body = script.pop(0) if script else (200, {}, {"ok": True})
             self.answer(status, json.dumps(body).encode(), {**headers, "Content-Type": "application/json"})
 
@@ -242,5 +260,203 @@ def test_wait_shows_a_replayed_history_without_going_back_and_is_silent_by_defau
 def test_a_client_is_a_context_manager_that_closes_its_connections(api: Client, make_key) -> None:
     with Client(api.url, make_key()["Authorization"].split()[1]) as client:
         assert next(client.iter_jobs(), None) is None, "a new key has no jobs"
-        assert client._pool.pools, "a kept connection"
-    assert not client._pool.pools, "closed on the way out"
+        assert client._http_client is not None, "a kept connection pool"
+    assert client._http_client is None, "closed on the way out"
+    assert next(client.iter_jobs(), None) is None, "a later call opens a new one"
+
+
+# -- the retry policy -----------------------------------------------------------------------------------
+def test_502_and_504_are_retried_for_a_get_and_a_keyed_post_but_not_for_a_bare_post(stub) -> None:
+    url, asked, script = stub
+    script += [(502, {}, {"message": "bad gateway"}), (504, {}, {"message": "gateway timeout"})]
+    assert Client(url, "zk_x").get("job") == {"ok": True} and len(asked) == 3
+    script += [(502, {}, {"message": "bad gateway"})]
+    assert Client(url, "zk_x").submit("dice", {"dice": 3, "faces": 3}) == {"ok": True}
+    first, again = asked[3][2], asked[4][2]
+    assert first["Idempotency-Key"] and first["Idempotency-Key"] == again["Idempotency-Key"], "one key a call"
+    assert Client(url, "zk_x").submit("dice")["ok"]
+    assert asked[5][2]["Idempotency-Key"] != first["Idempotency-Key"], "a new call, a new key"
+    script += [(502, {}, {"message": "bad gateway"})]
+    with pytest.raises(BadGateway):
+        Client(url, "zk_x").cancel("job")  # no Idempotency-Key: it may have been cancelled, not asked twice
+    assert len(asked) == 7
+
+
+def test_a_calls_timeout_bounds_its_retries(stub) -> None:
+    url, asked, script = stub
+    script += [(503, {"Retry-After": "5"}, {"message": "busy"})] * 3
+    with pytest.raises(Unavailable):
+        Client(url, "zk_x").get("job", timeout=1)
+    assert len(asked) == 1, "a retry 5 s later would end after the call's timeout"
+
+
+@pytest.mark.parametrize(
+    ("error", "idempotent", "retried_"),
+    [
+        (NotConnected("refused"), False, True),
+        (Unreachable("not sent: an unsupported scheme"), True, False),
+        (RateLimited("slow down"), False, True),
+        (Unavailable("busy"), False, True),
+        (BadGateway("bad gateway"), False, False),
+        (BadGateway("bad gateway"), True, True),
+        (GatewayTimeout("gateway timeout"), True, True),
+        (ConnectionDropped("reset"), False, False),
+        (ConnectionDropped("reset"), True, True),
+        (TimedOut("no answer"), True, False),
+        (Invalid("bad"), True, False),
+    ],
+)
+def test_what_is_retried(error: ApiError, idempotent: bool, retried_: bool) -> None:
+    """Anything the service did not act on; what it may have acted on only when repeating it is harmless
+    (a GET, a POST under an Idempotency-Key); never a timeout, whose wait the caller chose."""
+    assert retried(error, idempotent) is retried_
+
+
+def test_retry_after_is_seconds_or_an_http_date() -> None:
+    assert seconds_after("3") == 3.0 and seconds_after("0.5") == 0.5
+    later = datetime.now(UTC) + timedelta(seconds=30)
+    assert 25 < (seconds_after(format_datetime(later, usegmt=True)) or 0) <= 30
+    assert seconds_after("soon") is None and seconds_after(None) is None
+
+
+def test_url_and_key_default_to_the_environment(monkeypatch) -> None:
+    monkeypatch.setenv("ZOLVE_URL", "http://zolve.example:8123/")
+    monkeypatch.setenv("ZOLVE_API_KEY", "zk_from_env")
+    for client in (Client(), AsyncClient()):
+        assert client.url == "http://zolve.example:8123"
+        assert client._headers["Authorization"] == "Bearer zk_from_env"
+    monkeypatch.delenv("ZOLVE_URL")
+    monkeypatch.delenv("ZOLVE_API_KEY")
+    assert Client(key="zk_x").url == "http://127.0.0.1:8000"
+    with pytest.raises(ValueError, match="ZOLVE_API_KEY"):
+        Client()
+
+
+def _public(cls: type) -> dict[str, inspect.Signature]:
+    return {
+        name: inspect.signature(member)
+        for name, member in vars(cls).items()
+        if callable(member) and not name.startswith("_") and name not in ("close", "aclose")
+    }
+
+
+def test_the_async_client_has_the_clients_methods_and_arguments() -> None:
+    sync, asynchronous = _public(Client), _public(AsyncClient)
+    assert sync.keys() == asynchronous.keys()
+    for name, signature in sync.items():
+        assert list(signature.parameters.values()) == list(asynchronous[name].parameters.values()), name
+
+
+# -- a dropped answer -----------------------------------------------------------------------------------
+class DroppingProxy:
+    """A TCP proxy on loopback to `port`: its first connection's request goes through, and the connection
+    is dropped as soon as the answer starts to come back, the answer unsent; later connections relay."""
+
+    def __init__(self, port: int) -> None:
+        self.upstream = port
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.dropped = threading.Event()
+        self.connections = 0
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                downstream, _ = self.listener.accept()
+            except OSError:
+                return  # closed
+            self.connections += 1
+            relay = self._drop if self.connections == 1 else self._relay
+            threading.Thread(target=relay, args=(downstream,), daemon=True).start()
+
+    def _drop(self, downstream: socket.socket) -> None:
+        with downstream, socket.create_connection(("127.0.0.1", self.upstream)) as upstream:
+            threading.Thread(target=_pump, args=(downstream, upstream), daemon=True).start()
+            upstream.recv(1)  # the service has answered: it acted on the request
+            downstream.shutdown(socket.SHUT_RDWR)
+        self.dropped.set()
+
+    def _relay(self, downstream: socket.socket) -> None:
+        with downstream, socket.create_connection(("127.0.0.1", self.upstream)) as upstream:
+            threading.Thread(target=_pump, args=(downstream, upstream), daemon=True).start()
+            _pump(upstream, downstream)
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+def _pump(source: socket.socket, sink: socket.socket) -> None:
+    try:
+        while data := source.recv(1 << 16):
+            sink.sendall(data)
+        sink.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass  # the other side is gone
+
+
+@pytest.fixture
+def dropping(live_api: ApiServer) -> Iterator[DroppingProxy]:
+    proxy = DroppingProxy(int(live_api.url.rpartition(":")[2]))
+    yield proxy
+    proxy.close()
+
+
+def _submitted_once(proxy: DroppingProxy, job: dict, key: str, live_api: ApiServer) -> None:
+    assert proxy.dropped.is_set() and proxy.connections == 2, "the first answer was dropped, then retried"
+    direct = Client(live_api.url, key)
+    assert [found["id"] for found in direct.iter_jobs()] == [job["id"]], "one job for the key, not two"
+
+
+def test_a_submit_whose_answer_is_dropped_is_retried_and_makes_one_job(
+    dropping: DroppingProxy, live_api: ApiServer, worker, make_key
+) -> None:
+    key = make_key()["Authorization"].split()[1]
+    with Client(dropping.url, key) as client:
+        job = client.submit(DICE, {"dice": 3, "faces": 4}, fresh=True)
+    _submitted_once(dropping, job, key, live_api)
+
+
+def test_an_async_submit_whose_answer_is_dropped_is_retried_and_makes_one_job(
+    dropping: DroppingProxy, live_api: ApiServer, worker, make_key
+) -> None:
+    key = make_key()["Authorization"].split()[1]
+
+    async def submit() -> dict:
+        async with AsyncClient(dropping.url, key) as client:
+            return await client.submit(DICE, {"dice": 3, "faces": 4}, fresh=True)
+
+    _submitted_once(dropping, asyncio.run(submit()), key, live_api)
+
+
+# -- the async client against the stack -----------------------------------------------------------------
+def test_the_async_client_submits_waits_lists_streams_and_batches(
+    live_api: ApiServer, worker, make_key
+) -> None:
+    async def journey(client: AsyncClient) -> None:
+        with pytest.raises(Invalid) as refused:
+            await client.submit("dice", {"dice": 1})
+        assert "dice" in refused.value.errors["params"]
+        job = await client.submit(DICE, {"dice": 3, "faces": 4}, fresh=True)
+        seen: list[str] = []
+        done = await client.wait(job, timeout=60, on_update=lambda update: seen.append(update["state"]))
+        assert done["state"] == seen[-1] == "succeeded"
+        assert (await client.result(job))["optimal"] is True
+        assert [found["id"] async for found in client.iter_jobs(page_size=1)] == [job["id"]]
+        events = [event.event async for event in client.events(job)]
+        assert events[0] == "created" and events[-1] == "succeeded"
+        with pytest.raises(Conflict):
+            await client.cancel(job)
+        items = [{"client_id": f"d{faces}", "params": {"dice": 3, "faces": faces}} for faces in (3, 5)]
+        batch = await client.submit_batch(DICE, items, idempotency_key=f"async-{uuid.uuid4()}")
+        assert (await client.get_batch(batch["id"]))["item_count"] == 2
+        got = [item["client_id"] async for item in client.iter_batch_items(batch["id"], page_size=1)]
+        assert got == ["d3", "d5"]
+        assert (await client.webhook_secret()).startswith("whsec_")
+
+    async def run() -> None:
+        async with AsyncClient(live_api.url, make_key()["Authorization"].split()[1]) as client:
+            await journey(client)
+        assert client._http_client is None, "closed on the way out"
+
+    asyncio.run(run())

@@ -1,7 +1,8 @@
 """The light client distribution (client/: `zolve-client`, issue 50) as a client user installs it: its wheel
 alone in an empty virtual environment, from a directory outside the checkout. It brings only its own two
-dependencies, none of the service's (Z3, Celery, Flask, the top-level `api`, `core`, ... packages), and it
-submits, waits, streams events and verifies a signed webhook against a real stack."""
+dependencies (httpx and tenacity) and what they need, none of the service (Z3, Celery, Flask, the top-level
+`api`, `core`, ... packages), and it submits, waits, streams events and verifies a signed webhook against a
+real stack, blocking and async; a user's script type-checks against it alone."""
 
 from __future__ import annotations
 
@@ -17,8 +18,10 @@ import pytest
 from tests.installed import ROOT, product
 from tests.support import ApiServer
 
-#: at most this many distributions for a client user (issue 50): the client, urllib3, tenacity
-MOST_DISTRIBUTIONS = 5
+#: what a client user installs (issue 70): the client, httpx (blocking and async) with what it needs, tenacity
+CLIENT_DISTRIBUTIONS = ["anyio", "certifi", "h11", "httpcore", "httpx", "idna", "tenacity", "zolve-client"]
+#: and on Pythons before 3.15, anyio's backport of the typing module's newest names
+BACKPORTS = ["typing-extensions"] if sys.version_info < (3, 15) else []
 
 
 def _locked_versions(*names: str) -> str:
@@ -34,7 +37,7 @@ def client_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     venv = home / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     constraints = home / "constraints.txt"
-    constraints.write_text(_locked_versions("urllib3", "tenacity"))
+    constraints.write_text(_locked_versions(*CLIENT_DISTRIBUTIONS[:-1], *BACKPORTS))
     python = venv / "bin" / "python"
     install = [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet"]
     done = subprocess.run(
@@ -56,23 +59,23 @@ def _run(python: Path, code: str, *args: str) -> subprocess.CompletedProcess[str
     )
 
 
-def test_the_client_wheel_installs_three_distributions_and_none_of_the_service(client_python: Path) -> None:
+def test_the_client_wheel_installs_httpx_tenacity_and_none_of_the_service(client_python: Path) -> None:
     listed = _run(
         client_python,
         "import importlib.metadata as m, json; "
         "print(json.dumps(sorted(d.metadata['Name'].lower() for d in m.distributions())))",
     )
     assert listed.returncode == 0, listed.stderr
-    installed = json.loads(listed.stdout)
-    assert installed == ["tenacity", "urllib3", "zolve-client"]
-    assert len(installed) <= MOST_DISTRIBUTIONS
+    installed = sorted(re.sub(r"[-_.]+", "-", name) for name in json.loads(listed.stdout))
+    assert installed == sorted(CLIENT_DISTRIBUTIONS + BACKPORTS)
     top_level = _run(
         client_python,
         "import pkgutil, sys, json; "
         "ours = [m.name for m in pkgutil.iter_modules() if m.module_finder.path.startswith(sys.prefix)]; "
         "print(json.dumps(sorted(ours)))",
     )
-    assert json.loads(top_level.stdout) == ["tenacity", "urllib3", "zolve_client"], "no server package ships"
+    packages = sorted(name.replace("-", "_") for name in installed)
+    assert sorted(json.loads(top_level.stdout)) == packages, "no server package ships"
 
 
 def test_the_installed_client_imports_without_the_service(client_python: Path) -> None:
@@ -90,9 +93,10 @@ def test_the_installed_client_imports_without_the_service(client_python: Path) -
 #: run by the installed client: a job submitted with a webhook to a receiver of its own, waited for, its
 #: event stream read, and the delivery checked with the library's verify_signature (and a tampered copy)
 CLIENT_USER = r"""
-import json, sys, threading
+import asyncio, json, sys, threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
-from zolve_client import Client, Invalid, verify_signature
+from zolve_client import AsyncClient, Client, Invalid, verify_signature
+from zolve_client.kinds import DICE
 
 url, key = sys.argv[1:3]
 received = []
@@ -124,6 +128,11 @@ events = [event.event for event in client.events(job["id"])]
 secret = client.webhook_secret()
 assert arrived.wait(60), "no delivery"
 headers, body = received[0]
+
+async def async_user():
+    async with AsyncClient(url, key) as client:
+        job = await client.submit(DICE, {"dice": 3, "faces": 5}, fresh=True)
+        return (await client.wait(job, timeout=120))["state"], [e.event async for e in client.events(job)][-1]
 print(json.dumps({
     "refusal": refusal,
     "state": done["state"],
@@ -132,6 +141,7 @@ print(json.dumps({
     "delivered_job": json.loads(body)["id"] == job["id"],
     "verified": verify_signature(secret, headers, body),
     "tampered": verify_signature(secret, headers, body.replace(b"succeeded", b"failed")),
+    "async": asyncio.run(async_user()),
 }))
 """
 
@@ -147,24 +157,60 @@ def test_the_installed_client_submits_waits_streams_and_verifies_a_webhook(
     assert seen["state"] == "succeeded" and seen["optimal"] is True
     assert seen["events"][0] == "created" and seen["events"][-1] == "succeeded"
     assert seen["delivered_job"] and seen["verified"] is True and seen["tampered"] is False
+    assert seen["async"] == ["succeeded", "succeeded"], "the async client waits and streams alike"
 
 
-#: a user's script, checked by mypy --strict against the installed client alone (PEP 561: py.typed)
+#: a user's script, checked by mypy --strict against the installed client alone (PEP 561: py.typed): a
+#: dice job's params and result typed, blocking and async
 TYPED_USER = """
-from typing import Any
+from zolve_client import AsyncClient, Client, Job, JobFailed
+from zolve_client.kinds import DICE, DiceParams, DiceResult
 
-from zolve_client import Client, JobFailed
 
-
-def dice_wins(url: str, key: str) -> int:
+def dice_wins(url: str, key: str) -> int | None:
+    params: DiceParams = {"dice": 3, "faces": 6}
     with Client(url, key, timeout=10) as client:
-        job: dict[str, Any] = client.submit("dice", {"dice": 3, "faces": 6}, idempotency_key="once")
+        job: Job[DiceParams, DiceResult] = client.submit(DICE, params, idempotency_key="once")
         try:
-            result = client.result(job["id"], timeout=60)
+            result: DiceResult = client.result(job, timeout=60)
         except JobFailed as failed:
             return -1 if failed.job["state"] == "cancelled" else -2
-        return int(result["wins"])
+        faces: int = job["params"]["faces"]
+        wins: int | None = result.get("wins")
+        return wins
+
+
+async def dice_status(url: str, key: str) -> str:
+    async with AsyncClient(url, key) as client:
+        job = await client.submit(DICE, DiceParams(dice=3, faces=6))
+        done = await client.wait(job, timeout=60)
+        result = done.get("result")
+        return result["status"] if result else done["state"]
 """
+
+#: what the types refuse: a die count as text, a field no dice result has, a job's state it cannot be in
+MISTYPED_USER = """
+from zolve_client import Client
+from zolve_client.kinds import DICE, DiceParams
+
+
+def mistaken(client: Client) -> None:
+    job = client.submit(DICE, DiceParams(dice="3", faces=6))
+    client.result(job)["count"]
+    assert job["state"] != "finished"
+"""
+
+
+def _mypy_strict(client_python: Path, script: Path) -> subprocess.CompletedProcess[str]:
+    """mypy --strict on `script`, reading the client's types from the user's environment alone."""
+    return subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--strict-equality"]
+        + ["--python-executable", str(client_python), str(script)],
+        capture_output=True,
+        text=True,
+        cwd=script.parent,
+        timeout=300,
+    )
 
 
 def test_the_installed_client_is_typed_for_a_users_type_checker(client_python: Path, tmp_path: Path) -> None:
@@ -174,20 +220,9 @@ def test_the_installed_client_is_typed_for_a_users_type_checker(client_python: P
     assert (Path(marker.stdout.strip()) / "py.typed").is_file(), "the wheel ships py.typed"
     script = tmp_path / "user.py"
     script.write_text(TYPED_USER)
-    checked = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "mypy",
-            "--strict",
-            "--no-incremental",
-            "--python-executable",
-            str(client_python),
-        ]
-        + [str(script)],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=300,
-    )
+    checked = _mypy_strict(client_python, script)
     assert checked.returncode == 0, checked.stdout + checked.stderr
+    script.write_text(MISTYPED_USER)
+    refused = _mypy_strict(client_python, script)
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert refused.stdout.count("error:") == 3, refused.stdout

@@ -13,8 +13,8 @@ README.md and every page under docs/ are scanned for
   command tree (zolve.cli.main with the kinds' groups, which it loads from the kinds), and every long option
   written after it (`--data-dir`, `[--wait [--json]]`) one that the command takes;
 - make: every `make <target>` in backticks or a code block must be a target of the Makefile;
-- the Python client: every `client.method(` and `zolve_client.name` (and `from zolve_client import ...`)
-  must be in zolve_client;
+- the Python client: every `client.method(` (of Client or AsyncClient) and `zolve_client.name` (and
+  `from zolve_client import ...`) must be in zolve_client;
 - files: every path into the checkout (`tests/api/test_fuzz.py`, `bench/chaos.py`, `deploy/k8s/`) must exist
   (the site's own links are checked by `mkdocs build --strict`).
 A fast test: no server is started or reached.
@@ -233,7 +233,9 @@ def _in_client(name: str) -> bool:
     import zolve_client
 
     owner, _, attribute = name.rpartition(".")
-    return hasattr(zolve_client.Client if owner else zolve_client, attribute)
+    if owner:  # `client.` is either client's (`client.aclose()` an AsyncClient's)
+        return any(hasattr(client, attribute) for client in (zolve_client.Client, zolve_client.AsyncClient))
+    return hasattr(zolve_client, attribute)
 
 
 def problems(text: str) -> list[str]:
@@ -304,7 +306,7 @@ def test_the_checker_knows_real_names_and_methods() -> None:
         "`POST\n/webhooks/secret/rotate`, "
         "`GET /jobs/{id}/<rows>`, `/admin/login`, `GET /admin/jobs/{id}/export.csv`, `zolve keys create "
         "--admin`, `zolve planetx deduce`, `zolve les E L`, `zolve openapi`, `/srv/zolve`, `bench/chaos.py`, "
-        "`deploy/k8s/`, `site/`, `docs/openapi.json`, `client.iter_boards(job_id)`, "
+        "`deploy/k8s/`, `site/`, `docs/openapi.json`, `client.iter_rows(job_id)`, "
         "`zolve_client.verify_signature`, `make up PORT=8123`, `make test-image`\n\n```console\n"
         "$ curl -s localhost:8000/jobs/$ID/boards.csv\nzolve is up at http://127.0.0.1:8000\n```\n"
     )

@@ -134,7 +134,7 @@ def test_the_client_wheel_holds_its_package_and_needs_two_distributions() -> Non
     package = ROOT / "client" / "zolve_client"
     expected = {f"zolve_client/{path.name}" for path in package.glob("*.py")}
     assert shipped == expected | {"zolve_client/py.typed"}, "its modules and the PEP 561 marker"
-    assert [name.split(">")[0] for name in CLIENT["project"]["dependencies"]] == ["urllib3", "tenacity"]
+    assert [name.split(">")[0] for name in CLIENT["project"]["dependencies"]] == ["httpx", "tenacity"]
 
 
 def test_a_locally_built_distribution_is_taken_out_of_a_compiled_lock() -> None:

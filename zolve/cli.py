@@ -3,6 +3,7 @@ wait, cancel, jobs) and solve a puzzle in-process with no service at all (solve)
 
 from __future__ import annotations
 
+import itertools
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -556,13 +557,15 @@ def cancel(url: str, key: str, job_id: str) -> None:
 @with_client
 @click.option("--state", multiple=True, help="filter (repeatable)")
 @click.option("--kind", default=None)
-@click.option("--limit", default=20, show_default=True)
-@click.option("--all", "all_pages", is_flag=True, help="follow every page")
+@click.option("--limit", default=20, show_default=True, help="at most this many")
+@click.option("--all", "all_pages", is_flag=True, help="every one (no --limit)")
 def jobs(url: str, key: str, state: tuple[str, ...], kind: str | None, limit: int, all_pages: bool) -> None:
     """List your jobs, newest first: a table on a terminal, tab-separated lines otherwise (ids whole
     either way)."""
     columns = ("id", "kind", "state", "created", "attempts")
-    found = make_client(url, key).iter_jobs(states=state, kind=kind, limit=limit, all_pages=all_pages)
+    most = None if all_pages else limit
+    pages = make_client(url, key).iter_jobs(states=state, kind=kind, page_size=min(most or 100, 100))
+    found = itertools.islice(pages, most)
     rows = [(job["id"], job["kind"], job["state"], job["created_at"], str(job["attempts"])) for job in found]
     if not sys.stdout.isatty():
         click.echo("\t".join(columns))

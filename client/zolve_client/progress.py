@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib.util
 import sys
 import time
+from collections.abc import Mapping
 from typing import Any, TextIO
 
 from zolve_client.states import FINAL_STATES
@@ -28,7 +29,7 @@ def _duration(seconds: float) -> str:
     return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
 
 
-def describe_progress(job: dict[str, Any]) -> str:
+def describe_progress(job: Mapping[str, Any]) -> str:
     """A job's state and progress as one line: for a sharded job (planetx.enumerate and the like) the
     shards done of the total, the rows so far (boards), their rate and the ETA once the API knows it;
     for others, their phase, their own counter (games done of the total) and whatever else they report."""
@@ -93,7 +94,7 @@ class ProgressReporter:
         if self.bar is not None:
             self.bar.stop()
 
-    def update(self, job: dict[str, Any]) -> None:
+    def update(self, job: Mapping[str, Any]) -> None:
         line = describe_progress(job)
         if self.bar is not None:
             counted = Progress.from_json(job.get("progress")).counter()

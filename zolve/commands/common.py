@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -71,7 +71,7 @@ data_dir_option = click.option(
 )
 
 
-def summary(job: dict[str, Any]) -> str:
+def summary(job: Mapping[str, Any]) -> str:
     """A finished job in a few lines: id, kind, outcome and timings, the result's top-level values (a
     long one shortened) or the error."""
     from zolve_client import describe_progress

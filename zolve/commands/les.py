@@ -177,5 +177,4 @@ def _plan_remotely(params: dict[str, Any], options: dict[str, Any]) -> dict[str,
         raise click.ClickException(
             f"job {job['id']} {job['state']}: {(job.get('error') or {}).get('message')}"
         )
-    result: dict[str, Any] = job["result"]
-    return result
+    return dict(job.get("result") or {})
