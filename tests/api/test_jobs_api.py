@@ -318,6 +318,7 @@ def test_a_long_poll_is_woken_by_the_jobs_final_event(app, db, monkeypatch) -> N
     import api.jobs
     from core.errors import ErrorType, JobError
     from core.states import JobState
+    from core.waiting import Wake
     from store import jobs as job_store
     from store import keys
 
@@ -330,10 +331,9 @@ def test_a_long_poll_is_woken_by_the_jobs_final_event(app, db, monkeypatch) -> N
         )
         job_store.claim(session, job.id, holder, lease_seconds=120)  # never held where a worker sees it
     headers = {"Authorization": f"Bearer {owner.key}"}
-    feed = zolve(app).events
-    subscribed = threading.Event()
-    subscribe = feed.subscribe
-    monkeypatch.setattr(feed, "subscribe", lambda *args: (subscribed.set(), subscribe(*args))[1])
+    waiting = threading.Event()  # the poll has read the job after subscribing, and waits for a wake-up
+    wait = Wake.wait
+    monkeypatch.setattr(Wake, "wait", lambda wake, timeout: (waiting.set(), wait(wake, timeout))[1])
     answers: list[tuple[float, dict]] = []
 
     def long_poll() -> None:
@@ -343,8 +343,7 @@ def test_a_long_poll_is_woken_by_the_jobs_final_event(app, db, monkeypatch) -> N
 
     poll = threading.Thread(target=long_poll)
     poll.start()
-    assert subscribed.wait(10)
-    time.sleep(0.3)  # past its read after subscribing: the job ends below while it waits
+    assert waiting.wait(10)
     with db.session() as session:
         stopped = JobError(ErrorType.CANCELLED, "stopped by the test")
         assert job_store.finish(session, job.id, holder, state=JobState.CANCELLED, error=stopped)
