@@ -96,7 +96,10 @@ class PlanParams(Schema):
         fields.String(validate=validate.OneOf(OBJECTIVES)),
         load_default=lambda: ["cost"],
         validate=validate.Length(1, 3),
-        metadata={"description": "objectives in priority order; one name means les' order for it"},
+        metadata={
+            "description": "objectives in priority order; one name means les' order for it (a string of "
+            "names joined by commas is read as this list)"
+        },
     )
     rendezvous = fields.Boolean(
         load_default=True, metadata={"description": "ion thrusters may be detached once no longer needed"}

@@ -195,16 +195,20 @@ def _choice(values: tuple[str, ...], description: str) -> fields.String:
     return fields.String(validate=validate.OneOf(values), metadata={"description": description})
 
 
+#: what an observation's `type` says of its fields (its description in the API document)
+OBSERVATION_TYPES_SAY = """One thing a player learned. `type` says which fields apply:
+- `survey`: `count` sectors from `first` to `last` (inclusive, clockwise, may wrap) hold `object`
+  (asteroid, comet, dwarf_planet, gas_cloud, or empty — which counts Planet X too);
+- `target`: targeting `sector` showed `seen` (Planet X shows as empty);
+- `sector`: `sector` holds `object` (or not, with `present: false`); Planet X is itself here;
+- `clue` (research or conference): `relation` adjacent (`quantifier` all/some/none), opposite
+  (some/none) or within `distance` sectors (all/none) relates each `subject` to `object`; or `relation`
+  band: every `subject` lies within `width` consecutive sectors (`exact`: and no fewer);
+- `locate`: a failed locate: Planet X is not in `sector` with `left` and `right` beside it."""
+
+
 class Observation(Schema):
-    """One thing a player learned. `type` says which fields apply:
-    - `survey`: `count` sectors from `first` to `last` (inclusive, clockwise, may wrap) hold `object`
-      (asteroid, comet, dwarf_planet, gas_cloud, or empty — which counts Planet X too);
-    - `target`: targeting `sector` showed `seen` (Planet X shows as empty);
-    - `sector`: `sector` holds `object` (or not, with `present: false`); Planet X is itself here;
-    - `clue` (research or conference): `relation` adjacent (`quantifier` all/some/none), opposite
-      (some/none) or within `distance` sectors (all/none) relates each `subject` to `object`; or `relation`
-      band: every `subject` lies within `width` consecutive sectors (`exact`: and no fewer);
-    - `locate`: a failed locate: Planet X is not in `sector` with `left` and `right` beside it."""
+    """One thing a player learned: OBSERVATION_TYPES_SAY."""
 
     type = fields.String(required=True, validate=validate.OneOf(OBSERVATION_TYPES))
     sector = Integer(validate=validate.Range(1, MAX_SECTORS))
@@ -232,6 +236,7 @@ class Observation(Schema):
 
     class Meta:
         metadata = {"examples": OBSERVATION_EXAMPLES}
+        description = OBSERVATION_TYPES_SAY
 
     @validates_schema
     def _fields_for_type(self, data: dict[str, Any], **kwargs: Any) -> None:
