@@ -97,7 +97,8 @@ IDEMPOTENCY_KEY = {
     "in": "header",
     "name": "Idempotency-Key",
     "required": False,
-    "description": "repeat a submit safely: the same key and body answer what the first request made",
+    "description": "repeat a submit safely: the same key and body answer what the first request made; "
+    "the same key with another body is refused (422)",
     "schema": {"type": "string", "minLength": 1, "maxLength": IDEMPOTENCY_KEY_MAX},
 }
 LAST_EVENT_ID = {

@@ -298,6 +298,12 @@ class DeduceParams(Schema):
             "starting_facts", "no more facts than `difficulty` deals (when the difficulty is given)"
         ),
         CrossFieldRule("sky_start", f"a sector of `mode` ({SECTORS_RULE})"),
+        CrossFieldRule(
+            "topics",
+            f"keys are topic letters ({', '.join(TOPIC_LETTERS)}); each value is [subject, other], subject "
+            f"one of {', '.join(RESEARCH_SUBJECTS)}, other one of {', '.join(RESEARCH_OTHERS)} (a pair "
+            "by position, which OpenAPI 3.0 cannot type)",
+        ),
     )
 
     mode = fields.String(required=True, validate=validate.OneOf(MODES))

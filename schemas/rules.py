@@ -45,7 +45,8 @@ def describe_rules(rules: Iterable[CrossFieldRule]) -> str:
     if not lines:
         return ""
     heading = (
-        "Rules across fields, which this schema cannot say: params that break one are refused (a job with "
+        "Rules across fields (and forms OpenAPI 3.0 cannot type), which this schema cannot say: params "
+        "that break one are refused (a job with "
         f"422, a batch's item as `rejected`), `errors.params` naming the field (`{WHOLE}`: the params as a "
         "whole)."
     )
