@@ -54,7 +54,7 @@ def create_app(settings: Settings | None = None) -> Flask:
     app = Flask(__name__)
     app.config.update(
         MAX_CONTENT_LENGTH=settings.max_body_bytes,
-        API_TITLE="zolve",
+        API_TITLE="zolve API",  # a generated client derives its package from it: zolve_api_client
         API_VERSION="1",
         OPENAPI_VERSION="3.0.3",
         OPENAPI_URL_PREFIX="/",
@@ -102,7 +102,7 @@ def create_app(settings: Settings | None = None) -> Flask:
     api.register_blueprint(batches.blp)
     api.register_blueprint(metrics.blp)
     api.register_blueprint(events.blp)
-    openapi.complete(api.spec)
+    openapi.complete(api.spec, settings.max_time_limit)
     errors.register_error_handlers(app)
     init_admin(app, settings)
     init_security(app, settings)

@@ -8,12 +8,13 @@ from /openapi.json is as good as one written by hand (issue 38).
   streams as text);
 - the headers the service depends on are declared: Idempotency-Key, Location, Retry-After, Link,
   ETag/If-None-Match, Last-Event-ID, X-Total-Count;
-- `kind` is an enum of the registered kinds, and a job is typed per kind: `Job` is a oneOf of one
-  schema per kind (`DiceJob`, ...) with a discriminator on `kind`, whose `params` and `result` are the
-  kind's own schemas.
+- a submit, a job and a batch are typed per kind: `JobCreate`, `Job` and `BatchCreate` are each a oneOf
+  of one schema per kind (`DiceJobCreate`, `DiceJob`, `DiceBatchCreate`, ...) with a discriminator on
+  `kind` (an enum of the kind's name alone), whose `params` and `result` are the kind's own schemas; what
+  a params schema cannot say (its rules across fields, schemas.rules) is in its description.
 
-`complete(spec)` does the per-kind schemas once every blueprint is registered; OperationsPlugin does the
-rest, operation by operation, as flask-smorest registers them.
+`complete(spec, max_time_limit)` does the per-kind schemas once every blueprint is registered;
+OperationsPlugin does the rest, operation by operation, as flask-smorest registers them.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from apispec import APISpec, BasePlugin
 
 from api.media import OCTET_STREAM
 from kinds import KINDS, Kind
+from schemas.rules import cross_field_rules, describe_rules
 from services.jobs import IDEMPOTENCY_KEY_MAX
 
 #: (method, path) -> operationId; rows hooks' operations are named after their rows (rows_operation)
@@ -95,7 +97,8 @@ IDEMPOTENCY_KEY = {
     "in": "header",
     "name": "Idempotency-Key",
     "required": False,
-    "description": "repeat a submit safely: the same key and body answer what the first request made",
+    "description": "repeat a submit safely: the same key and body answer what the first request made; "
+    "the same key with another body is refused (422)",
     "schema": {"type": "string", "minLength": 1, "maxLength": IDEMPOTENCY_KEY_MAX},
 }
 LAST_EVENT_ID = {
@@ -229,6 +232,11 @@ def kind_job_schema(name: str) -> str:
     return f"{_pascal(name)}Job"
 
 
+def kind_create_schema(name: str) -> str:
+    """The component that types a submit of this kind, e.g. DiceJobCreate."""
+    return f"{_pascal(name)}JobCreate"
+
+
 def _ref(name: str) -> dict[str, str]:
     return {"$ref": f"#/components/schemas/{name}"}
 
@@ -270,19 +278,93 @@ def _one_of(schemas: dict[str, Any], name: str, by_kind: dict[str, str], about: 
     }
 
 
-def complete(spec: APISpec) -> None:
-    """Once every blueprint is registered: `kind` an enum, and jobs and batches typed per kind."""
+def _kind_property(name: str) -> dict[str, Any]:
+    return {"type": "string", "enum": [name], "description": "puzzle kind, see GET /kinds"}
+
+
+def _params_required(kind: Kind) -> bool:
+    """Params left out are {}: required in the document when the kind requires a field of them."""
+    return any(field.required for field in kind.params_schema().fields.values())
+
+
+def _describe_rules(schemas: dict[str, Any], kind: Kind) -> None:
+    """The kind's rules across its params' fields, in its params schema's description."""
+    rules = describe_rules(cross_field_rules(kind.params_schema))
+    params = schemas[kind.params_schema.__name__]
+    if rules and rules not in params.get("description", ""):  # a schema two kinds share is done once
+        params["description"] = "\n\n".join(filter(None, [params.get("description"), rules]))
+
+
+def _job_create(spec: APISpec, base: dict[str, Any], kind: Kind) -> str:
+    """The component that types a submit of this kind (e.g. DiceJobCreate), named after it."""
+    name = kind_create_schema(kind.name)
+    changes = {"kind": _kind_property(kind.name), "params": _ref(kind.params_schema.__name__)}
+    required = ("kind", "params") if _params_required(kind) else ("kind",)
+    about = f"Submit a {kind.name} job: {kind.summary}"
+    spec.components.schema(name, component=_typed(base, changes, required, about))
+    return name
+
+
+def _batch_create(spec: APISpec, base: dict[str, Any], item: dict[str, Any], kind: Kind) -> str:
+    """The component that types a batch of this kind (e.g. DiceBatchCreate). An item's params are the
+    kind's or any object: params the kind refuses make that item `rejected` in the batch's 202 (with its
+    `errors`), never a 422 for the batch. The batch's kind may be left out for the default kind only."""
+    pascal, params = _pascal(kind.name), kind.params_schema.__name__
+    item_params = {
+        "anyOf": [_ref(params), {"type": "object"}],
+        "description": f"a {params}; params it refuses make the item `rejected`, with its `errors`",
+    }
+    about = f"A request in a batch of {kind.name} jobs"
+    spec.components.schema(
+        f"{pascal}BatchItemCreate", component=_typed(item, {"params": item_params}, ("client_id",), about)
+    )
+    kind_property = _kind_property(kind.name)
+    default = base["properties"]["kind"].get("default")
+    if kind.name == default:
+        kind_property["default"] = default
+    items = {**base["properties"]["items"], "items": _ref(f"{pascal}BatchItemCreate")}
+    name = f"{pascal}BatchCreate"
+    required = () if kind.name == default else ("kind",)
+    changes = {"kind": kind_property, "items": items}
+    spec.components.schema(
+        name, component=_typed(base, changes, required, f"Submit a batch of {kind.name} jobs")
+    )
+    return name
+
+
+def _creates_per_kind(spec: APISpec, max_time_limit: float) -> None:
+    """`POST /jobs`' and `POST /batches`' bodies as a oneOf of one schema per kind, with a discriminator
+    on `kind`: a job's params typed as its kind's (e.g. DiceJobCreate's params a DiceParams)."""
     schemas = spec.components.schemas
-    names = sorted(KINDS)
-    for create in ("JobCreate", "BatchCreate"):
-        schemas[create]["properties"]["kind"].pop("pattern", None)
-        schemas[create]["properties"]["kind"]["enum"] = names
+    job, batch = schemas.pop("JobCreate"), schemas.pop("BatchCreate")
+    item = schemas.pop("BatchItemCreate")
+    for create in (job, batch):  # the service's limit (ZOLVE_MAX_TIME_LIMIT)
+        create["properties"]["time_limit"]["maximum"] = max_time_limit
+    jobs, batches = {}, {}
+    for name in sorted(KINDS):
+        _describe_rules(schemas, KINDS[name])
+        jobs[name] = _job_create(spec, job, KINDS[name])
+        batches[name] = _batch_create(spec, batch, item, KINDS[name])
+    _one_of(schemas, "JobCreate", jobs, "A job to submit: its kind says which of these it is (its params)")
+    _one_of(schemas, "BatchCreate", batches, "A batch to submit: its kind says which of these it is")
+
+
+def complete(spec: APISpec, max_time_limit: float) -> None:
+    """Once every blueprint is registered: submits, jobs and batches typed per kind."""
+    _creates_per_kind(spec, max_time_limit)
+    _resources_per_kind(spec)
+    # flask-smorest's, for a pagination header this API does not send (its pages carry next_cursor)
+    spec.components.schemas.pop("PaginationMetadata", None)
+
+
+def _resources_per_kind(spec: APISpec) -> None:
+    """`Job` and `Batch` as a oneOf of one schema per kind (DiceJob, DiceBatch, ...), with a
+    discriminator on `kind`: their params and results typed as the kind's."""
+    schemas = spec.components.schemas
     # replaced by their per-kind forms below
     job, batch, item = schemas.pop("Job"), schemas.pop("Batch"), schemas.pop("BatchItem")
-    # flask-smorest's, for a pagination header this API does not send (its pages carry next_cursor)
-    schemas.pop("PaginationMetadata", None)
     jobs, batches = {}, {}
-    for name in names:
+    for name in sorted(KINDS):
         kind, pascal = KINDS[name], _pascal(name)
         if kind.result_items:
             _paged_result(schemas, kind)

@@ -18,6 +18,7 @@ from marshmallow import Schema, ValidationError, fields
 
 from schemas.fields import UNSTORABLE, at_path, storable, unstorable
 from schemas.rows import RowExportQuery, RowPage, RowPageQuery
+from schemas.rules import unknown_rule_fields
 from store.db import Database
 from store.rows import RowFilter
 
@@ -184,6 +185,8 @@ class Kind:
             found.append(
                 f"result_items names {self.result_items!r}, which is not a list of the result schema"
             )
+        if unknown := unknown_rule_fields(self.params_schema):
+            found.append(f"its params' cross_field_rules name fields it has not: {', '.join(unknown)}")
         if self.example is not None:
             try:
                 self.params_schema().load(self.example)

@@ -44,7 +44,7 @@ KINDS = [
         solver="puzzles.leaving_earth.planner:plan",
         result_tables=plan_tables,
         picture=lambda params, result: plan_picture.plan(result),
-        example={"origin": "E", "destination": "L", "payload": 1, "minimize": "cost"},
+        example={"origin": "E", "destination": "L", "payload": 1, "minimize": ["cost"]},
         cli="zolve.commands.les:les",
     ),
 ]

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any, ClassVar, cast
 
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from schemas.fields import Integer
+from schemas.rules import CrossFieldRule
 
 MAX_DICE = 10
 MAX_FACES = 20
@@ -41,6 +42,13 @@ class BeatsField(fields.Field[str | list[list[int]]]):
 
 
 class DiceParams(Schema):
+    cross_field_rules: ClassVar[tuple[CrossFieldRule, ...]] = (
+        CrossFieldRule(
+            "beats", "each pair is [winner, loser], two distinct die indexes below `dice`; no pair twice"
+        ),
+        CrossFieldRule("max_face", "at least `dice`, so that every die can have distinct faces"),
+    )
+
     dice = Integer(
         required=True, validate=validate.Range(2, MAX_DICE), metadata={"description": "number of dice"}
     )

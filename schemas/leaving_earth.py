@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from marshmallow import Schema, ValidationError, fields, pre_load, validate, validates_schema
 
@@ -17,6 +17,7 @@ from puzzles.leaving_earth.request import (
 )
 from puzzles.leaving_earth.routes import LAUNCHES
 from schemas.fields import Integer
+from schemas.rules import WHOLE, CrossFieldRule
 
 MAX_PAYLOAD = 500
 MAX_WAYPOINTS = 4
@@ -62,6 +63,15 @@ class Waypoint(Schema):
 
 
 class PlanParams(Schema):
+    cross_field_rules: ClassVar[tuple[CrossFieldRule, ...]] = (
+        CrossFieldRule(
+            WHOLE,
+            "the mission must make sense: `origin` and `destination` differ; each range (`components`' "
+            "values, `cost`, `time`) is written as its description says, with 0 <= min <= max; `minimize` "
+            "names distinct objectives; no waypoint drops more than the spacecraft carries",
+        ),
+    )
+
     origin = fields.String(
         required=True, validate=validate.OneOf(list(LOCATIONS)), metadata={"description": f"one of {_CODES}"}
     )
@@ -86,7 +96,10 @@ class PlanParams(Schema):
         fields.String(validate=validate.OneOf(OBJECTIVES)),
         load_default=lambda: ["cost"],
         validate=validate.Length(1, 3),
-        metadata={"description": "objectives in priority order; one name means les' order for it"},
+        metadata={
+            "description": "objectives in priority order; one name means les' order for it (a string of "
+            "names joined by commas is read as this list)"
+        },
     )
     rendezvous = fields.Boolean(
         load_default=True, metadata={"description": "ion thrusters may be detached once no longer needed"}

@@ -7,9 +7,11 @@ A code is a list of n colours, each 0..k-1. The limits below repeat puzzles.mast
 
 from __future__ import annotations
 
-from typing import Any, TypeGuard
+from typing import Any, ClassVar, TypeGuard
 
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
+
+from schemas.rules import CrossFieldRule
 
 MAX_LENGTH = 64
 MAX_COLOURS = 32
@@ -48,6 +50,10 @@ OPTIMAL_SIZES = (
     (5, 4),
     (6, 2),
     (6, 3),
+)
+#: the rule on `strategy: optimal`, which depends on n and k
+OPTIMAL_RULE = "optimal only for the sizes n×k that have a stored tree: " + ", ".join(
+    f"{n}×{k}" for n, k in OPTIMAL_SIZES
 )
 MAX_SEED = 2**63 - 1
 
@@ -128,6 +134,15 @@ class _GameParams(Schema):
 
 
 class GuessParams(_GameParams):
+    cross_field_rules: ClassVar[tuple[CrossFieldRule, ...]] = (
+        CrossFieldRule("strategy", OPTIMAL_RULE),
+        CrossFieldRule(
+            "history",
+            "each guess has `n` colours, each below `k`; black + white <= `n`; never `n` - 1 black and "
+            "1 white",
+        ),
+    )
+
     history = fields.List(
         fields.Nested(Feedback),
         load_default=list,
@@ -197,6 +212,15 @@ def _is_int(value: object) -> TypeGuard[int]:
 
 
 class PlayParams(_GameParams):
+    cross_field_rules: ClassVar[tuple[CrossFieldRule, ...]] = (
+        CrossFieldRule("strategy", OPTIMAL_RULE),
+        CrossFieldRule(
+            "secrets",
+            f'"all" only when k**n <= {ALL_LIMIT}; a sample of at most k**n codes; each listed code has `n` '
+            "colours, each below `k`",
+        ),
+    )
+
     secrets = SecretsField(
         required=True,
         metadata={

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from schemas.fields import Integer, QueryInteger
 from schemas.rows import RowPageQuery
+from schemas.rules import CrossFieldRule
 
 OBJECT_NAMES = ("empty", "planet_x", "gas_cloud", "dwarf_planet", "asteroid", "comet")
 MODES = ("standard", "expert")
 MAX_SECTORS = 18
+#: a standard board's sectors (an expert board has MAX_SECTORS)
+STANDARD_SECTORS = 12
+SECTORS_RULE = f"1 to {STANDARD_SECTORS} standard, 1 to {MAX_SECTORS} expert"
 MAX_FACTS = 200
 #: how many starting facts the app deals at each difficulty (puzzles.planetx.starting, which the web
 #: layer does not import: it would load the solver)
@@ -60,6 +64,10 @@ class SectorFact(Schema):
 
 
 class EnumerateParams(Schema):
+    cross_field_rules: ClassVar[tuple[CrossFieldRule, ...]] = (
+        CrossFieldRule("constraints", f"a fact's `sector` exists in `mode`: {SECTORS_RULE}"),
+    )
+
     mode = fields.String(required=True, validate=validate.OneOf(MODES))
     constraints = fields.List(
         fields.Nested(SectorFact),
@@ -187,16 +195,20 @@ def _choice(values: tuple[str, ...], description: str) -> fields.String:
     return fields.String(validate=validate.OneOf(values), metadata={"description": description})
 
 
+#: what an observation's `type` says of its fields (its description in the API document)
+OBSERVATION_TYPES_SAY = """One thing a player learned. `type` says which fields apply:
+- `survey`: `count` sectors from `first` to `last` (inclusive, clockwise, may wrap) hold `object`
+  (asteroid, comet, dwarf_planet, gas_cloud, or empty — which counts Planet X too);
+- `target`: targeting `sector` showed `seen` (Planet X shows as empty);
+- `sector`: `sector` holds `object` (or not, with `present: false`); Planet X is itself here;
+- `clue` (research or conference): `relation` adjacent (`quantifier` all/some/none), opposite
+  (some/none) or within `distance` sectors (all/none) relates each `subject` to `object`; or `relation`
+  band: every `subject` lies within `width` consecutive sectors (`exact`: and no fewer);
+- `locate`: a failed locate: Planet X is not in `sector` with `left` and `right` beside it."""
+
+
 class Observation(Schema):
-    """One thing a player learned. `type` says which fields apply:
-    - `survey`: `count` sectors from `first` to `last` (inclusive, clockwise, may wrap) hold `object`
-      (asteroid, comet, dwarf_planet, gas_cloud, or empty — which counts Planet X too);
-    - `target`: targeting `sector` showed `seen` (Planet X shows as empty);
-    - `sector`: `sector` holds `object` (or not, with `present: false`); Planet X is itself here;
-    - `clue` (research or conference): `relation` adjacent (`quantifier` all/some/none), opposite
-      (some/none) or within `distance` sectors (all/none) relates each `subject` to `object`; or `relation`
-      band: every `subject` lies within `width` consecutive sectors (`exact`: and no fewer);
-    - `locate`: a failed locate: Planet X is not in `sector` with `left` and `right` beside it."""
+    """One thing a player learned: OBSERVATION_TYPES_SAY."""
 
     type = fields.String(required=True, validate=validate.OneOf(OBSERVATION_TYPES))
     sector = Integer(validate=validate.Range(1, MAX_SECTORS))
@@ -224,6 +236,7 @@ class Observation(Schema):
 
     class Meta:
         metadata = {"examples": OBSERVATION_EXAMPLES}
+        description = OBSERVATION_TYPES_SAY
 
     @validates_schema
     def _fields_for_type(self, data: dict[str, Any], **kwargs: Any) -> None:
@@ -244,7 +257,7 @@ class Observation(Schema):
 
 
 def _check_sectors(data: dict[str, Any], mode: str, fields_: tuple[str, ...]) -> dict[str, list[str]]:
-    sectors = 12 if mode == "standard" else MAX_SECTORS
+    sectors = STANDARD_SECTORS if mode == "standard" else MAX_SECTORS
     return {
         name: [f"{mode} mode has sectors 1 to {sectors}"]
         for name in fields_
@@ -273,6 +286,26 @@ def _weigh_clues() -> fields.Boolean:
 
 
 class DeduceParams(Schema):
+    cross_field_rules: ClassVar[tuple[CrossFieldRule, ...]] = (
+        CrossFieldRule(
+            "observations",
+            f"each observation's sectors (`sector`, `first`, `last`) exist in `mode` ({SECTORS_RULE}); its "
+            "`type` says which fields it needs (see Observation); a survey counts one of "
+            f"{', '.join(SURVEY_OBJECTS)}; a clue's `quantifier` fits its `relation`",
+        ),
+        CrossFieldRule("starting_facts", f"each fact's `sector` exists in `mode` ({SECTORS_RULE})"),
+        CrossFieldRule(
+            "starting_facts", "no more facts than `difficulty` deals (when the difficulty is given)"
+        ),
+        CrossFieldRule("sky_start", f"a sector of `mode` ({SECTORS_RULE})"),
+        CrossFieldRule(
+            "topics",
+            f"keys are topic letters ({', '.join(TOPIC_LETTERS)}); each value is [subject, other], subject "
+            f"one of {', '.join(RESEARCH_SUBJECTS)}, other one of {', '.join(RESEARCH_OTHERS)} (a pair "
+            "by position, which OpenAPI 3.0 cannot type)",
+        ),
+    )
+
     mode = fields.String(required=True, validate=validate.OneOf(MODES))
     observations = fields.List(
         fields.Nested(Observation),
@@ -440,6 +473,13 @@ POLICIES = ("survey-only", "entropy", "goal", "research")
 
 
 class SimulateParams(Schema):
+    cross_field_rules: ClassVar[tuple[CrossFieldRule, ...]] = (
+        CrossFieldRule(
+            "conference_spaces",
+            f"spaces of `mode`'s time track: 2 to {STANDARD_SECTORS} standard, 2 to {MAX_SECTORS} expert",
+        ),
+    )
+
     mode = fields.String(required=True, validate=validate.OneOf(MODES))
     games = Integer(load_default=1000, validate=validate.Range(1, 20_000))
     seed = Integer(load_default=0, validate=validate.Range(0, 2**31 - 1))
@@ -493,7 +533,7 @@ class SimulateParams(Schema):
     def _spaces_exist(self, data: dict[str, Any], **kwargs: Any) -> None:
         if data.get("mode") not in MODES or not data.get("conference_spaces"):
             return
-        sectors = 12 if data["mode"] == "standard" else MAX_SECTORS
+        sectors = STANDARD_SECTORS if data["mode"] == "standard" else MAX_SECTORS
         bad = {
             i: [f"the {data['mode']} track has spaces 2 to {sectors}"]
             for i, space in enumerate(data["conference_spaces"])

@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from marshmallow import Schema, ValidationError, fields, validate, validates_schema
 
 from puzzles.taiji.code import COLOURS, MAX_SIDE, SYMBOLS, PuzzleError, parse_code, read_grid
+from schemas.rules import WHOLE, CrossFieldRule
 
 MAX_CODE_LENGTH = 4000
 
@@ -57,6 +58,17 @@ class TaijiTile(Schema):
 
 class TaijiPuzzle(Schema):
     """A Taiji puzzle, as a Taiji Maker code or an explicit grid."""
+
+    cross_field_rules: ClassVar[tuple[CrossFieldRule, ...]] = (
+        CrossFieldRule(WHOLE, "exactly one of `code` and `grid` is given"),
+        CrossFieldRule(
+            "code", "a Taiji Maker code that reads: `<width>:<tiles>`, its tiles filling rows of that width"
+        ),
+        CrossFieldRule(
+            "grid",
+            "every row as long as the first; a tile's `value` allowed for its `symbol`; no hole joined",
+        ),
+    )
 
     code = fields.String(
         load_default=None,

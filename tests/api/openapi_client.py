@@ -13,14 +13,10 @@ from pathlib import Path
 
 #: the generator, pinned: a new version may name things differently
 GENERATOR = "openapi-python-client==0.29.1"
-#: not the name it derives from the document's title (zolve_client): that is our own client library's
-PACKAGE = "zolve_generated_client"
-#: the generator's defaults but for the package's name and formatting hooks (it knows no vendor media
-#: type: the document offers every file as application/octet-stream too, which it reads as bytes)
-CONFIG = f"""\
-package_name_override: {PACKAGE}
-post_hooks: []
-"""
+#: the generator's defaults but for its formatting hooks (it knows no vendor media type: the document offers
+#: every file as application/octet-stream too, which it reads as bytes); the package's name is the one it
+#: derives from the document's title, as a user's would be
+CONFIG = "post_hooks: []\n"
 
 
 def _generator() -> Path:
@@ -37,15 +33,18 @@ def _generator() -> Path:
     return venv / "bin" / "openapi-python-client"
 
 
-def generate_client(document_url: str, into: Path) -> str:
-    """Generate the client of the document at `document_url` into `into`; returns its package name.
+def generate_client(document_url: str, into: Path) -> Path:
+    """Generate the client of the document at `document_url` as a project (setup.py and its package) in
+    `into`; returns the package's folder, named as the generator derives it from the document's title.
     Any warning of the generator (a response it would leave out, a schema it cannot read) fails."""
     config = into / "config.yml"
     config.write_text(CONFIG)
-    command = [str(_generator()), "generate", "--url", document_url, "--meta", "none"]
-    command += ["--config", str(config), "--output-path", str(into / PACKAGE)]
+    project = into / "project"
+    command = [str(_generator()), "generate", "--url", document_url, "--meta", "setup"]
+    command += ["--config", str(config), "--output-path", str(project)]
     done = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
     said = done.stdout + done.stderr
     assert done.returncode == 0, said
     assert "warning" not in said.lower(), f"the generator warned:\n{said}"
-    return PACKAGE
+    (package,) = [folder for folder in project.iterdir() if (folder / "__init__.py").exists()]
+    return package

@@ -13,8 +13,9 @@ from typing import Any
 
 import pytest
 
-from api.openapi import kind_job_schema
+from api.openapi import kind_create_schema, kind_job_schema
 from kinds import KINDS
+from schemas.rules import cross_field_rules
 from tests.api.openapi_client import generate_client
 
 #: small params for a user's first job of each kind
@@ -116,10 +117,8 @@ def test_the_headers_clients_depend_on_are_declared(spec) -> None:
     assert "X-Total-Count" in paths["/jobs/{job_id}/boards.csv"]["get"]["responses"]["200"]["headers"]
 
 
-def test_kind_is_an_enum_and_a_job_is_typed_by_its_kind(spec, client) -> None:
+def test_a_job_and_a_batch_are_typed_by_their_kind(spec, client) -> None:
     schemas = spec["components"]["schemas"]
-    assert schemas["JobCreate"]["properties"]["kind"]["enum"] == sorted(KINDS)
-    assert schemas["JobCreate"]["properties"]["callback_url"]["format"] == "uri"
     job = schemas["Job"]
     assert job["discriminator"]["propertyName"] == "kind"
     assert set(job["discriminator"]["mapping"]) == set(KINDS)
@@ -133,17 +132,90 @@ def test_kind_is_an_enum_and_a_job_is_typed_by_its_kind(spec, client) -> None:
         assert listed[name]["job_schema"] == kind_job_schema(name)
 
 
+def _one_of_by_kind(schemas: dict[str, Any], name: str) -> dict[str, dict[str, Any]]:
+    """A oneOf with a discriminator on `kind`: each kind's schema, checked to be listed and mapped alike."""
+    one_of = schemas[name]
+    assert one_of["discriminator"]["propertyName"] == "kind"
+    mapping = one_of["discriminator"]["mapping"]
+    assert set(mapping) == set(KINDS)
+    assert [item["$ref"] for item in one_of["oneOf"]] == list(mapping.values())
+    return {kind: schemas[ref.rpartition("/")[2]] for kind, ref in mapping.items()}
+
+
+def _ref(name: str) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def test_a_submit_is_typed_by_its_kind(spec, settings) -> None:
+    """POST /jobs' body: one schema per kind, its kind a single name and its params the kind's schema
+    (required when the kind requires a field of them), with every field a submit of any kind takes."""
+    schemas = spec["components"]["schemas"]
+    body = spec["paths"]["/jobs"]["post"]["requestBody"]["content"]["application/json"]["schema"]
+    assert body == _ref("JobCreate")
+    creates = _one_of_by_kind(schemas, "JobCreate")
+    common = {"kind", "params", "time_limit", "fresh", "priority", "queue_timeout", "callback_url"}
+    for name, create in creates.items():
+        assert create is schemas[kind_create_schema(name)]
+        assert set(create["properties"]) == common and create["additionalProperties"] is False
+        assert create["properties"]["kind"]["enum"] == [name]
+        assert create["properties"]["params"] == _ref(KINDS[name].params_schema.__name__)
+        assert create["properties"]["time_limit"]["maximum"] == settings.max_time_limit
+    assert creates["dice"]["required"] == ["kind", "params"]
+    assert creates["taiji.solve"]["required"] == ["kind"], "its params' fields all have defaults"
+    assert creates["dice"]["properties"]["callback_url"]["format"] == "uri"
+
+
+def test_a_batch_submit_is_typed_by_its_kind(spec) -> None:
+    """POST /batches' body: one schema per kind, whose items' params are the kind's, or any object (params
+    the kind refuses make a rejected item, never a 422); only the default kind may be left out."""
+    schemas = spec["components"]["schemas"]
+    creates = _one_of_by_kind(schemas, "BatchCreate")
+    for name, create in creates.items():
+        assert create["properties"]["kind"]["enum"] == [name]
+        item = schemas[create["properties"]["items"]["items"]["$ref"].rpartition("/")[2]]
+        params = KINDS[name].params_schema.__name__
+        assert item["properties"]["params"]["anyOf"] == [_ref(params), {"type": "object"}]
+        assert item["required"] == ["client_id"]
+    assert creates["dice"]["required"] == ["items", "kind"]
+    default = creates["leaving_earth.plan"]
+    assert (
+        default["required"] == ["items"] and default["properties"]["kind"]["default"] == "leaving_earth.plan"
+    )
+
+
+def test_each_params_schema_states_its_rules_across_fields(spec) -> None:
+    schemas = spec["components"]["schemas"]
+    for name in SHIPPED:
+        description = schemas[KINDS[name].params_schema.__name__]["description"]
+        assert "Rules across fields" in description, name
+        for rule in cross_field_rules(KINDS[name].params_schema):
+            assert f"- `{rule.field}`: {rule.says}" in description, (name, rule)
+    assert "`type` says which fields apply" in schemas["Observation"]["description"]
+
+
 # -- from the outside: a generated client -------------------------------------------------------------
 @pytest.fixture(scope="module")
 def generated(live_api, tmp_path_factory) -> Any:
     """The client openapi-python-client generates from the served document (no warning allowed)."""
-    out = tmp_path_factory.mktemp("generated")
-    package = generate_client(f"{live_api.url}/openapi.json", out)
-    sys.path.insert(0, str(out))
+    package = generate_client(f"{live_api.url}/openapi.json", tmp_path_factory.mktemp("generated"))
+    sys.path.insert(0, str(package.parent))
     try:
-        yield importlib.import_module(package)
+        yield importlib.import_module(package.name)
     finally:
-        sys.path.remove(str(out))
+        sys.path.remove(str(package.parent))
+
+
+def test_a_generated_client_has_a_name_of_its_own_and_a_create_model_per_kind(generated) -> None:
+    """Its package is named from the document's title, never as our own client library (zolve_client),
+    and a submit of each kind is a model of its own whose params are the kind's."""
+    assert generated.__name__ == "zolve_api_client"
+    models = importlib.import_module(f"{generated.__name__}.models")
+    for name in SHIPPED:
+        params = getattr(models, kind_create_schema(name)).__annotations__["params"]
+        assert KINDS[name].params_schema.__name__ in params, (name, params)
+    dice = models.DiceJobCreate.from_dict({"kind": "dice", "params": {"dice": 3, "faces": 4}})
+    assert isinstance(dice.params, models.DiceParams) and dice.params.faces == 4
+    assert dice.to_dict() == {"kind": "dice", "params": {"dice": 3, "faces": 4}}
 
 
 def _call(generated: Any, group: str, operation: str) -> Any:
@@ -170,9 +242,8 @@ def test_a_users_journey_with_the_generated_client_alone(generated, live_api, ma
 
     finished = {}
     for name in SHIPPED:
-        created = create_job.sync_detailed(
-            client=client, body=models.JobCreate.from_dict({"kind": name, "params": JOURNEY[name]})
-        )
+        body = getattr(models, kind_create_schema(name)).from_dict({"kind": name, "params": JOURNEY[name]})
+        created = create_job.sync_detailed(client=client, body=body)
         assert created.status_code == 202 and created.headers["Location"].endswith(str(created.parsed.id))
         assert type(created.parsed).__name__ == kind_job_schema(name), "typed by its kind"
         finished[name] = _wait(generated, client, created.parsed.id)
@@ -192,7 +263,7 @@ def test_a_users_journey_with_the_generated_client_alone(generated, live_api, ma
     # a rejected submit: its field errors arrive typed
     bad = create_job.sync_detailed(
         client=generated.AuthenticatedClient(base_url=live_api.url, token=token),
-        body=models.JobCreate.from_dict({"kind": "dice", "params": {"dice": "three"}}),
+        body=models.DiceJobCreate.from_dict({"kind": "dice", "params": {"dice": "three", "faces": 4}}),
     )
     assert bad.status_code == 422 and type(bad.parsed).__name__ == "Error" and bad.parsed.code == 422
     assert "dice" in bad.parsed.errors.to_dict()["params"]
@@ -200,7 +271,7 @@ def test_a_users_journey_with_the_generated_client_alone(generated, live_api, ma
     # cancel a long job
     long = create_job.sync(
         client=client,
-        body=models.JobCreate.from_dict(
+        body=models.DiceJobCreate.from_dict(
             {"kind": "dice", "params": {"dice": 10, "faces": 20}, "time_limit": 60.0}
         ),
     )
@@ -211,7 +282,7 @@ def test_a_users_journey_with_the_generated_client_alone(generated, live_api, ma
     # a batch, typed by its kind
     batch = _call(generated, "batches", "create_batch").sync(
         client=client,
-        body=models.BatchCreate.from_dict(
+        body=models.DiceBatchCreate.from_dict(
             {"kind": "dice", "items": [{"client_id": "a", "params": {"dice": 3, "faces": 4}}]}
         ),
     )

@@ -11,6 +11,7 @@ from marshmallow import Schema, fields
 
 from kinds import KINDS, register
 from kinds.base import Kind, KindError
+from schemas.rules import CrossFieldRule
 
 ENUMERATE = KINDS["planetx.enumerate"]
 DICE = KINDS["dice"]
@@ -18,6 +19,10 @@ DICE = KINDS["dice"]
 
 class Params(Schema):
     n = fields.Integer(required=True)
+
+
+class MisruledParams(Params):
+    cross_field_rules = (CrossFieldRule("m", "a rule at a field the params have not"),)
 
 
 class Result(Schema):
@@ -52,6 +57,7 @@ def test_a_sound_kind_is_defined_and_every_shipped_kind_is_sound() -> None:
         ({"result_items": "nothing"}, "result_items names 'nothing'"),
         ({"default_time_limit": 0.0}, "default_time_limit must be a positive"),
         ({"example": {"n": "three"}}, "its example is refused by its params schema"),
+        ({"params_schema": MisruledParams}, "its params' cross_field_rules name fields it has not: m"),
         ({"solver": "tests.plugins.crash"}, "solver must be a 'module:attribute' reference"),
         ({"cli": "zolve"}, "cli must be a 'module:attribute' reference"),
         ({"name": "Planet X"}, "its name must be lower-case words joined by dots"),
