@@ -9,6 +9,7 @@ from marshmallow import Schema, ValidationError, fields, pre_load, validate, val
 from puzzles.leaving_earth.data import FIRST_YEAR, LAST_YEAR, LOCATIONS
 from puzzles.leaving_earth.request import (
     COMPONENT_TYPES,
+    MAX_NUMBER,
     OBJECTIVES,
     RANGE_HELP,
     RequestError,
@@ -39,13 +40,21 @@ class RangeField(fields.Field[list[int]]):
         return value
 
 
+#: the text form of a range as the document writes it (RANGE_HELP); its bounds are a rule (PlanParams)
+RANGE_PATTERN = r"^\s*([0-9]{1,20}|-[0-9]{1,20}|[0-9]{1,20}\+|[0-9]{1,20}-[0-9]{1,20})\s*$"
+_RANGE_RULE = f"a range's numbers are at most {MAX_NUMBER:,}, and its min at most its max"
+
+
 def _range(description: str) -> RangeField:
     return RangeField(
         load_default=None,
         allow_none=True,
         metadata={
             "description": f"{description}: {RANGE_HELP}",
-            "oneOf": [{"type": "string"}, {"type": "integer"}],
+            "oneOf": [
+                {"type": "string", "pattern": RANGE_PATTERN},
+                {"type": "integer", "minimum": 0, "maximum": MAX_NUMBER},
+            ],
         },
     )
 
@@ -66,10 +75,10 @@ class PlanParams(Schema):
     cross_field_rules: ClassVar[tuple[CrossFieldRule, ...]] = (
         CrossFieldRule(
             WHOLE,
-            "the mission must make sense: `origin` and `destination` differ; each range (`components`' "
-            "values, `cost`, `time`) is written as its description says, with 0 <= min <= max; `minimize` "
-            "names distinct objectives; no waypoint drops more than the spacecraft carries",
+            "the mission must make sense: `origin` and `destination` differ; `minimize` names distinct "
+            "objectives; no waypoint drops more than the spacecraft carries",
         ),
+        *(CrossFieldRule(name, _RANGE_RULE) for name in ("components", "cost", "time")),
     )
 
     origin = fields.String(
