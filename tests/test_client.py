@@ -3,7 +3,6 @@ PostgreSQL and Redis; its retries against a stub that answers 429 and 503."""
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import io
 import json
@@ -39,6 +38,7 @@ from zolve_client.errors import retried, seconds_after
 from zolve_client.kinds import DICE
 
 from core.config import Settings
+from tests.loops import run_on_own_loop
 from tests.support import ApiServer, QuietHandler, serving, wait_until
 
 #: a standard enumeration that leaves few boards: Planet X in sector 1, a comet in sector 2
@@ -426,7 +426,7 @@ def test_an_async_submit_whose_answer_is_dropped_is_retried_and_makes_one_job(
         async with AsyncClient(dropping.url, key) as client:
             return await client.submit(DICE, {"dice": 3, "faces": 4}, fresh=True)
 
-    _submitted_once(dropping, asyncio.run(submit()), key, live_api)
+    _submitted_once(dropping, run_on_own_loop(submit(), timeout=120), key, live_api)
 
 
 # -- the async client against the stack -----------------------------------------------------------------
@@ -459,4 +459,4 @@ def test_the_async_client_submits_waits_lists_streams_and_batches(
             await journey(client)
         assert client._http_client is None, "closed on the way out"
 
-    asyncio.run(run())
+    run_on_own_loop(run(), timeout=300)
