@@ -1,4 +1,5 @@
-"""The Flask app factory: the thin web layer over services/ (use cases), store/ (reads) and schemas/."""
+"""The Flask app factory: the thin web layer over services/ (use cases, and reads: services.reads) and
+schemas/."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from werkzeug.exceptions import HTTPException
 from api import batches, errors, events, jobs, meta, metrics, openapi, rows
 from api.admin.setup import init_admin
 from api.extension import Zolve, install
-from api.job_cache import JobCache, read_jobs
+from api.job_cache import JobCache
 from api.keycache import new_auth_cache
 from api.limits import init_limits
 from api.security import init_security
@@ -23,6 +24,7 @@ from core.config import Settings
 from kinds import KINDS
 from schemas.jobs import Error as ErrorSchema
 from services.context import Context
+from services.reads.jobs import read_jobs
 from store.db import Database
 from store.listen import EventFeed
 from workers.app import make_celery

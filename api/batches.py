@@ -25,8 +25,9 @@ from core.states import FINAL_STATES
 from core.waiting import Spooled
 from schemas import batches as batch_schemas
 from services import batches as batch_service
-from store import batches as batch_store
-from store.models import Batch, BatchItem, Job
+from services.reads import batches as batch_reads
+from services.reads.batches import BatchPage, BatchView, ItemQuery, ItemView
+from services.reads.jobs import JobView
 
 blp = Blueprint("batches", __name__, url_prefix="/batches", description="Batches of puzzle requests")
 
@@ -35,7 +36,7 @@ CSV_COLUMNS = ("position", "client_id", "state", "job_id", "result", "error", "e
 EXPORT_TYPES = {"ndjson": "application/x-ndjson", "csv": "text/csv"}
 
 
-def item_resource(item: BatchItem, job: Job | None, *, is_admin: bool) -> dict[str, Any]:
+def item_resource(item: ItemView, job: JobView | None, *, is_admin: bool) -> dict[str, Any]:
     error = job_error(job, is_admin=is_admin) if job is not None else None
     return {
         "client_id": item.client_id,
@@ -48,13 +49,9 @@ def item_resource(item: BatchItem, job: Job | None, *, is_admin: bool) -> dict[s
     }
 
 
-def _batch_resource(session: Any, batch: Batch, args: dict[str, Any], *, is_admin: bool) -> dict[str, Any]:
-    counts = batch_store.item_counts(session, batch.id)
-    after = _cursor(args.get("cursor"))
-    rows = batch_store.list_items(
-        session, batch.id, after=after, limit=args["limit"], states=args.get("state")
-    )
-    next_cursor = str(rows[-1][0].position) if len(rows) == args["limit"] else None
+def _batch_resource(page: BatchPage, limit: int, *, is_admin: bool) -> dict[str, Any]:
+    batch, counts, rows = page.batch, page.counts, page.items
+    next_cursor = str(rows[-1].item.position) if len(rows) == limit else None
     return {
         "id": batch.id,
         "kind": batch.kind,
@@ -98,9 +95,10 @@ class BatchCollection(MethodView):
         `rejected`, the rest run); identical requests are solved once. Answers 202 with the batch;
         honours Idempotency-Key."""
         who = caller()
+        shown = ItemQuery(limit=50)
 
-        def present(session: Any, batch: Batch) -> dict[str, Any]:
-            return _batch_resource(session, batch, {"limit": 50}, is_admin=who.is_admin)
+        def present(page: BatchPage) -> dict[str, Any]:
+            return _batch_resource(page, shown.limit, is_admin=who.is_admin)
 
         submitted = batch_service.submit_batch(
             context(),
@@ -109,6 +107,7 @@ class BatchCollection(MethodView):
             body["items"],
             body["time_limit"],
             present=present,
+            shown=shown,
             callback_url=body["callback_url"],
             idempotency_key=request.headers.get("Idempotency-Key"),
             priority=body["priority"],
@@ -131,13 +130,19 @@ class BatchItemView(MethodView):
     def get(self, args: dict[str, Any], batch_id: uuid.UUID) -> Any:
         """The batch: counts by state and a page of items (submission order) with their results."""
         who = caller()
-        with database().session() as session:
-            batch = batch_store.get_batch(session, batch_id, who.owner_filter)
-            if batch is None:
-                abort_with(404, message="no such batch")
-            resource = _batch_resource(session, batch, args, is_admin=who.is_admin)
+        batch = _visible_batch(batch_id, who.owner_filter)
+        query = ItemQuery(_cursor(args.get("cursor")), args["limit"], args.get("state"))
+        page = batch_reads.batch_page(database(), batch, query)
+        resource = _batch_resource(page, query.limit, is_admin=who.is_admin)
         headers = {} if resource["done"] else {"Retry-After": "1"}
         return resource, 200, headers
+
+
+def _visible_batch(batch_id: uuid.UUID, owner_id: int | None) -> BatchView:
+    batch = batch_reads.get_batch(database(), batch_id, owner_id)
+    if batch is None:
+        abort_with(404, message="no such batch")
+    return batch
 
 
 # -- every item at once ----------------------------------------------------------------------------
@@ -155,16 +160,9 @@ def results_response(batch_id: uuid.UUID, fmt: str, *, is_admin: bool) -> Respon
 
 
 def _every_item(batch_id: uuid.UUID, is_admin: bool) -> Iterator[dict[str, Any]]:
-    """Every item in submission order, a page per transaction (a batch holds up to 500)."""
-    after = -1
-    while True:
-        with database().session() as session:
-            rows = batch_store.list_items(session, batch_id, after=after, limit=EXPORT_PAGE)
-            items = [item_resource(item, job, is_admin=is_admin) for item, job in rows]
-        yield from items
-        if len(rows) < EXPORT_PAGE:
-            return
-        after = rows[-1][0].position
+    """Every item in submission order, read a page per transaction."""
+    for item, job in batch_reads.every_item(database(), batch_id, EXPORT_PAGE):
+        yield item_resource(item, job, is_admin=is_admin)
 
 
 def _json(value: Any) -> str:
@@ -197,9 +195,7 @@ def _add_results_route(fmt: str) -> None:
         """Every item of the batch in submission order with its state, job, result and errors (the same
         fields as the batch's `items`), whole: NDJSON or CSV."""
         who = caller()
-        with database().session() as session:
-            if batch_store.get_batch(session, batch_id, who.owner_filter) is None:
-                abort(404, message="no such batch")
+        _visible_batch(batch_id, who.owner_filter)
         return results_response(batch_id, fmt, is_admin=who.is_admin)
 
 

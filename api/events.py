@@ -28,10 +28,8 @@ from kinds import KINDS
 from schemas import events as event_schemas
 from services import jobs as job_service
 from services import webhooks
-from store import events
-from store.events import StreamFilter
-from store.listen import EventFeed
-from store.models import JobEvent
+from services.reads import events as event_reads
+from services.reads.events import EventView, StreamFilter
 
 blp = Blueprint("events", __name__, description="Event streams and webhooks")
 
@@ -45,10 +43,6 @@ STREAM_DOC = (
 )
 
 
-def _feed() -> EventFeed:
-    return zolve().events
-
-
 def _resumed_after(last_event_id: int | None) -> int | None:
     """The event id a stream resumes after: the Last-Event-ID header, else `?last_event_id=`; None: not
     resumed."""
@@ -60,7 +54,7 @@ def _resumed_after(last_event_id: int | None) -> int | None:
     return int(header)
 
 
-def _data(event: JobEvent, kind: str) -> dict[str, Any]:
+def _data(event: EventView, kind: str) -> dict[str, Any]:
     detail = event.detail
     if event.event == EventName.PROGRESS and detail:  # a sharded job's counters name its rows
         spec = KINDS.get(kind)
@@ -76,7 +70,7 @@ def _data(event: JobEvent, kind: str) -> dict[str, Any]:
     }
 
 
-def _frame(event: JobEvent, kind: str) -> str:
+def _frame(event: EventView, kind: str) -> str:
     return f"id: {event.id}\nevent: {event.event}\ndata: {json.dumps(_data(event, kind))}\n\n"
 
 
@@ -86,7 +80,7 @@ def _stream(where: StreamFilter, after: int, key_id: int) -> Response:
     places = zolve().streams
     if not places.take(key_id):
         abort(429, message=f"at most {places.per_key} event streams of one key at a time (fewer when busy)")
-    db, feed, config, environ = database(), _feed(), settings(), request.environ
+    db, feed, config, environ = database(), zolve().events, settings(), request.environ
 
     def generate() -> Iterator[str | Pause]:
         subscription = feed.subscribe(where.owner_id)
@@ -95,11 +89,7 @@ def _stream(where: StreamFilter, after: int, key_id: int) -> Response:
         try:
             yield "retry: 1000\n\n"
             while True:
-                with db.session() as session:
-                    page = events.stream_page(session, where, after=last, upto=feed.safe_id)
-                    ended = (
-                        where.job_id is not None and not page and events.ended_by(session, where.job_id, last)
-                    )
+                page, ended = event_reads.next_events(db, where, after=last, upto=feed.safe_id)
                 for event, kind in page:
                     yield _frame(event, kind)
                     last = event.id
@@ -160,7 +150,7 @@ def client_events(args: dict[str, Any]) -> Response:
 
 
 def _feed_start() -> int:
-    return _feed().position()
+    return zolve().events.position()
 
 
 @blp.route("/jobs/<uuid:job_id>/deliveries", endpoint="job_deliveries")

@@ -8,7 +8,9 @@ longer. A job polled once its copy is past REFRESH_AT of that lifetime is read a
 cache's own, together with every other job due, in one query: a job polled often is read on a request's
 thread only when it is first seen, and a process polled for many unfinished jobs makes a few queries a
 second for all of them, not one per job. Request threads that miss the same job at once share one read.
-A read that began before this app changed the job (`forget`: a cancel, a retry) is not kept."""
+A read that began before this app changed the job (`forget`: a cancel, a retry) is not kept. The copies
+are read models (services.reads.jobs.JobView), never live ORM rows: a copy read again and equal to the one
+held keeps the answers rendered from it."""
 
 from __future__ import annotations
 
@@ -21,16 +23,13 @@ import time
 import uuid
 import weakref
 from collections import Counter
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable
 from concurrent.futures import Future
 from typing import NamedTuple
 
 from cachetools import TLRUCache
-from sqlalchemy import inspect as sa_inspect
 
-from store import jobs as job_store
-from store.db import Database
-from store.models import Job
+from services.reads.jobs import JobView, Loader
 
 log = logging.getLogger(__name__)
 
@@ -62,9 +61,6 @@ SHARED_READ_SECONDS = 2.0
 
 _ENCODER = json.JSONEncoder(default=str)
 
-#: reads these jobs (those that exist) in one query
-Loader = Callable[[Sequence[uuid.UUID]], list[Job]]
-
 
 class Rendered(NamedTuple):
     """A job's answer as sent: its JSON body, and the digest of that body its ETag is made from."""
@@ -74,7 +70,7 @@ class Rendered(NamedTuple):
 
 
 class _Entry(NamedTuple):
-    job: Job
+    job: JobView
     #: when the read that made this copy began (time.monotonic): the copy is served until read_at + ttl
     read_at: float
     ttl: float
@@ -84,7 +80,7 @@ class _Entry(NamedTuple):
     rendered: dict[Hashable, Rendered]
 
 
-def json_size(job: Job, limit: int = MAX_CACHED_JOB_BYTES) -> int:
+def json_size(job: JobView, limit: int = MAX_CACHED_JOB_BYTES) -> int:
     """The job's size in bytes, counted only until it passes `limit` (a big result is not walked through)."""
     size = ENTRY_BYTES
     for document in (job.params, job.progress, job.result, job.error):
@@ -128,7 +124,7 @@ class JobCache:
         self._reading: Counter[uuid.UUID] = Counter()
         self._forgotten: set[uuid.UUID] = set()
         #: the reads on request threads under way, by job: threads missing the same job share one
-        self._flights: dict[uuid.UUID, Future[Job | None]] = {}
+        self._flights: dict[uuid.UUID, Future[JobView | None]] = {}
         self._wake = threading.Event()
         self._refresher: threading.Thread | None = None
 
@@ -136,10 +132,10 @@ class JobCache:
         with self._lock:
             return job_id in self._cache
 
-    def ttl_of(self, job: Job) -> float:
+    def ttl_of(self, job: JobView) -> float:
         return FINAL_CACHE_SECONDS if job.is_final else self.unfinished_seconds
 
-    def get(self, job_id: uuid.UUID) -> Job | None:
+    def get(self, job_id: uuid.UUID) -> JobView | None:
         with self._lock:
             entry = self._cache.get(job_id)
             if entry is None:
@@ -150,7 +146,7 @@ class JobCache:
             self._start_refresher()
         return entry.job
 
-    def put(self, job: Job, ttl: float | None = None, read_at: float | None = None) -> None:
+    def put(self, job: JobView, ttl: float | None = None, read_at: float | None = None) -> None:
         """Keep this copy of the job, read at `read_at` (now by default), for `ttl` (by its state by
         default)."""
         size = json_size(job, self.max_job_bytes)
@@ -159,13 +155,13 @@ class JobCache:
         with self._lock:
             self._keep(job, size, ttl, read_at)
 
-    def _keep(self, job: Job, size: int, ttl: float, read_at: float) -> None:
+    def _keep(self, job: JobView, size: int, ttl: float, read_at: float) -> None:
         if size > self.max_job_bytes:
             self._cache.pop(job.id, None)  # an older, smaller copy must not be served either
         else:
             self._cache[job.id] = _Entry(job, read_at, ttl, size * RENDERED_COPIES, {})
 
-    def rendered(self, job: Job, view: Hashable) -> Rendered | None:
+    def rendered(self, job: JobView, view: Hashable) -> Rendered | None:
         """The answer kept for this job (this very copy of it, not an older or newer one), if any."""
         with self._lock:
             entry = self._cache.get(job.id)
@@ -173,7 +169,7 @@ class JobCache:
                 return None
             return entry.rendered.get(view)
 
-    def keep_rendered(self, job: Job, view: Hashable, answer: Rendered) -> None:
+    def keep_rendered(self, job: JobView, view: Hashable, answer: Rendered) -> None:
         with self._lock:
             entry = self._cache.get(job.id)
             if entry is not None and entry.job is job and len(entry.rendered) < RENDERED_COPIES - 1:
@@ -227,7 +223,9 @@ class JobCache:
         if batch:
             self._read_and_keep(batch, lambda: load(batch))
 
-    def read(self, job_id: uuid.UUID, read: Callable[[], Job | None], shared: bool = True) -> Job | None:
+    def read(
+        self, job_id: uuid.UUID, read: Callable[[], JobView | None], shared: bool = True
+    ) -> JobView | None:
         """The job as `read()` gives it (None: no such job), kept. When `shared`, threads missing the same
         job at once share one read: the others wait for it, up to SHARED_READ_SECONDS, and read for
         themselves if it fails or takes longer."""
@@ -260,12 +258,12 @@ class JobCache:
             if not flight.done():  # interrupted (not an Exception): those waiting read for themselves
                 flight.set_exception(RuntimeError("the shared read was interrupted"))
 
-    def _read_one(self, job_id: uuid.UUID, read: Callable[[], Job | None]) -> Job | None:
+    def _read_one(self, job_id: uuid.UUID, read: Callable[[], JobView | None]) -> JobView | None:
         return self._read_and_keep([job_id], lambda: [job for job in [read()] if job is not None])[job_id]
 
     def _read_and_keep(
-        self, job_ids: list[uuid.UUID], read: Callable[[], list[Job]]
-    ) -> dict[uuid.UUID, Job | None]:
+        self, job_ids: list[uuid.UUID], read: Callable[[], list[JobView]]
+    ) -> dict[uuid.UUID, JobView | None]:
         """Read these jobs (`read()` gives those that exist) and keep each copy (see _keep_read); the job to
         serve for each (None: no such job)."""
         with self._lock:
@@ -286,8 +284,8 @@ class JobCache:
             return kept
 
     def _keep_read(
-        self, job_id: uuid.UUID, job: Job | None, size: int, read_at: float, forgotten: bool
-    ) -> Job | None:
+        self, job_id: uuid.UUID, job: JobView | None, size: int, read_at: float, forgotten: bool
+    ) -> JobView | None:
         """Under the lock: keep what a read begun at `read_at` found (None: no such job), unless the job
         was forgotten meanwhile (a change this app made after the read) or read later by another; the job
         to serve (the copy held when the row is unchanged, with the answers rendered from it)."""
@@ -296,7 +294,7 @@ class JobCache:
             return job
         if job is None:
             self._cache.pop(job_id, None)  # deleted (purged)
-        elif current is not None and _same_row(current.job, job):
+        elif current is not None and current.job == job:
             self._cache[job_id] = current._replace(read_at=read_at)
             return current.job
         else:
@@ -330,20 +328,3 @@ def _refresh_forever(cache_ref: weakref.ref[JobCache], wake: threading.Event) ->
                 log.warning("reading cached jobs again failed", exc_info=True)
                 time.sleep(REFRESH_PAUSE_AFTER_ERROR)
         del cache
-
-
-_COLUMNS = tuple(column.key for column in sa_inspect(Job).column_attrs)
-
-
-def _same_row(one: Job, other: Job) -> bool:
-    return all(getattr(one, name) == getattr(other, name) for name in _COLUMNS)
-
-
-def read_jobs(db: Database) -> Loader:
-    """The cache's loader for this database."""
-
-    def load(job_ids: Sequence[uuid.UUID]) -> list[Job]:
-        with db.session() as session:
-            return job_store.get_jobs(session, job_ids)
-
-    return load

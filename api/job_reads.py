@@ -11,31 +11,26 @@ from api.deps import database
 from api.extension import zolve
 from api.job_cache import JobCache, Rendered
 from services.context import Caller
-from store import jobs as job_store
-from store.models import Job
+from services.reads import jobs as stored_jobs
+from services.reads.jobs import JobView
 
 
 def _cache() -> JobCache:
     return zolve().status_cache
 
 
-def visible_job(job_id: uuid.UUID, caller: Caller, fresh: bool = False) -> Job | None:
+def visible_job(job_id: uuid.UUID, caller: Caller, fresh: bool = False) -> JobView | None:
     """The job if this caller may see it; `fresh` reads the database whatever the cache holds."""
     cache = _cache()
     job = None if fresh else cache.get(job_id)
     if job is None:
-        job = cache.read(job_id, lambda: _read_job(job_id), shared=not fresh)
+        job = cache.read(job_id, lambda: stored_jobs.get_job(database(), job_id, None), shared=not fresh)
     if job is None or caller.owner_filter not in (None, job.owner_id):
         return None
     return job
 
 
-def _read_job(job_id: uuid.UUID) -> Job | None:
-    with database().session() as session:
-        return job_store.get_job(session, job_id, None)
-
-
-def rendered(job: Job, view: Hashable, render: Callable[[], bytes]) -> Rendered:
+def rendered(job: JobView, view: Hashable, render: Callable[[], bytes]) -> Rendered:
     """The job's answer for readers of this `view` (what else than the job the answer depends on): kept
     with the job while it is cached, so that polls of a cached job are not serialised again; `render()`
     makes it otherwise."""

@@ -25,9 +25,8 @@ from core import waiting
 from schemas import jobs as job_schemas
 from services import jobs as job_service
 from services.context import Caller
-from store import jobs as job_store
-from store import results
-from store.models import Job
+from services.reads import jobs as stored_jobs
+from services.reads.jobs import JobFilter, JobView
 
 blp = Blueprint("jobs", __name__, url_prefix="/jobs", description="Puzzle jobs")
 
@@ -74,19 +73,14 @@ class JobCollection(MethodView):
     def get(self, args: dict[str, Any]) -> Any:
         """Your jobs, newest first (admins: everyone's). Keyset pages: follow `next_cursor`."""
         who = caller()
-        with database().session() as session:
-            try:
-                page = job_store.list_jobs(
-                    session,
-                    owner_id=who.owner_filter,
-                    states=args.get("state"),
-                    kind=args.get("kind"),
-                    limit=args["limit"],
-                    cursor=args.get("cursor"),
-                )
-            except ValueError:
-                abort(422, errors={"cursor": ["not a cursor from this service"]})
-            items = [job_resource(job, is_admin=who.is_admin) for job in page.items]
+        try:
+            where = JobFilter(
+                states=args.get("state") or (), kind=args.get("kind"), owner_id=who.owner_filter
+            )
+            page = stored_jobs.find_jobs(database(), where, limit=args["limit"], cursor=args.get("cursor"))
+        except ValueError:
+            abort(422, errors={"cursor": ["not a cursor from this service"]})
+        items = [job_resource(job, is_admin=who.is_admin) for job in page.items]
         headers = {}
         if page.next_cursor:
             query: dict[str, Any] = {**request.args, "cursor": page.next_cursor}
@@ -124,7 +118,7 @@ class JobItem(MethodView):
 _JOB_SCHEMA = job_schemas.Job()
 
 
-def _render(job: Job, is_admin: bool) -> bytes:
+def _render(job: JobView, is_admin: bool) -> bytes:
     """The job as `@blp.response(200, Job)` would send it."""
     answer = current_app.json.response(_JOB_SCHEMA.dump(job_resource(job, is_admin=is_admin)))
     return cast(Response, answer).get_data()  # the app's response class; typed as the sans-IO base
@@ -135,12 +129,12 @@ def _render(job: Job, is_admin: bool) -> bytes:
 WAIT_RECHECK_SECONDS = 1.0
 
 
-def _wait_in_thread(job_id: uuid.UUID, who: Caller, wait: float) -> Job:
+def _wait_in_thread(job_id: uuid.UUID, who: Caller, wait: float) -> JobView:
     """The long-poll under a server other than the edge (Flask's test client, say): it holds its thread."""
     return waiting.in_thread(lambda rerun: _wait_by_rerun(job_id, who, wait, rerun))
 
 
-def _wait_by_rerun(job_id: uuid.UUID, who: Caller, wait: float, rerun: waiting.Rerun) -> Job | None:
+def _wait_by_rerun(job_id: uuid.UUID, who: Caller, wait: float, rerun: waiting.Rerun) -> JobView | None:
     """The long-poll: the job once final or its wait over; else None, having asked the edge to run the
     request again at the job's next event (or after WAIT_RECHECK_SECONDS). Between runs it holds no thread
     and no database connection; its place and subscription last until the request ends."""
@@ -160,7 +154,7 @@ def _wait_by_rerun(job_id: uuid.UUID, who: Caller, wait: float, rerun: waiting.R
     return None
 
 
-def _subscribed(job: Job, who: Caller, rerun: waiting.Rerun) -> bool:
+def _subscribed(job: JobView, who: Caller, rerun: waiting.Rerun) -> bool:
     """A place to wait (false: too many long-polls in this process, or of this key) and the job's
     wake-ups, kept by the request until it ends."""
     places, feed = zolve().waiting, zolve().events
@@ -173,7 +167,7 @@ def _subscribed(job: Job, who: Caller, rerun: waiting.Rerun) -> bool:
     return True
 
 
-def _visible(job_id: uuid.UUID, who: Caller, fresh: bool) -> Job:
+def _visible(job_id: uuid.UUID, who: Caller, fresh: bool) -> JobView:
     job = job_reads.visible_job(job_id, who, fresh=fresh)
     if job is None:
         abort_with(404, message="no such job")
@@ -204,8 +198,7 @@ def result_items(args: dict[str, Any], job_id: uuid.UUID) -> Any:
     job = job_service.get(context(), caller(), job_id)
     if not (job.result or {}).get("paged"):
         abort(404, message="this job's result is returned whole, not paged")
-    with database().session() as session:
-        items, next_cursor = results.page(session, job.id, args.get("cursor", -1), args["limit"])
+    items, next_cursor = stored_jobs.result_items(database(), job.id, args.get("cursor", -1), args["limit"])
     return {"items": items, "next_cursor": next_cursor}
 
 

@@ -12,7 +12,7 @@ from cachetools import TTLCache
 
 from api.extension import zolve
 from services.context import Caller
-from store import keys
+from services.reads import keys
 
 CACHE_SECONDS = 10.0
 CACHE_SIZE = 10_000
@@ -30,9 +30,8 @@ def caller_for(token: str) -> Caller | None:
         cached = cache.get(digest, _MISSING)
     if cached is not _MISSING:
         return cast("Caller | None", cached)
-    with zolve().db.session() as session:
-        row = keys.authenticate(session, token)
-        caller = Caller(row.id, row.is_admin, row.weight) if row else None
+    key = keys.authenticate(zolve().db, token)
+    caller = Caller(key.id, key.is_admin, key.weight) if key else None
     with lock:
         cache[digest] = caller
     return caller

@@ -14,7 +14,7 @@ from api.openapi import kind_job_schema
 from core.version import VERSION
 from kinds import KINDS
 from schemas.meta import Health, Kind, NotReady, Ready
-from store import heartbeats
+from services.reads import workers
 
 blp = Blueprint("meta", __name__, description="Health and discovery")
 
@@ -47,8 +47,7 @@ def ready() -> Any:
 def _unready_reasons() -> dict[str, str]:
     settings = zolve().settings
     try:
-        with zolve().db.session() as session:
-            newest = heartbeats.newest_heartbeat_age(session)
+        newest = workers.newest_heartbeat_age(zolve().db)
     except Exception:
         return {"database": "the database is unavailable"}
     reasons = {}

@@ -4,7 +4,8 @@ read from PostgreSQL and Redis at scrape time."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
 from flask import Response, request
@@ -17,20 +18,18 @@ from api.bodies import Blueprint
 from api.deps import caller
 from api.extension import zolve
 from core.waiting import EDGE_FIGURES
-from store import metrics
-from store.db import Database
+from services.reads import metrics
 from workers.app import queue_depth
 
 blp = Blueprint("metrics", __name__, description="Prometheus metrics")
 
 
 class ZolveCollector:
-    def __init__(self, db: Database, celery: Any):
-        self.db, self.celery = db, celery
+    def __init__(self, read: Callable[[], metrics.Figures], celery: Any):
+        self.read, self.celery = read, celery
 
     def collect(self) -> Iterator[Metric]:
-        with self.db.session() as session:
-            figures = metrics.figures(session)
+        figures = self.read()
         jobs, shards, rows = figures.jobs, figures.shards, figures.rows_written
         buckets, count, total = figures.run_seconds
         family = GaugeMetricFamily("zolve_jobs", "Jobs by kind and state", labels=["kind", "state"])
@@ -62,7 +61,7 @@ def _registry() -> CollectorRegistry:
     extension = zolve()
     if extension.metrics is None:
         registry = CollectorRegistry()
-        registry.register(ZolveCollector(extension.db, extension.celery))
+        registry.register(ZolveCollector(partial(metrics.figures, extension.db), extension.celery))
         extension.metrics = registry
     return extension.metrics
 

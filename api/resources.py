@@ -8,13 +8,13 @@ from flask import url_for
 
 from api.rows import export_endpoint, page_endpoint
 from kinds import KINDS
+from services.reads.jobs import JobView
 from services.resources import job_error, job_fields, progress_of
-from store.models import Job
 
 __all__ = ["job_error", "job_links", "job_resource", "progress_of"]
 
 
-def job_links(job: Job) -> dict[str, str]:
+def job_links(job: JobView) -> dict[str, str]:
     links = {
         "self": url_for("jobs.JobItem", job_id=job.id),
         "cancel": url_for("jobs.cancel_job", job_id=job.id),
@@ -32,5 +32,5 @@ def job_links(job: Job) -> dict[str, str]:
     return links
 
 
-def job_resource(job: Job, *, is_admin: bool) -> dict[str, Any]:
+def job_resource(job: JobView, *, is_admin: bool) -> dict[str, Any]:
     return {**job_fields(job, is_admin=is_admin), "links": job_links(job)}

@@ -33,14 +33,14 @@ from core.waiting import Spooled
 from kinds import KINDS, Rows
 from kinds.base import csv_cell
 from services import jobs as job_service
-from store import rows as row_store
-from store.models import Job
+from services.reads import rows as row_reads
+from services.reads.jobs import JobView
 
 #: rows name -> (its hook, its blueprint), built once per process
 _BLUEPRINTS: dict[str, tuple[Rows, Blueprint]] = {}
 
 
-def _job_with_rows(job_id: uuid.UUID, rows: Rows) -> Job:
+def _job_with_rows(job_id: uuid.UUID, rows: Rows) -> JobView:
     job = job_service.get(context(), caller(), job_id)
     kind = KINDS.get(job.kind)
     if kind is None or kind.rows is None or kind.rows.name != rows.name:
@@ -48,12 +48,12 @@ def _job_with_rows(job_id: uuid.UUID, rows: Rows) -> Job:
     return job
 
 
-def _renderer(job: Job, rows: Rows) -> Callable[[int, bytes | None], dict[str, Any]]:
+def _renderer(job: JobView, rows: Rows) -> Callable[[int, bytes | None], dict[str, Any]]:
     """A stored row (key, payload) → {code: its key, <item>: its human form} for this job."""
     return lambda key, payload: {"code": key, rows.item: rows.render(job.params, key, payload)}
 
 
-def _rows_of(job: Job) -> uuid.UUID:
+def _rows_of(job: JobView) -> uuid.UUID:
     return job.rows_job_id or job.id
 
 
@@ -61,7 +61,7 @@ def _rows_of(job: Job) -> uuid.UUID:
 EXPORT_READ_WAIT_SECONDS = 30.0
 
 
-def exported(job: Job, rows: Rows, args: dict[str, Any], fmt: str, key_id: int) -> Response:
+def exported(job: JobView, rows: Rows, args: dict[str, Any], fmt: str, key_id: int) -> Response:
     """Every row of a succeeded job (else 409) matching the filters, as `csv` or `ndjson`, in one of the
     key's places (else 429). The rows are read whole into a spool in one snapshot, and the database
     connection goes back before a byte is sent: a client that drains slowly holds a spool, never a
@@ -94,7 +94,7 @@ def exported(job: Job, rows: Rows, args: dict[str, Any], fmt: str, key_id: int) 
     return response
 
 
-def _spool_key(job: Job, args: dict[str, Any], fmt: str) -> tuple[str, ...]:
+def _spool_key(job: JobView, args: dict[str, Any], fmt: str) -> tuple[str, ...]:
     """What an export's bytes depend on: its rows (a succeeded job's never change), their params (which
     render them), the filters and the format."""
     params = json.dumps(job.params, sort_keys=True, default=str)
@@ -112,7 +112,7 @@ def _read_in_turn(rerun: waiting.Rerun | None, key: Hashable, parts: Callable[[]
         turns.give_back()
 
 
-def _rendered(job: Job, rows: Rows, args: dict[str, Any], fmt: str) -> Iterator[bytes] | Iterator[str]:
+def _rendered(job: JobView, rows: Rows, args: dict[str, Any], fmt: str) -> Iterator[bytes] | Iterator[str]:
     """The export's text, rendered in bulk where the kind says how (Rows.fixed_text), else row by row."""
     if rows.fixed_text is not None and not rows.payloads:
         return _rendered_in_bulk(job, rows, rows.fixed_text, args, fmt)
@@ -184,7 +184,7 @@ def _busy() -> None:
 
 
 def _rendered_in_bulk(
-    job: Job,
+    job: JobView,
     rows: Rows,
     fixed_text: Callable[[dict[str, Any], np.ndarray], np.ndarray],
     args: dict[str, Any],
@@ -196,11 +196,11 @@ def _rendered_in_bulk(
         form = LineFormat.csv()
     else:
         form = LineFormat.ndjson(rows.item)
-    for codes in row_store.key_chunks(database(), _rows_of(job), rows.filters(args)):
+    for codes in row_reads.key_chunks(database(), _rows_of(job), rows.filters(args)):
         yield render_lines(codes, fixed_text(job.params, codes), form)
 
 
-def _rendered_here(job: Job, rows: Rows, args: dict[str, Any], fmt: str) -> Iterator[str]:
+def _rendered_here(job: JobView, rows: Rows, args: dict[str, Any], fmt: str) -> Iterator[str]:
     render = _renderer(job, rows)
     if fmt == "csv":
         yield f"code,{rows.item}\n"
@@ -212,7 +212,7 @@ def _rendered_here(job: Job, rows: Rows, args: dict[str, Any], fmt: str) -> Iter
         def line(row: dict[str, Any]) -> str:
             return json.dumps(row) + "\n"
 
-    chunks = row_store.stream(database(), _rows_of(job), rows.filters(args), payloads=rows.payloads)
+    chunks = row_reads.stream(database(), _rows_of(job), rows.filters(args), payloads=rows.payloads)
     for chunk in chunks:
         if rows.payloads:
             yield "".join(line(render(key, payload)) for key, payload in chunk)
@@ -250,7 +250,7 @@ def _add_page(blp: Blueprint, rows: Rows) -> None:
     @blp.doc(**_doc(f"{rows.name.capitalize()} in code order, a page at a time.", rows.page_query))
     def page(args: dict[str, Any], job_id: uuid.UUID) -> Any:
         job = _job_with_rows(job_id, rows)
-        found, next_cursor = row_store.page(
+        found, next_cursor = row_reads.page(
             database(), _rows_of(job), rows.filters(args), args["limit"], args.get("cursor"), rows.payloads
         )
         render = _renderer(job, rows)

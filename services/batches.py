@@ -10,8 +10,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from sqlalchemy.orm import Session
-
 from core import tracing
 from services.context import Caller, Context
 from services.errors import Invalid
@@ -23,6 +21,7 @@ from services.jobs import (
     validated_params,
 )
 from services.messages import Messages, publish_deliveries, send
+from services.reads.batches import BatchPage, ItemQuery, batch_view, page_in
 from services.webhooks import checked_callback_url
 from store import batches as batch_store
 from store import jobs
@@ -59,16 +58,17 @@ def submit_batch(
     kind_name: str,
     raw_items: list[dict[str, Any]],
     time_limit: float | None,
-    present: Callable[[Session, Batch], T],
+    present: Callable[[BatchPage], T],
+    shown: ItemQuery,
     callback_url: str | None = None,
     idempotency_key: str | None = None,
     priority: int = 0,
     queue_timeout: float | None = None,
 ) -> Submitted[T]:
     """Store the batch and its distinct jobs, then wake the workers. Returns what `present` makes of the
-    batch in the same transaction, before any worker could change it. The same Idempotency-Key with the
-    same request answers the batch made the first time (nothing new is stored or sent); with another
-    request, Invalid."""
+    batch and the items `shown`, read in the same transaction, before any worker could change it. The
+    same Idempotency-Key with the same request answers the batch made the first time (nothing new is
+    stored or sent); with another request, Invalid."""
     key = checked_idempotency_key(idempotency_key)
     items = _items(kind_name, raw_items)
     limit = checked_time_limit(ctx, time_limit, kind_named(kind_name))
@@ -76,10 +76,14 @@ def submit_batch(
     order = {"priority": priority, "queue_timeout": queue_timeout}
     digest = _request_hash(kind_name, raw_items, limit, callback, order) if key is not None else None
     with ctx.db.session() as session, _conflict_is_invalid():
+
+        def answer(made: Batch) -> T:
+            return present(page_in(session, batch_view(made), shown))
+
         # a repeat is answered before the quota is counted: its jobs are already among them
         earlier = batch_store.replayed_batch(session, caller.key_id, key, digest) if key and digest else None
         if earlier is not None:
-            return Submitted(present(session, earlier), created=False)
+            return Submitted(answer(earlier), created=False)
         distinct = len(
             {jobs.params_hash(kind_name, item.params) for item in items if item.params is not None}
         )
@@ -98,10 +102,10 @@ def submit_batch(
             request_hash=digest,
         )
         if not created:  # a concurrent request with the same key made it first
-            return Submitted(present(session, batch), created=False)
+            return Submitted(answer(batch), created=False)
         if callback and not job_ids:  # every item rejected: done at once
             webhook_store.add_batch_delivery(session, batch.id, caller.key_id, callback)
-        presented = present(session, batch)
+        presented = answer(batch)
     if job_ids:
         send(ctx, Messages(owners={caller.key_id}))
     elif callback:

@@ -23,10 +23,11 @@ from services.messages import (
     release_within,
     send,
 )
+from services.reads import jobs as job_reads
+from services.reads.jobs import JobView, job_view
 from services.webhooks import checked_callback_url
 from store import dashboard
 from store import jobs as job_store
-from store.models import Job
 
 IDEMPOTENCY_KEY_MAX = 255
 log = logging.getLogger("zolve.services")
@@ -41,7 +42,7 @@ class _NewJob(TypedDict):
 
 @dataclass(frozen=True)
 class Submission:
-    job: Job
+    job: JobView
     #: False: an earlier request with the same Idempotency-Key made this job
     created: bool = True
     #: served from an identical succeeded job of the same client instead of solved again (a copy of
@@ -127,10 +128,10 @@ def submit(
     if cached is not None:
         if callback:
             publish_deliveries(ctx.broker, ctx.db)  # finished at once: its webhook goes now
-        return Submission(cached.job, cache_hit=cached.own)
+        return Submission(job_view(cached.job), cache_hit=cached.own)
     if released is not None:
         publish_released(ctx, released)  # a message the broker refuses is marked unsent, for the sweeper
-    return Submission(job, created=created)
+    return Submission(job_view(job), created=created)
 
 
 def submit_request(ctx: Context, caller: Caller, raw: Any, idempotency_key: str | None = None) -> Submission:
@@ -169,9 +170,8 @@ def check_unfinished_quota(ctx: Context, session: Session, caller: Caller, addin
     return True
 
 
-def get(ctx: Context, caller: Caller, job_id: uuid.UUID) -> Job:
-    with ctx.db.session() as session:
-        job = job_store.get_job(session, job_id, caller.owner_filter)
+def get(ctx: Context, caller: Caller, job_id: uuid.UUID) -> JobView:
+    job = job_reads.get_job(ctx.db, job_id, caller.owner_filter)
     if job is None:
         raise NotFound("no such job")
     return job
@@ -195,7 +195,7 @@ def picture(ctx: Context, caller: Caller, job_id: uuid.UUID) -> str:
     return drawn
 
 
-def cancel(ctx: Context, caller: Caller, job_id: uuid.UUID) -> Job:
+def cancel(ctx: Context, caller: Caller, job_id: uuid.UUID) -> JobView:
     """A queued job never starts; a running one is interrupted within about a second. A finished job
     (succeeded, failed or cancelled) is a Conflict; cancelling a job already cancelling changes nothing."""
     with ctx.db.session() as session:
@@ -204,12 +204,12 @@ def cancel(ctx: Context, caller: Caller, job_id: uuid.UUID) -> Job:
             raise NotFound("no such job")
         if job.is_final:
             raise Conflict(f"the job has already finished ({job.state}): there is nothing to cancel")
-        job = job_store.request_cancel(session, job, actor_key_id=caller.key_id)
-    send(ctx, Messages(owners={job.owner_id}))  # a cancelled queued job frees its client's turn now
-    return job
+        cancelled = job_view(job_store.request_cancel(session, job, actor_key_id=caller.key_id))
+    send(ctx, Messages(owners={cancelled.owner_id}))  # a cancelled queued job frees its client's turn now
+    return cancelled
 
 
-def retry(ctx: Context, caller: Caller, job_id: uuid.UUID) -> Job:
+def retry(ctx: Context, caller: Caller, job_id: uuid.UUID) -> JobView:
     """Run a failed job again from the start (its shards and rows go). Admins only."""
     _require_admin(caller)
     try:
@@ -217,7 +217,7 @@ def retry(ctx: Context, caller: Caller, job_id: uuid.UUID) -> Job:
             failed = job_store.get_job(session, job_id, None)
             if failed is not None:  # it counts as its owner's unfinished job again
                 check_unfinished_quota(ctx, session, Caller(failed.owner_id, is_admin=False), 1)
-            job = dashboard.retry_job(session, job_id, caller.key_id)
+            job = job_view(dashboard.retry_job(session, job_id, caller.key_id))
     except dashboard.ActionRefused as refused:
         raise Conflict(str(refused)) from None
     publish(ctx, Messages(jobs=[job_id]))

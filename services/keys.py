@@ -13,7 +13,9 @@ from sqlalchemy.orm import Session
 from core.config import Settings
 from migrations.runner import migrated
 from services.errors import Invalid, NotFound
+from services.reads.keys import KeyView, key_view
 from store import keys as key_store
+from store.db import Database
 from store.models import ApiKey
 
 
@@ -62,6 +64,18 @@ def set_share(session: Session, key_id: int, share: Share) -> ApiKey:
     if row is None:
         raise NotFound(f"there is no key {key_id}: `zolve keys list` shows them")
     return row
+
+
+def set_key_share(db: Database, key_id: int, share: Share) -> KeyView:
+    """Change the key's share in a transaction of its own (the dashboard's keys page)."""
+    with db.session() as session:
+        return key_view(set_share(session, key_id, share))
+
+
+def end_sessions(db: Database, key_id: int) -> None:
+    """End every dashboard session of the key (its logout): the sessions signed in before are refused."""
+    with db.session() as session:
+        key_store.end_sessions(session, key_id)
 
 
 def change_share(

@@ -12,7 +12,7 @@ from core import tracing
 from core.errors import JobError
 from core.progress import shard_progress
 from kinds import KINDS
-from store.models import Job
+from services.reads.jobs import JobView
 
 
 def seconds_between(start: datetime | None, end: datetime | None) -> float | None:
@@ -21,7 +21,7 @@ def seconds_between(start: datetime | None, end: datetime | None) -> float | Non
     return round(((end or datetime.now(UTC)) - start).total_seconds(), 3)
 
 
-def progress_of(job: Job) -> dict[str, Any] | None:
+def progress_of(job: JobView) -> dict[str, Any] | None:
     """What the kind's run last reported and, for a sharded job, the service's counters: shards done of
     the total, rows so far (named as the kind names them), rows/s and an ETA from the shards' pace. A
     finished job keeps its counters but no `phase` (it is no longer in one)."""
@@ -40,12 +40,12 @@ def progress_of(job: Job) -> dict[str, Any] | None:
     return progress.to_json(kind.counted_rows if kind else "rows")
 
 
-def job_error(job: Job, *, is_admin: bool) -> dict[str, Any] | None:
+def job_error(job: JobView, *, is_admin: bool) -> dict[str, Any] | None:
     """A job's error as its caller may see it: the traceback is for admins only."""
     return JobError.from_json(job.error).shown(is_admin=is_admin) if job.error else None
 
 
-def job_fields(job: Job, *, is_admin: bool) -> dict[str, Any]:
+def job_fields(job: JobView, *, is_admin: bool) -> dict[str, Any]:
     """Everything of the status resource but its links."""
     return {
         "id": job.id,

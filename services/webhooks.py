@@ -36,11 +36,13 @@ from core.states import FINAL_STATES
 from schemas.jobs import Job as JobSchema
 from services.context import Caller, Context
 from services.errors import Invalid, NotFound
+from services.reads.deliveries import delivery_views
+from services.reads.jobs import JobView, job_view
 from services.resources import job_fields
 from store import batches as batch_store
 from store import jobs as job_store
 from store import webhooks as store
-from store.models import Batch, DeliveryState, Job, WebhookAttempt, WebhookDelivery
+from store.models import Batch, DeliveryState, Job, WebhookDelivery
 from store.webhooks import SECRET_PREFIX, Attempt
 
 #: answers that are worth another try: timeouts and server errors (and being told to slow down)
@@ -181,7 +183,7 @@ def signature(secret_text: str, message_id: str, timestamp: int, body: bytes) ->
 
 
 # -- sending ----------------------------------------------------------------------------------------
-def _job_body(job: Job) -> dict[str, Any]:
+def _job_body(job: JobView) -> dict[str, Any]:
     fields = job_fields(job, is_admin=False)
     links = {"self": f"/jobs/{job.id}", "events": f"/jobs/{job.id}/events"}
     body: dict[str, Any] = JobSchema().dump({**fields, "links": links})
@@ -216,7 +218,7 @@ def _message(ctx: Context, delivery_id: int) -> Message | None:
         if delivery is None:
             return None
         if delivery.job_id is not None:  # the delivery's job or batch exists: its key cascades
-            body = _job_body(session.get_one(Job, delivery.job_id))
+            body = _job_body(job_view(session.get_one(Job, delivery.job_id)))
         else:
             body = _batch_body(session, session.get_one(Batch, delivery.batch_id))
         key_secret = store.secret(session, delivery.owner_id)
@@ -427,34 +429,6 @@ def deliver(ctx: Context, delivery_id: int) -> float | None:
 
 
 # -- reading ----------------------------------------------------------------------------------------
-def _attempt_view(attempt: WebhookAttempt) -> dict[str, Any]:
-    return {
-        "attempt": attempt.attempt,
-        "at": attempt.at,
-        "status_code": attempt.status_code,
-        "latency_ms": attempt.latency_ms,
-        "reason": attempt.reason,
-    }
-
-
-def delivery_views(session: Any, job_id: uuid.UUID) -> list[dict[str, Any]]:
-    """The job's deliveries (and its batch's), each with every attempt."""
-    return [
-        {
-            "id": delivery.id,
-            "webhook_id": f"msg_{delivery.id}",
-            "target": "job" if delivery.job_id is not None else "batch",
-            "url": delivery.url,
-            "state": delivery.state,
-            "attempts": [_attempt_view(attempt) for attempt in attempts],
-            "created_at": delivery.created_at,
-            "finished_at": delivery.finished_at,
-            "next_attempt_at": delivery.next_attempt_at if delivery.state == DeliveryState.PENDING else None,
-        }
-        for delivery, attempts in store.for_job(session, job_id)
-    ]
-
-
 def deliveries(ctx: Context, caller: Caller, job_id: uuid.UUID) -> list[dict[str, Any]]:
     with ctx.db.session() as session:
         if job_store.get_job(session, job_id, caller.owner_filter) is None:

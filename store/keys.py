@@ -54,6 +54,11 @@ def authenticate(session: Session, key: str) -> ApiKey | None:
     return session.scalar(select(ApiKey).where(ApiKey.key_hash == hash_key(key), ApiKey.revoked_at.is_(None)))
 
 
+def get_key(session: Session, key_id: int) -> ApiKey | None:
+    """The key, revoked or not."""
+    return session.get(ApiKey, key_id)
+
+
 def has_admin(session: Session) -> bool:
     return (
         session.scalar(

@@ -4,7 +4,6 @@ state, its items with their jobs and pictures, live until done) and its results 
 from __future__ import annotations
 
 import uuid
-from typing import Any
 
 from flask import Response, abort, render_template, request, url_for
 
@@ -12,9 +11,8 @@ from api.admin.views import bp, caller_of_session
 from api.batches import results_response
 from api.deps import database
 from core.states import FINAL_STATES
-from store import batches as batch_store
-from store import listing
-from store.models import Batch
+from services.reads import batches as batch_reads
+from services.reads.batches import BatchView, ItemQuery
 
 PAGE = 25
 ITEMS_PAGE = 50
@@ -24,24 +22,19 @@ ITEMS_PAGE = 50
 def batches() -> str:
     cursor = request.args.get("cursor") or None
     try:
-        before = listing.decode_cursor(cursor) if cursor else None
+        found = batch_reads.list_batches(
+            database(), caller_of_session().owner_filter, limit=PAGE, cursor=cursor
+        )
     except ValueError:
         abort(400, "not a cursor from this page")
-    with database().session() as session:
-        rows = batch_store.list_batches(
-            session, caller_of_session().owner_filter, limit=PAGE + 1, before=before
-        )
-        counts = {batch.id: batch_store.item_counts(session, batch.id) for batch in rows[:PAGE]}
-    next_url = (
-        url_for("admin.batches", cursor=listing.encode_cursor(rows[PAGE - 1])) if len(rows) > PAGE else None
-    )
+    next_url = url_for("admin.batches", cursor=found.next_cursor) if found.next_cursor else None
     return render_template(
-        "admin/batches.html", batches=rows[:PAGE], counts=counts, next_url=next_url, cursor=cursor
+        "admin/batches.html", batches=found.batches, counts=found.counts, next_url=next_url, cursor=cursor
     )
 
 
-def _batch_or_404(session: Any, batch_id: uuid.UUID) -> Batch:
-    batch = batch_store.get_batch(session, batch_id, caller_of_session().owner_filter)
+def _batch_or_404(batch_id: uuid.UUID) -> BatchView:
+    batch = batch_reads.get_batch(database(), batch_id, caller_of_session().owner_filter)
     if batch is None:
         abort(404, "no such batch")
     return batch
@@ -55,24 +48,27 @@ def _after() -> int:
 @bp.get("/batches/<uuid:batch_id>")
 def batch_page(batch_id: uuid.UUID) -> str:
     after = _after()
-    with database().session() as session:
-        batch = _batch_or_404(session, batch_id)
-        counts = batch_store.item_counts(session, batch_id)
-        rows = batch_store.list_items(session, batch_id, after=after, limit=ITEMS_PAGE)
-    done = all(state in (*FINAL_STATES, "rejected") for state in counts)
+    page = batch_reads.batch_page(database(), _batch_or_404(batch_id), ItemQuery(after, ITEMS_PAGE))
+    rows = page.items
+    done = all(state in (*FINAL_STATES, "rejected") for state in page.counts)
     next_url = (
-        url_for("admin.batch_page", batch_id=batch_id, after=rows[-1][0].position)
+        url_for("admin.batch_page", batch_id=batch_id, after=rows[-1].item.position)
         if len(rows) == ITEMS_PAGE
         else None
     )
     return render_template(
-        "admin/batch.html", batch=batch, counts=counts, rows=rows, done=done, next_url=next_url, after=after
+        "admin/batch.html",
+        batch=page.batch,
+        counts=page.counts,
+        rows=rows,
+        done=done,
+        next_url=next_url,
+        after=after,
     )
 
 
 @bp.get("/batches/<uuid:batch_id>/results.<any(csv, ndjson):fmt>")
 def batch_export(batch_id: uuid.UUID, fmt: str) -> Response:
     """Every item with its state, job, result and errors: NDJSON (one object a line) or CSV."""
-    with database().session() as session:
-        _batch_or_404(session, batch_id)
+    _batch_or_404(batch_id)
     return results_response(batch_id, fmt, is_admin=caller_of_session().is_admin)

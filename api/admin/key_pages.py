@@ -12,19 +12,16 @@ from api.admin.views import bp
 from api.deps import database, settings
 from services import keys as key_service
 from services.errors import Invalid, ServiceError
-from store import dashboard
-from store import keys as key_store
+from services.reads import dashboard
 
 
 @bp.get("/keys")
 def key_shares() -> str:
-    with database().session() as session:
-        rows = key_store.list_keys(session)
-        unfinished = dashboard.unfinished_by_key(session)
+    shares = dashboard.key_shares(database())
     return render_template(
         "admin/keys.html",
-        keys=rows,
-        unfinished=unfinished,
+        keys=shares.keys,
+        unfinished=shares.unfinished,
         window=settings().max_in_flight_per_key,
         weight_range=key_service.WEIGHT_RANGE,
     )
@@ -37,10 +34,9 @@ def set_key_share(key_id: int) -> WerkzeugResponse:
         if cap is not None and not cap.is_integer():
             raise Invalid({"max_in_flight": ["must be a whole number"]})
         share = key_service.Share(_number("weight"), int(cap) if cap is not None else None)
-        with database().session() as session:
-            row = key_service.set_share(session, key_id, share)
-            cap_shown = row.max_in_flight or "-"
-            flash(f"key {row.id} ({row.name}): weight {row.weight:g}, max in flight {cap_shown}", "ok")
+        row = key_service.set_key_share(database(), key_id, share)
+        cap_shown = row.max_in_flight or "-"
+        flash(f"key {row.id} ({row.name}): weight {row.weight:g}, max in flight {cap_shown}", "ok")
     except ServiceError as refused:
         flash(refused.message + _field_messages(refused.errors), "error")
     return redirect(url_for("admin.key_shares"))

@@ -1,5 +1,5 @@
 """How the dashboard shows things: progress, result previews, the per-minute chart, a job's timeline.
-Pure functions of store rows, so the views stay thin and the templates simple."""
+Pure functions of read models (services.reads), so the views stay thin and the templates simple."""
 
 from __future__ import annotations
 
@@ -13,16 +13,17 @@ from zolve_client.wire import Progress
 from core.states import JobState
 from kinds import KINDS
 from kinds.base import ResultTable
+from services.reads.dashboard import Minute
+from services.reads.events import EventView
+from services.reads.jobs import JobView
 from services.resources import progress_of
-from store.dashboard import Minute
-from store.models import Job, JobEvent
 
 
 def pretty_json(value: Any) -> str:
     return json.dumps(value, indent=2, sort_keys=True, default=str)
 
 
-def progress_percent(job: Job) -> int | None:
+def progress_percent(job: JobView) -> int | None:
     """0-100 when the job's progress can be measured; None draws an indeterminate bar."""
     if job.state == JobState.SUCCEEDED:
         return 100
@@ -31,7 +32,7 @@ def progress_percent(job: Job) -> int | None:
     return Progress.from_json(job.progress).percent()
 
 
-def progress_label(job: Job) -> str:
+def progress_label(job: JobView) -> str:
     """The job's progress in a line, as the API tells it (a finished job's has no `phase`)."""
     if job.shards_total:
         shards = f"{job.shards_done}/{job.shards_total} shards"
@@ -114,13 +115,13 @@ def minute_chart(
 # -- a job's timeline -----------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Step:
-    event: JobEvent
+    event: EventView
     #: until the next event (or until now, for the last one of an unfinished job)
     seconds: float | None
     actor: str | None
 
 
-def timeline(job: Job, history: list[JobEvent], keys: dict[int, str]) -> list[Step]:
+def timeline(job: JobView, history: list[EventView], keys: dict[int, str]) -> list[Step]:
     steps = []
     for i, event in enumerate(history):
         until = history[i + 1].at if i + 1 < len(history) else (None if job.is_final else datetime.now(UTC))

@@ -1,4 +1,4 @@
-"""The dashboard's pages, fragments (polled by htmx) and actions. Reads go through store.dashboard.
+"""The dashboard's pages, fragments (polled by htmx) and actions. Reads go through services.reads.
 
 Any API key logs in: a client key sees its own jobs and batches, an admin key everyone's, and only admins
 see the overview and take the operator actions (retry, requeue)."""
@@ -37,12 +37,14 @@ from api.resources import job_error, job_links
 from core.states import JOB_STATES, JobState
 from kinds import KINDS
 from services import jobs as job_service
-from services import webhooks
+from services import keys as key_service
 from services.context import Caller
 from services.errors import ServiceError
-from store import dashboard, keys, listing
-from store import jobs as job_store
-from store.models import ApiKey, Job
+from services.reads import dashboard, keys
+from services.reads import jobs as stored_jobs
+from services.reads.dashboard import JobFilter, JobTable
+from services.reads.jobs import JobPage, JobView
+from services.reads.keys import KeyView
 
 log = logging.getLogger("zolve.admin")
 bp = Blueprint("admin", __name__, url_prefix="/admin", template_folder="templates", static_folder="static")
@@ -64,27 +66,25 @@ MAX_PAGE_SIZE = 200
 
 
 # -- who is asking --------------------------------------------------------------------------------
-def _key_from_request() -> tuple[ApiKey | None, str | None]:
+def _key_from_request() -> tuple[KeyView | None, str | None]:
     """The key behind this request and how it came: a Bearer header (API clients, scripts) or the
     session cookie set at login. A revoked key ends its sessions."""
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")
     if scheme.lower() == "bearer" and token:
         if len(token) > 200:
             return None, "bearer"
-        with database().session() as db_session:
-            return keys.authenticate(db_session, token), "bearer"
+        return keys.authenticate(database(), token), "bearer"
     key_id = session.get("key_id")
     if key_id is None:
         return None, None
-    with database().session() as db_session:
-        row = db_session.get(ApiKey, key_id)
+    row = keys.get_key(database(), key_id)
     if row is None or not _session_holds(row):
         session.clear()
         return None, None
     return row, "session"
 
 
-def _session_holds(key: ApiKey) -> bool:
+def _session_holds(key: KeyView) -> bool:
     """The session's key is not revoked, has not logged out since (its generation), and the session is
     younger than its absolute lifetime (the idle one is the cookie's signed age, see setup.py)."""
     since = session.get("since")
@@ -143,8 +143,7 @@ def login() -> Any:
     if request.method == "GET":
         return render_template("admin/login.html", next=_safe_next())
     token = request.form.get("key", "").strip()
-    with database().session() as db_session:
-        key = keys.authenticate(db_session, token) if 0 < len(token) <= 200 else None
+    key = keys.authenticate(database(), token) if 0 < len(token) <= 200 else None
     if key is None:
         return render_template("admin/login.html", next=_safe_next(), error="not a valid API key"), 401
     session.clear()
@@ -168,8 +167,7 @@ def _safe_next() -> str:
 @bp.post("/logout")
 def logout() -> WerkzeugResponse:
     """End the key's sessions: this one and every copy of its cookie (the key's other sessions too)."""
-    with database().session() as db_session:
-        keys.end_sessions(db_session, g.key.id)
+    key_service.end_sessions(database(), g.key.id)
     session.clear()
     return redirect(url_for("admin.login"))
 
@@ -177,8 +175,7 @@ def logout() -> WerkzeugResponse:
 # -- overview -------------------------------------------------------------------------------------
 def _overview_context() -> dict[str, Any]:
     alive_within = max(15.0, 3 * settings().sweep_interval)
-    with database().session() as db_session:
-        summary = dashboard.overview(db_session, alive_within=alive_within)
+    summary = dashboard.overview(database(), alive_within=alive_within)
     charts = [
         present.minute_chart(summary.minutes, "jobs", "Jobs finished per minute"),
         present.minute_chart(summary.minutes, "boards", "Boards written per minute"),
@@ -202,10 +199,10 @@ def caller_of_session() -> Caller:
     return Caller(g.key.id, is_admin=g.key.is_admin)
 
 
-def _job_filter() -> listing.JobFilter:
+def _job_filter() -> JobFilter:
     owner = request.args.get("owner", "").strip()
     owner_id = int(owner) if owner.isascii() and owner.isdigit() and len(owner) < 19 else None
-    return listing.JobFilter(
+    return JobFilter(
         states=[s for s in request.args.getlist("state") if s in JOB_STATES],
         kind=request.args.get("kind") or None,
         owner_id=owner_id if g.key.is_admin else g.key.id,
@@ -224,18 +221,17 @@ def _page_size() -> int:
 
 def _jobs_context() -> dict[str, Any]:
     where, cursor = _job_filter(), request.args.get("cursor") or None
-    error, page = None, listing.Page([], None)
-    with database().session() as db_session:
-        try:
-            page = listing.find_jobs(db_session, where, limit=_page_size(), cursor=cursor)
-        except ValueError:
-            error = "no job matches: search by a job id or its first characters; cursors come from this page"
-        owners = dashboard.key_names(db_session, {job.owner_id for job in page.items})
+    error, table = None, JobTable(JobPage([], None), {})
+    try:
+        table = dashboard.job_table(database(), where, limit=_page_size(), cursor=cursor)
+    except ValueError:
+        error = "no job matches: search by a job id or its first characters; cursors come from this page"
+    page = table.page
     args: dict[str, Any] = {k: v for k, v in request.args.lists() if k != "cursor"}
     return {
         "where": where,
         "page": page,
-        "owners": owners,
+        "owners": table.owners,
         "error": error,
         "cursor": cursor,
         "kinds": sorted(KINDS),
@@ -258,9 +254,8 @@ def job_rows() -> str:
 
 
 # -- a job ----------------------------------------------------------------------------------------
-def _job_or_404(job_id: uuid.UUID) -> Job:
-    with database().session() as db_session:
-        job = job_store.get_job(db_session, job_id, caller_of_session().owner_filter)
+def _job_or_404(job_id: uuid.UUID) -> JobView:
+    job = stored_jobs.get_job(database(), job_id, caller_of_session().owner_filter)
     if job is None:
         abort(404, "no such job")
     return job
@@ -280,9 +275,7 @@ def job_progress(job_id: uuid.UUID) -> Response:
 
 @bp.get("/jobs/<uuid:job_id>")
 def job_page(job_id: uuid.UUID) -> str:
-    with database().session() as db_session:
-        detail = dashboard.job_detail(db_session, job_id, stuck_after=settings().requeue_after)
-        deliveries = webhooks.delivery_views(db_session, job_id) if detail is not None else []
+    detail = dashboard.job_detail(database(), job_id, stuck_after=settings().requeue_after)
     if detail is None or not (g.key.is_admin or detail.job.owner_id == g.key.id):
         abort(404, "no such job")
     job = detail.job
@@ -298,7 +291,7 @@ def job_page(job_id: uuid.UUID) -> str:
         links=job_links(job),
         # the traceback (server paths) is for admins only, as in the API's answers
         error=job_error(job, is_admin=g.key.is_admin),
-        deliveries=deliveries,
+        deliveries=detail.deliveries,
     )
 
 

@@ -32,7 +32,7 @@ from schemas.planetx import (
 )
 from services import jobs as job_service
 from services.errors import Invalid, NotFound
-from store.models import Job
+from services.reads.jobs import JobView
 
 blueprint = Blueprint("planetx", __name__, url_prefix="/planetx", template_folder="templates")
 
@@ -128,7 +128,7 @@ def observation_from_form(entry: str) -> dict[str, Any]:
     return {"type": entry, **{name: _value(name, raw) for name, raw in fields.items() if raw}}
 
 
-def _sheet_job(job_id: uuid.UUID) -> Job:
+def _sheet_job(job_id: uuid.UUID) -> JobView:
     try:
         job = job_service.get(service_context(), signed_in_caller(), job_id)
     except NotFound:
@@ -167,7 +167,7 @@ def notes_sheet(job_id: uuid.UUID) -> str:
     return _render(_sheet_job(job_id))
 
 
-def _render(job: Job, entry: str | None = None, errors: list[tuple[str, str]] | None = None) -> str:
+def _render(job: JobView, entry: str | None = None, errors: list[tuple[str, str]] | None = None) -> str:
     result = job.result if isinstance(job.result, dict) else {}
     return render_template(
         "planetx/notes.html",

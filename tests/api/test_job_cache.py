@@ -139,7 +139,8 @@ def _set_progress(db, job_ids: list[uuid.UUID], progress: dict) -> None:
 
 
 def test_jobs_polled_often_are_read_again_in_the_background_many_in_one_query(isolated_db) -> None:
-    from api.job_cache import JobCache, read_jobs
+    from api.job_cache import JobCache
+    from services.reads.jobs import read_jobs
 
     ids = _queued_jobs(isolated_db, 30)
     load = read_jobs(isolated_db)
@@ -167,7 +168,8 @@ def test_jobs_polled_often_are_read_again_in_the_background_many_in_one_query(is
 
 
 def test_a_copy_is_never_served_past_its_lifetime_even_while_due_for_reading(isolated_db) -> None:
-    from api.job_cache import JobCache, read_jobs
+    from api.job_cache import JobCache
+    from services.reads.jobs import read_jobs
 
     [job_id] = _queued_jobs(isolated_db, 1)
     cache = JobCache(load=read_jobs(isolated_db), unfinished_seconds=3.0, background=False)
@@ -178,7 +180,8 @@ def test_a_copy_is_never_served_past_its_lifetime_even_while_due_for_reading(iso
 
 
 def test_a_background_read_keeps_neither_a_forgotten_copy_nor_one_older_than_a_requests(isolated_db) -> None:
-    from api.job_cache import JobCache, read_jobs
+    from api.job_cache import JobCache
+    from services.reads.jobs import read_jobs
 
     forgotten, overtaken, purged, refreshed, unchanged = ids = _queued_jobs(isolated_db, 5)
     load = read_jobs(isolated_db)
@@ -212,7 +215,8 @@ def test_a_background_read_keeps_neither_a_forgotten_copy_nor_one_older_than_a_r
 
 
 def test_a_failed_background_read_leaves_the_jobs_to_be_read_again(isolated_db) -> None:
-    from api.job_cache import JobCache, read_jobs
+    from api.job_cache import JobCache
+    from services.reads.jobs import read_jobs
 
     [job_id] = _queued_jobs(isolated_db, 1)
     load = read_jobs(isolated_db)
@@ -266,7 +270,7 @@ class _SlowRead:
     among them), and may fail."""
 
     def __init__(self, db, job_id: uuid.UUID, entered: _Entered, threads: int, fail_first: bool = False):
-        from api.job_cache import read_jobs
+        from services.reads.jobs import read_jobs
 
         self.load, self.job_id, self.entered, self.threads = read_jobs(db), job_id, entered, threads
         self.fail_first, self.calls = fail_first, 0
@@ -326,7 +330,8 @@ def test_when_a_shared_read_fails_the_threads_waiting_for_it_read_for_themselves
 def test_a_poll_after_a_forget_does_not_join_a_read_begun_before_it(isolated_db) -> None:
     import threading
 
-    from api.job_cache import JobCache, read_jobs
+    from api.job_cache import JobCache
+    from services.reads.jobs import read_jobs
 
     [job_id] = _queued_jobs(isolated_db, 1)
     load = read_jobs(isolated_db)
@@ -365,7 +370,8 @@ def test_a_poll_after_a_forget_does_not_join_a_read_begun_before_it(isolated_db)
 
 
 def test_a_job_forgotten_while_a_request_reads_it_is_not_kept(isolated_db) -> None:
-    from api.job_cache import JobCache, read_jobs
+    from api.job_cache import JobCache
+    from services.reads.jobs import read_jobs
 
     [job_id] = _queued_jobs(isolated_db, 1)
     cache = JobCache(unfinished_seconds=10.0)

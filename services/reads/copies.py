@@ -1,0 +1,17 @@
+"""A read model filled from a row: each of the model's fields read from the row's attribute of that name."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, Protocol, TypeVar
+
+
+class _Dataclass(Protocol):
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+
+ViewT = TypeVar("ViewT", bound=_Dataclass)
+
+
+def copied(view: type[ViewT], row: object) -> ViewT:
+    """A `view` of `row`: its fields are the row's attributes (a copy: the row may go with its session)."""
+    return view(**{name: getattr(row, name) for name in view.__dataclass_fields__})
