@@ -18,14 +18,17 @@ ROOT = Path(__file__).resolve().parent.parent
 SCHEMATHESIS = Path(sys.executable).parent / "schemathesis"
 
 
-def run_schemathesis(url: str, key: str, max_examples: int, seed: int = 1) -> subprocess.CompletedProcess:
+def run_schemathesis(
+    url: str, key: str, max_examples: int, seed: int = 1, phases: str = ""
+) -> subprocess.CompletedProcess:
     """`schemathesis run` with every check on the service at `url`, with its config (schemathesis.toml,
     which turns every check on: `--checks all` on the command line would also override the one check it
     turns off for named operations). The event streams are left out: they stream until their client
-    leaves, and a fuzzer reads whole bodies."""
+    leaves, and a fuzzer reads whole bodies. `phases`: schemathesis' (comma-separated; default all)."""
     command = [str(SCHEMATHESIS), "run", f"{url}/openapi.json"]
     command += ["-H", f"Authorization: Bearer {key}", "--max-examples", str(max_examples)]
     command += ["--exclude-path-regex", r"(^|.*/)events$", "--request-timeout", "30", "--seed", str(seed)]
+    command += ["--phases", phases] if phases else []
     return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=3600, check=False)
 
 
