@@ -14,11 +14,12 @@ another on the idle service (submit → succeeded, measured by the client); (2) 
 A and C submit the same bulk job at once: each one's share of the worker time while both run (from the
 shards' start and finish times).
 
-With `--weights A,C` (the `weights` workload, issue 67), clients A and C, of keys with those weights, each
-submit `--jobs` jobs at once (a few tenths of a second of Z3 each), while client B submits short jobs
-(a time limit of 5 s: the short lane's, as `zolve up` runs it beside the solver processes) beside them:
-each bulk client's share of the workers' time while both have jobs waiting (until either one's last job
-starts), against the share its weights ask for, and B's latency. The baseline of the same run: the same
+With `--weights A,C` (the `weights` workload, issue 67), clients A and C, of keys with those weights,
+submit `--jobs` jobs each, in turn (a few tenths of a second of Z3 each), while client B submits short
+jobs (a time limit of 5 s: the short lane's, as `zolve up` runs it beside the solver processes) beside
+them: each bulk client's share of the workers' time in the steady state, while both have jobs held (from
+the start of the last job sent before any job finished, until either client's last job is sent), against
+the share its weights ask for, and B's latency. The baseline of the same run: the same
 with equal weights (1,1).
 
 The `long` workload is the probe of issue 37: client A's long unsharded jobs (`dice`, 10 dice of 20
@@ -250,21 +251,23 @@ def _waiting(client: Client, job_ids: list[str]) -> bool:
 
 
 def job_shares(stack: Stack, jobs: dict[str, list[str]], steady: bool = False) -> dict[str, float]:
-    """Each client's share of the jobs' run time from the first start (`steady`: from the moment the last
-    job sent before any job finished started) to the moment either client's last job started (after it,
-    that client has nothing waiting)."""
+    """Each client's share of the jobs' run time from the first start to the moment either client's last
+    job started (after it, that client has nothing waiting). `steady`: from the moment the last job sent
+    before any job finished started, to the moment either client's last job was sent (after it, that
+    client has nothing held, and its window drains)."""
     with stack.db.session() as session:
         columns = select(Job.started_at, Job.finished_at, Job.enqueued_at)
         rows = {name: list(session.execute(columns.where(Job.id.in_(ids)))) for name, ids in jobs.items()}
     spans = {name: [(start, finish) for start, finish, _ in runs] for name, runs in rows.items()}
     begin = min(start for runs in spans.values() for start, _ in runs)
+    end = min(max(start for start, _ in runs) for runs in spans.values())
     if steady:
         begin = _steady_from(rows)
-    end = min(max(start for start, _ in runs) for runs in spans.values())
+        end = min(max(sent for _, _, sent in runs) for runs in rows.values())
     for name, runs in spans.items():
         inside = [(s, f) for s, f in runs if begin <= s < end]
         mean_run = statistics.mean((f - s).total_seconds() for s, f in inside) if inside else 0.0
-        print(f"  {name}: {len(inside)} jobs started while both waited, {mean_run:.2f} s each on average")
+        print(f"  {name}: {len(inside)} jobs started in the interval, {mean_run:.2f} s each on average")
     return _shares_between(spans, begin, end)
 
 
