@@ -6,8 +6,6 @@ from __future__ import annotations
 import inspect
 import io
 import json
-import socket
-import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -39,7 +37,7 @@ from zolve_client.kinds import DICE
 
 from core.config import Settings
 from tests.loops import run_on_own_loop
-from tests.support import ApiServer, QuietHandler, serving, wait_until
+from tests.support import ApiServer, DroppingProxy, QuietHandler, serving, wait_until
 
 #: a standard enumeration that leaves few boards: Planet X in sector 1, a comet in sector 2
 FEW_BOARDS = {
@@ -348,53 +346,6 @@ def test_the_async_client_has_the_clients_methods_and_arguments() -> None:
 
 
 # -- a dropped answer -----------------------------------------------------------------------------------
-class DroppingProxy:
-    """A TCP proxy on loopback to `port`: its first connection's request goes through, and the connection
-    is dropped as soon as the answer starts to come back, the answer unsent; later connections relay."""
-
-    def __init__(self, port: int) -> None:
-        self.upstream = port
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
-        self.dropped = threading.Event()
-        self.connections = 0
-        threading.Thread(target=self._accept, daemon=True).start()
-
-    def _accept(self) -> None:
-        while True:
-            try:
-                downstream, _ = self.listener.accept()
-            except OSError:
-                return  # closed
-            self.connections += 1
-            relay = self._drop if self.connections == 1 else self._relay
-            threading.Thread(target=relay, args=(downstream,), daemon=True).start()
-
-    def _drop(self, downstream: socket.socket) -> None:
-        with downstream, socket.create_connection(("127.0.0.1", self.upstream)) as upstream:
-            threading.Thread(target=_pump, args=(downstream, upstream), daemon=True).start()
-            upstream.recv(1)  # the service has answered: it acted on the request
-            downstream.shutdown(socket.SHUT_RDWR)
-        self.dropped.set()
-
-    def _relay(self, downstream: socket.socket) -> None:
-        with downstream, socket.create_connection(("127.0.0.1", self.upstream)) as upstream:
-            threading.Thread(target=_pump, args=(downstream, upstream), daemon=True).start()
-            _pump(upstream, downstream)
-
-    def close(self) -> None:
-        self.listener.close()
-
-
-def _pump(source: socket.socket, sink: socket.socket) -> None:
-    try:
-        while data := source.recv(1 << 16):
-            sink.sendall(data)
-        sink.shutdown(socket.SHUT_WR)
-    except OSError:
-        pass  # the other side is gone
-
-
 @pytest.fixture
 def dropping(live_api: ApiServer) -> Iterator[DroppingProxy]:
     proxy = DroppingProxy(int(live_api.url.rpartition(":")[2]))

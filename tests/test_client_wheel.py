@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.installed import ROOT, product
-from tests.support import ApiServer
+from tests.support import ApiServer, DroppingProxy
 
 #: what a client user installs (issue 70): the client, httpx (blocking and async) with what it needs, tenacity
 CLIENT_DISTRIBUTIONS = ["anyio", "certifi", "h11", "httpcore", "httpx", "idna", "tenacity", "zolve-client"]
@@ -158,6 +158,44 @@ def test_the_installed_client_submits_waits_streams_and_verifies_a_webhook(
     assert seen["events"][0] == "created" and seen["events"][-1] == "succeeded"
     assert seen["delivered_job"] and seen["verified"] is True and seen["tampered"] is False
     assert seen["async"] == ["succeeded", "succeeded"], "the async client waits and streams alike"
+
+
+#: run by the installed client: one submit through each of two proxies that drop the first answer, one
+#: blocking and one async; each prints the job it got
+DROPPED_USER = r"""
+import asyncio, json, sys
+from zolve_client import AsyncClient, Client
+from zolve_client.kinds import DICE
+
+blocking_url, async_url, key = sys.argv[1:4]
+with Client(blocking_url, key) as client:
+    blocking = client.submit(DICE, {"dice": 3, "faces": 4}, fresh=True)
+
+async def submit():
+    async with AsyncClient(async_url, key) as client:
+        return await client.submit(DICE, {"dice": 3, "faces": 5}, fresh=True)
+
+print(json.dumps([blocking["id"], asyncio.run(submit())["id"]]))
+"""
+
+
+def test_the_installed_client_retries_a_dropped_submit_and_makes_one_job(
+    client_python: Path, live_api: ApiServer, make_key: Callable[..., dict[str, str]]
+) -> None:
+    key = make_key()["Authorization"].split()[1]
+    port = int(live_api.url.rpartition(":")[2])
+    proxies = [DroppingProxy(port), DroppingProxy(port)]
+    try:
+        ran = _run(client_python, DROPPED_USER, proxies[0].url, proxies[1].url, key)
+    finally:
+        for proxy in proxies:
+            proxy.close()
+    assert ran.returncode == 0, ran.stderr[-3000:]
+    assert all(proxy.dropped.is_set() and proxy.connections == 2 for proxy in proxies), "dropped, retried"
+    from zolve_client import Client
+
+    made = [job["id"] for job in Client(live_api.url, key).iter_jobs()]
+    assert sorted(made) == sorted(json.loads(ran.stdout)), "one job a submit, none twice"
 
 
 #: a user's script, checked by mypy --strict against the installed client alone (PEP 561: py.typed): a
