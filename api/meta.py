@@ -10,7 +10,7 @@ from flask import jsonify
 from api.bodies import Blueprint
 from api.extension import zolve
 from api.limits import storage_uri
-from api.openapi import kind_job_schema
+from api.openapi import kind_create_schema, kind_job_schema
 from core.version import VERSION
 from kinds import KINDS
 from schemas.meta import Health, Kind, NotReady, Ready
@@ -85,6 +85,7 @@ def kinds() -> Any:
             "params_schema": kind.params_schema.__name__,
             "result_schema": kind.result_schema.__name__,
             "job_schema": kind_job_schema(kind.name),
+            "create_schema": kind_create_schema(kind.name),
             "rows": kind.rows.name if kind.rows else None,
             "example": kind.example_params(),
         }

@@ -38,6 +38,10 @@ class Kind(Schema):
         required=True,
         metadata={"description": "the name of the schema of a job of this kind (params and result typed)"},
     )
+    create_schema = fields.String(
+        required=True,
+        metadata={"description": "the name of the schema of a submit of this kind (POST /jobs' body)"},
+    )
     example = fields.Dict(
         required=True,
         metadata={"description": "params of a quick job of this kind (where the new-job form starts)"},

@@ -380,6 +380,7 @@ def test_cancel_of_a_finished_job_is_409(client, auth, worker, wait_job) -> None
 def test_kinds_are_listed_and_documented(client) -> None:
     kinds = client.get("/kinds").get_json()
     dice = {"params_schema": "DiceParams", "result_schema": "DiceResult", "job_schema": "DiceJob"}
+    dice["create_schema"] = "DiceJobCreate"
     dice["rows"] = None
     dice["example"] = {"dice": 3, "faces": 6}
     assert {"name": "dice", "summary": kinds[0]["summary"], **dice} in kinds

@@ -128,8 +128,10 @@ def test_a_job_and_a_batch_are_typed_by_their_kind(spec, client) -> None:
     assert schemas["Batch"]["discriminator"]["mapping"]["dice"].endswith("/DiceBatch")
     listed = {kind["name"]: kind for kind in client.get("/kinds").get_json()}
     for name in SHIPPED:
-        assert {listed[name][key] for key in ("params_schema", "result_schema", "job_schema")} <= set(schemas)
+        named = ("params_schema", "result_schema", "job_schema", "create_schema")
+        assert {listed[name][key] for key in named} <= set(schemas)
         assert listed[name]["job_schema"] == kind_job_schema(name)
+        assert listed[name]["create_schema"] == kind_create_schema(name)
 
 
 def _one_of_by_kind(schemas: dict[str, Any], name: str) -> dict[str, dict[str, Any]]:
