@@ -4,6 +4,7 @@ schemas/."""
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import swagger_ui_bundle
 from flask import Flask, Response, send_from_directory
@@ -20,7 +21,7 @@ from api.security import init_security
 from api.slots import Slots, Turns
 from api.spools import Spools
 from core import tracing
-from core.config import Settings
+from core.config import Settings, replace
 from kinds import KINDS
 from schemas.jobs import Error as ErrorSchema
 from services.context import Context
@@ -126,3 +127,21 @@ def create_app(settings: Settings | None = None) -> Flask:
         tracing.instrument_flask(app, tracer_provider)
     logging.getLogger("zolve").setLevel(logging.INFO)
     return app
+
+
+def openapi_document(settings: Settings) -> dict[str, Any]:
+    """The OpenAPI document the API serves at /openapi.json, with no server: the app built with
+    `settings` and unreachable server addresses (building it connects to nothing)."""
+    nowhere = replace(
+        settings,
+        database_url="postgresql://nobody@127.0.0.1:9/none",
+        redis_url="redis://127.0.0.1:9/0",
+        rate_limit="",
+        submit_rate_limit="",
+        secret_key="unused",
+    )
+    served = create_app(nowhere).test_client().get("/openapi.json")
+    if served.status_code != 200:
+        raise RuntimeError(f"the app answered /openapi.json with {served.status}")
+    document: dict[str, Any] = served.get_json()
+    return document

@@ -408,21 +408,13 @@ def openapi(output: Any) -> None:
     this environment's settings and unreachable server addresses (building it connects to nothing)."""
     import json
 
-    from api.app import create_app
-    from core.config import replace
+    from api.app import openapi_document
 
-    nowhere = replace(
-        Settings.from_env(),
-        database_url="postgresql://nobody@127.0.0.1:9/none",
-        redis_url="redis://127.0.0.1:9/0",
-        rate_limit="",
-        submit_rate_limit="",
-        secret_key="unused",
-    )
-    served = create_app(nowhere).test_client().get("/openapi.json")
-    if served.status_code != 200:
-        raise click.ClickException(f"the app answered /openapi.json with {served.status}")
-    output.write(json.dumps(served.get_json(), indent=2, sort_keys=True) + "\n")
+    try:
+        document = openapi_document(Settings.from_env())
+    except RuntimeError as exc:
+        raise click.ClickException(str(exc)) from exc
+    output.write(json.dumps(document, indent=2, sort_keys=True) + "\n")
 
 
 # -- in-process solving --------------------------------------------------------------------------
