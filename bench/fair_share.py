@@ -204,9 +204,9 @@ def weights_workload(args: argparse.Namespace) -> None:
             ]
             print(f"| {' | '.join(cells)} |")
         print(
-            f"\nworkers {args.concurrency}; each bulk client submits {args.jobs} jobs at once "
+            f"\nworkers {args.concurrency}; the bulk clients submit {args.jobs} jobs each, in turn "
             f"({WEIGHED['kind']} {WEIGHED['params']}); the shares of the workers' time while both had "
-            "jobs waiting"
+            "jobs held (the steady state)"
         )
 
 
