@@ -155,6 +155,34 @@ def test_wait_gives_up_at_its_timeout_on_a_quiet_stream(api: Client) -> None:
         api.cancel(job["id"])
 
 
+def test_a_stream_of_every_job_ends_at_its_timeout(api: Client) -> None:
+    """Your events never end by themselves: `timeout` ends them, while only keepalives come."""
+    started = time.monotonic()
+    with pytest.raises(WaitTimeout):
+        for _ in api.events(timeout=2):
+            pass
+    assert time.monotonic() - started < 2 + 3, "the stream's timeout holds"
+
+
+def test_the_async_stream_of_every_job_ends_at_its_timeout(
+    live_api: ApiServer, make_key: Callable[..., dict[str, str]]
+) -> None:
+    key = make_key()["Authorization"].split()[1]
+
+    async def read() -> None:
+        async with AsyncClient(live_api.url, key) as client:
+            async for _ in client.events(timeout=2):
+                pass
+
+    with pytest.raises(WaitTimeout):
+        run_on_own_loop(read(), timeout=30)
+
+
+def test_listings_take_a_timeout_for_each_page(api: Client) -> None:
+    job = api.submit("dice", {"dice": 3, "faces": 4}, fresh=True)
+    assert job["id"] in [found["id"] for found in api.iter_jobs(page_size=1, timeout=10)]
+
+
 def test_wait_outlives_the_servers_stream_limit(
     worker, worker_env: dict[str, str], make_key: Callable[..., dict[str, str]], tmp_path
 ) -> None:

@@ -85,7 +85,12 @@ class Watch:
 
 def check(deadline: float | None) -> None:
     if deadline is not None and time.monotonic() > deadline:
-        raise WaitTimeout("the job had not finished within the time given")
+        raise WaitTimeout("not done within the time given")
+
+
+def deadline_after(seconds: float | None) -> float | None:
+    """The monotonic time `seconds` from now (None: no deadline)."""
+    return None if seconds is None else time.monotonic() + seconds
 
 
 def poll_wait(job: Job[Any, Any], poll: float, deadline: float | None, timeout: float | None) -> float:

@@ -22,7 +22,17 @@ from zolve_client._core import (
     kind_name,
     submit_body,
 )
-from zolve_client._flows import OnUpdate, RowsWriter, Updates, Watch, check, is_final, next_page, poll_wait
+from zolve_client._flows import (
+    OnUpdate,
+    RowsWriter,
+    Updates,
+    Watch,
+    check,
+    deadline_after,
+    is_final,
+    next_page,
+    poll_wait,
+)
 from zolve_client.errors import RETRIED, JobFailed, NoRows, NotFound, RateLimited, Unreachable, WaitTimeout
 from zolve_client.events import Event, frames, text_lines
 from zolve_client.kinds import Kind
@@ -150,17 +160,23 @@ class Client(Base):
         return job.get("result")
 
     def iter_jobs(
-        self, states: Sequence[str] = (), kind: str | Kind[Any, Any] | None = None, page_size: int = 100
+        self,
+        states: Sequence[str] = (),
+        kind: str | Kind[Any, Any] | None = None,
+        page_size: int = 100,
+        *,
+        timeout: float | None = None,
     ) -> Iterator[Job[Any, Any]]:
         """Your jobs, newest first, narrowed by state and kind."""
         params = {"state": list(states), "kind": kind_name(kind) if kind else None, "limit": page_size}
-        return self._pages("jobs", params)
+        return self._pages("jobs", params, timeout)
 
-    def _pages(self, path: str, params: dict[str, Any]) -> Iterator[Any]:
-        """The items of a keyset-paged listing, every page (see _flows.next_page)."""
+    def _pages(self, path: str, params: dict[str, Any], timeout: float | None) -> Iterator[Any]:
+        """The items of a keyset-paged listing, every page (see _flows.next_page), each page's request
+        within `timeout` s."""
         following: dict[str, Any] | None = params
         while following is not None:
-            page = self._json("GET", path, params=following)
+            page = self._json("GET", path, timeout, params=following)
             yield from page.get("items") or []
             following = next_page(following, page)
 
@@ -172,23 +188,34 @@ class Client(Base):
         return str(path)
 
     def iter_rows(
-        self, job_id: str | Job[Any, Any], page_size: int = 1000, **filters: Any
+        self,
+        job_id: str | Job[Any, Any],
+        page_size: int = 1000,
+        *,
+        timeout: float | None = None,
+        **filters: Any,
     ) -> Iterator[dict[str, Any]]:
         """Every stored row of a job whose kind stores rows ({code, <item>}: an enumeration's boards or
         solutions), narrowed by the kind's filters (e.g. x=3: Planet X in sector 3); NoRows for a kind
         that stores none."""
         path = self._rows_link(job_id_of(job_id), "rows")
-        return self._pages(path, {"limit": page_size, **filters})
+        return self._pages(path, {"limit": page_size, **filters}, timeout)
 
     # -- events -----------------------------------------------------------------------------------------
     def events(
-        self, job_id: str | Job[Any, Any] | None = None, last_event_id: int | None = None, **filters: Any
+        self,
+        job_id: str | Job[Any, Any] | None = None,
+        last_event_id: int | None = None,
+        *,
+        timeout: float | None = None,
+        **filters: Any,
     ) -> Iterator[Event]:
         """A job's events (or, without `job_id`, all of yours, narrowed by kind, state, batch) as they
         happen. A dropped connection, or one the server ends after its `stream_max_seconds`, is resumed
-        with Last-Event-ID; a job's stream ends after its final state."""
+        with Last-Event-ID; a job's stream ends after its final state; WaitTimeout once `timeout` s have
+        passed."""
         job = None if job_id is None else job_id_of(job_id)
-        feed = self._feed(job, last_event_id, None, filters)
+        feed = self._feed(job, last_event_id, deadline_after(timeout), filters)
         return (event for event in feed if event is not None)
 
     def _feed(
@@ -342,11 +369,11 @@ class Client(Base):
         return batch
 
     def iter_batch_items(
-        self, batch_id: str, states: Sequence[str] = (), page_size: int = 100
+        self, batch_id: str, states: Sequence[str] = (), page_size: int = 100, *, timeout: float | None = None
     ) -> Iterator[BatchItem[Any]]:
         """The batch's items in submission order, with their state and result."""
         params = {"limit": page_size, "state": list(states) or None}
-        return self._pages(f"batches/{batch_id}", params)
+        return self._pages(f"batches/{batch_id}", params, timeout)
 
     # -- webhooks ---------------------------------------------------------------------------------------
     def webhook_secret(self, rotate: bool = False, *, timeout: float | None = None) -> str:
