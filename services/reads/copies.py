@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
 from typing import Any, ClassVar, Protocol, TypeVar
 
 
@@ -14,4 +15,4 @@ ViewT = TypeVar("ViewT", bound=_Dataclass)
 
 def copied(view: type[ViewT], row: object) -> ViewT:
     """A `view` of `row`: its fields are the row's attributes (a copy: the row may go with its session)."""
-    return view(**{name: getattr(row, name) for name in view.__dataclass_fields__})
+    return view(**{field.name: getattr(row, field.name) for field in fields(view)})
