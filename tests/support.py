@@ -136,6 +136,10 @@ class WorkerProcess:
             raise AssertionError(f"worker exited early; log:\n{self.log_path.read_text()[-3000:]}")
         return self.log_path.exists() and b" ready." in self.log_path.read_bytes()[-20000:]
 
+    def log_count(self, text: str) -> int:
+        """How many times `text` is in the worker's log so far."""
+        return self.log_path.read_text(errors="replace").count(text) if self.log_path.exists() else 0
+
     def kill(self) -> None:
         """kill -9 the worker and its pool processes, as a crash would."""
         if self.process and self.process.poll() is None:

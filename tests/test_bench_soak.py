@@ -45,6 +45,7 @@ def _soak(minutes: float, logs: Path) -> tuple[int, str]:
     return process.returncode, output
 
 
+@pytest.mark.timeout(TIMEOUT + 180)  # past _soak's own limit, so that it stops the soak's stack itself
 def test_a_three_minute_soak_loses_nothing(tmp_path: Path) -> None:
     code, output = _soak(3, tmp_path / "logs")
     print(output)  # the soak's table: `pytest -rP` shows it

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 import io
 import json
 import threading
@@ -16,7 +17,7 @@ from typing import Any
 import pytest
 
 from core.waiting import Spooled, Wake, pause, rerun_of
-from tests.loops import run_on_own_loop
+from tests.loops import run_on_own_loop, until
 from zolve.edge import MAX_TARGET_BYTES, Edge, EdgeConfig, address_group, client_address, wsgi_environ
 
 CONFIG = EdgeConfig(body_seconds=0.5, max_body_bytes=1000, write_seconds=0.5, threads=4, capacity=4)
@@ -225,10 +226,10 @@ def test_one_address_past_its_share_of_requests_is_refused_while_others_are_serv
             return held_request(edge, address, release, answers)
 
         held = [asyncio.create_task(request("10.0.0.66")) for _ in range(2)]
-        await asyncio.sleep(0.05)
+        await until(lambda: edge.total == 2, what="both admitted")
         await request("10.0.0.66")  # a third from the same address: refused at once
         other = asyncio.create_task(request("10.0.0.7"))
-        await asyncio.sleep(0.05)
+        await until(lambda: edge.total == 3, what="the other address admitted")
         await request("10.0.0.8")  # past the total
         release.set()
         await asyncio.gather(*held, other)
@@ -322,11 +323,11 @@ def test_past_its_capacity_a_request_waits_for_a_place() -> None:
             pass
 
         first = asyncio.create_task(edge.serve(scope("/first", "GET"), body_messages(b""), send))
-        await asyncio.sleep(0.1)
+        await until(lambda: order == ["/first in"], what="the first request in the app")
         second = asyncio.create_task(
             edge.serve(scope("/second", "GET", client=("10.0.0.2", 1)), body_messages(b""), send)
         )
-        await asyncio.sleep(0.2)
+        await until(lambda: edge.turns is not None and bool(edge.turns.waiting), what="the second waiting")
         gate.set()
         await asyncio.gather(first, second)
 
@@ -444,10 +445,14 @@ def test_a_request_that_asks_to_run_again_sends_only_its_last_answer_and_holds_n
             )
             for i, (_, send) in enumerate(outputs)
         ]
-        for _ in range(2):
-            await asyncio.sleep(0.3)
+        def settled(done: int) -> bool:  # each has run `done` times or more, and waits unless finished
+            counts = [runs.get(f"/p{i}", 0) for i in range(8)]
+            return min(counts) >= done and edge.waiting == sum(1 for count in counts if count < 3)
+
+        for done in (1, 2):
+            await until(functools.partial(settled, done), what=f"every poll past run {done}, waiting")
             wake.set()
-            await asyncio.sleep(0.05)
+            await until(lambda done=done: min(runs.values()) > done, what=f"every poll woken from run {done}")
             wake.take()
         await asyncio.wait_for(asyncio.gather(*served), 10)
         return [(sent[0]["status"], _body(sent)) for sent, _ in outputs]
@@ -478,7 +483,7 @@ def test_a_spooled_body_is_sent_from_the_loop_while_its_thread_serves_others() -
             await asyncio.sleep(0.05)
 
         export = asyncio.create_task(edge.serve(scope("/export", "GET"), body_messages(b""), slow))
-        await asyncio.sleep(0.2)
+        await until(lambda: len(sent) >= 2, what="the export's first chunk sent")
         quick, send = _collect()
         await asyncio.wait_for(
             edge.serve(scope("/quick", "GET", client=("10.0.0.9", 1)), body_messages(b""), send), 2
@@ -507,7 +512,7 @@ def test_an_ipv6_64_is_one_address_for_the_caps_and_the_figures_say_so() -> None
             return held_request(edge, address, release, answers)
 
         held = [asyncio.create_task(request(a)) for a in ("2001:db8::1", "2001:db8:0:1::1")]
-        await asyncio.sleep(0.05)
+        await until(lambda: edge.total == 2, what="both /64s admitted")
         await request("2001:db8::ffff:2")  # the first one's /64: refused at once
         figures = {name: value for name, _, value in edge.figures()}
         release.set()

@@ -11,9 +11,10 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import requests
+from prometheus_client.parser import text_string_to_metric_families
 from zolve_client import Event, parse_events
 
-from tests.support import ApiServer, HeldJob
+from tests.support import ApiServer, HeldJob, wait_until
 
 #: a standard enumeration of a few thousand boards cut into a dozen shards or so: seconds on the worker
 SHARDED = {"mode": "standard", "shard_depth": 2}
@@ -28,6 +29,17 @@ def _stream(url: str, headers: dict[str, str], last: int | None = None, **params
 def _events(response: requests.Response) -> Iterator[Event]:
     response.encoding = "utf-8"
     return parse_events(response.iter_lines(decode_unicode=True))
+
+
+def _edge_waiting(server: ApiServer, admin: dict[str, str]) -> float:
+    """The requests the server's edge holds waiting with no thread, as its /metrics says."""
+    page = requests.get(f"{server.url}/metrics", headers=admin, timeout=10).text
+    return next(
+        sample.value
+        for family in text_string_to_metric_families(page)
+        for sample in family.samples
+        if sample.name == "zolve_edge_waiting"
+    )
 
 
 def _submit(server: ApiServer, headers: dict[str, str], kind: str, params: dict) -> str:
@@ -95,7 +107,6 @@ def test_a_clients_stream_shows_only_its_jobs_that_pass_the_filters(
     mine, theirs = make_key(), make_key()
     got: list[Event] = []
     with _stream(f"{live_api.url}/events", mine, kind="dice", state="succeeded") as stream:
-        time.sleep(0.3)  # the stream starts from now: let it start before the jobs do
         expected = {_submit(live_api, mine, "dice", {"dice": 3, "faces": faces}) for faces in (3, 4)}
         _submit(live_api, theirs, "dice", {"dice": 3, "faces": 3})
         for event in _events(stream):
@@ -167,7 +178,8 @@ def test_streams_and_long_polls_ten_times_the_threads_hold_none_and_all_are_woke
         ]
         try:
             assert [stream.status_code for stream in streams] == [200] * 24
-            time.sleep(0.5)  # every long-poll has arrived and waits
+            admin = make_key(admin=True)
+            wait_until(lambda: _edge_waiting(live_api, admin) >= 40, 20, 0.1, "every stream and poll waiting")
             assert not any(poll.done() for poll in polls)
             for _ in range(10):  # one that found no thread would wait out a long-poll's 25 s: past 5 s
                 assert requests.get(f"{live_api.url}/health", timeout=5).status_code == 200

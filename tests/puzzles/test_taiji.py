@@ -376,6 +376,11 @@ def test_the_solver_agrees_with_brute_force_on_random_puzzles() -> None:
             assert result["second_solution"] is None or result["second_solution"] in solutions
 
 
+#: seconds within which a stop or a time limit is honoured, Z3's poll for an interrupt and a loaded
+#: machine included: far less than hard_grid() takes
+HONOURED_WITHIN = 8.0
+
+
 def hard_grid() -> list:
     """HARD9 tiled 2×2: a 16×16 grid that takes Z3 far longer than these tests wait."""
     rows = to_grid(parse_code(BY_ID["HARD9"][1]))
@@ -388,7 +393,7 @@ def test_cancel_during_the_build_stops_the_solve() -> None:
         started = time.monotonic()
         with pytest.raises(Cancelled):
             solve({"grid": hard_grid()}, run)
-    assert time.monotonic() - started < 1.5
+    assert time.monotonic() - started < HONOURED_WITHIN
 
 
 @pytest.mark.slow
@@ -404,8 +409,7 @@ def test_cancel_from_another_thread_interrupts_a_running_check() -> None:
         threading.Timer(0.5, stop).start()
         with pytest.raises(Cancelled):
             run.check(encoding.solver)
-    # Z3 notices an interrupt at its next poll: 1.3–1.6 s into this check, measured on 2 cores
-    assert time.monotonic() - stopped[0] < 4
+    assert time.monotonic() - stopped[0] < HONOURED_WITHIN  # Z3 notices an interrupt at its next poll
 
 
 @pytest.mark.slow
@@ -413,4 +417,4 @@ def test_time_limit_stops_the_solve() -> None:
     started = time.monotonic()
     with Run(1.5) as run, pytest.raises(TimeLimitExceeded):
         solve({"grid": hard_grid()}, run)
-    assert time.monotonic() - started < 4
+    assert time.monotonic() - started < 1.5 + HONOURED_WITHIN

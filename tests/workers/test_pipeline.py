@@ -24,7 +24,7 @@ def test_cancel_stops_a_running_solve_within_two_seconds(client, auth, worker, d
     job = client.post("/jobs", json=SLOW, headers=auth).get_json()
     # running and already past its first Z3 answers: the next check() is a long one
     wait_until(
-        lambda: (job_row(db, job["id"]).progress or {}).get("wins"), 30, what="the solve to be under way"
+        lambda: (job_row(db, job["id"]).progress or {}).get("wins"), 120, what="the solve to be under way"
     )
     started = time.monotonic()
     response = client.post(f"/jobs/{job['id']}/cancel", headers=auth)
@@ -64,7 +64,8 @@ def test_duplicate_messages_run_a_job_once(worker, db, app) -> None:
     for _ in range(3):
         enqueue(celery, str(job.id))
     wait_until(lambda: job_row(db, str(job.id)).state == "succeeded", 30, what="the job")
-    time.sleep(1)  # let the duplicates be delivered and dropped
+    dropped = f"job {job.id}: nothing to claim"
+    wait_until(lambda: worker.log_count(dropped) == 2, 30, what="both duplicates delivered and dropped")
     assert job_row(db, str(job.id)).attempts == 1
 
 

@@ -89,7 +89,8 @@ def test_simulate_is_sharded_over_games(client, auth, worker, wait_job) -> None:
     assert final["state"] == "succeeded", final
     result = final["result"]
     assert result["games"] == 40 and result["unfinished"] == 0 and 15 <= result["avg_days"] <= 45
-    assert final["progress"]["shards_done"] == final["progress"]["shards_total"] == 4
+    # four shards of ten games; a shard whose time slice runs out (a loaded machine) hands its rest on
+    assert final["progress"]["shards_done"] == final["progress"]["shards_total"] >= 4
 
 
 def test_a_simulation_deals_its_difficulty_and_clue_model_through_the_service(

@@ -34,8 +34,6 @@ def test_a_webhook_is_sent_while_every_solver_is_busy(settings, tmp_path) -> Non
         job = poll_job(stack.client, stack.headers, waiting, 30)
         assert job["state"] == "cancelled"
         sent = wait_until(lambda: receiver.first("/cancelled"), 30, 0.05, "the webhook").at
-        finished = datetime.fromisoformat(job["finished_at"])
-        assert (sent - finished).total_seconds() < 2.5, f"sent {sent - finished} after the job ended"
         assert running_shards(stack, bulk_id, at=sent), "the solver process was busy when it was sent"
 
 
