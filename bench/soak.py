@@ -35,6 +35,7 @@ import time
 import uuid
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 
 import psutil
@@ -77,9 +78,9 @@ SLOWEST = 12
 #: 2 solver processes finish on a 2-core machine (a soak is a load the service keeps up with: more, and
 #: the queue only grows)
 PAUSE = (5.0, 11.0)
-#: seconds between the idle figures and the traffic: `zolve purge --older-than` (now - the end of the idle
-#: figures - 2 s) then takes only the idle jobs, as long as it starts within PURGE_GAP - 2 s
-PURGE_GAP = 15
+#: seconds between the idle figures and the traffic: `zolve purge --finished-before` (the end of the idle
+#: figures + 1 s) then takes only the idle jobs, however long the command takes to start
+PURGE_GAP = 5
 
 
 def quick(rng: random.Random) -> dict:
@@ -473,11 +474,10 @@ class Soak:
 
     def purge(self) -> None:
         """`zolve purge` of what finished before the traffic began: the idle measurement's jobs."""
-        older_than = time.time() - self.idle_ended - 2
-        done = self.stack.command("purge", "--older-than", f"{older_than:.1f}s")
-        self.log(
-            f"zolve purge --older-than {older_than:.1f}s: {done.stdout.strip()} {done.stderr.strip()[-300:]}"
-        )
+        cutoff = datetime.fromtimestamp(self.idle_ended + 1, UTC).isoformat()
+        done = self.stack.command("purge", "--finished-before", cutoff)
+        said = f"{done.stdout.strip()} {done.stderr.strip()[-300:]}"
+        self.log(f"zolve purge --finished-before {cutoff}: {said}")
         with self.stack.db.session() as session:
             left = session.scalar(
                 select(func.count()).where(Job.id.in_([uuid.UUID(j) for j in self.idle_jobs]))
@@ -496,8 +496,7 @@ class Soak:
         self.memory["before traffic"] = self._sample()
         self.log("idle figures: 30 quick jobs one after another, their polls")
         idle = self.idle()
-        # the purge takes what finished before the traffic (the idle jobs, nothing else): a quiet gap wide
-        # enough for `zolve purge` to start (it reads its clock then) under load
+        # the purge takes what finished before the traffic (the idle jobs, nothing else): a quiet gap
         self.idle_ended = time.time()
         time.sleep(PURGE_GAP)
         self.log(f"traffic: {self.args.clients} clients for {self.args.minutes:g} min")

@@ -19,5 +19,9 @@ def pinned_jobs(db: Database) -> set[uuid.UUID]:
 def purge(db: Database, older_than: timedelta, *, dry_run: bool = False) -> PurgeReport:
     """Delete finished jobs (with their results, shards, events, rows and batches) that finished more than
     `older_than` ago; `dry_run` only counts them."""
-    before = datetime.now(UTC) - older_than
+    return purge_finished_before(db, datetime.now(UTC) - older_than, dry_run=dry_run)
+
+
+def purge_finished_before(db: Database, before: datetime, *, dry_run: bool = False) -> PurgeReport:
+    """As `purge`, for the jobs that finished before the moment `before`."""
     return retention.purge(db, before, pinned_jobs(db), dry_run=dry_run)

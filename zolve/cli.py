@@ -7,7 +7,7 @@ import itertools
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -365,6 +365,23 @@ class Duration(click.ParamType[timedelta]):
         return timedelta(seconds=amount * self.UNITS[unit])
 
 
+class Moment(click.ParamType[datetime]):
+    """A moment in ISO 8601, e.g. 2026-11-29T13:00:00+01:00; one without an offset is in UTC."""
+
+    name = "moment"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> datetime:
+        if isinstance(value, datetime):
+            return value
+        try:
+            moment = datetime.fromisoformat(value) if str(value).isascii() else None
+        except ValueError:
+            moment = None
+        if moment is None:
+            self.fail(f"{value!r} is not a moment like 2026-11-29T13:00:00Z", param, ctx)
+        return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
 @main.command()
 @click.option(
     "--older-than",
@@ -372,30 +389,40 @@ class Duration(click.ParamType[timedelta]):
     default=None,
     help="purge jobs finished longer ago than this, e.g. 30d, 12h [default: ZOLVE_RETENTION_DAYS days]",
 )
+@click.option(
+    "--finished-before",
+    type=Moment(),
+    default=None,
+    help="purge jobs finished before this moment (ISO 8601; UTC unless it says otherwise)",
+)
 @click.option("--dry-run", is_flag=True, help="only count what would be purged")
 @data_dir_option
-def purge(older_than: timedelta | None, dry_run: bool) -> None:
+def purge(older_than: timedelta | None, finished_before: datetime | None, dry_run: bool) -> None:
     """Delete finished jobs older than the retention age, with their results, shards, events, boards and
     batches (the workers do this every ZOLVE_PURGE_INTERVAL seconds too). The newest complete enumeration
     of each Planet X mode is kept whatever its age, and so are rows a kept job still reads."""
     from migrations.runner import migrated
     from services import retention
 
+    if older_than is not None and finished_before is not None:
+        raise click.UsageError("give --older-than or --finished-before, not both")
     settings, services = server_settings()
-    if older_than is None:
+    if older_than is None and finished_before is None:
         if settings.retention_days <= 0:
             raise click.ClickException("ZOLVE_RETENTION_DAYS is 0 (keep forever): give --older-than")
         older_than = timedelta(days=settings.retention_days)
+    before = finished_before or datetime.now(UTC) - (older_than or timedelta(0))
     try:
         database_url, _ = settings.require_urls()
         with migrated(database_url) as db:
-            report = retention.purge(db, older_than, dry_run=dry_run)
+            report = retention.purge_finished_before(db, before, dry_run=dry_run)
     finally:
         if services:
             services.stop()
     verb = "would purge" if dry_run else "purged"
+    cutoff = f"{older_than} ago" if older_than is not None else before.isoformat()
     click.echo(
-        f"{verb} {report.jobs} jobs finished before {older_than} ago ({report.rows} rows, {report.shards}"
+        f"{verb} {report.jobs} jobs finished before {cutoff} ({report.rows} rows, {report.shards}"
         f" shards, {report.events} events) and {report.batches} batches; kept {report.kept} expired jobs"
         " that are pinned or whose rows a kept job reads"
     )

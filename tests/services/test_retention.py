@@ -222,3 +222,23 @@ def test_zolve_purge_reports_what_it_removes_and_a_dry_run_removes_nothing(
 
     bad = zolve("purge", "--older-than", "١d", env=env)
     assert bad.returncode == 2 and "not a duration" in bad.stderr
+
+
+def test_zolve_purge_takes_a_moment_instead_of_an_age(isolated_db: Database, owner: int, settings) -> None:
+    """--finished-before: a cutoff that does not move with when the command starts (UTC without an offset)."""
+    import os
+
+    from tests.test_cli import zolve
+
+    old = make_job(isolated_db, owner, days_ago=3)
+    recent = make_job(isolated_db, owner, days_ago=1)
+    env = {**os.environ, "DATABASE_URL": isolated_db.url, "REDIS_URL": settings.redis_url}
+    moment = (datetime.now(UTC) - timedelta(days=2)).replace(tzinfo=None).isoformat(timespec="seconds")
+    done = zolve("purge", "--finished-before", moment, env=env)
+    assert done.returncode == 0 and done.stdout.startswith("purged 1 jobs finished before "), done.stdout
+    assert f"{moment}+00:00" in done.stdout and existing(isolated_db, [old, recent]) == {recent}
+
+    both = zolve("purge", "--finished-before", moment, "--older-than", "2d", env=env)
+    assert both.returncode == 2 and "not both" in both.stderr
+    bad = zolve("purge", "--finished-before", "yesterday", env=env)
+    assert bad.returncode == 2 and "not a moment" in bad.stderr
