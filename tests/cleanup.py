@@ -58,6 +58,17 @@ def unfinished(db: Database, job_ids: list[uuid.UUID]) -> list[uuid.UUID]:
         return list(session.scalars(select(Job.id).where(Job.id.in_(job_ids), Job.state.in_(UNFINISHED))))
 
 
+def _described(db: Database, job_ids: list[uuid.UUID]) -> list[str]:
+    """Each job as the warning names it: what it is, and where it stands."""
+    with db.session() as session:
+        jobs = session.scalars(select(Job).where(Job.id.in_(job_ids))).all()
+        return [
+            f"{job.id} {job.kind} {job.state} (attempts {job.attempts}, shards {job.shards_done}/"
+            f"{job.shards_total}, params {str(job.params)[:200]})"
+            for job in jobs
+        ]
+
+
 def settle(db: Database, keys_above: int, who: str, broker: Callable[[], Any] | None = None) -> None:
     """Cancel the unfinished jobs of the keys above `keys_above`, wait until they are final and, given a
     way to the broker (only when a worker runs, else nothing drains it), until its queue has drained."""
@@ -67,7 +78,7 @@ def settle(db: Database, keys_above: int, who: str, broker: Callable[[], Any] | 
     try:
         wait_until(lambda: not unfinished(db, cancelled), FINAL_WITHIN, 0.1, "the leftover jobs to stop")
     except AssertionError:
-        still = ", ".join(str(job_id) for job_id in unfinished(db, cancelled))
+        still = "; ".join(_described(db, unfinished(db, cancelled)))
         message = f"{who} left jobs that did not stop within {FINAL_WITHIN} s: {still}"
         warnings.warn(LeftoverWarning(message), stacklevel=1)
         return
