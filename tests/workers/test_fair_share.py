@@ -19,7 +19,7 @@ def bulk(shards: int, seconds: float) -> dict:
 def test_a_short_job_runs_beside_another_clients_bulk_job(client, make_key, worker, wait_job, db) -> None:
     a, b = make_key(), make_key()
     # 18 s of shards on two processes: room for a loaded machine's slow dispatch before the last one starts
-    bulk_id = client.post("/jobs", json=bulk(24, 1.5), headers=a).get_json()["id"]
+    bulk_id = client.post("/jobs", json=bulk(20, 1.8), headers=a).get_json()["id"]
     wait_until(  # planned: its shards fill both worker processes, and more wait in the queue
         lambda: (states := shard_states(db, bulk_id)).get("running") == 2 and states.get("queued", 0) > 2,
         30,
