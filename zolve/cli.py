@@ -407,20 +407,21 @@ def purge(older_than: timedelta | None, finished_before: datetime | None, dry_ru
     if older_than is not None and finished_before is not None:
         raise click.UsageError("give --older-than or --finished-before, not both")
     settings, services = server_settings()
-    if older_than is None and finished_before is None:
-        if settings.retention_days <= 0:
-            raise click.ClickException("ZOLVE_RETENTION_DAYS is 0 (keep forever): give --older-than")
-        older_than = timedelta(days=settings.retention_days)
-    before = finished_before or datetime.now(UTC) - (older_than or timedelta(0))
+    if finished_before is None:
+        if older_than is None:
+            if settings.retention_days <= 0:
+                raise click.ClickException("ZOLVE_RETENTION_DAYS is 0 (keep forever): give --older-than")
+            older_than = timedelta(days=settings.retention_days)
+        finished_before = datetime.now(UTC) - older_than
     try:
         database_url, _ = settings.require_urls()
         with migrated(database_url) as db:
-            report = retention.purge_finished_before(db, before, dry_run=dry_run)
+            report = retention.purge_finished_before(db, finished_before, dry_run=dry_run)
     finally:
         if services:
             services.stop()
     verb = "would purge" if dry_run else "purged"
-    cutoff = f"{older_than} ago" if older_than is not None else before.isoformat()
+    cutoff = f"{older_than} ago" if older_than is not None else finished_before.isoformat()
     click.echo(
         f"{verb} {report.jobs} jobs finished before {cutoff} ({report.rows} rows, {report.shards}"
         f" shards, {report.events} events) and {report.batches} batches; kept {report.kept} expired jobs"
