@@ -138,7 +138,12 @@ class WorkerProcess:
 
     def log_count(self, text: str) -> int:
         """How many times `text` is in the worker's log so far."""
-        return self.log_path.read_text(errors="replace").count(text) if self.log_path.exists() else 0
+        return self.log_counts([text])[0]
+
+    def log_counts(self, texts: list[str]) -> list[int]:
+        """How many times each of `texts` is in the worker's log so far (the log read once)."""
+        log = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+        return [log.count(text) for text in texts]
 
     def kill(self) -> None:
         """kill -9 the worker and its pool processes, as a crash would."""

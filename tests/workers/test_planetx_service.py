@@ -204,13 +204,13 @@ def test_a_duplicate_shard_message_is_a_no_op(standard_job, db, app, worker, sta
         before = session.execute(
             select(Shard.id, Shard.attempts, Shard.finished_at).where(Shard.job_id == uuid.UUID(job["id"]))
         ).all()
-    lines = (f"shard {shard_id}: nothing to claim" for shard_id, _, _ in before)
-    dropped = {line: worker.log_count(line) for line in lines}
+    dropped = [f"shard {shard_id}: nothing to claim" for shard_id, _, _ in before]
+    before_counts = worker.log_counts(dropped)
     celery = zolve(app).celery
     for shard_id, _, _ in before:
         enqueue(celery, str(shard_id), RUN_SHARD)
     wait_until(
-        lambda: all(worker.log_count(line) > count for line, count in dropped.items()),
+        lambda: all(now > then for now, then in zip(worker.log_counts(dropped), before_counts, strict=True)),
         60,
         0.2,
         "every duplicate delivered and dropped",
