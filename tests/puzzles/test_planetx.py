@@ -147,3 +147,33 @@ def test_in_process_solve_uses_every_core_and_writes_rows() -> None:
     with Run(120, on_rows=rows.extend) as run:
         result = planetx.solve({"mode": "standard", "constraints": [], "shard_depth": None}, run)
     assert result["count"] == 4446 == len(rows) == len(set(rows))
+
+
+class _Stop(Exception):
+    pass
+
+
+def test_a_checkpoint_stops_the_enumeration_between_placements() -> None:
+    calls = []
+
+    def checkpoint() -> None:
+        calls.append(1)
+        if len(calls) == 3:
+            raise _Stop
+
+    with pytest.raises(_Stop):
+        enumerate_boards(MODES["expert"], checkpoint=checkpoint)
+    assert len(calls) == 3
+    calls.clear()
+    assert len(enumerate_boards(STANDARD, checkpoint=lambda: calls.append(1))) == 4446
+    assert len(calls) > 100  # many placements, each a small part of the work
+
+
+def test_a_cancelled_run_stops_boards_enumerated_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    from puzzles.planetx import boardset
+
+    monkeypatch.setattr(boardset, "_cache", {})  # this process may already hold the expert boards
+    with pytest.raises(Cancelled), Run() as run:
+        run.stop()
+        boardset.all_boards(MODES["expert"], run)
+    assert boardset._cache == {}
