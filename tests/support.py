@@ -384,6 +384,19 @@ class ApiServer:
         wait_until(healthy, 60, 0.2, "the API to answer")
         return self
 
+    def metric(self, name: str, admin: dict[str, str]) -> float:
+        """A sample of the server's /metrics (asked from 127.0.0.1: it counts as that address's request)."""
+        import requests
+        from prometheus_client.parser import text_string_to_metric_families
+
+        page = requests.get(f"{self.url}/metrics", headers=admin, timeout=10).text
+        return next(
+            sample.value
+            for family in text_string_to_metric_families(page)
+            for sample in family.samples
+            if sample.name == name
+        )
+
     def stop(self) -> None:
         stop_group(self.process)
 

@@ -5,13 +5,13 @@ as the server has threads."""
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import requests
-from prometheus_client.parser import text_string_to_metric_families
 from zolve_client import Event, parse_events
 
 from tests.support import ApiServer, HeldJob, wait_until
@@ -29,17 +29,6 @@ def _stream(url: str, headers: dict[str, str], last: int | None = None, **params
 def _events(response: requests.Response) -> Iterator[Event]:
     response.encoding = "utf-8"
     return parse_events(response.iter_lines(decode_unicode=True))
-
-
-def _edge_waiting(server: ApiServer, admin: dict[str, str]) -> float:
-    """The requests the server's edge holds waiting with no thread, as its /metrics says."""
-    page = requests.get(f"{server.url}/metrics", headers=admin, timeout=10).text
-    return next(
-        sample.value
-        for family in text_string_to_metric_families(page)
-        for sample in family.samples
-        if sample.name == "zolve_edge_waiting"
-    )
 
 
 def _submit(server: ApiServer, headers: dict[str, str], kind: str, params: dict) -> str:
@@ -179,7 +168,8 @@ def test_streams_and_long_polls_ten_times_the_threads_hold_none_and_all_are_woke
         try:
             assert [stream.status_code for stream in streams] == [200] * 24
             admin = make_key(admin=True)
-            wait_until(lambda: _edge_waiting(live_api, admin) >= 40, 20, 0.1, "every stream and poll waiting")
+            edge_waiting = functools.partial(live_api.metric, "zolve_edge_waiting", admin)
+            wait_until(lambda: edge_waiting() >= 40, 20, 0.1, "every stream and poll waiting")
             assert not any(poll.done() for poll in polls)
             for _ in range(10):  # one that found no thread would wait out a long-poll's 25 s: past 5 s
                 assert requests.get(f"{live_api.url}/health", timeout=5).status_code == 200

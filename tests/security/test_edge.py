@@ -304,20 +304,25 @@ def capped_api(worker_env: dict[str, str], tmp_path: Path) -> Iterator[ApiServer
 
 
 def test_one_address_dripping_bodies_gets_503_past_its_share_and_others_are_served(
-    capped_api: ApiServer,
+    capped_api: ApiServer, make_key
 ) -> None:
+    admin = make_key(admin=True)
     slow = SlowClients("127.0.0.1", capped_api.port, 40, body=True, source="127.0.0.3").start()
     try:
 
-        def refused_at_its_share() -> bytes | None:
-            with socket.create_connection(
-                ("127.0.0.1", capped_api.port), source_address=("127.0.0.3", 0)
-            ) as sock:
-                sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
-                answer = sock.recv(4096)
-            return answer if answer.startswith(b"HTTP/1.1 503") else None
+        def every_dripper_admitted_or_refused() -> bool:
+            admitted = capped_api.metric("zolve_edge_requests_in_progress", admin) - 1  # this one's own
+            return admitted + capped_api.metric("zolve_edge_refused_address_total", admin) >= 40
 
-        refused = wait_until(refused_at_its_share, 10, 0.2, "the dripping address to reach its share")
+        # before any other request of the address: one made sooner could take a dripper's place, and
+        # leave the address below its share once answered
+        wait_until(every_dripper_admitted_or_refused, 30, 0.1, "the server to take every dripper's head")
+        assert capped_api.metric("zolve_edge_requests_in_progress", admin) - 1 == 20, "its share admitted"
+        with socket.create_connection(
+            ("127.0.0.1", capped_api.port), source_address=("127.0.0.3", 0)
+        ) as sock:
+            sock.sendall(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+            refused = sock.recv(4096)
         latencies = health_latencies("127.0.0.1", capped_api.port, seconds=2, timeout=5)
     finally:
         slow.stop()
