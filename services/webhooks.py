@@ -22,6 +22,8 @@ import ssl
 import threading
 import time
 import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -30,6 +32,7 @@ from urllib.parse import urlsplit
 import certifi
 import urllib3
 import urllib3.connection
+from cachetools import TTLCache
 
 from core.config import Settings
 from core.states import FINAL_STATES
@@ -126,18 +129,55 @@ class Refusal:
     message: str
 
 
-def _check(settings: Settings, url: str) -> Target | Refusal:
+#: at submit, a callback host's lookup is waited for this long (a resolver that never answers would hold the
+#: request for its own timeouts and retries), and its answer, or its lack of one, is kept LOOKUP_TTL seconds
+#: (a client naming one host in every submit waits on the resolver once)
+SUBMIT_LOOKUP_SECONDS = 2.0
+LOOKUP_TTL = 30.0
+#: the lookups themselves, which cannot be interrupted; one that outlives its wait finishes here
+_lookups = ThreadPoolExecutor(8, thread_name_prefix="zolve-lookup")
+_answers: TTLCache[tuple[str, int], tuple[str, ...] | str] = TTLCache(maxsize=4096, ttl=LOOKUP_TTL)
+_answers_lock = threading.Lock()
+
+#: a host's addresses, or why there are none
+Lookup = Callable[[str, int], "tuple[str, ...] | str"]
+
+
+def _resolve(host: str, port: int) -> tuple[str, ...] | str:
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (OSError, ValueError, UnicodeError):
+        return f"the host {host!r} does not resolve"
+    return tuple(dict.fromkeys(str(info[4][0]).split("%")[0] for info in infos))
+
+
+def _resolve_at_submit(host: str, port: int) -> tuple[str, ...] | str:
+    with _answers_lock:
+        answer = _answers.get((host, port))
+    if answer is None:
+        try:
+            answer = _lookups.submit(_resolve, host, port).result(SUBMIT_LOOKUP_SECONDS)
+        except TimeoutError:
+            answer = f"the host {host!r} did not resolve within {SUBMIT_LOOKUP_SECONDS:g} s"
+        with _answers_lock:
+            _answers[(host, port)] = answer
+    return answer
+
+
+def _check(settings: Settings, url: str, lookup: Lookup = _resolve) -> Target | Refusal:
     """The callback's checked Target, or why it may not be called."""
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         return Refusal(Reason.ADDRESS_NOT_ALLOWED, "must be an http or https URL with a host")
     try:
         port = parts.port or (443 if parts.scheme == "https" else 80)
-        infos = socket.getaddrinfo(parts.hostname, port, type=socket.SOCK_STREAM)
-    except (OSError, ValueError, UnicodeError):
+    except ValueError:
         return Refusal(Reason.UNRESOLVED, f"the host {parts.hostname!r} does not resolve")
+    answer = lookup(parts.hostname, port)
+    if isinstance(answer, str):
+        return Refusal(Reason.UNRESOLVED, answer)
+    addresses = list(answer)
     allowed = _allowed_networks(settings)
-    addresses = list(dict.fromkeys(str(info[4][0]).split("%")[0] for info in infos))
     for text in addresses:
         address = ipaddress.ip_address(text)
         if _may_call(address, allowed):
@@ -154,8 +194,9 @@ def _check(settings: Settings, url: str) -> Target | Refusal:
 
 def refused_address(settings: Settings, url: str) -> str | None:
     """Why `url` may not be called (its host resolves to a private, loopback, link-local or otherwise
-    non-public address outside ZOLVE_WEBHOOK_ALLOWED_NETWORKS, or does not resolve), or None."""
-    target = _check(settings, url)
+    non-public address outside ZOLVE_WEBHOOK_ALLOWED_NETWORKS, or does not resolve within
+    SUBMIT_LOOKUP_SECONDS), or None."""
+    target = _check(settings, url, _resolve_at_submit)
     return target.message if isinstance(target, Refusal) else None
 
 
