@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 LONGEST_FIRST = (
-    "tests/test_bench_soak.py",  # the 3-minute soak, over 4 minutes with its stack and drain
+    "tests/test_bench_soak.py",  # the 1-minute soak, about 2 minutes with its stack and drain
     "tests/puzzles/test_mastermind_book.py",
     "tests/test_bench_mastermind.py",
     "tests/workers/test_recovery.py",
