@@ -104,7 +104,8 @@ def test_the_tuning_secrets_are_the_tuning_seeds_first_secrets() -> None:
 @pytest.mark.slow
 def test_tuning_subtrees_come_from_the_tree_before_and_todays_constants_come_back(monkeypatch) -> None:
     """The subtrees three guesses down of the tree of the code before (its end game's constants), drawn
-    with Random(11); today's constants and third-turn decisions are back afterwards."""
+    with Random(11); today's constants and third-turn decisions are back afterwards. At 4×5: the size sets
+    only how long the walk takes."""
     import random
 
     import numpy as np
@@ -114,17 +115,17 @@ def test_tuning_subtrees_come_from_the_tree_before_and_todays_constants_come_bac
     from puzzles.mastermind.every import Walker
     from puzzles.runtime import Run
 
-    monkeypatch.setattr(bench, "TUNING_SUBTREES", {(5, 8): 40})
+    monkeypatch.setattr(bench, "TUNING_SUBTREES", {(4, 5): 40})
     monkeypatch.setattr(bench, "STRONGER_BEFORE", {"ENDGAME": 3, "PREVIOUS_ENDGAME": 70, "EXTRA": 200})
     monkeypatch.setattr(stronger, "_THIRD", {("a", "marker"): "kept"})  # this test's own decisions only
     before = {name: getattr(stronger, name) for name in ("ENDGAME", "PREVIOUS_ENDGAME", "EXTRA")}
-    drawn = bench.tuning_subtrees(5, 8)
+    drawn = bench.tuning_subtrees(4, 5)
     assert {name: getattr(stronger, name) for name in before} == before
     assert stronger._THIRD.pop(("a", "marker")) == "kept"
     with monkeypatch.context() as patched, Run() as run:
         patched.setattr(stronger, "ENDGAME", 3)
         patched.setattr(stronger, "EXTRA", 200)
-        nodes = Walker(5, 8, "best", 0, run).subtrees(3, np.zeros(8**5, dtype=np.int8))
+        nodes = Walker(4, 5, "best", 0, run).subtrees(3, np.zeros(5**4, dtype=np.int8))
     picked = random.Random(11).sample(range(len(nodes)), 40)
     assert drawn.tolist() == np.concatenate([nodes[i][1] for i in picked]).tolist()
 
@@ -141,12 +142,12 @@ def test_tuning_parts_are_a_seeded_sample_of_the_large_subtrees(monkeypatch) -> 
     from puzzles.mastermind.every import Walker
     from puzzles.runtime import Run
 
-    monkeypatch.setattr(bench, "TUNING_PARTS", {(5, 8): (6, 40, 3)})
-    monkeypatch.setattr(bench, "TUNING_SUBTREES", {(5, 8): 40})
-    drawn = bench.tuning_subtrees(5, 8)
+    monkeypatch.setattr(bench, "TUNING_PARTS", {(5, 6): (6, 20, 3)})
+    monkeypatch.setattr(bench, "TUNING_SUBTREES", {(5, 6): 40})
+    drawn = bench.tuning_subtrees(5, 6)
     with Run() as run:
-        nodes = Walker(5, 8, "best", 0, run).subtrees(3, np.zeros(8**5, dtype=np.int8))
-    large = [index for index, node in enumerate(nodes) if len(node[1]) > 40]
+        nodes = Walker(5, 6, "best", 0, run).subtrees(3, np.zeros(6**5, dtype=np.int8))
+    large = [index for index, node in enumerate(nodes) if len(node[1]) > 20]
     picked = sorted(random.Random(3).sample(large, 6))
-    assert len(large) > 6 and all(len(nodes[index][1]) > 40 for index in picked)
+    assert len(large) > 6 and all(len(nodes[index][1]) > 20 for index in picked)
     assert drawn.tolist() == np.concatenate([nodes[index][1] for index in picked]).tolist()
