@@ -11,12 +11,23 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from contextvars import ContextVar, Token
 from typing import Any, NoReturn
 
 import z3
 
 from core.alarms import Alarm, AlarmClock
 from core.errors import StopReason
+
+
+def checkpoint() -> None:
+    """A point where the run this thread is inside may stop (raising `Stopped` once it is cancelled or out
+    of time); nothing outside a run. Numpy or plain-Python work that Z3 does not do and that is not handed
+    the run (a Planet X clue's mask over every board, say) calls it between steps, so that a cancel stops
+    it there, not at the end of a game's set-up."""
+    run = _CURRENT.get()
+    if run is not None:
+        run.raise_if_stopped()
 
 
 class Stopped(Exception):
@@ -38,6 +49,9 @@ class SolverGaveUp(Exception):
 _TIMER_SLACK = 0.1  # seconds
 #: every run's deadline, on one thread per process (a thread per run cost milliseconds: core.alarms)
 _DEADLINES = AlarmClock("zolve-deadlines")
+
+#: the run this thread is inside (Run.__enter__ to __exit__), for `checkpoint()`
+_CURRENT: ContextVar[Run | None] = ContextVar("zolve_run", default=None)
 
 ProgressCallback = Callable[[dict[str, Any]], None]
 #: rows as a puzzle hands them over: keys alone, or (key, payload) pairs
@@ -67,17 +81,22 @@ class Run:
         self._lock = threading.Lock()
         self._stop_reason: StopReason | None = None
         self._watchdog: Alarm | None = None
+        self._token: Token[Run | None] | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------
     def __enter__(self) -> Run:
         if self.deadline is not None:
             delay = self.deadline - time.monotonic()
             self._watchdog = _DEADLINES.after(delay, lambda: self.stop(StopReason.TIMEOUT))
+        self._token = _CURRENT.set(self)
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
         if self._watchdog is not None:
             self._watchdog.cancel()
+        if self._token is not None:
+            _CURRENT.reset(self._token)
+            self._token = None
         with self._lock:
             self._contexts.clear()
         if exc is not None:

@@ -19,6 +19,7 @@ import z3
 
 from puzzles.planetx.board import EMPTY, OBJECTS, PLANET_X, Mode
 from puzzles.planetx.solver import BoardModel
+from puzzles.runtime import checkpoint
 
 #: what a survey or a target may report: Planet X is seen as empty
 SEEN_AS = {"empty": (EMPTY, PLANET_X)}
@@ -145,6 +146,7 @@ class Near:
     offsets: tuple[int, ...]
 
     def mask(self, mode: Mode, grid: np.ndarray) -> np.ndarray:
+        checkpoint()
         subjects = grid == self.subject
         near = _rolled_or(grid == self.other, list(self.offsets))
         if self.quantifier == "all":
@@ -198,6 +200,7 @@ class Band:
         ]
 
     def mask(self, mode: Mode, grid: np.ndarray) -> np.ndarray:
+        checkpoint()
         subjects = grid == self.subject
 
         def within(width: int) -> np.ndarray:

@@ -106,3 +106,23 @@ def test_the_research_policy_counts_what_an_action_tells_about_the_board() -> No
         if all(seen.values()):
             break
     assert all(seen.values()), seen
+
+
+def test_cancel_stops_a_games_set_up() -> None:
+    """Dealing a game's clues and weighing its start are numpy over every board (at expert over a minute
+    on a loaded machine) before the first day: their masks are checkpoints of the run."""
+    from puzzles.planetx.board import MODES
+    from puzzles.planetx.boardset import BoardSet, all_boards
+
+    def fresh() -> BoardSet:  # a set of its own: nothing of it in the clues' caches yet
+        return BoardSet.from_codes(MODES["standard"], everything.codes, source="enumerated")
+
+    with Run(120) as run:
+        everything = all_boards(MODES["standard"], run)
+        game = simulate.new_game(fresh(), 0, "research", [1], [])
+    with Run(120) as run:
+        run.stop()
+        with pytest.raises(Cancelled):
+            simulate.new_game(fresh(), 0, "research", [1], [])
+        with pytest.raises(Cancelled):
+            simulate._start(game, fresh())

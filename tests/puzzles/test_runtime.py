@@ -4,7 +4,7 @@ import time
 import pytest
 import z3
 
-from puzzles.runtime import Cancelled, Run, TimeLimitExceeded
+from puzzles.runtime import Cancelled, Run, TimeLimitExceeded, checkpoint
 
 
 def hard_problem(ctx: z3.Context) -> z3.Solver:
@@ -63,3 +63,17 @@ def test_a_context_the_run_made_stays_interruptible_after_an_adoption_ends() -> 
         with pytest.raises(Cancelled):
             run.check(hard_problem(ctx))
     assert time.monotonic() - started < 3
+
+
+def test_a_checkpoint_stops_only_the_run_it_is_inside() -> None:
+    checkpoint()  # outside any run: nothing to stop
+    with Run() as outer:
+        outer.stop()
+        with Run() as inner:
+            checkpoint()  # the inner run goes on
+            inner.stop()
+            with pytest.raises(Cancelled):
+                checkpoint()
+        with pytest.raises(Cancelled):
+            checkpoint()
+    checkpoint()
