@@ -445,6 +445,7 @@ def test_a_request_that_asks_to_run_again_sends_only_its_last_answer_and_holds_n
             )
             for i, (_, send) in enumerate(outputs)
         ]
+
         def settled(done: int) -> bool:  # each has run `done` times or more, and waits unless finished
             counts = [runs.get(f"/p{i}", 0) for i in range(8)]
             return min(counts) >= done and edge.waiting == sum(1 for count in counts if count < 3)
@@ -580,3 +581,32 @@ def test_the_kernel_resets_what_a_client_does_not_take_within_the_write_deadline
             for sock in (listener, accepted):
                 assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT) == 2500
             assert client.getsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT) == 0
+
+
+@pytest.mark.parametrize(("promised", "logged"), [("5", (404, 5)), ("10", (499, 5))])
+def test_an_answer_whose_every_promised_byte_was_sent_is_whole_though_the_client_closed_first(
+    promised: str, logged: tuple[int, int]
+) -> None:
+    """A client that has all the Content-Length it was told of may close before the exchange's last, empty
+    message: that answer was logged 499 (seen: a 404 the client read). One short of its promise is a 499."""
+
+    def answer(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        start_response("404 NOT FOUND", [("Content-Type", "text/plain"), ("Content-Length", promised)])
+        yield b"gone."
+        time.sleep(0.2)  # the end comes apart from the body
+
+    records: list[tuple[int, int | None]] = []
+
+    class Log:
+        def record(self, client: str, line: bytes, status: int, size: int | None, *rest: bytes) -> None:
+            records.append((status, size))
+
+    async def send(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.body" and not message["more_body"]:
+            raise OSError("the client closed")  # granian, once the client has left
+
+    async def scenario() -> None:
+        await Edge(answer, CONFIG, Log()).serve(scope(method="GET"), body_messages(b""), send)  # type: ignore[arg-type]
+
+    run_on_own_loop(scenario(), timeout=20)
+    assert records == [logged]

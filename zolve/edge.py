@@ -336,6 +336,16 @@ class Outcome:
     size: int = 0
     #: the answer's last byte went to the client
     complete: bool = False
+    #: the body's length as its Content-Length promised (None: not given, or a HEAD's)
+    promised: int | None = None
+
+    def sent(self, size: int) -> None:
+        """`size` more bytes of the body went to the client; once they are all it was promised, the answer
+        is whole even if the end of the exchange (granian's last, empty message) finds the client gone:
+        a client that has every byte it was told of may well close first."""
+        self.size += size
+        if self.promised is not None and self.size >= self.promised:
+            self.complete = True
 
 
 class Edge:
@@ -573,11 +583,13 @@ class Edge:
                 status, headers = outbox.start
                 await self._send(send, {"type": "http.response.start", "status": status, "headers": headers})
                 outcome.status, started = status, True
+                outcome.promised = None if scope["method"] == "HEAD" else _promised(headers)
+                outcome.sent(0)
             body = b"" if scope["method"] == "HEAD" else b"".join(chunks)
             last = done and outbox.spooled is None
             if body or last:
                 await self._send(send, {"type": "http.response.body", "body": body, "more_body": not last})
-                outcome.size += len(body)
+                outcome.sent(len(body))
             if last:
                 outcome.complete = True
                 return None
@@ -638,7 +650,7 @@ class Edge:
         """A body read whole before (its rows' snapshot let go): sent from here, holding no thread."""
         while chunk := spooled.read():
             await self._send(send, {"type": "http.response.body", "body": chunk, "more_body": True})
-            outcome.size += len(chunk)
+            outcome.sent(len(chunk))
 
     async def _send(self, send: Send, message: Message) -> None:
         try:
@@ -734,6 +746,14 @@ async def _wait_for(pause: Pause, gone: asyncio.Event) -> None:
         task.cancel()
     if gone.is_set():
         raise ClientGone
+
+
+def _promised(headers: Iterable[tuple[bytes, bytes]]) -> int | None:
+    """The body length a response's head promises, if it gives one."""
+    for key, value in headers:
+        if key == b"content-length" and value.isdigit():
+            return int(value)
+    return None
 
 
 def _header(scope: Scope, name: bytes) -> bytes:
