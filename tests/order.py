@@ -13,25 +13,26 @@ from __future__ import annotations
 import pytest
 
 LONGEST_FIRST = (
-    "tests/test_bench_soak.py",  # the 1-minute soak, about 2 minutes with its stack and drain
-    "tests/puzzles/test_mastermind_book.py",
-    "tests/test_bench_mastermind.py",
-    "tests/workers/test_recovery.py",
-    "tests/puzzles/test_mastermind_third.py",
-    "tests/test_image.py",
-    "tests/workers/test_lost_messages.py",
-    "tests/multihost/test_partitions.py",
-    "tests/security/test_edge.py",
-    "tests/workers/test_planetx_expert.py",
+    "tests/test_image.py",  # over 4 minutes on a machine that has not built the image yet
     "tests/test_cli.py",
     "tests/api/test_fuzz.py",
-    "tests/security/test_slow_clients.py",
+    "tests/test_bench_soak.py",  # the 1-minute soak, about 2 minutes with its stack and drain
+    "tests/puzzles/test_mastermind_book.py",
+    "tests/workers/test_recovery.py",
+    "tests/multihost/test_partitions.py",
+    "tests/security/test_edge.py",
+    "tests/workers/test_lost_messages.py",
     "tests/multihost/test_power.py",
+    "tests/security/test_slow_clients.py",
+    "tests/workers/test_planetx_expert.py",
+    "tests/puzzles/test_planetx_enumerate.py",
+    "tests/workers/test_fair_share.py",
     "tests/test_supervisor.py",
+    "tests/puzzles/test_mastermind_third.py",
+    "tests/puzzles/test_mastermind.py",
     "tests/workers/test_shard_chains.py",
     "tests/workers/test_faults.py",
-    "tests/workers/test_fair_share.py",
-    "tests/workers/test_pipeline.py",
+    "tests/puzzles/test_mastermind_optimal.py",
 )
 _RANK = {path: rank for rank, path in enumerate(LONGEST_FIRST)}
 
