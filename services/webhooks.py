@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 import certifi
 import urllib3
 import urllib3.connection
-from cachetools import TTLCache
+from cachetools import TTLCache, cached
 
 from core.config import Settings
 from core.states import FINAL_STATES
@@ -136,8 +136,6 @@ SUBMIT_LOOKUP_SECONDS = 2.0
 LOOKUP_TTL = 30.0
 #: the lookups themselves, which cannot be interrupted; one that outlives its wait finishes here
 _lookups = ThreadPoolExecutor(8, thread_name_prefix="zolve-lookup")
-_answers: TTLCache[tuple[str, int], tuple[str, ...] | str] = TTLCache(maxsize=4096, ttl=LOOKUP_TTL)
-_answers_lock = threading.Lock()
 
 #: a host's addresses, or why there are none
 Lookup = Callable[[str, int], "tuple[str, ...] | str"]
@@ -151,17 +149,12 @@ def _resolve(host: str, port: int) -> tuple[str, ...] | str:
     return tuple(dict.fromkeys(str(info[4][0]).split("%")[0] for info in infos))
 
 
+@cached(TTLCache(maxsize=4096, ttl=LOOKUP_TTL), lock=threading.Lock())
 def _resolve_at_submit(host: str, port: int) -> tuple[str, ...] | str:
-    with _answers_lock:
-        answer = _answers.get((host, port))
-    if answer is None:
-        try:
-            answer = _lookups.submit(_resolve, host, port).result(SUBMIT_LOOKUP_SECONDS)
-        except TimeoutError:
-            answer = f"the host {host!r} did not resolve within {SUBMIT_LOOKUP_SECONDS:g} s"
-        with _answers_lock:
-            _answers[(host, port)] = answer
-    return answer
+    try:
+        return _lookups.submit(_resolve, host, port).result(SUBMIT_LOOKUP_SECONDS)
+    except TimeoutError:
+        return f"the host {host!r} did not resolve within {SUBMIT_LOOKUP_SECONDS:g} s"
 
 
 def _check(settings: Settings, url: str, lookup: Lookup = _resolve) -> Target | Refusal:

@@ -149,8 +149,6 @@ def all_boards(mode: Mode, run: Run) -> BoardSet:
             boards = BoardSet.from_codes(mode, offered[1](), source="stored")
         else:
             run.progress(phase="enumerating", mode=mode.name)
-            boards = BoardSet.from_codes(
-                mode, enumerate_boards(mode, checkpoint=run.raise_if_stopped), source="enumerated"
-            )
+            boards = BoardSet.from_codes(mode, enumerate_boards(mode), source="enumerated")
         cached = _cache[mode.name] = (source, boards)
     return cached[1]

@@ -3,10 +3,11 @@ enumerator (no Z3): the cross-check for the Z3 enumeration and its speed referen
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from itertools import combinations
 
 from puzzles.planetx.board import ASTEROID, BITS, COMET, DWARF_PLANET, EMPTY, GAS_CLOUD, PLANET_X, Mode
+from puzzles.runtime import checkpoint
 
 #: an extra fact: (sector, object, present)
 Fact = tuple[int, int, bool]
@@ -54,16 +55,11 @@ def is_valid(mode: Mode, board: Sequence[int], facts: Sequence[Fact] = ()) -> bo
     return band_ok(mode, board)
 
 
-def enumerate_boards(
-    mode: Mode,
-    facts: Sequence[Fact] = (),
-    prefix: Sequence[int] = (),
-    checkpoint: Callable[[], None] | None = None,
-) -> list[int]:
+def enumerate_boards(mode: Mode, facts: Sequence[Fact] = (), prefix: Sequence[int] = ()) -> list[int]:
     """Every valid board (as codes), placing objects rather than sectors: dwarf planets, then Planet X,
     comets, asteroids, gas clouds, and empty space in what is left. Sets of sectors are bitmasks.
-    Optionally only boards whose first sectors are `prefix`. `checkpoint` is called before each placement
-    of Planet X (a small fraction of the work each), so that it can stop a long enumeration by raising."""
+    Optionally only boards whose first sectors are `prefix`. Each placement of Planet X (a small fraction
+    of the work) is a checkpoint of the run the enumeration is inside, if any."""
     n = mode.sectors
     full = (1 << n) - 1
     near = [(1 << (s - 2) % n) | (1 << s % n) for s in range(1, n + 1)]  # neighbour masks, 0-based index
@@ -103,8 +99,7 @@ def enumerate_boards(
             continue
         after_dwarfs = full & ~dwarfs
         for planet_x in choose(PLANET_X, after_dwarfs):
-            if checkpoint is not None:
-                checkpoint()
+            checkpoint()
             if any(planet_x >> i & 1 and near[i] & dwarfs for i in range(n)):
                 continue
             for comets in choose(COMET, after_dwarfs & ~planet_x):

@@ -153,20 +153,26 @@ class _Stop(Exception):
     pass
 
 
-def test_a_checkpoint_stops_the_enumeration_between_placements() -> None:
-    calls = []
+class _CountedRun(Run):
+    """A run whose checks are counted (each placement of Planet X is one), stopping at the `stop_at`th."""
 
-    def checkpoint() -> None:
-        calls.append(1)
-        if len(calls) == 3:
+    def __init__(self, stop_at: int | None = None) -> None:
+        super().__init__()
+        self.checks, self.stop_at = 0, stop_at
+
+    def raise_if_stopped(self) -> None:
+        self.checks += 1
+        if self.checks == self.stop_at:
             raise _Stop
 
-    with pytest.raises(_Stop):
-        enumerate_boards(MODES["expert"], checkpoint=checkpoint)
-    assert len(calls) == 3
-    calls.clear()
-    assert len(enumerate_boards(STANDARD, checkpoint=lambda: calls.append(1))) == 4446
-    assert len(calls) > 100  # many placements, each a small part of the work
+
+def test_a_checkpoint_stops_the_enumeration_between_placements() -> None:
+    with pytest.raises(_Stop), _CountedRun(stop_at=3) as run:
+        enumerate_boards(MODES["expert"])
+    assert run.checks == 3
+    with _CountedRun() as run:
+        assert len(enumerate_boards(STANDARD)) == 4446
+    assert run.checks > 100  # many placements, each a small part of the work
 
 
 def test_a_cancelled_run_stops_boards_enumerated_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
