@@ -13,10 +13,10 @@ from __future__ import annotations
 import pytest
 
 LONGEST_FIRST = (
-    "tests/test_image.py",  # over 4 minutes on a machine that has not built the image yet
+    "tests/test_image.py",  # the longest on a machine that has not built the image yet
     "tests/test_cli.py",
     "tests/api/test_fuzz.py",
-    "tests/test_bench_soak.py",  # the 1-minute soak, about 2 minutes with its stack and drain
+    "tests/test_bench_soak.py",  # the soak, with its stack and drain
     "tests/puzzles/test_mastermind_book.py",
     "tests/workers/test_recovery.py",
     "tests/multihost/test_partitions.py",

@@ -109,8 +109,8 @@ def test_the_research_policy_counts_what_an_action_tells_about_the_board() -> No
 
 
 def test_cancel_stops_a_games_set_up() -> None:
-    """Dealing a game's clues and weighing its start are numpy over every board (at expert over a minute
-    on a loaded machine) before the first day: their masks are checkpoints of the run."""
+    """Dealing a game's clues and weighing its start are numpy over every board (at expert, long) before
+    the first day: their masks are checkpoints of the run."""
     from puzzles.planetx.board import MODES
     from puzzles.planetx.boardset import BoardSet, all_boards
 

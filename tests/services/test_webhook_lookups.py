@@ -1,6 +1,6 @@
 """A callback host is looked up at submit within SUBMIT_LOOKUP_SECONDS, and its answer kept a while: a
-resolver that never answers costs a submit that long, not the resolver's own timeouts and retries (seen:
-5 s per submit naming a host the resolver could not reach), and a host named again is not looked up again.
+resolver that never answers costs a submit that long, not the resolver's own timeouts and retries, and a
+host named again is not looked up again.
 The resolver here is a stand-in: a real one that does not answer cannot be made on loopback."""
 
 from __future__ import annotations
