@@ -39,10 +39,12 @@ TEST_ENV = {
     # recycle pool processes often: forks then happen while the worker is busy, as in production
     "ZOLVE_MAX_TASKS_PER_CHILD": "10",
     "ZOLVE_PLUGINS": "tests.plugins",
-    # webhooks: receivers the tests start on loopback, retried quickly, given up on soon
+    # webhooks: receivers the tests start on loopback, retried quickly, given up on soon (but not so soon
+    # that a receiver in a busy test process answers too late: tests/security/test_webhook_tarpit.py
+    # sets a shorter timeout of its own)
     "ZOLVE_WEBHOOK_ALLOWED_NETWORKS": "127.0.0.0/8",
     "ZOLVE_WEBHOOK_BACKOFF": "0.2",
-    "ZOLVE_WEBHOOK_TIMEOUT": "1",
+    "ZOLVE_WEBHOOK_TIMEOUT": "5",
     "ZOLVE_WEBHOOK_MAX_ATTEMPTS": "3",
 }
 
@@ -420,10 +422,14 @@ class Received:
     at: datetime
 
 
+#: how long the receiver's /silent holds a request: past TEST_ENV's ZOLVE_WEBHOOK_TIMEOUT
+SILENT_SECONDS = 30.0
+
+
 @dataclass
 class Receiver:
-    """A webhook receiver on loopback: /flaky/<name> answers 500 twice and then 200, /silent answers too
-    late (after 2.5 s), anything else 200 at once."""
+    """A webhook receiver on loopback: /flaky/<name> answers 500 twice and then 200, /silent never
+    answers (it holds the request past any delivery's timeout), anything else 200 at once."""
 
     url: str
     received: list[Received] = field(default_factory=list)
@@ -476,7 +482,7 @@ def webhook_receiver() -> Iterator[Receiver]:
             state.received.append(Received(self.path, dict(self.headers), body, datetime.now(UTC)))
             state.hits[self.path] += 1
             if self.path == "/silent":
-                time.sleep(2.5)
+                time.sleep(SILENT_SECONDS)
             failing = self.path.startswith("/flaky") and state.hits[self.path] <= 2
             self.answer(500 if failing else 200)
 

@@ -1,5 +1,5 @@
-"""A webhook receiver that trickles its answer cannot hold a delivery past ZOLVE_WEBHOOK_TIMEOUT (1 s in
-TEST_ENV), nor another client's job: the probe's tarpit (`500` with `Content-Length: 30`, then a byte
+"""A webhook receiver that trickles its answer cannot hold a delivery past ZOLVE_WEBHOOK_TIMEOUT (1 s
+here), nor another client's job: the probe's tarpit (`500` with `Content-Length: 30`, then a byte
 now and then) held each attempt 60 s with a 5-s timeout, because the timeout bounded each socket read and
 the whole body was read (issue 37, item 1). Here the tarpit sends a byte every 0.25 s, faster than the
 timeout (bench/webhook_tarpit.py), through a real worker on the webhook queue beside a solver worker."""
@@ -15,12 +15,13 @@ import certifi
 import pytest
 
 from bench.webhook_tarpit import tarpit
+from core.config import replace
 from services import webhooks
 from store import keys
 from store.models import WebhookDelivery
 from tests.support import poll_job, private_stack, wait_until
 
-TIMEOUT = 1.0  # TEST_ENV's ZOLVE_WEBHOOK_TIMEOUT
+TIMEOUT = 1.0  # ZOLVE_WEBHOOK_TIMEOUT in this module
 #: faster than the timeout: 30 bytes would hold a reader that reads them all 7.5 s
 TRICKLE_SECONDS = 0.25
 
@@ -28,7 +29,7 @@ TRICKLE_SECONDS = 0.25
 def test_a_tarpit_receiver_is_cut_off_within_the_timeout(settings, tmp_path) -> None:
     with (
         tarpit(TRICKLE_SECONDS) as pit,
-        private_stack(settings, tmp_path / "stack") as stack,
+        private_stack(settings, tmp_path / "stack", env={"ZOLVE_WEBHOOK_TIMEOUT": str(TIMEOUT)}) as stack,
         stack.split_workers(tmp_path),
     ):
         jobs = {path: _submit(stack, stack.headers, f"{pit.url}{path}") for path in ("/body", "/head")}
@@ -98,7 +99,8 @@ def test_a_tarpit_over_tls_is_cut_off_within_the_timeout(settings, trusted_tls: 
     with tarpit(TRICKLE_SECONDS, tls=trusted_tls) as pit:
         for path, reason in (("/head", "timeout"), ("/body", "HTTP 500")):
             delivery = WebhookDelivery(id=1, url=f"{pit.url}{path}")
-            attempt = webhooks.send(settings, webhooks.Message(delivery, b"{}", "whsec_" + "A" * 44))
+            message = webhooks.Message(delivery, b"{}", "whsec_" + "A" * 44)
+            attempt = webhooks.send(replace(settings, webhook_timeout=TIMEOUT), message)
             assert attempt.reason == reason and attempt.latency_ms < (TIMEOUT + 1) * 1000, attempt
         wait_until(lambda: len(pit.held) == 2, 10, 0.05, "the tarpit to see both connections closed")
         assert max(max(held) for held in pit.held.values()) < TIMEOUT + 1, pit.held
