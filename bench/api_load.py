@@ -186,7 +186,7 @@ def main() -> None:
             client = Client(stack.port, stack.key, recorder)
             while not stopped():
                 status, job = await client.call("POST /jobs", "POST", "/jobs", TRIVIAL, parsed=True)
-                while status == 202 and job.get("state") not in FINAL and not stopped():
+                while status in (200, 202) and job.get("state") not in FINAL and not stopped():
                     wait = f"/jobs/{job['id']}?wait=5"
                     status, job = await client.call("GET /jobs/{id}?wait", "GET", wait, parsed=True)
             client.close()
