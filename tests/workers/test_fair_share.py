@@ -30,6 +30,13 @@ def test_a_short_job_runs_beside_another_clients_bulk_job(client, make_key, work
     with db.session() as session:
         assert session.get(Job, bulk_id).state == "running", "the bulk job was still running beside it"
     assert wait_job(a, bulk_id, 60)["state"] == "succeeded"
+    with db.session() as session:
+        short_started = session.get(Job, short_id).started_at
+        later = session.scalar(
+            select(func.count()).where(Shard.job_id == bulk_id, Shard.started_at > short_started)
+        )
+    # the short job takes the first place a shard frees: most of the bulk job's shards start after it
+    assert later >= 10, f"only {later} of the bulk job's 20 shards started after the short job"
 
 
 def test_two_bulk_clients_progress_side_by_side(client, make_key, worker, wait_job, db) -> None:
