@@ -158,13 +158,16 @@ def _database_url(server: PostgresServer) -> str:
 
 def _kill_stale(pidfile: Path) -> None:
     """A Redis left behind by a crashed `zolve up`: its data is disposable, so stop it. Only the holder
-    of the data directory's lock starts Redis (see open_embedded), so no live owner uses this one."""
+    of the data directory's lock starts Redis (see open_embedded), so no live owner uses this one. The
+    pid may since have gone to another process, another stack's Redis included: only a redis-server
+    working in this directory (Redis changes into its `--dir`) is ours."""
     try:
         pid = int(pidfile.read_text().strip())
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        cwd = Path(os.readlink(f"/proc/{pid}/cwd"))
     except (OSError, ValueError):
         return
-    if b"redis-server" in cmdline:
+    if b"redis-server" in cmdline and cwd == pidfile.parent.resolve():
         os.kill(pid, signal.SIGTERM)
         for _ in range(50):
             if not Path(f"/proc/{pid}").exists():
