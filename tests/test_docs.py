@@ -396,12 +396,12 @@ def test_the_old_headings_are_the_readmes_at_ce58375() -> None:
     assert headings(shown.stdout, range(2, 5)) == list(OLD_HEADINGS)
 
 
-@pytest.mark.parametrize("page", ["README.md", "docs/tutorial.md"])
-def test_the_first_screen_shown_names_the_newest_migration(page: str) -> None:
+@pytest.mark.parametrize("doc", ["README.md", "docs/tutorial.md"])
+def test_the_first_screen_shown_names_the_newest_migration(doc: str) -> None:
     from alembic.script import ScriptDirectory
 
     from migrations.runner import alembic_config
 
     head = ScriptDirectory.from_config(alembic_config("postgresql://unused")).get_current_head()
-    shown = re.findall(r"database schema upgraded from nothing to (\w+)", (ROOT / page).read_text())
-    assert shown == [head], f"{page} shows {shown}; `zolve up` on a new data directory prints {head}"
+    shown = re.findall(r"database schema upgraded from nothing to (\w+)", (ROOT / doc).read_text())
+    assert shown == [head], f"{doc} shows {shown}; `zolve up` on a new data directory prints {head}"
