@@ -19,13 +19,13 @@ from marshmallow import Schema, ValidationError, fields
 from schemas.fields import UNSTORABLE, at_path, storable, unstorable
 from schemas.rows import RowExportQuery, RowPage, RowPageQuery
 from schemas.rules import unknown_rule_fields
-from store.db import Database
-from store.rows import RowFilter
 
-if TYPE_CHECKING:  # the API must not import Z3
+if TYPE_CHECKING:  # the API must not import Z3; the command line, the store (only the hooks touch it)
     import numpy as np
 
     from puzzles.runtime import Run
+    from store.db import Database
+    from store.rows import RowFilter
 
 SolveFunction = Callable[[dict[str, Any], "Run"], dict[str, Any]]
 #: name -> provider, offered to a running puzzle through `Run.resource` (puzzles never query the database)

@@ -4,6 +4,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -29,6 +30,17 @@ def test_solve_runs_a_kind_in_process() -> None:
     assert (result["wins"], result["out_of"], result["optimal"]) == (21, 36, True)
     # with no service to share the cores with, the limit is the kind's own or the maximum, said up front
     assert "zolve solve: time limit 3600 s (--time-limit to change it)" in done.stderr
+
+
+def test_the_help_lists_the_kinds_commands_without_loading_the_store() -> None:
+    """`zolve --help` loads every kind (their command groups), not the database layer their hooks use."""
+    script = (
+        "import sys; from zolve.cli import main; main(['--help'], standalone_mode=False);"
+        "print(sorted(name for name in ('store.db', 'sqlalchemy', 'psycopg') if name in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "planetx" in done.stdout and done.stdout.rstrip().endswith("[]"), done.stdout[-300:]
 
 
 def test_every_command_that_touches_the_data_dir_takes_data_dir() -> None:

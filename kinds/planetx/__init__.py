@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -31,17 +31,21 @@ from schemas.planetx import (
     SimulateParams,
     SimulateResult,
 )
-from store import rows
-from store.db import Database
+
+if TYPE_CHECKING:  # the hooks below import the store when they run: `zolve --help` loads every kind
+    from store.db import Database
+    from store.rows import RowFilter
 
 ENUMERATE = "planetx.enumerate"
 OBJECT_PARAMS = "exgdac"  # the query parameter of each object code 0..5
 CLI = "zolve.commands.planetx:planetx"
 
 
-def board_filters(args: dict[str, Any]) -> list[rows.RowFilter]:
+def board_filters(args: dict[str, Any]) -> list[RowFilter]:
     """`?x=7&c=1`: boards with Planet X in sector 7 and a comet in sector 1 (a board is its key: 3 bits
     per sector, sector 1 lowest)."""
+    from store import rows
+
     return [
         rows.KeyBits(shift=BITS * (sector - 1), mask=(1 << BITS) - 1, value=obj)
         for obj, name in enumerate(OBJECT_PARAMS)
@@ -51,6 +55,8 @@ def board_filters(args: dict[str, Any]) -> list[rows.RowFilter]:
 
 def complete_enumeration(db: Database, mode: str) -> uuid.UUID | None:
     """The job whose rows hold the newest stored enumeration of a mode with no extra constraints."""
+    from store import rows
+
     return rows.latest_rows_source(db, ENUMERATE, {"mode": mode}, params_empty=("constraints",))
 
 
@@ -60,6 +66,8 @@ def stored_boards(db: Database) -> Resources:
         source = complete_enumeration(db, mode)
         if source is None:
             return None
+        from store import rows
+
         return str(source), lambda: rows.all_keys(db, source)
 
     return {BOARDS_RESOURCE: boards_of}
