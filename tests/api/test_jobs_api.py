@@ -6,6 +6,7 @@ import math
 import threading
 import time
 import uuid
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -291,10 +292,12 @@ def test_queued_job_has_retry_after_and_cancel_means_it_never_starts(client, db,
 
     with db.session() as session:
         owner = keys.create_key(session, name="queued")
-        # inserted without a wake-up message: it stays queued (the sweeper would only resend it later)
         job, _ = job_store.create_job(
             session, owner_id=owner.id, kind="dice", params={"dice": 3, "faces": 6}, time_limit=60
         )
+        # marked sent an hour ahead, with no message: it stays queued (one never sent would be
+        # store.dispatch's to send, and one sent long ago the sweep's to send again)
+        job.enqueued_at = datetime.now(UTC) + timedelta(hours=1)
     headers = {"Authorization": f"Bearer {owner.key}"}
     queued = client.get(f"/jobs/{job.id}", headers=headers)
     assert queued.get_json()["state"] == "queued" and queued.headers["Retry-After"] == "1"
