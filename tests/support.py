@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -206,6 +206,17 @@ def new_job(db, owner: int, kind: str = "dice", params: dict | None = None) -> A
             session, owner_id=owner, kind=kind, params=params or {"dice": 3}, time_limit=60
         )
     return job
+
+
+def sent_ahead(session: Any, job_id: uuid.UUID) -> None:
+    """Mark a queued job (inserted by the store, no message) as sent an hour ahead, so that nothing sends
+    it while the test runs: one never sent is store.dispatch's to send, and one sent long ago the
+    sweep's to send again."""
+    from sqlalchemy import func, update
+
+    from store.models import Job
+
+    session.execute(update(Job).where(Job.id == job_id).values(enqueued_at=func.now() + timedelta(hours=1)))
 
 
 @dataclass

@@ -5,16 +5,15 @@ from __future__ import annotations
 
 import re
 import uuid
-from datetime import timedelta
 
 import pytest
-from sqlalchemy import func, select, update
+from sqlalchemy import select, update
 
 from kinds import KINDS
 from store import jobs as job_store
 from store import keys, shards
 from store.models import ApiKey, Job, JobEvent
-from tests.support import wait_until
+from tests.support import HeldJob, sent_ahead, wait_until
 
 DICE = {"kind": "dice", "params": {"dice": 3, "faces": 6}}
 SLOW = {"kind": "dice", "params": {"dice": 3, "faces": 20}, "time_limit": 120}
@@ -247,24 +246,18 @@ def test_the_dashboard_is_not_in_the_openapi_spec(client) -> None:
 # -- jobs table -----------------------------------------------------------------------------------
 def _stored_job(db, owner: dict[str, str], *, state: str, kind: str = "dice") -> str:
     """A job row in the given state that no worker takes up while the test runs: a final one is left
-    alone; a queued one is marked sent an hour ahead (one never sent is store.dispatch's to send, and one
-    sent long ago the sweep's to send again); a running one is held by a lease of a process that never
-    announced itself (running with no lease at all would be a sharded job planned and awaiting its
-    finalize, which the sweep finalizes)."""
+    alone, a queued one is marked sent ahead (tests.support.sent_ahead), a running one is claimed by a
+    holder of no worker's name (as HeldJob's: running with no lease at all would be a sharded job planned
+    and awaiting its finalize, which the sweep finalizes)."""
     with db.session() as session:
         owner_id = keys.authenticate(session, bearer_token(owner)).id
         job, _ = job_store.create_job(
             session, owner_id=owner_id, kind=kind, params={"dice": 3, "faces": 6}, time_limit=60
         )
         if state == "queued":
-            sent = {"enqueued_at": func.now() + timedelta(hours=1)}
-            session.execute(update(Job).where(Job.id == job.id).values(**sent))
+            sent_ahead(session, job.id)
         elif state == "running":
-            lease = {
-                "lease_owner": "tests: no such worker",
-                "lease_expires_at": func.now() + timedelta(hours=1),
-            }
-            session.execute(update(Job).where(Job.id == job.id).values(state=state, **lease))
+            job_store.claim(session, job.id, HeldJob.holder, lease_seconds=3600)
         else:
             session.execute(
                 update(Job).where(Job.id == job.id).values(state=state, finished_at=Job.created_at)

@@ -6,11 +6,11 @@ import math
 import threading
 import time
 import uuid
-from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from api.extension import zolve
+from tests.support import sent_ahead
 
 DICE = {"kind": "dice", "params": {"dice": 3, "faces": 6}}
 
@@ -295,9 +295,7 @@ def test_queued_job_has_retry_after_and_cancel_means_it_never_starts(client, db,
         job, _ = job_store.create_job(
             session, owner_id=owner.id, kind="dice", params={"dice": 3, "faces": 6}, time_limit=60
         )
-        # marked sent an hour ahead, with no message: it stays queued (one never sent would be
-        # store.dispatch's to send, and one sent long ago the sweep's to send again)
-        job.enqueued_at = datetime.now(UTC) + timedelta(hours=1)
+        sent_ahead(session, job.id)  # with no message: it stays queued
     headers = {"Authorization": f"Bearer {owner.key}"}
     queued = client.get(f"/jobs/{job.id}", headers=headers)
     assert queued.get_json()["state"] == "queued" and queued.headers["Retry-After"] == "1"
