@@ -17,7 +17,6 @@ LONGEST_FIRST = (
     "tests/test_cli.py",
     "tests/api/test_fuzz.py",
     "tests/test_bench_soak.py",  # the soak, with its stack and drain
-    "tests/puzzles/test_mastermind_book.py",
     "tests/workers/test_recovery.py",
     "tests/multihost/test_partitions.py",
     "tests/security/test_edge.py",

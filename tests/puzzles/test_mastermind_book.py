@@ -9,6 +9,7 @@ import pytest
 from puzzles import mastermind as mm
 from puzzles.mastermind import book
 from puzzles.mastermind.model import _Session
+from puzzles.mastermind.stronger import _codes_of, _engine
 from puzzles.runtime import Run
 
 from .test_mastermind import entropy_key, paired_score
@@ -27,10 +28,40 @@ def test_the_stored_small_books_are_what_the_builder_gives(n: int, k: int) -> No
     assert _without_time(book.build(n, k)) == _without_time(book.stored_books()[f"{n}x{k}"])
 
 
+def test_the_sampled_first_pass_keeps_each_best_second_guess(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The larger sizes' path (a first pass against a sample, a shortlist scored exactly), taken at 5×8 by
+    lowering its threshold: a quarter of the codes sampled, it prunes candidates and still finds the book."""
+    monkeypatch.setattr(book, "EXACT_WORK", 0)
+    monkeypatch.setattr(book, "SAMPLE", 8_000)
+    said: list[str] = []
+    assert _without_time(book.build(5, 8, log=said.append)) == _without_time(book.stored_books()["5x8"])
+    assert any("candidates kept for the exact pass" in line for line in said), said
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(("n", "k"), [(6, 9), (7, 7)])
-def test_the_stored_larger_books_are_what_the_builder_gives(n: int, k: int) -> None:
-    assert _without_time(book.build(n, k)) == _without_time(book.stored_books()[f"{n}x{k}"])
+def test_each_stored_larger_second_guess_leaves_its_codes_and_splits_them_as_well_as_random_codes(
+    n: int, k: int
+) -> None:
+    """Rebuilding these books takes CPU minutes (`python -m puzzles.mastermind.book`); here each stored
+    second guess is held to what it must be: the codes its feedback leaves counted, and its split of them
+    scored exactly against 64 random codes'."""
+    entry = book.stored_books()[f"{n}x{k}"]
+    engine = _engine(n, k)
+    every = engine.encode(_codes_of(n, k).astype(np.int8))
+    first = engine.encode(np.array([book._code(entry["first"])], dtype=np.int8))
+    first_classes = engine.classes(first, every)[0].astype(np.int64)
+    parts = np.bincount(first_classes, minlength=(n + 1) ** 2)
+    stored = [np.ravel_multi_index(book._code(move["guess"]), (k,) * n) for move in entry["second"].values()]
+    rivals = np.random.default_rng(0).choice(k**n, 64, replace=False)
+    candidates = np.concatenate([np.array(stored, dtype=np.int64), rivals])
+    joint = book._joint_counts(engine, every[candidates], every, first_classes, n)
+    scores = np.round(-book._slog(k**n)[joint].sum(2), 9)  # [candidate, first feedback class]
+    for row, (feedback, move) in enumerate(entry["second"].items()):
+        black, white = map(int, feedback.split(","))
+        part = black * (n + 1) + black + white
+        assert parts[part] == move["left"], feedback
+        assert (scores[len(stored) :, part] <= scores[row, part]).all(), feedback
 
 
 def test_a_second_guess_splits_as_well_as_every_code_does() -> None:

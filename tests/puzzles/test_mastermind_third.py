@@ -28,15 +28,18 @@ def test_the_stored_sizes() -> None:
     assert set(third.MIN_LEFT) == {(6, 9), (7, 7), (8, 6)}
 
 
+#: one part larger than SAMPLE: its first pass samples the part, and at 7×7 its candidates are a draw refined
+#: by hill climbing (the smallest parts of the other sizes take every candidate or the draw, unsampled)
+LARGER = {"7x7": [("1,2", "1,2")]}
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    ("size", "larger"), [("6x9", ("1,1", "0,1")), ("7x7", ("1,2", "1,2")), ("8x6", ("2,2", "0,2"))]
-)
-def test_stored_entries_are_what_the_builder_gives(size: str, larger: tuple[str, str]) -> None:
+@pytest.mark.parametrize("size", ["6x9", "7x7", "8x6"])
+def test_stored_entries_are_what_the_builder_gives(size: str) -> None:
     stored = third.stored_thirds()[size]
     n, k = map(int, size.split("x"))
     built = third._Size(n, k)
-    for first, key in _smallest_parts(size, 3) + [larger]:
+    for first, key in _smallest_parts(size, 3) + LARGER.get(size, []):
         fresh = built.third_guesses(first, only={key})
         assert fresh[key] == stored["after"][first]["third"][key], (first, key)
 
