@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import select
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TypedDict, cast
@@ -97,6 +98,8 @@ class Database:
         self.pre_ping = pre_ping
         self._engine: Engine | None = None
         self._sessions: sessionmaker[Session] | None = None
+        #: the engine is made on first use, by whichever thread comes first: once, and whole
+        self._making = threading.Lock()
         forks.reset_in_child(self, Database._forget_parent)
 
     def _forget_parent(self) -> None:
@@ -104,26 +107,37 @@ class Database:
         if self._engine is not None:
             self._engine.dispose(close=False)
         self._engine, self._sessions = None, None
+        self._making = threading.Lock()  # a thread of the parent's may have held it at the fork
 
     @property
     def engine(self) -> Engine:
-        if self._engine is None:
-            self._engine = create_engine(
-                self.url,
-                pool_size=self.pool_size,
-                max_overflow=self.pool_size,
-                pool_pre_ping=self.pre_ping,
-                pool_recycle=1800,
-                connect_args=self._connect_args(),
-                # a statement's parameters may be secrets (a webhook secret being rotated): an error's
-                # message, which a log may print, names the statement but never its values
-                hide_parameters=True,
-            )
-            if not self.pre_ping:
-                event.listen(self._engine, "checkout", _refuse_closed)
-            tracing.instrument_engine(self._engine)  # this process traces: its SQL joins the spans
-            self._sessions = sessionmaker(self._engine, expire_on_commit=False)
+        engine = self._engine
+        if engine is not None:
+            return engine
+        with self._making:
+            if self._engine is None:
+                self._make_engine()
+        assert self._engine is not None
         return self._engine
+
+    def _make_engine(self) -> None:
+        """The engine and its session factory, the engine published last: a thread that sees it sees both."""
+        engine = create_engine(
+            self.url,
+            pool_size=self.pool_size,
+            max_overflow=self.pool_size,
+            pool_pre_ping=self.pre_ping,
+            pool_recycle=1800,
+            connect_args=self._connect_args(),
+            # a statement's parameters may be secrets (a webhook secret being rotated): an error's
+            # message, which a log may print, names the statement but never its values
+            hide_parameters=True,
+        )
+        if not self.pre_ping:
+            event.listen(engine, "checkout", _refuse_closed)
+        tracing.instrument_engine(engine)  # this process traces: its SQL joins the spans
+        self._sessions = sessionmaker(engine, expire_on_commit=False)
+        self._engine = engine
 
     def _connect_args(self) -> dict[str, object]:
         # never prepare statements on the server unless a session asks to: psycopg would after 5 executions,

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
+import pytest
 from sqlalchemy import text
 
+import store.db
 from core.config import Settings
 from store.db import Database
 
@@ -118,3 +122,34 @@ def test_a_forked_child_opens_connections_of_its_own_and_leaves_the_parents_open
             assert connection.execute(text("SELECT pg_backend_pid()")).scalar() == parents
     finally:
         db.dispose()
+
+
+def test_threads_that_meet_a_new_database_at_once_share_one_engine(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An API process's first requests arrive together: a thread used to find the engine another had just
+    made but not yet its session factory, and failed (a 500 for most of 30 concurrent submits). The
+    engine's set-up is slowed here so that every thread arrives while it is under way."""
+    instrument = store.db.tracing.instrument_engine
+    made: list[object] = []
+
+    def slow_instrument(engine: object) -> None:
+        made.append(engine)
+        time.sleep(0.3)
+        instrument(engine)
+
+    monkeypatch.setattr(store.db.tracing, "instrument_engine", slow_instrument)
+    db = Database(settings.database_url, pool_size=4)
+    start = threading.Barrier(12)
+
+    def first_query() -> int:
+        start.wait()
+        with db.session() as session:
+            return int(session.execute(text("SELECT 1")).scalar_one())
+
+    try:
+        with ThreadPoolExecutor(12) as pool:
+            answers = [future.result(timeout=60) for future in [pool.submit(first_query) for _ in range(12)]]
+    finally:
+        db.dispose()
+    assert answers == [1] * 12 and len(made) == 1
