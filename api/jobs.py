@@ -211,7 +211,8 @@ PICTURE_HEADERS = {"Content-Security-Policy": "default-src 'none'; style-src 'un
 @blp.response(
     200, {"type": "string"}, content_type="image/svg+xml", description="The result drawn as an SVG image"
 )
-@blp.alt_response(404, description="No such job, or not yours, or no result yet")
+@blp.alt_response(404, description="No such job, or not yours")
+@blp.alt_response(409, description="The job has no result to draw: not yet, or it failed or was cancelled")
 def picture(job_id: uuid.UUID) -> Any:
     """The result as a picture (SVG): a Planet X board's odds per sector, a Taiji grid with its lit tiles,
     a Mastermind game's pegs, a Leaving Earth route with its rockets, dice with their win matrix."""

@@ -11,6 +11,7 @@ from marshmallow import ValidationError
 from sqlalchemy.orm import Session
 
 from core import tracing
+from core.states import FINAL_STATES
 from kinds import KINDS, Kind
 from schemas.jobs import JobCreate
 from services.context import Caller, Context
@@ -178,12 +179,16 @@ def get(ctx: Context, caller: Caller, job_id: uuid.UUID) -> JobView:
 
 
 def picture(ctx: Context, caller: Caller, job_id: uuid.UUID) -> str:
-    """The job's result drawn as SVG by its kind. NotFound: no such job (or not the caller's), no result
-    yet, or a kind (or a result) with nothing to draw."""
+    """The job's result drawn as SVG by its kind. NotFound: no such job (or not the caller's), or a kind
+    (or a result) with nothing to draw. Conflict: the job has no result (yet, or ever: failed, cancelled),
+    as an export of a job that has not succeeded."""
     job = get(ctx, caller, job_id)
     kind = KINDS.get(job.kind)
-    if job.result is None or kind is None:
-        raise NotFound("the job has no result to draw yet")
+    if kind is None:
+        raise NotFound(f"jobs of kind {job.kind} have no picture")
+    if job.result is None:
+        still = "" if job.state in FINAL_STATES else " yet"
+        raise Conflict(f"the job is {job.state}: it has no result to draw{still}")
     try:
         drawn = kind.draw(job.params, job.result)
     except (KeyError, IndexError, TypeError, ValueError, AttributeError):

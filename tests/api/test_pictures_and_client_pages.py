@@ -35,13 +35,15 @@ def form(client, path: str, data: dict[str, str]):
 
 
 # -- GET /jobs/{id}/picture.svg -------------------------------------------------------------------
-def test_a_picture_is_404_until_there_is_a_result_and_only_for_its_owner(
+def test_a_picture_is_409_until_there_is_a_result_and_only_for_its_owner(
     client, db, make_key, worker, wait_job
 ) -> None:
     owner, other, admin = make_key(), make_key(), make_key(admin=True)
     queued = _stored_job(db, owner, state="queued")
     response = client.get(f"/jobs/{queued}/picture.svg", headers=owner)
-    assert response.status_code == 404 and response.get_json()["message"].startswith("the job has no result")
+    said = response.get_json()["message"]
+    assert response.status_code == 409 and said == "the job is queued: it has no result to draw yet", said
+    assert client.get(f"/jobs/{queued}/picture.svg", headers=other).status_code == 404
 
     puzzle = TAIJI["SOLV0"]
     job_id = client.post(
@@ -91,7 +93,7 @@ def test_a_deductions_picture_carries_its_probabilities(client, auth, worker, wa
 def test_the_picture_is_in_the_openapi_spec(client) -> None:
     operation = client.get("/openapi.json").get_json()["paths"]["/jobs/{job_id}/picture.svg"]["get"]
     assert "image/svg+xml" in operation["responses"]["200"]["content"]
-    assert "404" in operation["responses"]
+    assert "404" in operation["responses"] and "409" in operation["responses"]
 
 
 # -- the new-job form -----------------------------------------------------------------------------
