@@ -462,8 +462,9 @@ def test_requeue_takes_a_stuck_shard_back_and_the_worker_finishes_it(db, admin_c
         job, _ = job_store.create_job(
             session, owner_id=owner, kind="planetx.enumerate", params=params, time_limit=60
         )
+        sent_ahead(session, job.id)  # the planner below claims it, not the live worker
     with db.session() as session:  # planned by hand, its one shard held by a worker that hangs
-        job_store.claim(session, job.id, "planner", 30)
+        assert job_store.claim(session, job.id, "planner", 30) is not None
         [shard_id] = shards.create_shards(session, job.id, "planner", ["AA"])
         shards.claim_shard(session, shard_id, "hung:1", 30)
     html = page_text(admin_client, f"/admin/jobs/{job.id}")
