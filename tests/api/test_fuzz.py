@@ -47,8 +47,8 @@ def fuzz_headers(make_key_module) -> dict[str, str]:
 def api_schema(app):
     loaded = schemathesis.openapi.from_wsgi("/openapi.json", app)
     # the document's examples and generated cases; the coverage phase (every field's boundary values, each
-    # required part left out) is `make contract`'s, against a running service: here it took two thirds of
-    # the module's time, and every field of every kind meets hostile values below
+    # required part left out) is `make contract`'s, against a running service, as the longest part of this
+    # module; every field of every kind meets hostile values below
     loaded.config.phases.coverage.enabled = False
     return loaded
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from puzzles import mastermind as mm
-from puzzles.mastermind import book
+from puzzles.mastermind import book, third
 from puzzles.mastermind.model import _Session
 from puzzles.mastermind.stronger import _codes_of, _engine
 from puzzles.runtime import Run
@@ -43,7 +43,7 @@ def test_the_sampled_first_pass_keeps_each_best_second_guess(monkeypatch: pytest
 def test_each_stored_larger_second_guess_leaves_its_codes_and_splits_them_as_well_as_random_codes(
     n: int, k: int
 ) -> None:
-    """Rebuilding these books takes CPU minutes (`python -m puzzles.mastermind.book`); here each stored
+    """Rebuilding these books is a long run (`python -m puzzles.mastermind.book`); here each stored
     second guess is held to what it must be: the codes its feedback leaves counted, and its split of them
     scored exactly against 64 random codes'."""
     entry = book.stored_books()[f"{n}x{k}"]
@@ -58,8 +58,7 @@ def test_each_stored_larger_second_guess_leaves_its_codes_and_splits_them_as_wel
     joint = book._joint_counts(engine, every[candidates], every, first_classes, n)
     scores = np.round(-book._slog(k**n)[joint].sum(2), 9)  # [candidate, first feedback class]
     for row, (feedback, move) in enumerate(entry["second"].items()):
-        black, white = map(int, feedback.split(","))
-        part = black * (n + 1) + black + white
+        part = third._class_of(n, feedback)
         assert parts[part] == move["left"], feedback
         assert (scores[len(stored) :, part] <= scores[row, part]).all(), feedback
 
