@@ -93,7 +93,6 @@ class JobCollection(MethodView):
 class JobItem(MethodView):
     decorators = [auth.login_required]
 
-    @blp.etag
     @blp.arguments(job_schemas.JobGetArgs, location="query", unknown=RAISE)
     @blp.response(200, job_schemas.Job)
     @blp.alt_response(404, description="No such job, or not yours")
@@ -107,12 +106,17 @@ class JobItem(MethodView):
             job = found
         else:
             run_again()  # the edge runs this request again when the job moves
-        headers = {} if job.is_final else {"Retry-After": "1"}
         # admins see more (a traceback), and the links are under the request's prefix (behind a proxy)
         view = (who.is_admin, request.script_root)
         answer = job_reads.rendered(job, view, lambda: _render(job, who.is_admin))
-        blp.set_etag(answer.digest)  # a 304 when the client already holds this answer
-        return Response(answer.body, mimetype="application/json"), 200, headers
+        if answer.digest in request.if_none_match:  # the client already holds this answer
+            response = Response(status=304)
+        else:
+            response = Response(answer.body, mimetype="application/json")
+        response.set_etag(answer.digest)
+        if not job.is_final:
+            response.headers["Retry-After"] = "1"
+        return response
 
 
 _JOB_SCHEMA = job_schemas.Job()

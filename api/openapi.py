@@ -81,6 +81,10 @@ _STATUS_TEXT = {
 HEADERS: dict[str, dict[str, Any]] = {
     "Location": {"description": "the job's (or batch's) URL, to poll", "schema": TEXT},
     "Retry-After": {"description": "seconds to wait before trying again", "schema": {"type": "integer"}},
+    "ETag": {
+        "description": "this answer's tag: send it back as If-None-Match to poll cheaply",
+        "schema": TEXT,
+    },
     "Link": {"description": 'the next page: `<URL>; rel="next"` (none on the last page)', "schema": TEXT},
     "X-Total-Count": {
         "description": "how many rows the job stored (the export's filters not applied)",
@@ -100,6 +104,13 @@ IDEMPOTENCY_KEY = {
     "description": "repeat a submit safely: the same key and body answer what the first request made; "
     "the same key with another body is refused (422)",
     "schema": {"type": "string", "minLength": 1, "maxLength": IDEMPOTENCY_KEY_MAX},
+}
+IF_NONE_MATCH = {
+    "in": "header",
+    "name": "If-None-Match",
+    "required": False,
+    "description": "the ETag of the answer you hold: 304 with no body while it is still the answer",
+    "schema": TEXT,
 }
 LAST_EVENT_ID = {
     "in": "header",
@@ -206,6 +217,10 @@ def _headers(method: str, path: str, operation: dict[str, Any], responses: dict[
         add("200", "Link")
     if (method, path) in (("get", "/jobs/{job_id}"), ("get", "/batches/{batch_id}")):
         add("200", "Retry-After")  # not finished yet: poll again after this
+    if (method, path) == ("get", "/jobs/{job_id}"):
+        operation.setdefault("parameters", []).append(IF_NONE_MATCH)
+        add("200", "ETag")
+        responses["304"] = {"description": "Not Modified: the answer whose ETag If-None-Match names"}
     if path.endswith("/events"):
         operation.setdefault("parameters", []).append(LAST_EVENT_ID)
     if _ROWS_PATH.match(path) and path.endswith((".csv", ".ndjson")):

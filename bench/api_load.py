@@ -17,7 +17,11 @@ next request when the last is answered: they cost the machine far less than thre
 client, waiting for the GIL, also lengthened the latencies measured), so more of its 2 cores go to the
 service, as with clients on other machines.
 
+Phases 1 and 2 are repeated `--rounds` times in turn, and the median of the rounds' ratios is reported:
+the machine's speed drifts by more than the ratio measured within a few minutes.
+
     .venv/bin/python bench/api_load.py [--clients 50] [--seconds 30] [--api-workers 2] [--queued 20]
+        [--rounds 1]
 """
 
 from __future__ import annotations
@@ -158,6 +162,12 @@ def main() -> None:
     parser.add_argument(
         "--queued", type=int, default=20, help="unfinished jobs polled (each re-read about once a second)"
     )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        default=1,
+        help="bare, finished and unfinished polls this many times in turn (the machine's speed drifts)",
+    )
     args = parser.parse_args()
     # the limiter stays on (its Redis round trip is part of every request) but far above this load
     os.environ["ZOLVE_RATE_LIMIT"] = os.environ["ZOLVE_SUBMIT_RATE_LIMIT"] = "10000000 per minute"
@@ -196,17 +206,24 @@ def main() -> None:
             f"{args.api_workers} processes × 8 threads, 1 worker process, all on this machine;"
             " the clients on one event loop"
         )
-        bare = Recorder()
-        elapsed, xacts = run_phase(stack, args.clients, args.seconds, lambda i, s: bare_loop(i, s, bare))
-        bare_rate = report("bare", bare, elapsed, xacts)["GET /health"]
-        status = Recorder()
-        elapsed, xacts = run_phase(stack, args.clients, args.seconds, lambda i, s: status_loop(i, s, status))
-        status_rate = report("status", status, elapsed, xacts)["GET /jobs/{id}"]
-        waiting = Recorder()
-        elapsed, xacts = run_phase(
-            stack, args.clients, args.seconds, lambda i, s: status_loop(i, s, waiting, waiting_ids)
-        )
-        waiting_rate = report("queued", waiting, elapsed, xacts)["GET /jobs/{id}"]
+        ratios: list[tuple[float, float]] = []
+        for _ in range(args.rounds):
+            bare = Recorder()
+            elapsed, xacts = run_phase(
+                stack, args.clients, args.seconds, lambda i, s, r=bare: bare_loop(i, s, r)
+            )
+            bare_rate = report("bare", bare, elapsed, xacts)["GET /health"]
+            status = Recorder()
+            elapsed, xacts = run_phase(
+                stack, args.clients, args.seconds, lambda i, s, r=status: status_loop(i, s, r)
+            )
+            status_rate = report("status", status, elapsed, xacts)["GET /jobs/{id}"]
+            waiting = Recorder()
+            elapsed, xacts = run_phase(
+                stack, args.clients, args.seconds, lambda i, s, r=waiting: status_loop(i, s, r, waiting_ids)
+            )
+            waiting_rate = report("queued", waiting, elapsed, xacts)["GET /jobs/{id}"]
+            ratios.append((status_rate / bare_rate, waiting_rate / bare_rate))
         submitters = max(1, args.clients // 5)
         own_keys = [stack.new_key() for _ in range(submitters)]
 
@@ -237,8 +254,15 @@ def main() -> None:
         print(
             f"  status polls / bare endpoint throughput = {status_rate / bare_rate:.2f}x finished jobs,"
             f" {waiting_rate / bare_rate:.2f}x unfinished"
-            f" ({status_rate:.0f}, {waiting_rate:.0f} / {bare_rate:.0f} req/s)"
+            f" ({status_rate:.0f}, {waiting_rate:.0f} / {bare_rate:.0f} req/s, the last round)"
         )
+        if args.rounds > 1:
+            finished, unfinished = (statistics.median(column) for column in zip(*ratios, strict=True))
+            each = ", ".join(f"{done:.2f}/{queued:.2f}" for done, queued in ratios)
+            print(
+                f"  over {args.rounds} rounds (finished/unfinished: {each}), medians:"
+                f" {finished:.2f}x finished jobs, {unfinished:.2f}x unfinished"
+            )
         bare_p99 = percentile(bare.latencies["GET /health"], 0.99) * 1000
         submit_p99 = percentile(submits.latencies["POST /jobs"], 0.99) * 1000
         print(

@@ -283,6 +283,9 @@ def test_etag_gives_304_until_the_job_changes(client, auth, worker, wait_job) ->
     assert "Retry-After" not in first.headers
     again = client.get(f"/jobs/{job['id']}", headers={**auth, "If-None-Match": first.headers["ETag"]})
     assert again.status_code == 304
+    assert again.data == b"" and again.headers["ETag"] == first.headers["ETag"]
+    other = client.get(f"/jobs/{job['id']}", headers={**auth, "If-None-Match": '"another", "tag"'})
+    assert other.status_code == 200 and other.get_json() == first.get_json()
 
 
 def test_queued_job_has_retry_after_and_cancel_means_it_never_starts(client, db, app, worker) -> None:
