@@ -57,7 +57,6 @@ def test_expert_enumeration_matches_the_combinatorial_count_and_set(
     assert peak < 50_000_000, f"export held {peak / 1e6:.0f} MB"
 
 
-@pytest.mark.timeout(600)
 def running_shards(db, job_id: str) -> list[int]:
     with db.session() as session:
         query = select(Shard.id).where(Shard.job_id == uuid.UUID(job_id), Shard.state == "running")
