@@ -161,6 +161,16 @@ class WorkerProcess:
         self.log_path.write_bytes(b"")
         self.start()
 
+    @contextmanager
+    def stopped(self) -> Iterator[None]:
+        """The worker stopped for the block (what is sent meanwhile waits in the broker), then started."""
+        self.stop()
+        self.log_path.write_bytes(b"")  # the " ready." that start() waits for is then the new process's
+        try:
+            yield
+        finally:
+            self.start()
+
 
 def create_database(server_url: str, prefix: str) -> str:
     """A new empty database on the same server; returns its URL."""
