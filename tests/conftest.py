@@ -19,11 +19,30 @@ from core.config import Settings, replace
 from services.schema import migrate as upgrade
 from store import keys
 from store.db import Database
+from tests import installed
 from tests.support import TEST_ENV, ApiServer, WorkerProcess, create_database, drop_database, poll_job
 
 # tests.tiers marks the integration tier (make test-fast leaves it out); tests.order puts the longest
 # modules first, for make test's parallel run
 pytest_plugins = ["tests.tiers", "tests.order"]
+
+_PRODUCT_HOME = pytest.StashKey[str]()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """The session's one build of the installed product (tests.installed), shared by its processes: made
+    by the controlling process, before pytest-xdist starts the workers that inherit its environment."""
+    if hasattr(config, "workerinput") or installed.SHARED_HOME in os.environ:
+        return
+    home = tempfile.mkdtemp(prefix="zolve-installed-")
+    os.environ[installed.SHARED_HOME] = config.stash[_PRODUCT_HOME] = home
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    home = config.stash.get(_PRODUCT_HOME, None)
+    if home is not None:
+        shutil.rmtree(home, ignore_errors=True)
+        os.environ.pop(installed.SHARED_HOME, None)
 
 
 @pytest.fixture(scope="session")

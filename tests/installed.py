@@ -6,7 +6,8 @@ that need it, as it would fail a user. The wheel is built once per test session,
 (as an image build sees it: nothing is written into the checkout). The pinned dependencies
 (requirements.lock) live in an environment cached across sessions and keyed by the lock file; the
 session's own environment holds only the wheel and reaches them through a .pth file, so a session costs a
-wheel build and a copy, not a dependency install.
+wheel build and a copy, not a dependency install; the processes of one session (pytest-xdist's workers)
+share one build.
 """
 
 from __future__ import annotations
@@ -96,11 +97,40 @@ def _build_wheels(into: Path) -> tuple[Path, Path]:
     return next(into.glob("zolve-*.whl")), next(into.glob("zolve_client-*.whl"))
 
 
+#: a directory made for the test session (tests/conftest.py) where its processes (pytest-xdist's
+#: workers) share one build of the product; without it, each process builds its own
+SHARED_HOME = "ZOLVE_TEST_PRODUCT_HOME"
+
+
 @functools.cache
 def product() -> Product:
-    """Build and install the product once for this test process; removed when the process ends."""
-    home = Path(tempfile.mkdtemp(prefix="zolve-installed-"))
-    atexit.register(shutil.rmtree, home, ignore_errors=True)
+    """The product built and installed once for this test session (or process); each process gets a
+    working directory of its own."""
+    shared = os.environ.get(SHARED_HOME)
+    if shared:
+        home = Path(shared)
+    else:
+        home = Path(tempfile.mkdtemp(prefix="zolve-installed-"))
+        atexit.register(shutil.rmtree, home, ignore_errors=True)
+    build = home / "build"
+    with open(home / "build.lock", "w") as guard:
+        fcntl.flock(guard, fcntl.LOCK_EX)
+        if not (home / "complete").exists():
+            shutil.rmtree(build, ignore_errors=True)  # what a process that failed to build left
+            build.mkdir()
+            _install(build)
+            (home / "complete").touch()
+    return Product(
+        venv=build / "venv",
+        wheel=next(build.glob("zolve-*.whl")),
+        client_wheel=next(build.glob("zolve_client-*.whl")),
+        workdir=Path(tempfile.mkdtemp(prefix="work-", dir=home)),
+        plugins=build / "plugins",
+    )
+
+
+def _install(home: Path) -> None:
+    """The wheels built into `home`, installed in `home`/venv, and the test-only kinds in `home`/plugins."""
     deps = _dependencies()
     wheel, client_wheel = _build_wheels(home)
     venv = home / "venv"
@@ -111,11 +141,6 @@ def product() -> Product:
     plugins.mkdir(parents=True)
     for name in _PLUGIN_FILES:
         shutil.copy(ROOT / "tests" / name, plugins / name)
-    workdir = home / "work"
-    workdir.mkdir()
-    return Product(
-        venv=venv, wheel=wheel, client_wheel=client_wheel, workdir=workdir, plugins=plugins.parent
-    )
 
 
 def _site_packages(venv: Path) -> Path:
