@@ -180,17 +180,13 @@ def _media_types(path: str, responses: dict[str, Any]) -> None:
 
 
 def _operations_on(placeholder: str) -> list[str]:
-    """The operations on one job (`{job_id}`) or batch (`{batch_id}`): the table's, and each rows hook's."""
-    operations = list(OPERATION_IDS)
-    if placeholder == "{job_id}":
-        for rows in sorted({kind.rows.name for kind in KINDS.values() if kind.rows}):
-            operations += [("get", f"/jobs/{{job_id}}/{rows}{ending}") for ending in ("", ".csv", ".ndjson")]
-    named = (operation_id(method, path) for method, path in operations if placeholder in path)
-    return [name for name in named if name is not None]
+    """The operations that take any job's (`{job_id}`) or batch's (`{batch_id}`) id. A kind's rows
+    (`/jobs/{job_id}/boards`, ...) are not among them: a job of another kind has none (404)."""
+    return [name for (_, path), name in OPERATION_IDS.items() if placeholder in path]
 
 
 def _links(placeholder: str) -> dict[str, Any]:
-    """OpenAPI links from what makes a job (or batch) to every operation on it: a client (and a stateful
+    """OpenAPI links from what makes a job (or batch) to the operations on it: a client (and a stateful
     fuzzer) learns that the id in the 202 is the `job_id` the other operations take."""
     parameter = placeholder.strip("{}")
     return {
