@@ -132,8 +132,13 @@ class Run:
     @contextmanager
     def adopt(self, ctx: z3.Context) -> Iterator[z3.Context]:
         """Let `stop()` interrupt a long-lived context (kept by the process across runs) while this run
-        uses it. Z3 forgets an interrupt that lands between checks, so check `raise_if_stopped()` before
-        each; the watchdog's interrupt is the deadline (no per-check `timeout` parameter)."""
+        uses it; check `raise_if_stopped()` before each check. The watchdog's interrupt is the deadline
+        (no per-check `timeout` parameter).
+
+        An interrupt that lands after a check (an earlier run stopped once its last check was over) is
+        kept by Z3 until the context's next check: until then every push and assertion fails with
+        "canceled", in whichever run comes next. A check of an empty scratch solver, first, clears it."""
+        z3.Solver(ctx=ctx).check()
         with self._lock:
             self._contexts.append(ctx)
         try:

@@ -65,6 +65,22 @@ def test_a_context_the_run_made_stays_interruptible_after_an_adoption_ends() -> 
     assert time.monotonic() - started < 3
 
 
+def test_an_interrupt_left_on_a_kept_context_does_not_fail_the_next_run() -> None:
+    """A stop that lands after a run's last check leaves Z3's interrupt pending on a context the process
+    keeps: the next run that adopts it pushes, asserts and checks as usual."""
+    ctx = z3.Context()
+    solver = z3.Solver(ctx=ctx)
+    solver.add(z3.Int("x", ctx) > 0)
+    with Run(30) as earlier, earlier.adopt(ctx):
+        assert solver.check() == z3.sat
+        earlier.stop()  # after its check: Z3 keeps the interrupt
+    with Run(30) as run, run.adopt(ctx), run.interruptible():
+        solver.push()
+        solver.add(z3.Int("x", ctx) < 5)
+        assert solver.check() == z3.sat
+        solver.pop()
+
+
 def test_a_checkpoint_stops_only_the_run_it_is_inside() -> None:
     checkpoint()  # outside any run: nothing to stop
     with Run() as outer:
