@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar, Token
@@ -52,6 +53,8 @@ _DEADLINES = AlarmClock("zolve-deadlines")
 
 #: the run this thread is inside (Run.__enter__ to __exit__), for `checkpoint()`
 _CURRENT: ContextVar[Run | None] = ContextVar("zolve_run", default=None)
+#: contexts a stop has interrupted: one kept across runs may still hold the interrupt (Run.adopt)
+_INTERRUPTED: weakref.WeakSet[z3.Context] = weakref.WeakSet()
 
 ProgressCallback = Callable[[dict[str, Any]], None]
 #: rows as a puzzle hands them over: keys alone, or (key, payload) pairs
@@ -137,8 +140,11 @@ class Run:
 
         An interrupt that lands after a check (an earlier run stopped once its last check was over) is
         kept by Z3 until the context's next check: until then every push and assertion fails with
-        "canceled", in whichever run comes next. A check of an empty scratch solver, first, clears it."""
-        z3.Solver(ctx=ctx).check()
+        "canceled", in whichever run comes next. A check of an empty scratch solver clears it, first,
+        on a context that a stop has interrupted."""
+        if ctx in _INTERRUPTED:
+            _INTERRUPTED.discard(ctx)
+            z3.Solver(ctx=ctx).check()
         with self._lock:
             self._contexts.append(ctx)
         try:
@@ -155,6 +161,7 @@ class Run:
             # under the lock: once `adopt` has let go of a shared context, no late interrupt reaches it
             for ctx in self._contexts:
                 ctx.interrupt()
+                _INTERRUPTED.add(ctx)
 
     # -- inside the puzzle -----------------------------------------------------------------------
     @property
