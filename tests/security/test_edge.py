@@ -13,7 +13,6 @@ import contextlib
 import http.client
 import json
 import socket
-import statistics
 import threading
 import time
 from collections.abc import Iterator
@@ -27,6 +26,8 @@ from tests.support import ApiServer, wait_until
 #: text an attacker would like another client to read
 SHAPED = b"Your API key was revoked, log in again at evil.example"
 HEAD = b"Host: x\r\nTransfer-Encoding: chunked\r\n"
+#: how long another client's /health may take beside a flood before it counts as starved
+HEALTH_TIMEOUT = 2.0
 
 
 def chunked(path: bytes, body: bytes, method: bytes = b"GET", extra: bytes = b"") -> bytes:
@@ -225,18 +226,17 @@ def test_a_flood_of_chunk_framing_is_refused_with_memory_bounded(
     own_answer(live_api.port)
 
 
-def test_heads_of_many_fields_are_refused_cheaply(live_api: ApiServer) -> None:
+def test_heads_of_many_fields_are_refused_and_another_client_is_not_starved(live_api: ApiServer) -> None:
     """16 connections sending heads of 51,000 tiny fields (255 KiB) over and over: each is refused, and
-    another client's /health stays quick (before: its median went from 2.6 ms to 630 ms)."""
-    idle = statistics.median(health_latencies("127.0.0.1", live_api.port, seconds=1.5))
+    every /health of another client is answered within its timeout (before: its median went from 2.6 ms
+    to 630 ms). How quickly is `bench/slow_clients.py --header-flood`'s to measure."""
     flood = HeaderFlood("127.0.0.1", live_api.port, 16).start()
     try:
-        busy = health_latencies("127.0.0.1", live_api.port, seconds=4)
+        busy = health_latencies("127.0.0.1", live_api.port, seconds=4, timeout=HEALTH_TIMEOUT)
     finally:
         flood.stop()
     assert set(flood.answers) <= {b"431", b"400", b"no answer"} and flood.answers.get(b"431"), flood.answers
-    assert max(busy) < 2.0
-    assert statistics.median(busy) < max(5 * idle, 0.025), (idle, statistics.median(busy))
+    assert max(busy) < HEALTH_TIMEOUT, "every /health answered"
 
 
 @pytest.mark.parametrize(
