@@ -132,6 +132,9 @@ class Settings(BaseModel):
     #: /64; beyond either: 503). Ten addresses at their cap fill half of the total
     max_requests: Count = 8000
     max_requests_per_address: Count = 400
+    #: per API process: how often the memory that requests freed is given back to the system (core.heap:
+    #: malloc_trim); 0 = never
+    heap_trim_seconds: OrZero = 5.0
     #: signs the admin dashboard's session cookies; unset: see `secret_key_for`
     secret_key: str | None = None
     #: a dashboard session ends after this long without a request, and this long after its login however

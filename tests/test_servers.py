@@ -37,3 +37,16 @@ def test_the_edge_takes_its_limits_from_the_settings_and_streams_get_threads_of_
     config = edge_config(settings, workers=2, threads=8)
     assert (config.body_seconds, config.max_body_bytes, config.max_requests_per_address) == (7, 123, 9)
     assert config.trusted_proxies == 1 and config.threads == 8
+
+
+def test_the_api_processes_run_under_the_allocator_that_trims(live_api) -> None:
+    """`zolve api` started without PYTHONMALLOC starts itself again under core.heap.API_ALLOCATOR (the same
+    process: exec), and granian's workers, forked from it, run under it too."""
+    import psutil
+
+    from core.heap import API_ALLOCATOR
+
+    assert "PYTHONMALLOC" not in live_api.env
+    server = psutil.Process(live_api.process.pid)
+    for process in [server, *server.children(recursive=True)]:
+        assert process.environ().get("PYTHONMALLOC") == API_ALLOCATOR, process.cmdline()

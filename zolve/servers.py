@@ -7,8 +7,10 @@ import gc
 import logging
 import os
 import resource
+import sys
 from functools import partial
 
+from core import heap
 from core.config import Settings, secret_key_for, unshared_secret_key
 from zolve.access_log import AccessLog
 from zolve.edge import Edge, EdgeConfig
@@ -52,8 +54,10 @@ def load_edge(config: EdgeConfig) -> Edge:
     behind the edge."""
     from api.app import create_app
 
-    edge = Edge(create_app(Settings.from_env()), config, AccessLog())
+    settings = Settings.from_env()
+    edge = Edge(create_app(settings), config, AccessLog())
     freeze_loaded_heap()
+    heap.keep_trimmed(settings.heap_trim_seconds)
     return edge
 
 
@@ -78,6 +82,7 @@ def serve_api(settings: Settings, *, host: str, port: int, workers: int, threads
         raise ConfigurationError(problem)
     # resolved once, before the workers start: every process signs the dashboard's sessions alike
     os.environ["ZOLVE_SECRET_KEY"] = secret_key_for(settings)
+    start_again_under_api_allocator(host=host, port=port, workers=workers, threads=threads)
     raise_open_files_limit()
     config = edge_config(settings, workers, threads)
     server = Server(
@@ -101,6 +106,19 @@ def serve_api(settings: Settings, *, host: str, port: int, workers: int, threads
         workers_kill_timeout=10,
     )
     server.serve(target_loader=partial(load_edge, config), wrap_loader=False)
+
+
+def start_again_under_api_allocator(*, host: str, port: int, workers: int, threads: int) -> None:
+    """Unless `PYTHONMALLOC` is set (by core.heap's restart, or by an operator's choice): the same command
+    again in this process (exec), under core.heap.API_ALLOCATOR, which only an interpreter's start reads
+    (granian forks the API's processes from this one)."""
+    if os.environ.get("PYTHONMALLOC"):
+        return
+    args = ["api", "--host", host, "--port", str(port), "--workers", str(workers), "--threads", str(threads)]
+    sys.stdout.flush()
+    sys.stderr.flush()
+    env = {**os.environ, "PYTHONMALLOC": heap.API_ALLOCATOR}
+    os.execve(sys.executable, [sys.executable, "-m", "zolve", *args], env)
 
 
 _STDERR_HANDLER = {"formatter": "generic", "class": "logging.StreamHandler", "stream": "ext://sys.stderr"}
