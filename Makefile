@@ -41,6 +41,7 @@ TEST_PROCESSES ?= 3
 test: $(STAMP)
 	@bash scripts/test-tools.sh
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -n $(TEST_PROCESSES)

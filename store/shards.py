@@ -240,9 +240,7 @@ def _claim_statement(which: str) -> Select[*tuple[Any, ...]]:
     )
     # one round trip: the claim, its job and the job's time used
     job = (Job.kind, Job.params, Job.time_limit, Job.owner_id, Job.trace_parent)
-    return select(claimed, *job, used.label("used")).join(
-        Job, Job.id == claimed.c.job_id
-    )
+    return select(claimed, *job, used.label("used")).join(Job, Job.id == claimed.c.job_id)
 
 
 def _another_clients_shard_waits(of_job: BindParameter[uuid.UUID]) -> Exists:

@@ -16,7 +16,16 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: the product's packages (their layers: [tool.importlinter] in pyproject.toml)
 PACKAGES = (
-    "api", "core", "kinds", "migrations", "pictures", "puzzles", "schemas", "services", "store", "workers",
+    "api",
+    "core",
+    "kinds",
+    "migrations",
+    "pictures",
+    "puzzles",
+    "schemas",
+    "services",
+    "store",
+    "workers",
     "zolve",
 )
 #: what a puzzle must never need: it runs in the worker, the CLI and benchmarks alike

@@ -106,7 +106,6 @@ class _Level:
         self._remembered = max(REMEMBERED, 2 * len(self.flows))
         return True
 
-
     def weigh(self, key: Hashable, weight: float) -> None:
         self.flows.setdefault(key, _Flow(self.clock)).weight = weight
 

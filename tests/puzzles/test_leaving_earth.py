@@ -147,7 +147,7 @@ def test_bad_range_is_refused(text: str) -> None:
 
 @pytest.mark.parametrize("value", ["4-2", [4, 2], {"min": 4, "max": 2}])
 def test_a_reversed_range_is_refused_in_every_form(value: Any) -> None:
-    """"4-2" was read as 2-4 while [4, 2] was refused (issue 50, item 8): every form refuses it now."""
+    """ "4-2" was read as 2-4 while [4, 2] was refused (issue 50, item 8): every form refuses it now."""
     with pytest.raises(RequestError, match="need 0 <= min <= max"):
         parse_range(value)
 

@@ -60,7 +60,6 @@ def test_the_attempt_reasons_migration_drops_what_receivers_sent(isolated_db: Da
     from alembic import command
     from sqlalchemy import text
 
-
     config = alembic_config(isolated_db.url)
     command.downgrade(config, "0015")
     errors = [
