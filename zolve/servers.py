@@ -109,7 +109,7 @@ def serve_api(settings: Settings, *, host: str, port: int, workers: int, threads
 
 
 def start_again_under_api_allocator(*, host: str, port: int, workers: int, threads: int) -> None:
-    """Unless `PYTHONMALLOC` is set (by core.heap's restart, or by an operator's choice): the same command
+    """Unless `PYTHONMALLOC` is set (by this restart before, or by an operator's choice): the same command
     again in this process (exec), under core.heap.API_ALLOCATOR, which only an interpreter's start reads
     (granian forks the API's processes from this one)."""
     if os.environ.get("PYTHONMALLOC"):
