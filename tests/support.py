@@ -123,10 +123,10 @@ class WorkerProcess:
 
     def launch(self) -> WorkerProcess:
         """Start the process without waiting for it to be ready (see wait_ready)."""
-        log = open(self.log_path, "ab")  # noqa: SIM115 - owned by the child process
         queues = ["--queues", self.queues] if self.queues else []
         command = ["worker", "--concurrency", str(self.concurrency), "--pool", self.pool, *queues]
-        self.process = installed_popen(command, self.env, prefix=self.prefix, **_logged_to(log))
+        with open(self.log_path, "ab") as log:  # the child writes to a copy of the descriptor
+            self.process = installed_popen(command, self.env, prefix=self.prefix, **_logged_to(log))
         return self
 
     def wait_ready(self, timeout: float = 60) -> WorkerProcess:
@@ -392,9 +392,9 @@ class ApiServer:
     def start(self) -> ApiServer:
         import requests
 
-        log = open(self.log_path, "ab")  # noqa: SIM115 - owned by the child process
         command = ["api", "--port", str(self.port), "--workers", "1", "--threads", str(self.threads)]
-        self.process = installed_popen(command, self.env, **_logged_to(log))
+        with open(self.log_path, "ab") as log:  # the child writes to a copy of the descriptor
+            self.process = installed_popen(command, self.env, **_logged_to(log))
 
         def healthy() -> bool:
             if self.process.poll() is not None:
