@@ -82,7 +82,7 @@ def serve_api(settings: Settings, *, host: str, port: int, workers: int, threads
         raise ConfigurationError(problem)
     # resolved once, before the workers start: every process signs the dashboard's sessions alike
     os.environ["ZOLVE_SECRET_KEY"] = secret_key_for(settings)
-    start_again_under_api_allocator(host=host, port=port, workers=workers, threads=threads)
+    start_again_under_api_allocator()
     raise_open_files_limit()
     config = edge_config(settings, workers, threads)
     server = Server(
@@ -108,17 +108,15 @@ def serve_api(settings: Settings, *, host: str, port: int, workers: int, threads
     server.serve(target_loader=partial(load_edge, config), wrap_loader=False)
 
 
-def start_again_under_api_allocator(*, host: str, port: int, workers: int, threads: int) -> None:
-    """Unless `PYTHONMALLOC` is set (by this restart before, or by an operator's choice): the same command
-    again in this process (exec), under core.heap.API_ALLOCATOR, which only an interpreter's start reads
-    (granian forks the API's processes from this one)."""
+def start_again_under_api_allocator() -> None:
+    """Unless `PYTHONMALLOC` is set (by this restart before, or by an operator's choice): the command line
+    this interpreter was started with, again in this process (exec), under core.heap.API_ALLOCATOR, which
+    only an interpreter's start reads (granian forks the API's processes from this one)."""
     if os.environ.get("PYTHONMALLOC"):
         return
-    args = ["api", "--host", host, "--port", str(port), "--workers", str(workers), "--threads", str(threads)]
     sys.stdout.flush()
     sys.stderr.flush()
-    env = {**os.environ, "PYTHONMALLOC": heap.API_ALLOCATOR}
-    os.execve(sys.executable, [sys.executable, "-m", "zolve", *args], env)
+    os.execve(sys.executable, sys.orig_argv, {**os.environ, "PYTHONMALLOC": heap.API_ALLOCATOR})
 
 
 _STDERR_HANDLER = {"formatter": "generic", "class": "logging.StreamHandler", "stream": "ext://sys.stderr"}
