@@ -54,6 +54,13 @@ class Zolve:
     csrf: CSRFProtect | None = None
     metrics: CollectorRegistry | None = None
 
+    def close(self) -> None:
+        """Let go of what the app holds open (its event feed, its database and broker connections): for
+        an app made and dropped within one process, as tests do; a served app lives as long as its process."""
+        self.events.close()
+        self.db.dispose()
+        self.celery.close()
+
 
 def install(app: Flask, extension: Zolve) -> Zolve:
     app.extensions[EXTENSION] = extension

@@ -74,6 +74,13 @@ def tarpit(every: float, tls: ssl.SSLContext | None = None) -> Iterator[Tarpit]:
     class Handler(socketserver.BaseRequestHandler):
         def handle(self) -> None:
             connection = tls.wrap_socket(self.request, server_side=True) if tls else self.request
+            try:
+                self.serve(connection)
+            finally:
+                if connection is not self.request:  # the TLS socket took the descriptor over
+                    connection.close()
+
+        def serve(self, connection: socket.socket) -> None:
             path = _read_request(connection)
             started = time.monotonic()
             with lock:

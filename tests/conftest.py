@@ -11,8 +11,10 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from flask import Flask
 
 from api.extension import zolve
 from core.config import Settings, replace
@@ -132,7 +134,23 @@ def app(settings: Settings):
 
     app = create_app(settings)
     yield app
-    zolve(app).events.close()  # before the session's database goes away
+    zolve(app).close()  # before the session's database goes away
+
+
+@pytest.fixture
+def make_app(settings: Settings) -> Iterator[Callable[..., Flask]]:
+    """Apps of the session's settings (or `base`) with some changed, each closed when the test ends."""
+    from api.app import create_app
+
+    made: list[Flask] = []
+
+    def _make(base: Settings | None = None, **changes: Any) -> Flask:
+        made.append(create_app(replace(base or settings, **changes)))
+        return made[-1]
+
+    yield _make
+    for app in made:
+        zolve(app).close()
 
 
 @pytest.fixture

@@ -372,8 +372,7 @@ def private_stack(
         yield PrivateStack(services, own, db, worker, app.test_client(), {"Authorization": f"Bearer {key}"})
     finally:
         worker.stop()
-        zolve(app).events.close()
-        zolve(app).db.dispose()
+        zolve(app).close()
         db.dispose()
         services.stop()
         shutil.rmtree(servers_dir, ignore_errors=True)

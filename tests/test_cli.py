@@ -237,9 +237,12 @@ def _a_person_reads_the_first_screen(screen: str, data_dir: Path) -> None:
     assert "GET /health" in logs and "zolve.worker" in logs, logs[-2000:]
 
 
-def _shutdown(process: subprocess.Popen) -> None:
+def _shutdown(process: subprocess.Popen) -> tuple[str, str]:
+    """Ctrl-C, then the rest of what it printed (stdout, stderr), its pipes closed."""
     process.send_signal(signal.SIGINT)
-    assert process.wait(60) == 0
+    rest = process.communicate(timeout=60)
+    assert process.returncode == 0
+    return rest
 
 
 @pytest.mark.integration
@@ -279,9 +282,9 @@ def test_zolve_up_runs_the_whole_service_embedded_and_reuses_its_data(outside_tm
         too_late = zolve("cancel", job["id"], env=client_env)
         assert too_late.returncode == 1 and "409" in too_late.stderr
     finally:
-        _shutdown(service)
+        _, screen = _shutdown(service)
     assert _processes_mentioning(str(data_dir)) == [], "a child outlived Ctrl-C"
-    _a_person_reads_the_first_screen(service.stderr.read(), data_dir)
+    _a_person_reads_the_first_screen(screen, data_dir)
 
     # keys can be made with the service down; the data (jobs, keys) survives a restart
     new_key = zolve("keys", "create", env=embedded_env(data_dir)).stdout.strip()
@@ -296,8 +299,8 @@ def test_zolve_up_runs_the_whole_service_embedded_and_reuses_its_data(outside_tm
         mine = requests.get(f"{url}/jobs", headers={"Authorization": f"Bearer {new_key}"}, timeout=5)
         assert mine.status_code == 200 and mine.json()["items"] == []
     finally:
-        _shutdown(service)
-    assert "ZOLVE_API_KEY" not in service.stdout.read(), "the admin key is printed on first start only"
+        printed, _ = _shutdown(service)
+    assert "ZOLVE_API_KEY" not in printed, "the admin key is printed on first start only"
 
 
 def test_keys_are_listed_and_revoked(settings, client) -> None:

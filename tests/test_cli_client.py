@@ -171,8 +171,9 @@ def test_wait_shows_the_same_progress_lines(cli_env: dict, tmp_path: Path) -> No
         lines.append(line.decode())
         if re.search(r"\] job [0-9a-f]{8} running · 1/2 shards", lines[-1]):
             release.touch()
-    assert process.wait(60) == 0, lines
-    assert json.loads(process.stdout.read())["result"]["keys"] == ["a", "b"]
+    printed, _ = process.communicate(timeout=60)  # and its pipes closed
+    assert process.returncode == 0, lines
+    assert json.loads(printed)["result"]["keys"] == ["a", "b"]
     running = [line for line in lines if re.match(r"^\[ *\d+ s\] job [0-9a-f]{8} running · 1/2 shards", line)]
     assert running and all("ETA" in line for line in running), lines
 
@@ -197,8 +198,8 @@ def test_wait_draws_a_live_line_when_stderr_is_a_terminal(cli_env: dict, tmp_pat
         screen += chunk
         if re.search(rb"running \xc2\xb7 1/2 shards", screen):
             release.touch()
-    stdout = process.stdout.read()
-    assert process.wait(60) == 0
+    stdout, _ = process.communicate(timeout=60)  # and its pipe closed
+    assert process.returncode == 0
     os.close(controller)
     assert json.loads(stdout)["result"]["keys"] == ["a", "b"]
     text = screen.decode(errors="replace")

@@ -11,6 +11,7 @@ import uuid
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
+from typing import Any
 
 import pytest
 from zolve_client import (
@@ -51,8 +52,22 @@ FEW_BOARDS = {
 
 
 @pytest.fixture
-def api(live_api: ApiServer, worker, make_key: Callable[..., dict[str, str]]) -> Client:
-    return Client(live_api.url, make_key()["Authorization"].split()[1])
+def new_client() -> Iterator[Callable[..., Client]]:
+    """Clients made as Client(...) is, each closed (its kept connections with it) when the test ends."""
+    made: list[Client] = []
+
+    def _new(*args: Any, **kwargs: Any) -> Client:
+        made.append(Client(*args, **kwargs))
+        return made[-1]
+
+    yield _new
+    for client in made:
+        client.close()
+
+
+@pytest.fixture
+def api(live_api: ApiServer, worker, make_key: Callable[..., dict[str, str]], new_client) -> Client:
+    return new_client(live_api.url, make_key()["Authorization"].split()[1])
 
 
 def test_submit_wait_result_boards_and_export(api: Client) -> None:
@@ -72,7 +87,7 @@ def test_submit_wait_result_boards_and_export(api: Client) -> None:
     assert {json.loads(line)["code"] for line in out.getvalue().splitlines()} == {b["code"] for b in boards}
 
 
-def test_refusals_are_typed_and_carry_the_fields_messages(api: Client) -> None:
+def test_refusals_are_typed_and_carry_the_fields_messages(api: Client, new_client) -> None:
     with pytest.raises(Invalid) as invalid:
         api.submit("dice", {"dice": 1, "faces": 3})
     assert invalid.value.status == 422 and "dice" in invalid.value.errors["params"]
@@ -85,7 +100,7 @@ def test_refusals_are_typed_and_carry_the_fields_messages(api: Client) -> None:
     with pytest.raises(Conflict, match=r"409: the job has already finished \(succeeded\)"):
         api.cancel(done["id"])
     with pytest.raises(Unreachable):
-        Client("http://127.0.0.1:9", "zk_x", retries=0).get(done["id"])
+        new_client("http://127.0.0.1:9", "zk_x", retries=0).get(done["id"])
 
 
 def test_a_cancelled_jobs_result_is_a_job_failed(api: Client) -> None:
@@ -123,12 +138,12 @@ def test_batches_page_by_page_and_the_webhook_secret(api: Client) -> None:
     assert secret.startswith("whsec_") and api.webhook_secret(rotate=True) != secret
 
 
-def test_wait_long_polls_when_no_stream_is_to_be_had(api: Client, live_api: ApiServer) -> None:
+def test_wait_long_polls_when_no_stream_is_to_be_had(api: Client, new_client) -> None:
     job = api.submit("dice", {"dice": 3, "faces": 5}, fresh=True)
     # every stream this key may hold (the default ZOLVE_MAX_STREAMS_PER_KEY of the live API)
     events = api._call("GET", "/events")
     held = [api._send(events, stream=True) for _ in range(Settings().max_streams_per_key)]
-    impatient = Client(api.url, api._headers["Authorization"].split()[1], retries=0)
+    impatient = new_client(api.url, api._headers["Authorization"].split()[1], retries=0)
     try:
         with pytest.raises(RateLimited):
             impatient._send(impatient._call("GET", f"/jobs/{job['id']}/events"), stream=True)
@@ -184,13 +199,13 @@ def test_listings_take_a_timeout_for_each_page(api: Client) -> None:
 
 
 def test_wait_outlives_the_servers_stream_limit(
-    worker, worker_env: dict[str, str], make_key: Callable[..., dict[str, str]], tmp_path
+    worker, worker_env: dict[str, str], make_key: Callable[..., dict[str, str]], new_client, tmp_path
 ) -> None:
     env = {**worker_env, "ZOLVE_RATE_LIMIT": "", "ZOLVE_SUBMIT_RATE_LIMIT": "", "ZOLVE_SECRET_KEY": "test"}
     env |= {"ZOLVE_STREAM_MAX_SECONDS": "1", "ZOLVE_STREAM_KEEPALIVE_SECONDS": "1"}
     server = ApiServer(env, tmp_path / "api.log").start()
     try:
-        api = Client(server.url, make_key()["Authorization"].split()[1])
+        api = new_client(server.url, make_key()["Authorization"].split()[1])
         job = _slow_job(api, 8)
         try:
             assert api.result(job["id"], timeout=60) == {"count": 1, "keys": ["a"]}
@@ -222,25 +237,25 @@ def stub() -> Iterator[tuple[str, list[tuple[float, str, dict[str, str]]], list[
         yield url, asked, script
 
 
-def test_429_and_503_are_retried_after_retry_after(stub) -> None:
+def test_429_and_503_are_retried_after_retry_after(stub, new_client) -> None:
     url, asked, script = stub
     script += [
         (429, {"Retry-After": "1"}, {"message": "slow down"}),
         (503, {}, {"message": "the database is unavailable"}),
     ]
-    assert Client(url, "zk_x").get("job") == {"ok": True}
+    assert new_client(url, "zk_x").get("job") == {"ok": True}
     assert len(asked) == 3 and asked[1][0] - asked[0][0] >= 0.95, "Retry-After: 1 was honoured"
     script += [(422, {}, {"message": "bad", "errors": {"kind": ["unknown"]}})]
     with pytest.raises(Invalid) as refused:
-        Client(url, "zk_x").submit("nope")
+        new_client(url, "zk_x").submit("nope")
     assert refused.value.errors == {"kind": ["unknown"]} and len(asked) == 4, "a 422 is not retried"
     script += [(429, {"Retry-After": "0"}, {"message": "slow down"})] * 3
     with pytest.raises(RateLimited):
-        Client(url, "zk_x", retries=2).get("job")
+        new_client(url, "zk_x", retries=2).get("job")
     assert len(asked) == 7
 
 
-def test_wait_keeps_its_timeout_when_the_service_answers_429(stub) -> None:
+def test_wait_keeps_its_timeout_when_the_service_answers_429(stub, new_client) -> None:
     """Retries back off within the caller's deadline: a service that keeps answering 429 with
     `Retry-After: 3` ends a 2-s wait() at once with WaitTimeout, not after 5 retries of 3 s (15 s)."""
     url, asked, script = stub
@@ -248,7 +263,7 @@ def test_wait_keeps_its_timeout_when_the_service_answers_429(stub) -> None:
     script += [(429, {"Retry-After": "3"}, {"message": "slow down"})] * 10
     started = time.monotonic()
     with pytest.raises(WaitTimeout) as late:
-        Client(url, "zk_x").wait("job", timeout=2, show_progress=False)
+        new_client(url, "zk_x").wait("job", timeout=2, show_progress=False)
     assert isinstance(late.value.__cause__, RateLimited)
     assert time.monotonic() - started < 2.5 and len(asked) == 3, asked  # the job, its stream, one poll
 
@@ -261,10 +276,12 @@ def test_the_event_stream_parser_reads_ids_names_data_and_skips_comments() -> No
     assert (event.id, event.event, event.data) == (7, "progress", {"a": 1})
 
 
-def test_wait_shows_a_replayed_history_without_going_back_and_is_silent_by_default(capsys) -> None:
+def test_wait_shows_a_replayed_history_without_going_back_and_is_silent_by_default(
+    capsys, new_client
+) -> None:
     """A job's stream replays its history first: the job was fetched `cancelling`, and the replay's
     `running` showed it running again (issue 50, item 5); and wait() wrote to stderr unasked."""
-    client = Client("http://127.0.0.1:9", "zk_x")
+    client = new_client("http://127.0.0.1:9", "zk_x")
     fetched = {"id": "j", "state": "cancelling", "started_at": "2026-11-27T12:00:01+00:00", "progress": {}}
     history = [
         Event(1, "created", {"at": "2026-11-27T12:00:00+00:00"}),
@@ -289,30 +306,32 @@ def test_a_client_is_a_context_manager_that_closes_its_connections(api: Client, 
         assert client._http_client is not None, "a kept connection pool"
     assert client._http_client is None, "closed on the way out"
     assert next(client.iter_jobs(), None) is None, "a later call opens a new one"
+    client.close()
 
 
 # -- the retry policy -----------------------------------------------------------------------------------
-def test_502_and_504_are_retried_for_a_get_and_a_keyed_post_but_not_for_a_bare_post(stub) -> None:
+def test_502_and_504_are_retried_for_a_get_and_a_keyed_post_but_not_for_a_bare_post(stub, new_client) -> None:
     url, asked, script = stub
     script += [(502, {}, {"message": "bad gateway"}), (504, {}, {"message": "gateway timeout"})]
-    assert Client(url, "zk_x").get("job") == {"ok": True} and len(asked) == 3
+    assert new_client(url, "zk_x").get("job") == {"ok": True} and len(asked) == 3
     script += [(502, {}, {"message": "bad gateway"})]
-    assert Client(url, "zk_x").submit("dice", {"dice": 3, "faces": 3}) == {"ok": True}
+    assert new_client(url, "zk_x").submit("dice", {"dice": 3, "faces": 3}) == {"ok": True}
     first, again = asked[3][2], asked[4][2]
     assert first["Idempotency-Key"] and first["Idempotency-Key"] == again["Idempotency-Key"], "one key a call"
-    assert Client(url, "zk_x").submit("dice")["ok"]
+    assert new_client(url, "zk_x").submit("dice")["ok"]
     assert asked[5][2]["Idempotency-Key"] != first["Idempotency-Key"], "a new call, a new key"
     script += [(502, {}, {"message": "bad gateway"})]
     with pytest.raises(BadGateway):
-        Client(url, "zk_x").cancel("job")  # no Idempotency-Key: it may have been cancelled, not asked twice
+        # no Idempotency-Key: it may have been cancelled, not asked twice
+        new_client(url, "zk_x").cancel("job")
     assert len(asked) == 7
 
 
-def test_a_calls_timeout_bounds_its_retries(stub) -> None:
+def test_a_calls_timeout_bounds_its_retries(stub, new_client) -> None:
     url, asked, script = stub
     script += [(503, {"Retry-After": "5"}, {"message": "busy"})] * 3
     with pytest.raises(Unavailable):
-        Client(url, "zk_x").get("job", timeout=1)
+        new_client(url, "zk_x").get("job", timeout=1)
     assert len(asked) == 1, "a retry 5 s later would end after the call's timeout"
 
 
@@ -345,15 +364,15 @@ def test_retry_after_is_seconds_or_an_http_date() -> None:
     assert seconds_after("soon") is None and seconds_after(None) is None
 
 
-def test_url_and_key_default_to_the_environment(monkeypatch) -> None:
+def test_url_and_key_default_to_the_environment(monkeypatch, new_client) -> None:
     monkeypatch.setenv("ZOLVE_URL", "http://zolve.example:8123/")
     monkeypatch.setenv("ZOLVE_API_KEY", "zk_from_env")
-    for client in (Client(), AsyncClient()):
+    for client in (new_client(), AsyncClient()):
         assert client.url == "http://zolve.example:8123"
         assert client._headers["Authorization"] == "Bearer zk_from_env"
     monkeypatch.delenv("ZOLVE_URL")
     monkeypatch.delenv("ZOLVE_API_KEY")
-    assert Client(key="zk_x").url == "http://127.0.0.1:8000"
+    assert new_client(key="zk_x").url == "http://127.0.0.1:8000"
     with pytest.raises(ValueError, match="ZOLVE_API_KEY"):
         Client()
 
@@ -383,8 +402,8 @@ def dropping(live_api: ApiServer) -> Iterator[DroppingProxy]:
 
 def _submitted_once(proxy: DroppingProxy, job: dict, key: str, live_api: ApiServer) -> None:
     assert proxy.dropped.is_set() and proxy.connections == 2, "the first answer was dropped, then retried"
-    direct = Client(live_api.url, key)
-    assert [found["id"] for found in direct.iter_jobs()] == [job["id"]], "one job for the key, not two"
+    with Client(live_api.url, key) as direct:
+        assert [found["id"] for found in direct.iter_jobs()] == [job["id"]], "one job for the key, not two"
 
 
 def test_a_submit_whose_answer_is_dropped_is_retried_and_makes_one_job(

@@ -78,4 +78,5 @@ def test_zolve_up_uses_external_servers_when_urls_are_set(external_database: str
         )
     finally:
         service.send_signal(signal.SIGINT)
-        assert service.wait(60) == 0
+        service.communicate(timeout=60)  # and its pipes closed
+        assert service.returncode == 0

@@ -11,7 +11,6 @@ import re
 import pytest
 from flask import request
 
-from api.extension import zolve
 from api.security import DASHBOARD_CSP, HTMX_INDICATOR_STYLE, _hash_source
 from core.config import Settings, replace
 from tests.support import ROOT
@@ -30,7 +29,7 @@ PROXIED_HTTPS = {
 }
 
 
-def make_app(**changes):
+def app_without_servers(**changes):
     from api.app import create_app
 
     app = create_app(replace(NO_SERVERS, **changes))
@@ -48,7 +47,7 @@ def session_cookie(response) -> str:
 
 
 def test_plain_http_has_no_hsts_and_no_secure_cookie() -> None:
-    client = make_app().test_client()
+    client = app_without_servers().test_client()
     response = client.get("/admin/login")
     assert response.status_code == 200
     assert "Strict-Transport-Security" not in response.headers
@@ -57,19 +56,22 @@ def test_plain_http_has_no_hsts_and_no_secure_cookie() -> None:
 
 
 def test_https_gets_hsts_and_a_secure_cookie() -> None:
-    client = make_app().test_client()
+    client = app_without_servers().test_client()
     response = client.get("/admin/login", base_url="https://zolve.example")
     assert response.headers["Strict-Transport-Security"] == "max-age=31536000"
     assert "; Secure" in session_cookie(response)
     assert client.get("/health", base_url="https://zolve.example").headers["Strict-Transport-Security"]
     assert (
         "Strict-Transport-Security"
-        not in make_app(hsts_seconds=0).test_client().get("/health", base_url="https://zolve.example").headers
+        not in app_without_servers(hsts_seconds=0)
+        .test_client()
+        .get("/health", base_url="https://zolve.example")
+        .headers
     )
 
 
 def test_forwarded_headers_are_ignored_unless_proxies_are_trusted() -> None:
-    client = make_app().test_client()
+    client = app_without_servers().test_client()
     seen = client.get("/_seen", headers=PROXIED_HTTPS).get_json()
     assert seen == {"scheme": "http", "addr": "127.0.0.1", "host": "localhost"}, "a client cannot pose"
     response = client.get("/admin/login", headers=PROXIED_HTTPS)
@@ -78,7 +80,7 @@ def test_forwarded_headers_are_ignored_unless_proxies_are_trusted() -> None:
 
 
 def test_behind_one_trusted_proxy_its_forwarded_headers_count() -> None:
-    client = make_app(trusted_proxies=1).test_client()
+    client = app_without_servers(trusted_proxies=1).test_client()
     seen = client.get("/_seen", headers=PROXIED_HTTPS).get_json()
     assert seen == {"scheme": "https", "addr": "203.0.113.7", "host": "zolve.example"}
     response = client.get("/admin/login", headers=PROXIED_HTTPS)
@@ -90,7 +92,7 @@ def test_behind_one_trusted_proxy_its_forwarded_headers_count() -> None:
 
 
 def test_the_dashboard_sends_its_security_headers() -> None:
-    client = make_app().test_client()
+    client = app_without_servers().test_client()
     for path in ("/admin/login", "/admin/static/admin.css", "/admin/"):
         with client.get(path) as response:  # a static file's answer holds the file open until closed
             headers = response.headers
@@ -170,13 +172,10 @@ def test_the_server_believes_no_forwarded_header_itself() -> None:
 
 
 @pytest.mark.integration
-def test_an_admin_logs_in_over_https_behind_a_trusted_proxy(settings, make_key) -> None:
+def test_an_admin_logs_in_over_https_behind_a_trusted_proxy(make_app, make_key) -> None:
     """The whole login over HTTPS, as a browser behind the proxy does it: Flask-WTF then also checks that
     the form came from this site (Referer), which Referrer-Policy: same-origin lets the browser send."""
-    from api.app import create_app
-
-    app = create_app(replace(settings, trusted_proxies=1))
-    client = app.test_client()
+    client = make_app(trusted_proxies=1).test_client()
     proxy = {"X-Forwarded-Proto": "https", "X-Forwarded-Host": "zolve.example"}
     page = client.get("/admin/login", headers=proxy)
     token = re.search(r'name="csrf_token" value="([^"]+)"', page.get_data(as_text=True)).group(1)
@@ -190,4 +189,3 @@ def test_an_admin_logs_in_over_https_behind_a_trusted_proxy(settings, make_key) 
     assert login.status_code == 302, login.get_data(as_text=True)
     assert "; Secure" in session_cookie(login) and login.headers["Strict-Transport-Security"]
     assert client.get("/admin/", headers=proxy).status_code == 200
-    zolve(app).db.dispose()

@@ -30,13 +30,14 @@ class Up:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.out, self.err = data_dir.parent / "up.out", data_dir.parent / "up.err"
-        self.process = installed_popen(
-            ["up", "--port", str(self.port), "--workers", "1", "--api-workers", "1"],
-            embedded_env(data_dir),
-            stdout=self.out.open("w"),
-            stderr=self.err.open("w"),
-            start_new_session=True,  # a group of its own, as a terminal's foreground job is
-        )
+        with self.out.open("w") as out, self.err.open("w") as err:  # the child writes to copies
+            self.process = installed_popen(
+                ["up", "--port", str(self.port), "--workers", "1", "--api-workers", "1"],
+                embedded_env(data_dir),
+                stdout=out,
+                stderr=err,
+                start_new_session=True,  # a group of its own, as a terminal's foreground job is
+            )
         # it prints the key once its API is ready
         wait_until(self._up_or_dead, 180, 0.3, "zolve up to say it is up")
         assert self.process.poll() is None, self.err.read_text()[-3000:]

@@ -15,7 +15,6 @@ import requests
 from sqlalchemy import text
 
 from api.extension import zolve
-from core.config import replace
 from tests.support import TEST_ENV, HeldJob, free_port, installed_popen, wait_until
 
 SLOW = {"kind": "test.sharded", "params": {"plan_seconds": 2, "keys": ["a"], "shard_seconds": 4}}
@@ -81,14 +80,12 @@ def test_33_long_polls_leave_the_probes_answering(served_api, make_key, worker) 
 
 
 def test_a_key_streams_only_its_share_of_exports_at_once(
-    settings, client, make_key, worker, wait_job
+    make_app, client, make_key, worker, wait_job
 ) -> None:
-    from api.app import create_app
-
     headers, admin = make_key(), make_key(admin=True)
     body = {"kind": "planetx.enumerate", "params": {"mode": "standard"}}
     job = wait_job(headers, client.post("/jobs", json=body, headers=headers).get_json()["id"])
-    one_each = create_app(replace(settings, max_exports_per_key=1)).test_client()
+    one_each = make_app(max_exports_per_key=1).test_client()
     url = job["links"]["csv"]
 
     streaming = one_each.get(url, headers=headers, buffered=False)  # open until closed
@@ -105,16 +102,14 @@ def test_a_key_streams_only_its_share_of_exports_at_once(
 
 
 def test_an_export_lets_its_database_connection_go_before_its_client_reads(
-    settings, client, make_key, worker, wait_job
+    make_app, client, make_key, worker, wait_job
 ) -> None:
     """The rows are read whole into a spool: while the client drains the answer, the process's pool has
     no connection out for it (issue 65; under the edge no thread either: tests/test_edge.py)."""
-    from api.app import create_app
-
     headers = make_key()
     body = {"kind": "planetx.enumerate", "params": {"mode": "standard"}}
     job = wait_job(headers, client.post("/jobs", json=body, headers=headers).get_json()["id"])
-    tiny_spool = create_app(replace(settings, export_spool_bytes=1024))  # the rest in a temporary file
+    tiny_spool = make_app(export_spool_bytes=1024)  # the rest in a temporary file
     answer = tiny_spool.test_client().get(job["links"]["csv"], headers=headers, buffered=False)
     try:
         chunks, read = iter(answer.response), b""
@@ -125,7 +120,6 @@ def test_an_export_lets_its_database_connection_go_before_its_client_reads(
         whole = read + b"".join(chunks)
     finally:
         answer.close()
-        zolve(tiny_spool).db.dispose()
     assert int(answer.headers["Content-Length"]) == len(whole)
     assert whole.count(b"\n") == 1 + int(answer.headers["X-Total-Count"])
 

@@ -397,7 +397,8 @@ def test_kinds_are_listed_and_documented(client) -> None:
     assert "/jobs/{job_id}" in spec["paths"]
     docs = client.get("/docs")
     assert docs.status_code == 200 and b"swagger" in docs.data.lower()
-    assert client.get("/docs/assets/swagger-ui-bundle.js").status_code == 200
+    with client.get("/docs/assets/swagger-ui-bundle.js") as bundle:  # a file, closed with its answer
+        assert bundle.status_code == 200
 
 
 def test_every_job_scoped_endpoint_hides_other_clients_jobs(app, client, make_key) -> None:

@@ -1,12 +1,9 @@
 """Prometheus metrics: admin keys only, figures read from PostgreSQL."""
 
-from collections.abc import Iterator
-
 import pytest
+from flask import Flask
 from prometheus_client.parser import text_string_to_metric_families
 
-from api.extension import zolve
-from core.config import replace
 from store import jobs as job_store
 from store import keys
 from store.db import Database
@@ -19,14 +16,10 @@ def test_metrics_need_an_admin_key(client, make_key) -> None:
 
 
 @pytest.fixture
-def isolated_app(settings, isolated_db: Database) -> Iterator:
+def isolated_app(isolated_db: Database, make_app) -> Flask:
     """The app on a database of its own: its figures count only this test's jobs (the shared database
     holds every other test's, and the shared worker finishes them at any time)."""
-    from api.app import create_app
-
-    app = create_app(replace(settings, database_url=isolated_db.url))
-    yield app
-    zolve(app).db.dispose()
+    return make_app(database_url=isolated_db.url)
 
 
 def test_metrics_count_jobs_by_kind_and_state(isolated_app, isolated_db: Database) -> None:

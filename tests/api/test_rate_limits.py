@@ -5,16 +5,13 @@ import uuid
 import pytest
 
 from api.limits import storage_uri
-from core.config import replace
 
 DICE = {"kind": "dice", "params": {"dice": 3, "faces": 4}}
 
 
 @pytest.fixture
-def limited_app(settings):
-    from api.app import create_app
-
-    return create_app(replace(settings, rate_limit="8 per minute", submit_rate_limit="3 per minute"))
+def limited_app(make_app):
+    return make_app(rate_limit="8 per minute", submit_rate_limit="3 per minute")
 
 
 def test_a_key_over_its_limit_gets_429_with_retry_after(limited_app, make_key) -> None:
@@ -37,11 +34,9 @@ def test_submits_have_their_own_tighter_limit(limited_app, make_key) -> None:
     assert client.get("/jobs", headers=carol).status_code == 200  # reading still works
 
 
-def test_the_limit_is_shared_by_every_api_process(settings, make_key) -> None:
-    from api.app import create_app
-
-    tight = replace(settings, rate_limit="5 per minute")
-    first, second, dave = create_app(tight).test_client(), create_app(tight).test_client(), make_key()
+def test_the_limit_is_shared_by_every_api_process(make_app, make_key) -> None:
+    first, second = make_app(rate_limit="5 per minute"), make_app(rate_limit="5 per minute")
+    first, second, dave = first.test_client(), second.test_client(), make_key()
     assert [first.get("/jobs", headers=dave).status_code for _ in range(3)] == [200] * 3
     assert [second.get("/jobs", headers=dave).status_code for _ in range(3)] == [200, 200, 429]
 
@@ -102,11 +97,10 @@ def test_an_invalid_submit_is_its_422_whatever_is_left_of_the_budget(limited_app
         assert client.post("/jobs", json=DICE, headers=hana).status_code == (202 if spent == "part" else 429)
 
 
-def test_a_key_has_at_most_its_quota_of_unfinished_jobs(settings, make_key) -> None:
+def test_a_key_has_at_most_its_quota_of_unfinished_jobs(make_app, make_key) -> None:
     import tests.plugins  # noqa: F401 - test.sharded
-    from api.app import create_app
 
-    client, grace = create_app(replace(settings, max_unfinished_per_key=2)).test_client(), make_key()
+    client, grace = make_app(max_unfinished_per_key=2).test_client(), make_key()
     slow = {"kind": "test.sharded", "params": {"plan_seconds": 5}}
     assert [client.post("/jobs", json=slow, headers=grace).status_code for _ in range(2)] == [202, 202]
     refused = client.post("/jobs", json=DICE, headers=grace)

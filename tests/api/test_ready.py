@@ -7,7 +7,6 @@ from datetime import timedelta
 
 from sqlalchemy import func, update
 
-from core.config import replace
 from store import heartbeats
 from store.models import Worker
 from tests.support import free_port
@@ -25,20 +24,15 @@ def test_ready_when_the_database_the_broker_and_a_worker_answer(client, worker) 
     assert ready.status_code == 200 and ready.get_json() == {"status": "ready"}
 
 
-def test_not_ready_without_a_broker(settings, worker) -> None:
-    from api.app import create_app
-
-    no_broker = replace(settings, redis_url=f"redis://127.0.0.1:{free_port()}/0")
-    unready = create_app(no_broker).test_client().get("/ready")
+def test_not_ready_without_a_broker(make_app, worker) -> None:
+    unready = make_app(redis_url=f"redis://127.0.0.1:{free_port()}/0").test_client().get("/ready")
     assert unready.status_code == 503 and unready.headers["Retry-After"]
     assert set(unready.get_json()["reasons"]) == {"broker"}
     assert "broker" in unready.get_json()["message"]
 
 
-def test_not_ready_when_no_worker_has_heartbeated_within_a_lease(settings, isolated_db) -> None:
-    from api.app import create_app
-
-    app = create_app(replace(settings, database_url=isolated_db.url))
+def test_not_ready_when_no_worker_has_heartbeated_within_a_lease(settings, isolated_db, make_app) -> None:
+    app = make_app(database_url=isolated_db.url)
     never = app.test_client().get("/ready")
     assert never.status_code == 503 and never.get_json()["reasons"] == {
         "workers": "no worker has ever heartbeated"

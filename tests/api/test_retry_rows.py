@@ -8,8 +8,6 @@ import uuid
 
 from sqlalchemy import func, select, text
 
-from api.extension import zolve
-from core.config import replace
 from store import rows
 from store.models import Row
 from tests.support import wait_until
@@ -18,10 +16,8 @@ OLD_ROWS = 1_000_000
 
 
 def test_a_retry_of_a_job_with_many_rows_answers_at_once_and_its_rows_go_on_a_worker(
-    settings, db, client, make_key, worker, wait_job
+    make_app, db, client, make_key, worker, wait_job
 ) -> None:
-    from api.app import create_app
-
     owner, admin = make_key(), make_key(admin=True)
     body = {"kind": "test.sharded", "params": {"keys": ["a"], "finalize": "unstorable"}, "fresh": True}
     job_id = client.post("/jobs", json=body, headers=owner).get_json()["id"]
@@ -32,13 +28,9 @@ def test_a_retry_of_a_job_with_many_rows_answers_at_once_and_its_rows_go_on_a_wo
             {"job": job_id, "n": OLD_ROWS},
         )
     # an API whose statements must end within 0.25 s: deleting the rows in one go took about 1 s here
-    strict = create_app(replace(settings, api_statement_timeout=0.25))
-    try:
-        answer = strict.test_client().post(f"/admin/jobs/{job_id}/retry", headers=admin)
-        assert answer.status_code == 302, answer.get_data(as_text=True)[:300]
-    finally:
-        zolve(strict).events.close()
-        zolve(strict).db.dispose()
+    strict = make_app(api_statement_timeout=0.25)
+    answer = strict.test_client().post(f"/admin/jobs/{job_id}/retry", headers=admin)
+    assert answer.status_code == 302, answer.get_data(as_text=True)[:300]
 
     def old_rows() -> int:
         with db.session() as session:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from api.extension import zolve
 from api.spools import Spools
-from core.config import replace
 from core.waiting import SPOOL_CHUNK
 
 
@@ -57,12 +56,11 @@ def test_a_spool_written_twice_at_once_keeps_the_first_and_drops_the_second() ->
 
 
 def test_two_clients_exporting_one_enumeration_read_it_once(
-    settings, client, make_key, worker, wait_job, monkeypatch
+    make_app, client, make_key, worker, wait_job, monkeypatch
 ) -> None:
     """A copy of another client's enumeration shares its rows: while one export is being read, the other
     client's is served from the same spool."""
     import api.rows
-    from api.app import create_app
 
     renders: list[str] = []
     render = api.rows._rendered
@@ -75,7 +73,7 @@ def test_two_clients_exporting_one_enumeration_read_it_once(
     job = wait_job(owner, client.post("/jobs", json=body, headers=owner).get_json()["id"])
     copy = wait_job(other, client.post("/jobs", json=body, headers=other).get_json()["id"])
     assert copy["id"] != job["id"]
-    app = create_app(replace(settings, export_spool_bytes=0))
+    app = make_app(export_spool_bytes=0)
     web = app.test_client()
     reading = web.get(job["links"]["csv"], headers=owner, buffered=False)
     try:
@@ -86,7 +84,6 @@ def test_two_clients_exporting_one_enumeration_read_it_once(
         shared.close()
     finally:
         reading.close()
-        zolve(app).db.dispose()
     assert len(zolve(app).spools) == 0
 
 

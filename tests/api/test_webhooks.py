@@ -197,6 +197,7 @@ def test_the_delivery_connects_to_the_address_it_checked(settings, monkeypatch) 
             attempt = webhooks.send(own, webhooks.Message(delivery, b"{}", "whsec_" + "A" * 44))
         finally:
             other.shutdown()
+            other.server_close()
         assert rebound == [], "the connection went to an address that was never checked"
         assert attempt.status_code == 200 and [r.path for r in allowed.received] == ["/hook"]
         assert allowed.received[0].headers["Host"] == f"rebind.example:{port}"

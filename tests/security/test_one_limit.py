@@ -6,8 +6,6 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import update
 
-from api.extension import zolve
-from core.config import replace
 from store import jobs as job_store
 from store import keys
 from store.models import Job
@@ -17,22 +15,15 @@ DICE = {"kind": "dice", "params": {"dice": 3, "faces": 4}}
 
 
 @pytest.fixture
-def limited_app(settings):
-    from api.app import create_app
-
-    return create_app(replace(settings, submit_rate_limit="3 per minute"))
+def limited_app(make_app):
+    return make_app(submit_rate_limit="3 per minute")
 
 
 @pytest.fixture
-def quota_app(settings, isolated_db):
+def quota_app(isolated_db, make_app):
     """A quota of 2 unfinished jobs per key, on a database no worker looks at: its jobs stay unfinished
     however long the test takes (on the session's database the session's worker may finish them)."""
-    from api.app import create_app
-
-    app = create_app(replace(settings, database_url=isolated_db.url, max_unfinished_per_key=2))
-    yield app
-    zolve(app).events.close()  # before the database goes
-    zolve(app).db.dispose()
+    return make_app(database_url=isolated_db.url, max_unfinished_per_key=2)
 
 
 def _form_submit(client, kind: str = "dice", params: str = '{"dice": 3, "faces": 4}'):

@@ -11,8 +11,6 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 from sqlalchemy import func, select
 
-from api.extension import zolve
-from core.config import replace
 from store import keys
 from store.models import Job
 from tests.security.helpers import bearer_token, key_in
@@ -22,15 +20,10 @@ DICE = {"dice": 3, "faces": 6}
 
 
 @pytest.fixture
-def quota_app(settings, isolated_db):
+def quota_app(isolated_db, make_app):
     """The quota on a database no worker looks at: no job finishes while the test counts them (and none
     occupies the session's worker)."""
-    from api.app import create_app
-
-    app = create_app(replace(settings, database_url=isolated_db.url, max_unfinished_per_key=QUOTA))
-    yield app
-    zolve(app).events.close()  # before the database goes
-    zolve(app).db.dispose()
+    return make_app(database_url=isolated_db.url, max_unfinished_per_key=QUOTA)
 
 
 def _all_at_once(count: int, request: Callable[[], int]) -> Counter:

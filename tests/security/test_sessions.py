@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-from core.config import replace
 from store import keys
 from tests.security.helpers import bearer_token, csrf_token, signed_in
 from tests.support import wait_until
@@ -49,10 +48,8 @@ def test_revoking_the_key_ends_every_copy(app, db, make_key) -> None:
 
 
 @pytest.fixture
-def short_sessions_app(settings):
-    from api.app import create_app
-
-    return create_app(replace(settings, session_max_seconds=2.0))
+def short_sessions_app(make_app):
+    return make_app(session_max_seconds=2.0)
 
 
 def test_a_busy_session_still_ends_after_its_absolute_lifetime(short_sessions_app, make_key) -> None:

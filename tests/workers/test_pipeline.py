@@ -3,7 +3,6 @@
 import time
 import uuid
 
-from api.app import create_app
 from api.extension import zolve
 from services.messages import enqueue
 from store import jobs as job_store
@@ -70,8 +69,8 @@ def test_duplicate_messages_run_a_job_once(worker, db, app) -> None:
     assert job_row(db, str(job.id)).attempts == 1
 
 
-def test_submit_while_the_broker_is_down_still_runs_later(settings, client, auth, worker, db) -> None:
-    broken = create_app(settings.with_urls(settings.database_url, "redis://127.0.0.1:1/0"))
+def test_submit_while_the_broker_is_down_still_runs_later(make_app, client, auth, worker, db) -> None:
+    broken = make_app(redis_url="redis://127.0.0.1:1/0")
     started = time.monotonic()
     response = broken.test_client().post(
         "/jobs", json={"kind": "dice", "params": {"dice": 3, "faces": 6}}, headers=auth
