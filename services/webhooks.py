@@ -34,6 +34,7 @@ import urllib3
 import urllib3.connection
 from cachetools import TTLCache, cached
 
+from core.alarms import Alarm, AlarmClock
 from core.config import Settings
 from core.states import FINAL_STATES
 from schemas.jobs import Job as JobSchema
@@ -50,6 +51,8 @@ from store.webhooks import SECRET_PREFIX, Attempt
 
 #: answers that are worth another try: timeouts and server errors (and being told to slow down)
 RETRIED_STATUSES = frozenset({408, 425, 429})
+#: the attempts' deadlines, on one thread for the process (core.alarms)
+DEADLINES = AlarmClock("zolve-webhook-deadlines")
 
 
 class Reason(StrEnum):
@@ -297,19 +300,20 @@ class _Deadline:
     connection in use is shut down, which ends any connect, send or read blocked on it."""
 
     def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
         self.ends = time.monotonic() + seconds
         self.passed = False
         self._lock = threading.Lock()
         self._connection: _Cuttable | None = None
-        self._timer = threading.Timer(seconds, self._cut)
-        self._timer.daemon = True
+        self._alarm: Alarm | None = None
 
     def __enter__(self) -> _Deadline:
-        self._timer.start()
+        self._alarm = DEADLINES.after(self.seconds, self._cut)
         return self
 
     def __exit__(self, *_: object) -> None:
-        self._timer.cancel()
+        if self._alarm is not None:
+            self._alarm.cancel()
 
     def remaining(self) -> float:
         return max(self.ends - time.monotonic(), 0.001)

@@ -4,11 +4,13 @@ then from the outside: a Python client generated from the served document with o
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import re
 import sys
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -234,11 +236,20 @@ def _wait(generated: Any, client: Any, job_id: Any, timeout: float = 120) -> Any
         assert time.monotonic() < deadline, f"job {job_id} still {job.state}"
 
 
-def test_a_users_journey_with_the_generated_client_alone(generated, live_api, make_key, worker) -> None:
+@pytest.fixture
+def closing() -> Iterator[contextlib.ExitStack]:
+    """What a test enters here (a generated client: its connections) is closed when the test ends."""
+    with contextlib.ExitStack() as stack:
+        yield stack
+
+
+def test_a_users_journey_with_the_generated_client_alone(
+    generated, live_api, make_key, worker, closing
+) -> None:
     models = importlib.import_module(f"{generated.__name__}.models")
     token = make_key()["Authorization"].removeprefix("Bearer ")
-    client = generated.AuthenticatedClient(
-        base_url=live_api.url, token=token, raise_on_unexpected_status=True
+    client = closing.enter_context(
+        generated.AuthenticatedClient(base_url=live_api.url, token=token, raise_on_unexpected_status=True)
     )
     create_job = _call(generated, "jobs", "create_job")
 
@@ -264,7 +275,7 @@ def test_a_users_journey_with_the_generated_client_alone(generated, live_api, ma
 
     # a rejected submit: its field errors arrive typed
     bad = create_job.sync_detailed(
-        client=generated.AuthenticatedClient(base_url=live_api.url, token=token),
+        client=closing.enter_context(generated.AuthenticatedClient(base_url=live_api.url, token=token)),
         body=models.DiceJobCreate.from_dict({"kind": "dice", "params": {"dice": "three", "faces": 4}}),
     )
     assert bad.status_code == 422 and type(bad.parsed).__name__ == "Error" and bad.parsed.code == 422
