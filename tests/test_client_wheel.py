@@ -194,7 +194,8 @@ def test_the_installed_client_retries_a_dropped_submit_and_makes_one_job(
     assert all(proxy.dropped.is_set() and proxy.connections == 2 for proxy in proxies), "dropped, retried"
     from zolve_client import Client
 
-    made = [job["id"] for job in Client(live_api.url, key).iter_jobs()]
+    with Client(live_api.url, key) as client:
+        made = [job["id"] for job in client.iter_jobs()]
     assert sorted(made) == sorted(json.loads(ran.stdout)), "one job a submit, none twice"
 
 

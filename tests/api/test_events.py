@@ -83,7 +83,8 @@ def test_another_clients_job_has_no_stream_and_no_deliveries(
     job_id = requests.post(
         f"{live_api.url}/jobs", json={"kind": "dice", "params": DICE}, headers=owner, timeout=10
     ).json()["id"]
-    assert _stream(f"{live_api.url}/jobs/{job_id}/events", other).status_code == 404
+    with _stream(f"{live_api.url}/jobs/{job_id}/events", other) as refused:
+        assert refused.status_code == 404
     deliveries = requests.get(f"{live_api.url}/jobs/{job_id}/deliveries", headers=other, timeout=10)
     assert deliveries.status_code == 404
     bad = _stream(f"{live_api.url}/jobs/{job_id}/events", owner, last="x")  # type: ignore[arg-type]
