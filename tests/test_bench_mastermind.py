@@ -89,6 +89,7 @@ def test_all_secrets_walks_every_secret_in_processes_and_saves_the_turns(tmp_pat
     assert np.flatnonzero(turns == 1).tolist() == [mm.all_codes(4, 6).index(opening)]
 
 
+@pytest.mark.slow
 def test_the_tuning_secrets_are_the_tuning_seeds_first_secrets() -> None:
     from bench.mastermind import TUNING_COUNT, TUNING_SEEDS, tuning_secrets
     from puzzles import mastermind as mm

@@ -23,6 +23,7 @@ def embedded_env(data_dir: Path) -> dict[str, str]:
     return {**env, "ZOLVE_DATA_DIR": str(data_dir)}
 
 
+@pytest.mark.slow
 def test_solve_runs_a_kind_in_process() -> None:
     done = zolve("solve", "dice", "--params", '{"dice": 3, "faces": 6}')
     assert done.returncode == 0, done.stderr

@@ -252,6 +252,7 @@ def _mypy_strict(client_python: Path, script: Path) -> subprocess.CompletedProce
     )
 
 
+@pytest.mark.slow
 def test_the_installed_client_is_typed_for_a_users_type_checker(client_python: Path, tmp_path: Path) -> None:
     marker = _run(
         client_python, "import pathlib, zolve_client; print(pathlib.Path(zolve_client.__file__).parent)"

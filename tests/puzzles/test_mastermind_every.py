@@ -15,6 +15,7 @@ def _played(n: int, k: int, strategy: str, secrets: list[tuple[int, ...]]) -> li
         return [game["turns"] for game in mm.play(params, run)["games"]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("strategy, total", [("best", 5_634), ("optimal", 5_625)])
 def test_the_walk_gives_every_4x6_secret_the_turns_of_its_game(strategy: str, total: int) -> None:
     turns = every.every_secret(4, 6, strategy)

@@ -81,6 +81,7 @@ def test_statements_are_drawn_as_often_as_their_weights_say(standard: BoardSet) 
         assert abs(seen[str(topic.statements[k])] / draws - expected) < 4 * (expected / draws) ** 0.5 + 1e-3
 
 
+@pytest.mark.slow
 def test_the_chance_of_the_first_pair_matches_how_often_it_is_dealt(standard: BoardSet) -> None:
     row = 1234
     one = standard.subset(np.array([row]))
