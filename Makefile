@@ -30,7 +30,8 @@ up: $(STAMP)
 #   integration  needs PostgreSQL, Redis, a Celery worker, a browser or a `zolve up` of its own; marked
 #                automatically for every test that uses a server fixture of tests/conftest.py
 #   slow         needs no server but takes seconds (heavy Z3 cases, CLI subprocesses): @pytest.mark.slow
-# `make test-fast` runs the rest in 2 processes (pure unit tests: under a minute, no server started or reached);
+# `make test-fast` runs the rest in 2 processes (pure unit tests: under a minute, no server started or
+# reached);
 # `make test` runs everything and is what CI runs (.ci/run).
 # `make test` and `make test-integration` run pytest in TEST_PROCESSES processes (pytest-xdist), each with
 # servers of its own (the session fixtures of tests/conftest.py), each module whole on one of them, the

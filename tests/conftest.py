@@ -6,6 +6,7 @@ PostgreSQL and Redis (exactly what `zolve up` uses) in a temporary directory.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import tempfile
@@ -138,19 +139,23 @@ def app(settings: Settings):
 
 
 @pytest.fixture
-def make_app(settings: Settings) -> Iterator[Callable[..., Flask]]:
+def closing() -> Iterator[contextlib.ExitStack]:
+    """What a test enters here (a client, a session, an app's close) is closed when the test ends."""
+    with contextlib.ExitStack() as stack:
+        yield stack
+
+
+@pytest.fixture
+def make_app(settings: Settings, closing: contextlib.ExitStack) -> Callable[..., Flask]:
     """Apps of the session's settings (or `base`) with some changed, each closed when the test ends."""
     from api.app import create_app
 
-    made: list[Flask] = []
-
     def _make(base: Settings | None = None, **changes: Any) -> Flask:
-        made.append(create_app(replace(base or settings, **changes)))
-        return made[-1]
+        app = create_app(replace(base or settings, **changes))
+        closing.callback(zolve(app).close)
+        return app
 
-    yield _make
-    for app in made:
-        zolve(app).close()
+    return _make
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@ PostgreSQL and Redis; its retries against a stub that answers 429 and 503."""
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import io
 import json
@@ -52,17 +53,13 @@ FEW_BOARDS = {
 
 
 @pytest.fixture
-def new_client() -> Iterator[Callable[..., Client]]:
+def new_client(closing: contextlib.ExitStack) -> Callable[..., Client]:
     """Clients made as Client(...) is, each closed (its kept connections with it) when the test ends."""
-    made: list[Client] = []
 
     def _new(*args: Any, **kwargs: Any) -> Client:
-        made.append(Client(*args, **kwargs))
-        return made[-1]
+        return closing.enter_context(Client(*args, **kwargs))
 
-    yield _new
-    for client in made:
-        client.close()
+    return _new
 
 
 @pytest.fixture

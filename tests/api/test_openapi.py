@@ -4,13 +4,11 @@ then from the outside: a Python client generated from the served document with o
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import json
 import re
 import sys
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -234,13 +232,6 @@ def _wait(generated: Any, client: Any, job_id: Any, timeout: float = 120) -> Any
         if job.state.value in ("succeeded", "failed", "cancelled"):
             return job
         assert time.monotonic() < deadline, f"job {job_id} still {job.state}"
-
-
-@pytest.fixture
-def closing() -> Iterator[contextlib.ExitStack]:
-    """What a test enters here (a generated client: its connections) is closed when the test ends."""
-    with contextlib.ExitStack() as stack:
-        yield stack
 
 
 def test_a_users_journey_with_the_generated_client_alone(

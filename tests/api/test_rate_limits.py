@@ -35,8 +35,8 @@ def test_submits_have_their_own_tighter_limit(limited_app, make_key) -> None:
 
 
 def test_the_limit_is_shared_by_every_api_process(make_app, make_key) -> None:
-    first, second = make_app(rate_limit="5 per minute"), make_app(rate_limit="5 per minute")
-    first, second, dave = first.test_client(), second.test_client(), make_key()
+    first, second = (make_app(rate_limit="5 per minute").test_client() for _ in range(2))
+    dave = make_key()
     assert [first.get("/jobs", headers=dave).status_code for _ in range(3)] == [200] * 3
     assert [second.get("/jobs", headers=dave).status_code for _ in range(3)] == [200, 200, 429]
 

@@ -73,14 +73,13 @@ def api(worker_env, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Api]:
         stop_group(process)
 
 
-def test_a_failing_access_log_prints_no_key_nor_session(api: Api, make_key, request) -> None:
+def test_a_failing_access_log_prints_no_key_nor_session(api: Api, make_key, closing) -> None:
     admin = make_key(admin=True)
     key = bearer_token(admin)
     # the API with the key
     assert requests.get(f"{api.url}/jobs", headers=admin, timeout=10).status_code == 200
     # the dashboard: signing in sets the session cookie, which the next page sends
-    browser = requests.Session()
-    request.addfinalizer(browser.close)
+    browser = closing.enter_context(requests.Session())
     form = TOKEN.search(browser.get(f"{api.url}/admin/login", timeout=10).text).group(1)
     signed = browser.post(
         f"{api.url}/admin/login", data={"key": key, "csrf_token": form}, allow_redirects=False, timeout=10
