@@ -21,7 +21,7 @@ from typing import Any, Union, cast
 import numpy as np
 
 from puzzles.planetx.board import EMPTY, OBJECT_NAMES, PLANET_X, Mode
-from puzzles.planetx.boardset import BoardSet, weighted_unique
+from puzzles.planetx.boardset import BoardSet, unique_inverse, weighted_unique
 from puzzles.planetx.clues import Statement, Topic
 from puzzles.planetx.observations import any_of, arc, seen
 
@@ -178,7 +178,7 @@ def score(boards: BoardSet, actions: Sequence[AnyAction]) -> Scores:
     only sees which of its sectors hold the surveyed object, so the boards collapse to one bit pattern
     over the surveyed sectors per triple, and every survey of that object reads its count off the
     pattern. A million expert boards become a few hundred thousand weighted classes at most."""
-    triples, goal = np.unique(boards.planet_x_triples(), return_inverse=True)
+    triples, goal = unique_inverse(boards.planet_x_triples())
     width = len(triples)
     joint = np.zeros((len(actions), OUTCOME_VALUES, width))
     weights = boards.likelihood  # None: every board counts 1
@@ -216,9 +216,8 @@ def _research_joint(boards: BoardSet, topic: Topic, goal: np.ndarray, width: int
     bits of that split (the draw's own randomness, to take off the outcome's entropy: what a research
     tells about the board is H(shown) - H(shown | board))."""
     size = len(topic.statements)
-    truth = topic.truth[boards.rows].astype(np.int64)  # at most 40 statements: fits with the triple
-    classes, weights = weighted_unique(truth * width + goal, boards.likelihood)
-    words, triples = classes // width, classes % width
+    classes, weights = weighted_unique(topic.word_ids[boards.rows] * width + goal, boards.likelihood)
+    words, triples = topic.words[classes // width], classes % width
     true = (words[:, None] >> np.arange(size)) & 1
     chance = true * topic.statement_weights()
     total = chance.sum(axis=1)

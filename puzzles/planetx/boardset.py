@@ -125,11 +125,40 @@ class BoardSet:
 
 
 def weighted_unique(keys: np.ndarray, weights: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct keys and the total weight of the boards holding each (None: each board weighs 1)."""
+    """The distinct keys (ascending) and the total weight of the boards holding each (None: each board
+    weighs 1). Keys of a small range are counted in one pass (`np.bincount`) rather than sorted: the same
+    sums in the same order, so the same floats."""
+    if _dense(keys):
+        size = int(keys.max()) + 1
+        distinct = np.flatnonzero(np.bincount(keys, minlength=size))
+        totals = np.bincount(keys, weights=weights, minlength=size)
+        return distinct, totals[distinct]
     if weights is None:
         return np.unique(keys, return_counts=True)
     distinct, inverse = np.unique(keys, return_inverse=True)
     return distinct, np.bincount(inverse, weights=weights, minlength=len(distinct))
+
+
+def unique_inverse(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`np.unique(keys, return_inverse=True)`, in one pass for keys of a small range."""
+    if not _dense(keys):
+        distinct, inverse = np.unique(keys, return_inverse=True)
+        return distinct, inverse
+    size = int(keys.max()) + 1
+    distinct = np.flatnonzero(np.bincount(keys, minlength=size))
+    index = np.zeros(size, dtype=np.int64)
+    index[distinct] = np.arange(len(distinct))
+    return distinct, index[keys]
+
+
+def _dense(keys: np.ndarray) -> bool:
+    """Are the keys non-negative integers of a range small enough to count in an array?"""
+    if not len(keys) or keys.dtype.kind not in "iu" or int(keys.min()) < 0:
+        return False
+    return int(keys.max()) < _DENSE_SLOTS_PER_KEY * len(keys) + _DENSE_SLOTS_MIN
+
+
+_DENSE_SLOTS_PER_KEY, _DENSE_SLOTS_MIN = 4, 1 << 16
 
 
 def triple_parts(triple: int) -> tuple[int, int, int]:

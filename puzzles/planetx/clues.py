@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from functools import reduce
+from functools import cached_property, reduce
 from itertools import combinations
 from math import comb
 from operator import or_
@@ -108,6 +108,21 @@ class Topic:
     #: how likely the game is to pick each statement when it holds, relative to the others that hold
     #: (None: all alike, a uniform draw among the true ones)
     weights: np.ndarray | None = None
+
+    @cached_property
+    def words(self) -> np.ndarray:
+        """The distinct `truth` words, ascending, as int64 (at most 40 statements: they fit)."""
+        return self._word_index[0]
+
+    @cached_property
+    def word_ids(self) -> np.ndarray:
+        """Per board of the mode, its `truth` word's index in `words` (a small key to count boards by)."""
+        return self._word_index[1]
+
+    @cached_property
+    def _word_index(self) -> tuple[np.ndarray, np.ndarray]:
+        words, ids = np.unique(self.truth.astype(np.int64), return_inverse=True)
+        return words, ids.astype(np.int64)
 
     def true_on(self, rows: np.ndarray) -> np.ndarray:
         """rows × statements, as booleans."""

@@ -36,7 +36,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -49,6 +49,7 @@ from puzzles.planetx.actions import (
     Action,
     AnyAction,
     Research,
+    Scores,
     entropy_bits,
     legal_actions,
     outcomes,
@@ -89,6 +90,7 @@ GAMES_PER_SHARD = {"standard": 250, "expert": 10}
 LOCATE = "locate"
 
 _decisions: dict[tuple[Any, ...], AnyAction | str] = {}
+Decider = Callable[[str, "Game", BoardSet, np.ndarray], "AnyAction | str"]
 _DECISION_CACHE = 200_000
 
 
@@ -155,26 +157,37 @@ def choose(
         return LOCATE  # nothing left to learn: guess
     if goal and _locate_now(triple_counts, float(per_day[best])):
         return LOCATE
+    return actions[preference(policy, scores, actions)[0]]
+
+
+def preference(policy: str, scores: Scores, actions: list[AnyAction]) -> list[int]:
+    """The actions in the order the policy prefers them (first of equals first), locating aside.
+
+    Research is the cheapest action and what it tells about the board pays off over later surveys, which
+    a one-step measure does not see: a researching policy takes the most telling topic whenever the rules
+    allow, then ranks the rest by what they tell per day."""
+    days = np.array([a.days for a in actions], dtype=float)
     if policy not in RESEARCHING:
-        return actions[best]
-    # research is the cheapest action and what it tells about the board pays off over later surveys,
-    # which a one-step measure does not see: take the most telling topic whenever the rules allow
+        measure = scores.goal_bits if policy == "goal" else scores.bits
+        return _best_first(measure / days, range(len(actions)))
     research = [j for j, action in enumerate(actions) if isinstance(action, Research)]
-    if research:
-        worth = scores.goal_bits + RESEARCH_BOARD_WEIGHT * scores.bits
-        return actions[max(research, key=lambda j: (round(float(worth[j]), 12), -j))]
+    others = [j for j, action in enumerate(actions) if not isinstance(action, Research)]
+    worth = scores.goal_bits + RESEARCH_BOARD_WEIGHT * scores.bits
     worth_per_day = (scores.goal_bits + ACTION_BOARD_WEIGHT * scores.bits) / days
-    return actions[int(np.argmax(np.round(worth_per_day, 12)))]
+    return _best_first(worth, research) + _best_first(worth_per_day, others)
 
 
-def _decide(policy: str, game: Game, boards: BoardSet, triple_counts: np.ndarray) -> AnyAction | str:
-    mode = boards.mode
-    sky = sky_start_after(mode, game.days)
-    research = research_actions(game.topics(boards), game.researched, game.last_was_research)
+def _best_first(values: np.ndarray, indices: Iterable[int]) -> list[int]:
+    return sorted(indices, key=lambda j: (-round(float(values[j]), 12), j))
+
+
+def decide(policy: str, game: Game, boards: BoardSet, triple_counts: np.ndarray) -> AnyAction | str:
+    """The policy's next move in `game` (kept per state: games of a shard often meet the same one)."""
+    research = _research(game, boards)
     key = (
         policy,
-        mode.name,
-        sky,
+        boards.mode.name,
+        sky_start_after(boards.mode, game.days),
         game.targets_used,
         tuple((r.letter, id(r.topic)) for r in research),
         hash(boards.codes.tobytes()),
@@ -183,16 +196,27 @@ def _decide(policy: str, game: Game, boards: BoardSet, triple_counts: np.ndarray
     )
     decision = _decisions.get(key)
     if decision is None:
-        targets_left = MAX_TARGETS - game.targets_used
-        actions: list[AnyAction] = [
-            *legal_actions(mode, sky, targets_left, targets=policy != "survey-only"),
-            *research,
-        ]
-        decision = choose(policy, boards, actions, triple_counts)
+        decision = choose(policy, boards, candidates(policy, game, boards, research), triple_counts)
         if len(_decisions) >= _DECISION_CACHE:
             _decisions.clear()
         _decisions[key] = decision
     return decision
+
+
+def candidates(
+    policy: str, game: Game, boards: BoardSet, research: list[Research] | None = None
+) -> list[AnyAction]:
+    """Every action the rules allow now (targets only for policies that take them)."""
+    targets_left = MAX_TARGETS - game.targets_used
+    sky = sky_start_after(boards.mode, game.days)
+    return [
+        *legal_actions(boards.mode, sky, targets_left, targets=policy != "survey-only"),
+        *(_research(game, boards) if research is None else research),
+    ]
+
+
+def _research(game: Game, boards: BoardSet) -> list[Research]:
+    return research_actions(game.topics(boards), game.researched, game.last_was_research)
 
 
 def new_game(
@@ -254,9 +278,11 @@ def play(
     seeds: list[int] | None = None,
     spaces: list[int] | None = None,
     setup: Setup | None = None,
+    decider: Decider = decide,
 ) -> dict[str, Any]:
     """One game on board `secret` (a row of `everything`); returns its days and action mix. `spaces`: the
-    time-track spaces of the conferences (none: a game without them)."""
+    time-track spaces of the conferences (none: a game without them); `decider`: what picks each move
+    while Planet X's triple is not yet known (the policy's `decide`; a study may change a move)."""
     truth = everything.subset(np.array([secret]))
     truth_triple = int(truth.planet_x_triples()[0])
     game = new_game(everything, secret, policy, seeds or [secret], spaces or [], setup)
@@ -267,14 +293,18 @@ def play(
         if not len(boards):  # the player's model of the clues was wrong: keep the plain facts only
             boards = _start_over(game, everything)
         triples, counts = boards.triple_counts()
-        decision = LOCATE if len(triples) == 1 else _decide(policy, game, boards, counts)
+        decision = LOCATE if len(triples) == 1 else decider(policy, game, boards, counts)
         if isinstance(decision, str):  # LOCATE
             sector, left, right = triple_parts(int(triples[0]))
-            game.moves.append({"day": game.days, "type": LOCATE, "sector": sector})
+            right_guess = int(triples[0]) == truth_triple
+            chance = round(float(counts[0] / counts.sum()), 4)  # how likely the player found the guess
+            game.moves.append(
+                {"day": game.days, "type": LOCATE, "sector": sector, "chance": chance, "right": right_guess}
+            )
             game.days += LOCATE_DAYS
             game.mix[LOCATE] += 1
             game.last_was_research = False
-            if int(triples[0]) == truth_triple:
+            if right_guess:
                 return _summary(game, boards, found=True)
             game.wrong_locates += 1
             game.facts.append(_where_true(WrongLocate(sector, left, right)))

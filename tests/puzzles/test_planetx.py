@@ -3,6 +3,7 @@
 import random
 from collections import Counter
 
+import numpy as np
 import pytest
 
 from puzzles.planetx import enumerate as planetx
@@ -183,3 +184,20 @@ def test_a_cancelled_run_stops_boards_enumerated_in_process(monkeypatch: pytest.
         run.stop()
         boardset.all_boards(MODES["expert"], run)
     assert boardset._cache == {}
+
+
+@pytest.mark.parametrize(("size", "high"), [(1000, 40), (1000, 10**12), (200_000, 300_000), (3, 2)])
+def test_grouping_by_key_matches_sorting_to_the_last_bit(size: int, high: int) -> None:
+    """Small key ranges are counted in one pass, large ones sorted: the same keys, counts and weighted
+    sums (the same floats, so games replay the same either way)."""
+    from puzzles.planetx.boardset import unique_inverse, weighted_unique
+
+    rng = np.random.default_rng(size)
+    keys, weights = rng.integers(0, high, size), rng.random(size)
+    distinct, inverse = np.unique(keys, return_inverse=True)
+    found, counts = weighted_unique(keys, None)
+    assert np.array_equal(found, distinct) and np.array_equal(counts, np.bincount(inverse))
+    found, sums = weighted_unique(keys, weights)
+    assert np.array_equal(found, distinct) and np.array_equal(sums, np.bincount(inverse, weights=weights))
+    found, where = unique_inverse(keys)
+    assert np.array_equal(found, distinct) and np.array_equal(where, inverse)

@@ -126,3 +126,50 @@ def test_cancel_stops_a_games_set_up() -> None:
             simulate.new_game(fresh(), 0, "research", [1], [])
         with pytest.raises(Cancelled):
             simulate._start(game, fresh())
+
+
+def test_a_decider_changes_one_move_and_the_game_plays_on() -> None:
+    """`play(decider=...)` lets a study change a move: here the first decision becomes a locate of the
+    likeliest triple; the game records how likely the player found each guess, and whether it was right,
+    and still ends on the true Planet X."""
+    from puzzles.planetx.actions import AnyAction
+    from puzzles.planetx.board import MODES
+    from puzzles.planetx.boardset import BoardSet, all_boards
+
+    def locate_first(
+        policy: str, game: simulate.Game, boards: BoardSet, counts: np.ndarray
+    ) -> AnyAction | str:
+        return simulate.LOCATE if not game.moves else simulate.decide(policy, game, boards, counts)
+
+    with Run(120) as run:
+        everything = all_boards(MODES["standard"], run)
+        game = {"seeds": [1, 5], "spaces": [10]}
+        own = simulate.play(everything, 5, "research", run, **game)
+        changed = simulate.play(everything, 5, "research", run, **game, decider=locate_first)
+    assert own["moves"][0]["type"] == "research"
+    first = changed["moves"][0]
+    assert first["type"] == "locate" and first["right"] is False and 0 < first["chance"] < 0.05
+    assert changed["found"] and changed["wrong_locates"] >= 1
+    last = changed["moves"][-1]
+    assert last["type"] == "locate" and last["right"] is True
+
+
+def test_the_policy_prefers_what_it_chooses() -> None:
+    """`preference` orders the actions as `choose` picks: its first is the move, research first while the
+    rules allow it."""
+    from puzzles.planetx.actions import Research, score
+    from puzzles.planetx.board import MODES
+    from puzzles.planetx.boardset import all_boards
+
+    with Run(120) as run:
+        everything = all_boards(MODES["standard"], run)
+    for seed in range(5):
+        game = simulate.new_game(everything, seed * 101, "research", [seed], [])
+        boards = simulate._start(game, everything)
+        actions = simulate.candidates("research", game, boards)
+        order = simulate.preference("research", score(boards, actions), actions)
+        assert sorted(order) == list(range(len(actions)))
+        topics = sum(isinstance(a, Research) for a in actions)
+        assert topics == 6 and all(isinstance(actions[j], Research) for j in order[:topics])
+        _, counts = boards.triple_counts()
+        assert simulate.choose("research", boards, actions, counts) is actions[order[0]]
