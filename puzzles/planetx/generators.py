@@ -40,7 +40,7 @@ from weakref import WeakKeyDictionary
 import numpy as np
 
 from puzzles.planetx import clues
-from puzzles.planetx.board import Mode
+from puzzles.planetx.board import BITS, Mode
 from puzzles.planetx.boardset import BoardSet
 from puzzles.planetx.clues import (
     RESEARCH_OTHERS,
@@ -108,6 +108,13 @@ class ClueModel(Protocol):
         reads one of them)."""
         ...
 
+    def guarantee_chance(
+        self, boards: BoardSet, shown: list[Statement], heard: list[Statement], unheard: list[Pair]
+    ) -> np.ndarray | None:
+        """Per board: the chance that what the model guarantees of the clues holds there, given those
+        heard so far (None: nothing beyond `conference_likelihood`)."""
+        ...
+
 
 # -- uniform --------------------------------------------------------------------------------------
 class UniformModel:
@@ -140,6 +147,11 @@ class UniformModel:
     def conference_likelihood(self, boards: BoardSet, shown: list[Statement]) -> np.ndarray | None:
         unordered = clues.conference_likelihood(boards, shown)
         return None if unordered is None else unordered / factorial(len(shown))
+
+    def guarantee_chance(
+        self, boards: BoardSet, shown: list[Statement], heard: list[Statement], unheard: list[Pair]
+    ) -> np.ndarray | None:
+        return None  # the conference clues alone tell Planet X apart: `conference_likelihood` has it
 
 
 # -- weighted (EluvK/planetx_server) ----------------------------------------------------------------
@@ -345,6 +357,38 @@ class WeightedModel:
             holds = (truth >> np.uint64(k)) & np.uint64(1)
             chance *= holds * weights[k] / np.maximum(total, 1e-300)
             used.add(topic.statements[k]["object"])
+        return chance
+
+    def guarantee_chance(
+        self, boards: BoardSet, shown: list[Statement], heard: list[Statement], unheard: list[Pair]
+    ) -> np.ndarray:
+        """Per board: the chance that the game's clues tell Planet X apart from every truly empty sector
+        there, as this generator made sure they do, given the conference clues `shown`, the research
+        clues `heard` and the pairs of the topics not yet researched (`unheard`), whose statements are
+        still to come: each impostor (Planet X moved into a truly empty sector) the clues heard leave
+        standing must be ruled out by some topic still to come, each drawn by its weights among the
+        statements true on the board. Impostors are taken one by one (their chances multiplied), and
+        how hard the generator found it to deal such clues on the board is not weighed."""
+        mode, whole = boards.mode, boards.whole
+        said = [parse(mode, statement) for statement in [*shown, *heard]]
+        topics = [self.topic(whole, pair) for pair in unheard]
+        shifts = np.arange(mode.sectors, dtype=np.int64) * BITS
+        chance = np.ones(len(boards))
+        for _, rows, moved in _impostors(mode, boards.grid):
+            fooled = np.logical_and.reduce([clue.mask(mode, moved) for clue in said]) if said else None
+            if fooled is not None:
+                rows, moved = rows[fooled], moved[fooled]
+            if not len(rows):
+                continue
+            codes = (moved.astype(np.int64) << shifts).sum(axis=1)
+            found = np.minimum(np.searchsorted(whole.codes, codes), len(whole.codes) - 1)
+            standing = np.ones(len(rows))
+            for topic in topics:
+                truth = topic.truth[boards.rows[rows]]
+                rules_out = topic.true_weight(truth & ~topic.truth[found])
+                standing *= 1 - rules_out / np.maximum(topic.true_weight(truth), 1e-300)
+            standing[whole.codes[found] != codes] = 0.0  # not a board of the mode: nothing to rule out
+            chance[rows] *= 1 - standing
         return chance
 
 

@@ -122,6 +122,8 @@ class Game:
         #: player's model of the clues rule out every board
         self.facts: list[Callable[[BoardSet], np.ndarray]] = []
         self.started_over = False
+        #: per model, per board of the whole set: the chance of the clues' guarantee weighed in so far
+        self.guaranteed: np.ndarray | None = None
 
     def topics(self, boards: BoardSet) -> dict[str, Topic]:
         """The topics as the player weighs them: by the model it finds likeliest so far."""
@@ -368,9 +370,31 @@ def _hear_conferences(game: Game, boards: BoardSet) -> BoardSet:
         if game.weigh:
             chances = [model.conference_likelihood(boards, shown) for model in game.models]
             boards = hear(boards, chances, lambda b: np.ones(len(b), dtype=bool))
+            boards = _hear_guarantee(game, boards)
         elif [model.name for model in game.models] == ["uniform"]:
             boards = boards.subset(told_apart(boards, shown))
     return boards
+
+
+def _hear_guarantee(game: Game, boards: BoardSet) -> BoardSet:
+    """Once every conference clue is heard, weigh each board by the chance that the game's clues tell
+    Planet X apart there as the player's models guarantee, given the research clues heard so far; each
+    research clue heard later updates that chance (the previous one is replaced, not multiplied in)."""
+    if not game.weigh or game.conferences_heard < len(game.conferences) or not game.conferences:
+        return boards
+    shown = [statement for _, statement in game.conferences]
+    heard = [game.clues[letter] for letter in sorted(game.researched)]
+    unheard = [pair for letter, pair in sorted(game.pairs.items()) if letter not in game.researched]
+    chances = [model.guarantee_chance(boards, shown, heard, unheard) for model in game.models]
+    if all(chance is None for chance in chances):
+        return boards
+    if game.guaranteed is None:
+        game.guaranteed = np.ones((len(boards.whole), len(game.models)))
+    now = np.column_stack([np.ones(len(boards)) if c is None else c for c in chances])
+    before = game.guaranteed[boards.rows]
+    factors = np.divide(now, before, out=np.zeros_like(now), where=before > 0)
+    game.guaranteed[boards.rows] = now
+    return boards.weighted(factors[:, 0]) if len(game.models) == 1 else boards.weighted_by_model(factors)
 
 
 def _act(game: Game, boards: BoardSet, truth: BoardSet, action: AnyAction) -> BoardSet:
@@ -386,6 +410,7 @@ def _act(game: Game, boards: BoardSet, truth: BoardSet, action: AnyAction) -> Bo
         ]
         boards = hear(boards, chances, fact)
         game.researched.add(action.letter)
+        boards = _hear_guarantee(game, boards)
     else:
         seen = outcomes(truth, [action])[0, 0]
         fact = _where_seen(action, int(seen))

@@ -106,6 +106,28 @@ def test_the_chance_of_a_deal_is_zero_where_the_generator_could_not_deal_it(stan
     assert heard is not None and heard[77] > 0
 
 
+def test_the_weighted_generators_guarantee_weighs_boards_by_what_is_still_to_come(standard: BoardSet) -> None:
+    """The weighted generator deals conference clues that, with every research clue, rule out each
+    impostor (Planet X moved into a truly empty sector). Given some research clues still to come, a board
+    weighs the chance that they will; once all are heard, the chance is 1 exactly where every impostor is
+    ruled out (checked board by board), and the hidden board always keeps some."""
+    rng = np.random.default_rng(8)
+    sample = rng.choice(len(standard), size=150, replace=False)
+    for seed, row in enumerate(rng.choice(len(standard), size=6, replace=False)):
+        dealt = WEIGHTED.deal(streams(seed), standard, int(row), 1)
+        research = list(dealt.statements.values())
+        pairs = list(dealt.pairs.values())
+        for known in range(len(research) + 1):
+            chance = WEIGHTED.guarantee_chance(standard, dealt.conferences, research[:known], pairs[known:])
+            assert chance[row] > 0 and ((chance >= 0) & (chance <= 1 + 1e-9)).all()
+        said = [parse(STANDARD, statement) for statement in [*dealt.conferences, *research]]
+        for board in sample:
+            impostors = [m[0] for _, _, m in _impostors(STANDARD, standard.grid[board : board + 1]) if len(m)]
+            fooled = any(all(clue.holds(STANDARD, moved) for clue in said) for moved in impostors)
+            assert chance[board] == (0.0 if fooled else 1.0), board
+    assert MODELS["uniform"].guarantee_chance(standard, dealt.conferences, [], pairs) is None
+
+
 def test_a_player_weighing_both_models_keeps_the_hidden_board_and_learns_the_dealer(
     standard: BoardSet,
 ) -> None:
