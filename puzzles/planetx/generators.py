@@ -21,12 +21,10 @@ Two models, each behind `ClueModel`:
 A player who knows the model weighs each board by the chance the game deals what it dealt there
 (`pairs_likelihood`, `conference_likelihood`, and `clues.research_likelihood` with the model's `topic`);
 one who does not (`clue_model_known: false`) keeps both hypotheses and weighs by their mixture
-(`BoardSet.weighted_by_model`), which also learns which model dealt the game. The weighted generator's
-guarantee (the conference set redrawn until, with every research clue, it tells Planet X apart) depends
-on research clues not yet heard: its player weighs each board by the chance that the topics still to
-come will (`WeightedModel.guarantee_chance`), not by how hard such clues were to deal on the board. In
-the simulation, a game whose conference clues cannot be dealt after 100 tries is dealt research clues
-again (the app would end it).
+(`BoardSet.weighted_by_model`), which also learns which model dealt the game. Two parts of the weighted
+model are not used by its player: that the conference set was redrawn until it told Planet X apart (it
+depends on research clues not yet heard), and, in the simulation, a game whose conference clues cannot be
+dealt after 100 tries is dealt research clues again (the app would end it).
 """
 
 from __future__ import annotations

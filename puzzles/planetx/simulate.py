@@ -25,10 +25,7 @@ Policies:
   triple + RESEARCH_BOARD_WEIGHT × its bits about the board, a survey or target by (bits about the triple
   + ACTION_BOARD_WEIGHT × bits about the board) per day (the locate rule still reads the rate of bits
   about the triple). Measured in docs/benchmarks.md: 0.07–0.17 fewer days a standard game under the
-  uniform generator on each of four seeds not tuned on; within the noise under the weighted one. It also
-  holds a guess with under 80% while a conference comes within a locate's days: the locate rule's rate of
-  information does not count the conference's free clues, and expert games guessed at about 30–60% just
-  before the second conference, mostly wrong (chosen on seed 2026's expert games; docs/benchmarks.md).
+  uniform generator on each of four seeds not tuned on; within the noise under the weighted one.
 `conferences` (default true) gives every policy the conference clues; false plays the game without them
 (as the figures before research were measured).
 Games are sharded by index; each game is seeded by (seed, index), so a rerun plays it the same way.
@@ -89,10 +86,6 @@ RESEARCHING = {"research"}
 #: (chosen on seed 2026's games; see the module docstring)
 RESEARCH_BOARD_WEIGHT = 2.0
 ACTION_BOARD_WEIGHT = 0.4
-#: a researching policy holds a guess whose chance is below CONFERENCE_WAIT_BELOW while a conference comes
-#: within CONFERENCE_WAIT_DAYS (a locate's days; chosen on seed 2026's expert games, see the docstring)
-CONFERENCE_WAIT_DAYS = LOCATE_DAYS
-CONFERENCE_WAIT_BELOW = 0.8
 GAMES_PER_SHARD = {"standard": 250, "expert": 10}
 LOCATE = "locate"
 
@@ -153,14 +146,9 @@ def _locate_now(counts: np.ndarray, rate: float) -> bool:
 
 
 def choose(
-    policy: str,
-    boards: BoardSet,
-    actions: list[AnyAction],
-    triple_counts: np.ndarray,
-    conference_in: int | None = None,
+    policy: str, boards: BoardSet, actions: list[AnyAction], triple_counts: np.ndarray
 ) -> AnyAction | str:
-    """The policy's next move: an action, or LOCATE (name the likeliest triple). `conference_in`: the
-    days until the next conference (None: none is to come)."""
+    """The policy's next move: an action, or LOCATE (name the likeliest triple)."""
     scores = score(boards, actions)
     days = np.array([a.days for a in actions], dtype=float)
     goal = policy in ("goal", *RESEARCHING)
@@ -169,18 +157,9 @@ def choose(
     best = int(np.argmax(np.round(per_day, 12)))  # first of equals: deterministic
     if measure[best] <= 1e-12:
         return LOCATE  # nothing left to learn: guess
-    waiting = policy in RESEARCHING and _wait_for_conference(triple_counts, conference_in)
-    if goal and not waiting and _locate_now(triple_counts, float(per_day[best])):
+    if goal and _locate_now(triple_counts, float(per_day[best])):
         return LOCATE
     return actions[preference(policy, scores, actions)[0]]
-
-
-def _wait_for_conference(counts: np.ndarray, conference_in: int | None) -> bool:
-    """Hold a guess that is far from sure when a conference comes before a wrong guess would be over:
-    its clues are free, and the locate rule's rate of information does not count them."""
-    if conference_in is None or conference_in > CONFERENCE_WAIT_DAYS:
-        return False
-    return bool(counts[0] / counts.sum() < CONFERENCE_WAIT_BELOW)
 
 
 def preference(policy: str, scores: Scores, actions: list[AnyAction]) -> list[int]:
@@ -207,13 +186,10 @@ def _best_first(values: np.ndarray, indices: Iterable[int]) -> list[int]:
 def decide(policy: str, game: Game, boards: BoardSet, triple_counts: np.ndarray) -> AnyAction | str:
     """The policy's next move in `game` (kept per state: games of a shard often meet the same one)."""
     research = _research(game, boards)
-    pending = game.conferences[game.conferences_heard :]
-    conference_in = pending[0][0] - game.days if pending else None
     key = (
         policy,
         boards.mode.name,
         sky_start_after(boards.mode, game.days),
-        conference_in,
         game.targets_used,
         tuple((r.letter, id(r.topic)) for r in research),
         hash(boards.codes.tobytes()),
@@ -222,8 +198,7 @@ def decide(policy: str, game: Game, boards: BoardSet, triple_counts: np.ndarray)
     )
     decision = _decisions.get(key)
     if decision is None:
-        actions = candidates(policy, game, boards, research)
-        decision = choose(policy, boards, actions, triple_counts, conference_in)
+        decision = choose(policy, boards, candidates(policy, game, boards, research), triple_counts)
         if len(_decisions) >= _DECISION_CACHE:
             _decisions.clear()
         _decisions[key] = decision

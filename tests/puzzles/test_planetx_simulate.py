@@ -173,33 +173,3 @@ def test_the_policy_prefers_what_it_chooses() -> None:
         assert topics == 6 and all(isinstance(actions[j], Research) for j in order[:topics])
         _, counts = boards.triple_counts()
         assert simulate.choose("research", boards, actions, counts) is actions[order[0]]
-
-
-def test_a_guess_far_from_sure_waits_for_a_conference_due_before_it_would_be_over() -> None:
-    """Where the research policy would guess a triple with under 80%, it takes its preferred action
-    instead when a conference comes within a locate's days (its clues are free), not when it comes later;
-    the `goal` policy guesses either way."""
-    from puzzles.planetx.actions import AnyAction, score
-    from puzzles.planetx.board import MODES
-    from puzzles.planetx.boardset import BoardSet, all_boards
-
-    found: list[tuple[BoardSet, list[AnyAction], np.ndarray]] = []
-
-    def watch(policy: str, game: simulate.Game, boards: BoardSet, counts: np.ndarray) -> AnyAction | str:
-        move = simulate.decide(policy, game, boards, counts)
-        if move == simulate.LOCATE and counts[0] / counts.sum() < simulate.CONFERENCE_WAIT_BELOW:
-            found.append((boards, simulate.candidates(policy, game, boards), counts))
-        return move
-
-    with Run(120) as run:
-        everything = all_boards(MODES["standard"], run)
-        for index in range(40):
-            simulate.play(everything, index * 37, "research", run, seeds=[3, index], decider=watch)
-            if found:
-                break
-    boards, actions, counts = found[0]
-    preferred = actions[simulate.preference("research", score(boards, actions), actions)[0]]
-    assert simulate.choose("research", boards, actions, counts) == simulate.LOCATE
-    assert simulate.choose("research", boards, actions, counts, conference_in=5) is preferred
-    assert simulate.choose("research", boards, actions, counts, conference_in=6) == simulate.LOCATE
-    assert simulate.choose("goal", boards, actions, counts, conference_in=1) == simulate.LOCATE
