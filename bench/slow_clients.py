@@ -42,6 +42,7 @@ class SlowClients:
     source: str = "127.0.0.1"
     sockets: list[socket.socket] = field(default_factory=list)
     stopped: threading.Event = field(default_factory=threading.Event)
+    dripping: threading.Thread | None = None
 
     def __post_init__(self) -> None:
         if not all(ipaddress.ip_address(address).is_loopback for address in (self.host, self.source)):
@@ -51,14 +52,19 @@ class SlowClients:
     def start(self) -> SlowClients:
         for _ in range(self.count):
             self._open()
-        threading.Thread(target=self._drip, daemon=True).start()
+        self.dripping = threading.Thread(target=self._drip, daemon=True)
+        self.dripping.start()
         return self
 
     def _open(self) -> None:
         body_start = b"POST /jobs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
         body_start += b"Content-Length: 100000\r\n\r\n{"
         sock = socket.create_connection((self.host, self.port), timeout=5, source_address=(self.source, 0))
-        sock.sendall(body_start if self.body else b"GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        try:
+            sock.sendall(body_start if self.body else b"GET /health HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        except OSError:
+            sock.close()
+            raise
         self.sockets.append(sock)
 
     def _drip(self) -> None:
@@ -76,9 +82,14 @@ class SlowClients:
         return len(self.sockets)
 
     def stop(self) -> None:
+        """Stop dripping, then close every socket: the drip thread drops the ones the server closed, so
+        the list is only walked once it has finished."""
         self.stopped.set()
+        if self.dripping is not None:
+            self.dripping.join()
         for sock in self.sockets:
             sock.close()
+        self.sockets.clear()
 
 
 #: a head of 51,000 tiny fields (255 KiB), as the hostile-client probe of issue 54 sent
