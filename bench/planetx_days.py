@@ -38,7 +38,15 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from puzzles.planetx import simulate  # noqa: E402
-from puzzles.planetx.actions import LOCATE_DAYS, RESEARCH_DAYS, TARGET_DAYS, Research, score, survey_days  # noqa: E402
+from puzzles.planetx.actions import (  # noqa: E402
+    LOCATE_DAYS,
+    RESEARCH_DAYS,
+    TARGET_DAYS,
+    AnyAction,
+    Research,
+    score,
+    survey_days,
+)
 from puzzles.planetx.board import MODES  # noqa: E402
 from puzzles.planetx.boardset import BoardSet, all_boards  # noqa: E402
 from puzzles.runtime import Run  # noqa: E402
@@ -122,38 +130,36 @@ class Deviation:
         move = simulate.decide(policy, game, boards, counts)
         step, self.count = self.count, self.count + 1
         if self.at is None:
-            self.allowed.append([kind for kind in KINDS if deviate(kind, move, policy, game, boards, counts)])
+            order = preferred(policy, game, boards)
+            self.allowed.append([kind for kind in KINDS if deviate(kind, move, counts, order) is not None])
             return move
         if step != self.at:
             return move
-        return deviate(self.kind, move, policy, game, boards, counts)
+        return deviate(self.kind, move, counts, preferred(policy, game, boards))
 
 
-def deviate(
-    kind: str, move: Any, policy: str, game: simulate.Game, boards: BoardSet, counts: np.ndarray
-) -> Any:
-    """`kind`'s move in place of the policy's `move` (None: that deviation does not apply here)."""
+def preferred(policy: str, game: simulate.Game, boards: BoardSet) -> list[AnyAction]:
+    """The legal actions in the order the policy prefers them."""
+    actions = simulate.candidates(policy, game, boards)
+    return [actions[j] for j in simulate.preference(policy, score(boards, actions), actions)]
+
+
+def deviate(kind: str, move: Any, counts: np.ndarray, order: list[AnyAction]) -> Any:
+    """`kind`'s move in place of the policy's `move`, given the actions in the policy's `order` (None:
+    that deviation does not apply here)."""
     locating = isinstance(move, str)
     if kind == "locate instead of acting":
         return simulate.LOCATE if not locating and counts[0] / counts.sum() >= LOCATE_AT_LEAST else None
-    if kind == "act instead of locating" and not locating:
-        return None
-    if kind != "act instead of locating" and locating:
-        return None
-    actions = simulate.candidates(policy, game, boards)
-    order = [actions[j] for j in simulate.preference(policy, score(boards, actions), actions)]
     if kind == "act instead of locating":
-        return order[0]
+        return order[0] if locating else None
+    if locating:
+        return None
     researching = isinstance(move, Research)
     if kind == "runner-up instead":
         same = [a for a in order if isinstance(a, Research) == researching]
         return same[1] if len(same) > 1 else None
     others = [a for a in order if not isinstance(a, Research)]
     return others[0] if researching and others else None
-
-
-def _setup(model: str) -> simulate.Setup:
-    return simulate.Setup(clue_model=model)
 
 
 def deviations_of_game(task: tuple[str, int, int]) -> list[tuple[str, int]]:
@@ -173,7 +179,7 @@ def deviations_of_game(task: tuple[str, int, int]) -> list[tuple[str, int]]:
                 300,
                 [seed, index],
                 spaces,
-                _setup(model),
+                simulate.Setup(clue_model=model),
                 decider=decider,
             )
             return int(game["days"])

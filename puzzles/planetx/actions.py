@@ -216,8 +216,9 @@ def _research_joint(boards: BoardSet, topic: Topic, goal: np.ndarray, width: int
     bits of that split (the draw's own randomness, to take off the outcome's entropy: what a research
     tells about the board is H(shown) - H(shown | board))."""
     size = len(topic.statements)
-    classes, weights = weighted_unique(topic.word_ids[boards.rows] * width + goal, boards.likelihood)
-    words, triples = topic.words[classes // width], classes % width
+    distinct, ids = topic.word_index
+    classes, weights = weighted_unique(ids[boards.rows] * width + goal, boards.likelihood)
+    words, triples = distinct[classes // width], classes % width
     true = (words[:, None] >> np.arange(size)) & 1
     chance = true * topic.statement_weights()
     total = chance.sum(axis=1)

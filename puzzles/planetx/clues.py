@@ -44,7 +44,7 @@ from weakref import WeakKeyDictionary
 
 import numpy as np
 
-from puzzles.planetx.board import DWARF_PLANET, EMPTY, GAS_CLOUD, PLANET_X, Mode
+from puzzles.planetx.board import BITS, DWARF_PLANET, EMPTY, GAS_CLOUD, PLANET_X, Mode
 from puzzles.planetx.boardset import BoardSet
 from puzzles.planetx.observations import parse
 
@@ -110,17 +110,9 @@ class Topic:
     weights: np.ndarray | None = None
 
     @cached_property
-    def words(self) -> np.ndarray:
-        """The distinct `truth` words, ascending, as int64 (at most 40 statements: they fit)."""
-        return self._word_index[0]
-
-    @cached_property
-    def word_ids(self) -> np.ndarray:
-        """Per board of the mode, its `truth` word's index in `words` (a small key to count boards by)."""
-        return self._word_index[1]
-
-    @cached_property
-    def _word_index(self) -> tuple[np.ndarray, np.ndarray]:
+    def word_index(self) -> tuple[np.ndarray, np.ndarray]:
+        """The distinct `truth` words, ascending, as int64 (at most 40 statements: they fit), and per board
+        of the mode its word's index among them (a small key to count boards by)."""
         words, ids = np.unique(self.truth.astype(np.int64), return_inverse=True)
         return words, ids.astype(np.int64)
 
@@ -281,6 +273,17 @@ def _impostors(mode: Mode, grid: np.ndarray) -> Iterator[tuple[int, np.ndarray, 
         yield j, rows[valid], moved[valid]
 
 
+def impostor_rows(boards: BoardSet, rows: np.ndarray, sector: int) -> tuple[np.ndarray, np.ndarray]:
+    """For the boards at `rows`, with Planet X moved into `sector` (0-based, truly empty on each): the
+    rows of the whole set holding those impostors, and whether it holds each (a partial whole set may
+    not)."""
+    whole = boards.whole
+    planet_x = np.argmax(boards.grid[rows] == PLANET_X, axis=1).astype(np.int64)
+    codes = boards.codes[rows] - (np.int64(1) << BITS * planet_x) + (np.int64(1) << BITS * sector)
+    at = np.minimum(np.searchsorted(whole.codes, codes), len(whole.codes) - 1)
+    return at, whole.codes[at] == codes
+
+
 def _some_set_tells(boards: BoardSet, count: int) -> np.ndarray:
     """Per board: do some `count` conference statements true on it rule out each of its impostors?"""
     return _telling_sets(*_coverage(boards), count) > 0
@@ -291,18 +294,16 @@ def _coverage(boards: BoardSet) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     has (bit j: Planet X moved into sector j), and per statement the impostors it rules out (statements ×
     boards, as bits). An impostor is itself a board of the mode, so what holds on it is looked up in the
     whole set's truth table when the whole set holds it."""
-    mode, whole = boards.mode, boards.whole
+    mode = boards.mode
     topic = conference_topic(boards)
     true = np.ascontiguousarray(topic.true_on(boards.rows).T)
     needed = np.zeros(len(boards), dtype=np.int32)
     ruled_out = np.zeros(true.shape, dtype=np.int32)
-    planet_x = np.argmax(boards.grid == PLANET_X, axis=1).astype(np.int64)
     for j, rows, moved in _impostors(mode, boards.grid):
         bit = np.int32(1 << j)
         needed[rows] |= bit
-        codes = boards.codes[rows] - (np.int64(1) << 3 * planet_x[rows]) + (np.int64(1) << 3 * j)
-        at = np.minimum(np.searchsorted(whole.codes, codes), len(whole.codes) - 1)
-        if np.array_equal(whole.codes[at], codes):
+        at, held = impostor_rows(boards, rows, j)
+        if held.all():
             false = ~topic.true_on(at).T
         else:  # a partial whole set: evaluate the statements on the impostors
             false = np.array([~parse(mode, s).mask(mode, moved) for s in topic.statements])

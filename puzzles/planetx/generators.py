@@ -40,7 +40,7 @@ from weakref import WeakKeyDictionary
 import numpy as np
 
 from puzzles.planetx import clues
-from puzzles.planetx.board import BITS, Mode
+from puzzles.planetx.board import Mode
 from puzzles.planetx.boardset import BoardSet
 from puzzles.planetx.clues import (
     RESEARCH_OTHERS,
@@ -50,6 +50,7 @@ from puzzles.planetx.clues import (
     Topic,
     _clue,
     _impostors,
+    impostor_rows,
 )
 from puzzles.planetx.observations import parse
 
@@ -369,25 +370,22 @@ class WeightedModel:
         standing must be ruled out by some topic still to come, each drawn by its weights among the
         statements true on the board. Impostors are taken one by one (their chances multiplied), and
         how hard the generator found it to deal such clues on the board is not weighed."""
-        mode, whole = boards.mode, boards.whole
+        mode = boards.mode
         said = [parse(mode, statement) for statement in [*shown, *heard]]
-        topics = [self.topic(whole, pair) for pair in unheard]
-        shifts = np.arange(mode.sectors, dtype=np.int64) * BITS
+        topics = [self.topic(boards.whole, pair) for pair in unheard]
         chance = np.ones(len(boards))
-        for _, rows, moved in _impostors(mode, boards.grid):
-            fooled = np.logical_and.reduce([clue.mask(mode, moved) for clue in said]) if said else None
-            if fooled is not None:
-                rows, moved = rows[fooled], moved[fooled]
+        for sector, rows, moved in _impostors(mode, boards.grid):
+            if said:
+                rows = rows[np.logical_and.reduce([clue.mask(mode, moved) for clue in said])]
             if not len(rows):
                 continue
-            codes = (moved.astype(np.int64) << shifts).sum(axis=1)
-            found = np.minimum(np.searchsorted(whole.codes, codes), len(whole.codes) - 1)
+            found, held = impostor_rows(boards, rows, sector)
             standing = np.ones(len(rows))
             for topic in topics:
                 truth = topic.truth[boards.rows[rows]]
                 rules_out = topic.true_weight(truth & ~topic.truth[found])
                 standing *= 1 - rules_out / np.maximum(topic.true_weight(truth), 1e-300)
-            standing[whole.codes[found] != codes] = 0.0  # not a board of the mode: nothing to rule out
+            standing[~held] = 0.0  # not a board of the mode: nothing to rule out
             chance[rows] *= 1 - standing
         return chance
 

@@ -90,8 +90,9 @@ GAMES_PER_SHARD = {"standard": 250, "expert": 10}
 LOCATE = "locate"
 
 _decisions: dict[tuple[Any, ...], AnyAction | str] = {}
-Decider = Callable[[str, "Game", BoardSet, np.ndarray], "AnyAction | str"]
 _DECISION_CACHE = 200_000
+#: what picks a move: (policy, game, boards left, triple counts) → an action or LOCATE
+Decider = Callable[[str, "Game", BoardSet, np.ndarray], "AnyAction | str"]
 
 
 @dataclass
