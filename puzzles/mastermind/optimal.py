@@ -14,9 +14,13 @@ into by feedback to g, but the part of g itself (all black), which is done. Prun
   with the d-th guess from here; a set of s ≥ 2 codes also costs at least 2s - 1;
 * branch and bound: guesses are tried in order of their lower bound (|S| + Σ bound(part)), a guess whose
   bound reaches the best total so far is dropped, and a part is solved only below the budget left;
+* a dynamic floor: before a guess's parts are solved, each part of DYNAMIC_FROM codes or more is bounded by
+  its own best one-guess split (the least over the guesses of |P| + Σ bound(sub-part); memoised), so the
+  budget each part gets is what its siblings' floors leave, not what their size alone leaves;
 * symmetry: a guess is tried only if it is the least of its class under the permutations of positions and
   colours that fix every guess so far (they map S onto itself, so equivalent guesses cost the same), and
-  of the guesses that split S into the very same parts (with their own win or not) only one;
+  of the guesses that split S into the very same parts (with their own win or not) only one (partitions
+  told apart by a hash of their rows, every row then checked against its representative);
 * at once: a set that a guess inside it splits into singletons costs 2s - 1 (the bound), one that any guess
   splits into singletons 2s; results are memoised per set (exact, or a lower bound when cut off).
 
@@ -44,6 +48,8 @@ Tree = dict[str, Any]
 TREES_FILE = "optimal_trees.json"
 #: a search with a `stop` calls it every this many sets searched
 STOP_EVERY = 64
+#: a part of at least this many codes is bounded by its best one-guess split before its siblings are solved
+DYNAMIC_FROM = 12
 
 
 def _all_codes(n: int, k: int) -> np.ndarray:
@@ -77,9 +83,71 @@ class Bounds:
                 found = min(left, branches ** (depth - 1))
                 total, left, depth = total + found * depth, left - found, depth + 1
             self.table[s] = max(total, 2 * s - 1)
+        self.array = np.asarray(self.table, dtype=np.int64)
 
     def __call__(self, s: int) -> int:
         return self.table[s]
+
+
+def _distinct_rows(rows: np.ndarray) -> np.ndarray:
+    """Indexes of the first of each distinct row of `rows` (int64), in row order: rows are told apart by a
+    random linear hash, and every row is then compared with its representative, so that a collision falls
+    back to the exact (slower) row sort."""
+    weights = _hash_weights(rows.shape[1])
+    hashes = rows @ weights
+    _, first, inverse = np.unique(hashes, return_index=True, return_inverse=True)
+    if not (rows == rows[first[inverse]]).all():
+        _, first = np.unique(rows, axis=0, return_index=True)
+    return np.sort(first)
+
+
+@lru_cache(maxsize=64)
+def _hash_weights(width: int) -> np.ndarray:
+    return np.random.default_rng(width).integers(1, 1 << 62, size=width, dtype=np.int64)
+
+
+class _Split:
+    """How each guess of a pool splits a set of s secrets: rows[i] are the feedback classes of guess
+    pool[i] against the secrets; sizes[i] the parts' sizes (its own win zeroed); lower[i] its lower bound."""
+
+    def __init__(
+        self,
+        classes: int,
+        pool: np.ndarray,
+        rows: np.ndarray,
+        sizes: np.ndarray,
+        won: np.ndarray,
+        lower: np.ndarray,
+    ):
+        self.classes, self.pool, self.rows, self.sizes, self.won, self.lower = (
+            classes,
+            pool,
+            rows,
+            sizes,
+            won,
+            lower,
+        )
+        self.least = int(lower.min())
+
+    def order(self, limit: int) -> np.ndarray:
+        """The guesses worth trying below `limit`, one per distinct partition (with its own win or not),
+        the least lower bound first, winning guesses first among equals."""
+        keep = np.flatnonzero(self.lower < limit)
+        s = self.rows.shape[1]
+        # relabel each row by first appearance, so that equal partitions have equal rows
+        first = np.full(len(keep) * self.classes, s, dtype=np.int64)
+        labels = self.rows[keep] + self.classes * np.arange(len(keep))[:, None]
+        np.minimum.at(first, labels.ravel(), np.tile(np.arange(s), len(keep)))
+        keep = keep[_distinct_rows(np.concatenate([first[labels], self.won[keep, None]], 1))]
+        ordered: np.ndarray = keep[np.lexsort((self.pool[keep], ~self.won[keep], self.lower[keep]))]
+        return ordered
+
+    def parts(self, secrets: np.ndarray, index: int) -> list[np.ndarray]:
+        """The parts guess pool[index] leaves (not its own win), the largest first."""
+        row = self.rows[index]
+        labels = np.flatnonzero(self.sizes[index]).tolist()
+        labels.sort(key=lambda c: -self.sizes[index, c])
+        return [secrets[row == c] for c in labels]
 
 
 Symmetry = tuple[tuple[int, ...], dict[int, int]]
@@ -138,8 +206,10 @@ def canonical_guesses(n: int, k: int, guesses: list[tuple[int, ...]]) -> np.ndar
 class Search:
     """The expected-case optimum for n positions and k colours (see the module docstring)."""
 
-    def __init__(self, n: int, k: int, symmetric_depth: int = 3):
+    def __init__(self, n: int, k: int, symmetric_depth: int = 3, dynamic_from: int = DYNAMIC_FROM):
         self.n, self.k = n, k
+        #: parts of at least this many codes are bounded by their best one-guess split (see `floor`)
+        self.dynamic_from = dynamic_from
         self.codes = _all_codes(n, k)
         self.table = feedback_table(n, k)
         self.win = n * (n + 1) + n
@@ -170,10 +240,8 @@ class Search:
         `guesses` are the guesses that left exactly `secrets` (from every code), for symmetry: then only
         canonical guesses are tried; None (not known) tries every code."""
         s = len(secrets)
-        if s == 1:
-            return 1
-        if s == 2:
-            return 3
+        if s <= 2:
+            return 2 * s - 1
         limit = limit if limit is not None else 1 << 60
         key = secrets.tobytes()
         known = self.memo.get(key)
@@ -185,16 +253,68 @@ class Search:
         self.nodes += 1
         if self.stop is not None and self.nodes % STOP_EVERY == 0:
             self.stop()
-        inside = self.table[np.ix_(secrets, secrets)]
+        split = self._split(secrets, guesses)
+        if isinstance(split, int):
+            return split
+        best_cost, best_guess = limit, -1
+        for index in split.order(limit).tolist():
+            if split.lower[index] >= best_cost:
+                break
+            g = int(split.pool[index])
+            after = None if guesses is None else (*guesses, g)
+            parts = split.parts(secrets, index)
+            floors = [self.floor(part, after) for part in parts]
+            total, remaining = s, sum(floors)
+            if total + remaining >= best_cost:
+                continue
+            for part, floor in zip(parts, floors, strict=True):
+                remaining -= floor
+                total += self.solve(part, best_cost - total - remaining, after)
+                if total + remaining >= best_cost:
+                    break
+            else:
+                best_cost, best_guess = total, g
+        if best_guess >= 0:
+            self.memo[key] = (best_cost, True, best_guess)
+            return best_cost
+        floor = max(limit, bound, split.least)
+        self.memo[key] = (floor, False, -1)
+        return floor
+
+    def floor(self, secrets: np.ndarray, guesses: tuple[int, ...] | None) -> int:
+        """A lower bound on cost(secrets): what is known of it, else (for sets of `dynamic_from` codes or
+        more) the least over the guesses of |S| + Σ bound(part), else bound(|S|)."""
+        s = len(secrets)
+        if s <= 2:
+            return 2 * s - 1
+        key = secrets.tobytes()
+        known = self.memo.get(key)
+        if known is not None:
+            return known[0]
+        if s < self.dynamic_from:
+            return self.bound(s)
+        split = self._split(secrets, guesses)
+        if isinstance(split, int):
+            return split
+        floor = max(self.bound(s), split.least)
+        self.memo[key] = (floor, False, -1)
+        return floor
+
+    def _split(self, secrets: np.ndarray, guesses: tuple[int, ...] | None) -> _Split | int:
+        """How each candidate guess splits `secrets`; or, when a guess tells every secret apart at once,
+        the exact cost (memoised)."""
+        s = len(secrets)
+        key = secrets.tobytes()
+        columns = self.table[secrets]  # feedback is symmetric: column g of this is guess g's row
         # a guess inside that tells every other secret apart: the bound 2s - 1 is reached
-        ordered = np.sort(inside, axis=1)
+        ordered = np.sort(columns[:, secrets], axis=1)
         distinct = 1 + (ordered[:, 1:] != ordered[:, :-1]).sum(1)
         perfect = np.flatnonzero(distinct == s)
         if len(perfect):
             self.memo[key] = (2 * s - 1, True, int(secrets[perfect[0]]))
             return 2 * s - 1
         pool = self._candidates_for(guesses)
-        rows = self.table[np.ix_(pool, secrets)].astype(np.int64)
+        rows = (columns if len(pool) == len(self.everything) else columns[:, pool]).T.astype(np.int64)
         flat = (rows + self.classes * np.arange(len(pool))[:, None]).ravel()
         sizes = np.bincount(flat, minlength=self.classes * len(pool)).reshape(len(pool), self.classes)
         won = sizes[:, self.win] > 0
@@ -204,46 +324,10 @@ class Search:
             self.memo[key] = (2 * s, True, g)
             return 2 * s
         # lower bound per guess: s + Σ bound(part), the guess's own part (all black) done
-        table = np.asarray(self.bound.table, dtype=np.int64)
         sizes[:, self.win] = 0
-        lower = s + table[sizes].sum(1)
-        useful = parts > 1
-        # one guess per distinct partition: relabel each row by first appearance
-        first = np.full(len(pool) * self.classes, s, dtype=np.int64)
-        np.minimum.at(first, flat, np.tile(np.arange(s), len(pool)))
-        relabelled = first.reshape(len(pool), self.classes)[np.arange(len(pool))[:, None], rows]
-        relabelled = np.concatenate([relabelled, won[:, None]], 1)
-        keep = np.flatnonzero(useful)
-        _, unique = np.unique(relabelled[keep], axis=0, return_index=True)
-        keep = keep[unique]
-        keep = keep[np.lexsort((pool[keep], ~won[keep], lower[keep]))]
-        best_cost, best_guess = limit, -1
-        for index in keep.tolist():
-            if lower[index] >= best_cost:
-                break
-            g = int(pool[index])
-            row = rows[index]
-            labels = [c for c in np.flatnonzero(sizes[index]).tolist()]
-            labels.sort(key=lambda c: -sizes[index, c])
-            remaining = int(lower[index]) - s
-            total = s
-            for c in labels:
-                part = secrets[row == c]
-                remaining -= self.bound(len(part))
-                cost = self.solve(
-                    part, best_cost - total - remaining, None if guesses is None else (*guesses, g)
-                )
-                total += cost
-                if total + remaining >= best_cost:
-                    break
-            else:
-                best_cost, best_guess = total, g
-        if best_guess >= 0:
-            self.memo[key] = (best_cost, True, best_guess)
-            return best_cost
-        floor = max(limit, bound)
-        self.memo[key] = (floor, False, -1)
-        return floor
+        lower = s + self.bound.array[sizes].sum(1)
+        lower[parts == 1] = 1 << 60  # a guess that tells nothing
+        return _Split(self.classes, pool, rows, sizes, won, lower)
 
     def optimum(self) -> int:
         """The least total guesses over every code."""

@@ -78,6 +78,31 @@ def test_the_bound_never_exceeds_an_optimum() -> None:
     assert [search.bound(s) for s in (1, 2, 3, 9, 10)] == [1, 3, 5, 17, 20]
 
 
+@pytest.mark.parametrize(("n", "k"), [(3, 4), (4, 3), (2, 6)])
+def test_the_dynamic_floor_changes_no_optimum_and_never_exceeds_a_cost(n: int, k: int) -> None:
+    """The static bound alone (dynamic_from past every set) finds the same optimum; and a fresh search's
+    floor of each set the search solved exactly is at most its cost, every floor computed (none memoised)."""
+    search = optimal.Search(n, k, dynamic_from=3)
+    total = search.optimum()
+    static = optimal.Search(n, k, dynamic_from=1 << 30)
+    assert static.optimum() == total == brute_force_optimum(n, k)
+    exact = [(key, cost) for key, (cost, is_exact, _) in search.memo.items() if is_exact]
+    assert len(exact) > 5
+    for key, cost in exact:
+        fresh = optimal.Search(n, k, dynamic_from=3)
+        secrets = np.frombuffer(key, dtype=np.int64)
+        assert fresh.bound(len(secrets)) <= fresh.floor(secrets, None) <= cost
+
+
+def test_distinct_rows_are_the_first_of_each_row_even_when_every_hash_collides(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    rows = np.array([[0, 1, 1], [2, 0, 0], [0, 1, 1], [1, 0, 0], [2, 0, 0], [0, 1, 2]], dtype=np.int64)
+    assert optimal._distinct_rows(rows).tolist() == [0, 1, 3, 5]
+    monkeypatch.setattr(optimal, "_hash_weights", lambda width: np.zeros(width, dtype=np.int64))
+    assert optimal._distinct_rows(rows).tolist() == [0, 1, 3, 5]
+
+
 def test_canonical_guesses_are_one_per_class_of_the_symmetries_fixing_the_history() -> None:
     # no history: every code is equivalent to a code whose colours appear in order 0, 1, 2, ...; and the
     # positions may be permuted too, so one code per partition of n
