@@ -1,9 +1,15 @@
-"""What the proof of Mastermind's expected-case optimum costs (`puzzles/mastermind/optimal.Search`): each
-size searched with the dynamic floor (parts bounded by their best one-guess split before their siblings are
-solved, the default) and, as the baseline, with the static bound by size alone, in the same run. Both must
-find the same total; the bench checks it, and that the tree plays every secret in that total.
+"""What the proof of Mastermind's expected-case optimum costs (`puzzles/mastermind/optimal.Search`), each
+size searched three ways in the same run:
 
-    .venv/bin/python bench/mastermind_optimal.py [--sizes 4x5,5x4,3x8,4x6] [--baseline-sizes ...]
+* baseline: the search before issue 68 — equal partitions found by sorting the rows, parts bounded by the
+  static bound of their size alone (here: every hash made to collide, so each set falls back to the sort);
+* hashed: equal partitions found by hashing the rows (checked row by row), the static bound;
+* dynamic: hashed, and each part of 12 codes or more bounded by its best one-guess split before its
+  siblings are solved (the default).
+
+All must find the same total, and the tree must play every secret in that total; the bench checks both.
+
+    .venv/bin/python bench/mastermind_optimal.py [--sizes 4x5,5x4,3x8,6x3,4x6] [--only-new 4x7,3x9]
 """
 
 from __future__ import annotations
@@ -13,23 +19,32 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from puzzles.mastermind.optimal import Search, check  # noqa: E402
+from puzzles.mastermind import optimal  # noqa: E402
 
 #: dynamic_from past any set: the floor of a part is the static bound by its size
 STATIC = 1 << 30
+WAYS = ("baseline", "hashed", "dynamic")
 
 
-def timed(n: int, k: int, dynamic_from: int | None) -> tuple[int, float, int]:
+def timed(n: int, k: int, way: str) -> tuple[int, float, int]:
     """The optimum's total, the seconds to prove it and the sets searched."""
-    started = time.perf_counter()
-    search = Search(n, k) if dynamic_from is None else Search(n, k, dynamic_from=dynamic_from)
-    total = search.optimum()
-    seconds = time.perf_counter() - started
-    played = check(search.tree(), n, k)
+    original = optimal._hash_weights
+    if way == "baseline":
+        optimal._hash_weights = lambda width: np.zeros(width, dtype=np.int64)
+    try:
+        started = time.perf_counter()
+        search = optimal.Search(n, k) if way == "dynamic" else optimal.Search(n, k, dynamic_from=STATIC)
+        total = search.optimum()
+        seconds = time.perf_counter() - started
+    finally:
+        optimal._hash_weights = original
+    played = optimal.check(search.tree(), n, k)
     if played["total"] != total:
-        raise SystemExit(f"{n}x{k}: the tree plays {played['total']} guesses, the search found {total}")
+        raise SystemExit(f"{n}x{k} {way}: the tree plays {played['total']} guesses, the search found {total}")
     return total, seconds, search.nodes
 
 
@@ -41,24 +56,24 @@ def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--sizes", default="4x5,5x4,3x8,4x6", help="sizes searched both ways")
-    parser.add_argument("--only-new", default="", help="sizes searched with the dynamic floor only (4x7)")
+    parser.add_argument("--sizes", default="4x5,5x4,3x8,6x3,4x6", help="sizes searched all three ways")
+    parser.add_argument("--only-new", default="", help="sizes searched the default way only (4x7)")
     args = parser.parse_args()
-    print(f"{'size':>5} {'total':>7} {'avg':>7} {'static s':>9} {'sets':>8}", end="")
-    print(f" {'dynamic s':>10} {'sets':>8} {'speed-up':>9}")
+    print(f"{'size':>5} {'total':>7} {'avg':>7}" + "".join(f" {way + ' s':>11} {'sets':>7}" for way in WAYS))
+    print(f"{'':>21} ratios to the baseline's seconds: hashed, dynamic")
     for n, k in sizes(args.sizes):
-        total, fast, fast_sets = timed(n, k, None)
-        base_total, slow, slow_sets = timed(n, k, STATIC)
-        if base_total != total:
-            raise SystemExit(f"{n}x{k}: the baseline found {base_total}, the dynamic floor {total}")
-        print(
-            f"{n}x{k:<3} {total:>7} {total / k**n:>7.4f} {slow:>9.1f} {slow_sets:>8}"
-            f" {fast:>10.1f} {fast_sets:>8} {slow / fast:>8.1f}×",
-            flush=True,
-        )
+        runs = {way: timed(n, k, way) for way in WAYS}
+        if len({total for total, _, _ in runs.values()}) != 1:
+            raise SystemExit(f"{n}x{k}: the ways found different optima: {runs}")
+        total = runs["dynamic"][0]
+        cells = "".join(f" {seconds:>11.1f} {sets:>7}" for _, seconds, sets in runs.values())
+        base = runs["baseline"][1]
+        ratios = f"  {base / runs['hashed'][1]:.1f}×, {base / runs['dynamic'][1]:.1f}×"
+        print(f"{n}x{k:<3} {total:>7} {total / k**n:>7.4f}{cells}{ratios}", flush=True)
     for n, k in sizes(args.only_new):
-        total, fast, fast_sets = timed(n, k, None)
-        print(f"{n}x{k:<3} {total:>7} {total / k**n:>7.4f} {'-':>9} {'-':>8} {fast:>10.1f} {fast_sets:>8}")
+        total, seconds, sets = timed(n, k, "dynamic")
+        dashes = f"{'-':>12}{'-':>8}" * 2
+        print(f"{n}x{k:<3} {total:>7} {total / k**n:>7.4f}{dashes} {seconds:>11.1f} {sets:>7}")
 
 
 if __name__ == "__main__":

@@ -206,18 +206,30 @@ def canonical_guesses(n: int, k: int, guesses: list[tuple[int, ...]]) -> np.ndar
 class Search:
     """The expected-case optimum for n positions and k colours (see the module docstring)."""
 
-    def __init__(self, n: int, k: int, symmetric_depth: int = 3, dynamic_from: int = DYNAMIC_FROM):
+    def __init__(
+        self,
+        n: int,
+        k: int,
+        symmetric_depth: int = 3,
+        dynamic_from: int = DYNAMIC_FROM,
+        table: np.ndarray | None = None,
+    ):
+        """Every code a secret and a guess; or, given `table` (the feedback classes of some guesses, rows,
+        against some secrets, columns, the secrets being the first guesses), that local game, without
+        symmetry."""
         self.n, self.k = n, k
         #: parts of at least this many codes are bounded by their best one-guess split (see `floor`)
         self.dynamic_from = dynamic_from
-        self.codes = _all_codes(n, k)
-        self.table = feedback_table(n, k)
+        #: every code a secret and a guess: the table is square and symmetric
+        self.whole = table is None
+        self.codes = _all_codes(n, k) if table is None else np.empty((0, n), dtype=np.int8)
+        self.table = feedback_table(n, k) if table is None else table
         self.win = n * (n + 1) + n
         self.classes = (n + 1) * (n + 1)
-        self.bound = Bounds(n, k**n)
+        self.bound = Bounds(n, self.table.shape[1])
         self.memo: dict[bytes, tuple[int, bool, int]] = {}  # set → (cost or lower bound, exact, guess)
-        self.symmetric_depth = symmetric_depth
-        self.everything = np.arange(k**n, dtype=np.int64)
+        self.symmetric_depth = symmetric_depth if table is None else 0
+        self.everything = np.arange(len(self.table), dtype=np.int64)
         self.nodes = 0
         #: called every STOP_EVERY sets searched (a run's raise_if_stopped: a stopped job ends the search)
         self.stop: Callable[[], None] | None = None
@@ -305,16 +317,21 @@ class Search:
         the exact cost (memoised)."""
         s = len(secrets)
         key = secrets.tobytes()
-        columns = self.table[secrets]  # feedback is symmetric: column g of this is guess g's row
+        pool = self._candidates_for(guesses)
+        if self.whole:  # the table is symmetric: column g of these rows is guess g's row
+            columns = self.table[secrets]
+            inside = columns[:, secrets]
+            rows = (columns if len(pool) == len(self.everything) else columns[:, pool]).T.astype(np.int64)
+        else:
+            inside = self.table[np.ix_(secrets, secrets)]
+            rows = self.table[np.ix_(pool, secrets)].astype(np.int64)
         # a guess inside that tells every other secret apart: the bound 2s - 1 is reached
-        ordered = np.sort(columns[:, secrets], axis=1)
+        ordered = np.sort(inside, axis=1)
         distinct = 1 + (ordered[:, 1:] != ordered[:, :-1]).sum(1)
         perfect = np.flatnonzero(distinct == s)
         if len(perfect):
             self.memo[key] = (2 * s - 1, True, int(secrets[perfect[0]]))
             return 2 * s - 1
-        pool = self._candidates_for(guesses)
-        rows = (columns if len(pool) == len(self.everything) else columns[:, pool]).T.astype(np.int64)
         flat = (rows + self.classes * np.arange(len(pool))[:, None]).ravel()
         sizes = np.bincount(flat, minlength=self.classes * len(pool)).reshape(len(pool), self.classes)
         won = sizes[:, self.win] > 0

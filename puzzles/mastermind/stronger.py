@@ -178,22 +178,11 @@ def _random_codes(n: int, k: int, count: int, rng: random.Random) -> np.ndarray:
 def _local_search(n: int, k: int, codes: np.ndarray, extra: np.ndarray) -> tuple[Search, np.ndarray]:
     """An `optimal.Search` over the codes `codes` (its secrets, rows 0..len - 1) with the guesses `codes` and
     `extra`, on a table of those rows only; and the rows."""
-    from puzzles.mastermind.optimal import Bounds, Search  # here: see strategies._decide_optimal
+    from puzzles.mastermind.optimal import Search  # here: see strategies._decide_optimal
 
     engine = _engine(n, k)
     rows = np.concatenate([codes, extra]).astype(np.int8)
-    search = Search.__new__(Search)
-    search.n, search.k = n, k
-    search.table = engine.classes(engine.encode(rows), engine.encode(codes))
-    search.win = n * (n + 1) + n
-    search.classes = (n + 1) * (n + 1)
-    search.bound = Bounds(n, len(codes))
-    search.memo = {}
-    search.symmetric_depth = 0
-    search.everything = np.arange(len(rows), dtype=np.int64)
-    search.nodes = 0
-    search.stop = None
-    return search, rows
+    return Search(n, k, table=engine.classes(engine.encode(rows), engine.encode(codes))), rows
 
 
 def _optimum(n: int, k: int, codes: np.ndarray) -> int:

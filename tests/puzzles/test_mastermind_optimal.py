@@ -186,6 +186,18 @@ def test_the_stored_4x6_tree_is_koyama_and_lais_optimum() -> None:
         assert game[-1][0] == secret
 
 
+def test_the_stored_4x7_tree_is_villes_optimum() -> None:
+    """Ville (2013) printed 4.676 guesses a secret; the search's proof takes minutes (see
+    bench/mastermind_optimal.py), so the test plays the stored tree: every secret, feedback by hand."""
+    tree = optimal.stored_tree(4, 7)
+    assert optimal.check(tree, 4, 7) == {"total": 11_228, "secrets": 2_401, "max": 6}
+    assert f"{11_228 / 7**4:.3f}" == "4.676"
+    for secret in itertools.product(range(7), repeat=4):
+        game = optimal.walk(tree, secret)
+        assert all(paired_score(list(secret), list(g)) == (b, w) for g, b, w in game)
+        assert game[-1][0] == secret
+
+
 def test_a_set_the_search_solved_is_solved_again_from_its_memo_at_any_limit() -> None:
     search = optimal.Search(3, 5)
     total = search.optimum()
@@ -199,12 +211,13 @@ def test_a_set_the_search_solved_is_solved_again_from_its_memo_at_any_limit() ->
 # -- the kinds and the schema ------------------------------------------------------------------------------
 
 
-def test_play_all_4x6_secrets_with_optimal_totals_5625() -> None:
+@pytest.mark.parametrize(("k", "total"), [(6, 5625), (7, 11_228)])
+def test_play_all_4_peg_secrets_with_optimal_totals_the_optimum(k: int, total: int) -> None:
     with Run(120) as run:
-        result = mm.play({"n": 4, "k": 6, "secrets": "all", "strategy": "optimal"}, run)
-    assert result["games_count"] == 1296
-    assert sum(game["turns"] for game in result["games"]) == 5625
-    assert result["avg_turns"] == pytest.approx(5625 / 1296)
+        result = mm.play({"n": 4, "k": k, "secrets": "all", "strategy": "optimal"}, run)
+    assert result["games_count"] == k**4
+    assert sum(game["turns"] for game in result["games"]) == total
+    assert result["avg_turns"] == pytest.approx(total / k**4)
     assert result["unsolved"] == 0 and result["note"] is None
     for game in result["games"]:
         secret = game["secret"]
