@@ -101,9 +101,9 @@ def _distinct_rows(rows: np.ndarray) -> np.ndarray:
     return np.sort(first)
 
 
-@lru_cache(maxsize=64)
 def _hash_weights(width: int) -> np.ndarray:
-    return np.random.default_rng(width).integers(1, 1 << 62, size=width, dtype=np.int64)
+    weights: np.ndarray = np.random.default_rng(width).integers(1, 1 << 62, size=width, dtype=np.int64)
+    return weights
 
 
 class _Split:
