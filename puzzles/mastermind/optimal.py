@@ -374,6 +374,8 @@ class Search:
         return {"guess": self.text(g), "next": branches}
 
     def text(self, index: int) -> str:
+        if not self.whole:
+            raise ValueError("a search on a local table knows its guesses by row only, not as codes")
         return (
             "".join(str(c) for c in self.codes[index].tolist())
             if self.k <= 10

@@ -17,9 +17,9 @@ from schemas.mastermind import OPTIMAL_SIZES, GuessParams, PlayParams
 from .test_mastermind import fits, paired_score
 
 
-def brute_force_optimum(n: int, k: int) -> int:
-    """The least total guesses over every secret, trying every guess at every set (no pruning, no
-    symmetry), feedback scored by hand."""
+def brute_force_optimum(n: int, k: int, count: int | None = None) -> int:
+    """The least total guesses over every secret (or the first `count` codes), trying every guess at every
+    set (no pruning, no symmetry), feedback scored by hand."""
     codes = list(itertools.product(range(k), repeat=n))
     feedback = {(g, s): paired_score(list(s), list(g)) for g in codes for s in codes}
 
@@ -38,7 +38,7 @@ def brute_force_optimum(n: int, k: int) -> int:
             best = total if best is None else min(best, total)
         return best
 
-    return cost(tuple(codes))
+    return cost(tuple(codes[:count]))
 
 
 @pytest.mark.parametrize(("n", "k"), [(2, 2), (2, 3), (2, 4), (3, 2), (3, 3), (2, 5), (4, 2)])
@@ -92,6 +92,17 @@ def test_the_dynamic_floor_changes_no_optimum_and_never_exceeds_a_cost(n: int, k
         fresh = optimal.Search(n, k, dynamic_from=3)
         secrets = np.frombuffer(key, dtype=np.int64)
         assert fresh.bound(len(secrets)) <= fresh.floor(secrets, None) <= cost
+
+
+def test_a_search_on_a_local_table_solves_like_the_whole_one_and_prints_no_codes() -> None:
+    """The first 5 codes of 3×3 as the secrets, every code a guess: the local table's rows are the guesses
+    (the secrets first), its columns the secrets."""
+    whole = optimal.Search(3, 3)
+    local = optimal.Search(3, 3, table=whole.table[:, :5])
+    secrets = np.arange(5, dtype=np.int64)
+    assert local.solve(secrets) == whole.solve(secrets) == brute_force_optimum(3, 3, count=5)
+    with pytest.raises(ValueError, match="local table"):
+        local.text(0)
 
 
 def test_distinct_rows_are_the_first_of_each_row_even_when_every_hash_collides(
@@ -211,13 +222,13 @@ def test_a_set_the_search_solved_is_solved_again_from_its_memo_at_any_limit() ->
 # -- the kinds and the schema ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("k", "total"), [(6, 5625), (7, 11_228)])
-def test_play_all_4_peg_secrets_with_optimal_totals_the_optimum(k: int, total: int) -> None:
+@pytest.mark.parametrize(("n", "k", "total"), [(4, 6, 5625), (4, 7, 11_228), (5, 5, 13_496)])
+def test_play_all_secrets_with_optimal_totals_the_optimum(n: int, k: int, total: int) -> None:
     with Run(120) as run:
-        result = mm.play({"n": 4, "k": k, "secrets": "all", "strategy": "optimal"}, run)
-    assert result["games_count"] == k**4
+        result = mm.play({"n": n, "k": k, "secrets": "all", "strategy": "optimal"}, run)
+    assert result["games_count"] == k**n
     assert sum(game["turns"] for game in result["games"]) == total
-    assert result["avg_turns"] == pytest.approx(total / k**4)
+    assert result["avg_turns"] == pytest.approx(total / k**n)
     assert result["unsolved"] == 0 and result["note"] is None
     for game in result["games"]:
         secret = game["secret"]
