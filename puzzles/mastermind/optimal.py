@@ -5,6 +5,8 @@ Rebuild the stored trees (each size's search, then its check) with
 
     nice python -m puzzles.mastermind.optimal --n 4 --k 6 --out puzzles/mastermind/optimal_trees.json
 
+(it prints each first guess as the search settles it: its total when it is the best so far, else a bound).
+
 The search (`Search.solve`) minimises, for a set S of codes still possible, the total number of guesses
 still to make over its secrets: cost(S) = min over guesses g of |S| + Σ cost(part) over the parts S splits
 into by feedback to g, but the part of g itself (all black), which is done. Pruned by:
@@ -233,6 +235,9 @@ class Search:
         self.nodes = 0
         #: called every STOP_EVERY sets searched (a run's raise_if_stopped: a stopped job ends the search)
         self.stop: Callable[[], None] | None = None
+        #: called after each first guess the search of every code tried: (guess, its total if it is the
+        #: best so far, else a lower bound at or above the best, best so far)
+        self.opening: Callable[[int, int, bool], None] | None = None
 
     @lru_cache(maxsize=4096)  # noqa: B019 (one Search per size, kept for its run)
     def candidates(self, guesses: tuple[int, ...]) -> np.ndarray:
@@ -277,15 +282,16 @@ class Search:
             parts = split.parts(secrets, index)
             floors = [self.floor(part, after) for part in parts]
             total, remaining = s, sum(floors)
-            if total + remaining >= best_cost:
-                continue
-            for part, floor in zip(parts, floors, strict=True):
-                remaining -= floor
-                total += self.solve(part, best_cost - total - remaining, after)
-                if total + remaining >= best_cost:
-                    break
-            else:
-                best_cost, best_guess = total, g
+            if total + remaining < best_cost:
+                for part, floor in zip(parts, floors, strict=True):
+                    remaining -= floor
+                    total += self.solve(part, best_cost - total - remaining, after)
+                    if total + remaining >= best_cost:
+                        break
+                else:
+                    best_cost, best_guess = total, g
+            if guesses == () and self.opening is not None:
+                self.opening(g, total + remaining, best_guess == g)
         if best_guess >= 0:
             self.memo[key] = (best_cost, True, best_guess)
             return best_cost
@@ -484,6 +490,13 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     started = time.perf_counter()
     search = Search(args.n, args.k, args.symmetric_depth)
+
+    def opening(guess: int, total: int, best: bool) -> None:
+        value = f"total {total}" if best else f"at least {total}"
+        elapsed = time.perf_counter() - started
+        print(f"  first guess {search.text(guess)}: {value} ({elapsed:.1f} s)", flush=True)
+
+    search.opening = opening
     total = search.optimum()
     seconds = time.perf_counter() - started
     tree = search.tree()

@@ -3,6 +3,7 @@
 the kinds and the schema with `strategy: "optimal"`."""
 
 import itertools
+import json
 from functools import cache
 
 import numpy as np
@@ -286,3 +287,18 @@ def test_optimal_called_directly_without_a_tree_plays_best_and_says_so() -> None
     with Run(60) as run:
         result = mm.guess({"n": 7, "k": 2, "strategy": "optimal", "history": []}, run)
     assert result["strategy"] == "best" and "no optimal strategy is stored for 7×2" in result["note"]
+
+
+def test_the_command_reports_each_first_guess_and_stores_the_tree(tmp_path, capsys) -> None:
+    out = tmp_path / "trees.json"
+    optimal.main(["--n", "3", "--k", "4", "--out", str(out)])
+    lines = capsys.readouterr().out.splitlines()
+    firsts = [line for line in lines if line.startswith("  first guess ")]
+    # each best so far says its total, each other guess a bound at or above the best: the last total is 206
+    totals = [int(line.split(": total ")[1].split()[0]) for line in firsts if ": total " in line]
+    bounds = [int(line.split(": at least ")[1].split()[0]) for line in firsts if ": at least " in line]
+    assert totals[-1] == 206 and totals == sorted(totals, reverse=True)
+    assert len(totals) + len(bounds) == len(firsts) and all(bound >= 206 for bound in bounds)
+    assert lines[-1].startswith("3x4: total 206 over 64 secrets")
+    stored = json.loads(out.read_text())["3x4"]
+    assert stored["total"] == 206 and stored["tree"] == optimal.stored_tree(3, 4)
