@@ -38,6 +38,7 @@ import json
 import sys
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -108,28 +109,22 @@ def _hash_weights(width: int) -> np.ndarray:
     return weights
 
 
+@dataclass
 class _Split:
     """How each guess of a pool splits a set of s secrets: rows[i] are the feedback classes of guess
-    pool[i] against the secrets; sizes[i] the parts' sizes (its own win zeroed); lower[i] its lower bound."""
+    pool[i] against the secrets; sizes[i] the parts' sizes (its own win zeroed); lower[i] its lower bound;
+    least the least of those."""
 
-    def __init__(
-        self,
-        classes: int,
-        pool: np.ndarray,
-        rows: np.ndarray,
-        sizes: np.ndarray,
-        won: np.ndarray,
-        lower: np.ndarray,
-    ):
-        self.classes, self.pool, self.rows, self.sizes, self.won, self.lower = (
-            classes,
-            pool,
-            rows,
-            sizes,
-            won,
-            lower,
-        )
-        self.least = int(lower.min())
+    classes: int
+    pool: np.ndarray
+    rows: np.ndarray
+    sizes: np.ndarray
+    won: np.ndarray
+    lower: np.ndarray
+    least: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.least = int(self.lower.min())
 
     def order(self, limit: int) -> np.ndarray:
         """The guesses worth trying below `limit`, one per distinct partition (with its own win or not),
