@@ -104,6 +104,7 @@ def _distinct_rows(rows: np.ndarray) -> np.ndarray:
     return np.sort(first)
 
 
+@lru_cache(maxsize=256)
 def _hash_weights(width: int) -> np.ndarray:
     weights: np.ndarray = np.random.default_rng(width).integers(1, 1 << 62, size=width, dtype=np.int64)
     return weights
