@@ -46,7 +46,7 @@ import numpy as np
 
 from puzzles.planetx.board import BITS, DWARF_PLANET, EMPTY, GAS_CLOUD, PLANET_X, Mode
 from puzzles.planetx.boardset import BoardSet
-from puzzles.planetx.observations import parse
+from puzzles.planetx.observations import Observation, parse
 
 Statement = dict[str, Any]  # the JSON form of a `clue` observation
 
@@ -286,20 +286,25 @@ def impostor_rows(boards: BoardSet, rows: np.ndarray, sector: int) -> tuple[np.n
 
 def _some_set_tells(boards: BoardSet, count: int) -> np.ndarray:
     """Per board: do some `count` conference statements true on it rule out each of its impostors?"""
-    return _telling_sets(*_coverage(boards), count) > 0
+    return _telling_sets(*coverage(boards, conference_topic(boards)), count) > 0
 
 
-def _coverage(boards: BoardSet) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per board: which conference statements are true on it (statements × boards), which impostors it
-    has (bit j: Planet X moved into sector j), and per statement the impostors it rules out (statements ×
-    boards, as bits). An impostor is itself a board of the mode, so what holds on it is looked up in the
-    whole set's truth table when the whole set holds it."""
+def coverage(
+    boards: BoardSet, topic: Topic, heard: Sequence[Observation] = ()
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per board: which of `topic`'s statements (the conference's) are true on it (statements × boards),
+    which impostors the clues `heard` leave standing (bit j: Planet X moved into sector j), and per
+    statement the standing impostors it rules out (statements × boards, as bits). An impostor is itself a
+    board of the mode, so what holds on it is looked up in the whole set's truth table when the whole set
+    holds it."""
     mode = boards.mode
-    topic = conference_topic(boards)
     true = np.ascontiguousarray(topic.true_on(boards.rows).T)
     needed = np.zeros(len(boards), dtype=np.int32)
     ruled_out = np.zeros(true.shape, dtype=np.int32)
     for j, rows, moved in _impostors(mode, boards.grid):
+        if heard:
+            standing = np.logical_and.reduce([clue.mask(mode, moved) for clue in heard])
+            rows, moved = rows[standing], moved[standing]
         bit = np.int32(1 << j)
         needed[rows] |= bit
         at, held = impostor_rows(boards, rows, j)
@@ -314,7 +319,7 @@ def _coverage(boards: BoardSet) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def _telling_sets(true: np.ndarray, needed: np.ndarray, ruled_out: np.ndarray, count: int) -> np.ndarray:
     """Per board: how many sets of `count` conference statements true on it rule out all its impostors
-    (the arguments as `_coverage` gives them)."""
+    (the arguments as `coverage` gives them)."""
     found = np.zeros(len(needed), dtype=np.int64)
     useful = [k for k in range(len(true)) if true[k].any()]
     for chosen in combinations(useful, min(count, len(useful))):
@@ -349,7 +354,7 @@ def conference_likelihood(boards: BoardSet, shown: Sequence[Statement]) -> np.nd
     picked = [_position(boards.mode, topic.statements, statement) for statement in shown]
     if None in picked or len(set(picked)) < len(picked):
         return None
-    true, needed, ruled_out = _coverage(boards)
+    true, needed, ruled_out = coverage(boards, topic)
     shown_true = np.logical_and.reduce([true[k] for k in picked])
     covered = reduce(or_, (ruled_out[k] for k in picked))
     telling = _telling_sets(true, needed, ruled_out, len(shown))

@@ -21,10 +21,13 @@ Two models, each behind `ClueModel`:
 A player who knows the model weighs each board by the chance the game deals what it dealt there
 (`pairs_likelihood`, `conference_likelihood`, and `clues.research_likelihood` with the model's `topic`);
 one who does not (`clue_model_known: false`) keeps both hypotheses and weighs by their mixture
-(`BoardSet.weighted_by_model`), which also learns which model dealt the game. Two parts of the weighted
-model are not used by its player: that the conference set was redrawn until it told Planet X apart (it
-depends on research clues not yet heard), and, in the simulation, a game whose conference clues cannot be
-dealt after 100 tries is dealt research clues again (the app would end it).
+(`BoardSet.weighted_by_model`), which also learns which model dealt the game. That the weighted
+generator redrew the conference set until it told Planet X apart is weighed in too
+(`WeightedModel.guarantee_likelihood`): the chance that the research clues still to come rule out what
+those heard leave standing, over the share of single draws that would have told it apart with the
+research clues heard (a board where few would have is the likelier to have dealt the one that did). Not
+used by the player: the 100 tries' limit, and (in the simulation) a game whose conference clues cannot be
+dealt after them is dealt research clues again (the app would end it).
 """
 
 from __future__ import annotations
@@ -109,10 +112,10 @@ class ClueModel(Protocol):
         reads one of them)."""
         ...
 
-    def guarantee_chance(
+    def guarantee_likelihood(
         self, boards: BoardSet, shown: list[Statement], heard: list[Statement], unheard: list[Pair]
     ) -> np.ndarray | None:
-        """Per board: the chance that what the model guarantees of the clues holds there, given those
+        """Per board: how likely what the model guarantees of the clues makes those dealt, given those
         heard so far (None: nothing beyond `conference_likelihood`)."""
         ...
 
@@ -149,7 +152,7 @@ class UniformModel:
         unordered = clues.conference_likelihood(boards, shown)
         return None if unordered is None else unordered / factorial(len(shown))
 
-    def guarantee_chance(
+    def guarantee_likelihood(
         self, boards: BoardSet, shown: list[Statement], heard: list[Statement], unheard: list[Pair]
     ) -> np.ndarray | None:
         return None  # the conference clues alone tell Planet X apart: `conference_likelihood` has it
@@ -360,6 +363,31 @@ class WeightedModel:
             used.add(topic.statements[k]["object"])
         return chance
 
+    def guarantee_likelihood(
+        self, boards: BoardSet, shown: list[Statement], heard: list[Statement], unheard: list[Pair]
+    ) -> np.ndarray:
+        """Per board: how likely the generator's guarantee makes the clues dealt, given the conference
+        clues `shown`, the research clues `heard` and the pairs of the topics not yet researched
+        (`unheard`): the chance that the clues still to come rule out what those heard leave standing
+        (`guarantee_chance`), over the share of the generator's draws of conference clues that would
+        have told Planet X apart with the research clues heard (`telling_share`). The generator redraws
+        until a draw does, so a board where few draws would have done is the likelier to have dealt the
+        one that did."""
+        chance = self.guarantee_chance(boards, shown, heard, unheard)
+        share = self.telling_share(boards, heard, len(shown))
+        return np.where(share > 0, chance / np.maximum(share, 1e-300), chance)
+
+    def telling_share(self, boards: BoardSet, heard: list[Statement], count: int) -> np.ndarray:
+        """Per board: the chance that one draw of `count` conference clues (each by its weight among
+        the true statements about objects not yet drawn) rules out, with the research clues `heard`,
+        every impostor there (Planet X moved into a truly empty sector); 1 where there is none."""
+        mode = boards.mode
+        topic = self.conference_topic(boards)
+        true, needed, ruled_out = clues.coverage(boards, topic, [parse(mode, s) for s in heard])
+        weight = topic.statement_weights()[:, None] * true
+        objects = np.array([statement["object"] for statement in topic.statements])
+        return _telling_draws(weight, objects, ruled_out, needed, np.zeros_like(needed), count)
+
     def guarantee_chance(
         self, boards: BoardSet, shown: list[Statement], heard: list[Statement], unheard: list[Pair]
     ) -> np.ndarray:
@@ -388,6 +416,29 @@ class WeightedModel:
             standing[~held] = 0.0  # not a board of the mode: nothing to rule out
             chance[rows] *= 1 - standing
         return chance
+
+
+def _telling_draws(
+    weight: np.ndarray,
+    objects: np.ndarray,
+    ruled_out: np.ndarray,
+    needed: np.ndarray,
+    covered: np.ndarray,
+    count: int,
+) -> np.ndarray:
+    """Per board: the chance that `count` more clues, each drawn by `weight` (statements × boards) among
+    those about objects not yet drawn, rule out the `needed` impostors `covered` leaves (bits per board;
+    `ruled_out`: per statement, the impostors it rules out)."""
+    if count == 0:
+        told: np.ndarray = ((covered & needed) == needed).astype(float)
+        return told
+    total = weight.sum(axis=0)
+    chance = np.zeros(len(needed))
+    for k in np.flatnonzero(weight.any(axis=1)):
+        others = weight * (objects != objects[k])[:, None] if count > 1 else weight
+        tells = _telling_draws(others, objects, ruled_out, needed, covered | ruled_out[k], count - 1)
+        chance += weight[k] / np.maximum(total, 1e-300) * tells
+    return chance
 
 
 MODELS: dict[str, ClueModel] = {"uniform": UniformModel(), "weighted": WeightedModel()}

@@ -123,7 +123,7 @@ class Game:
         #: player's model of the clues rule out every board
         self.facts: list[Callable[[BoardSet], np.ndarray]] = []
         self.started_over = False
-        #: per model, per board of the whole set: the chance of the clues' guarantee weighed in so far
+        #: per model, per board of the whole set: the likelihood of the clues' guarantee weighed in so far
         self.guaranteed: np.ndarray | None = None
 
     def topics(self, boards: BoardSet) -> dict[str, Topic]:
@@ -378,15 +378,16 @@ def _hear_conferences(game: Game, boards: BoardSet) -> BoardSet:
 
 
 def _hear_guarantee(game: Game, boards: BoardSet) -> BoardSet:
-    """Once every conference clue is heard, weigh each board by the chance that the game's clues tell
-    Planet X apart there as the player's models guarantee, given the research clues heard so far; each
-    research clue heard later updates that chance (the previous one is replaced, not multiplied in)."""
+    """Once every conference clue is heard, weigh each board by how likely the player's models'
+    guarantee (the game's clues tell Planet X apart) makes the clues dealt there, given the research
+    clues heard so far (`ClueModel.guarantee_likelihood`); each research clue heard later updates it (the
+    previous one is replaced, not multiplied in)."""
     if not game.weigh or game.conferences_heard < len(game.conferences) or not game.conferences:
         return boards
     shown = [statement for _, statement in game.conferences]
     heard = [game.clues[letter] for letter in sorted(game.researched)]
     unheard = [pair for letter, pair in sorted(game.pairs.items()) if letter not in game.researched]
-    chances = [model.guarantee_chance(boards, shown, heard, unheard) for model in game.models]
+    chances = [model.guarantee_likelihood(boards, shown, heard, unheard) for model in game.models]
     if all(chance is None for chance in chances):
         return boards
     if game.guaranteed is None:

@@ -125,7 +125,56 @@ def test_the_weighted_generators_guarantee_weighs_boards_by_what_is_still_to_com
             impostors = [m[0] for _, _, m in _impostors(STANDARD, standard.grid[board : board + 1]) if len(m)]
             fooled = any(all(clue.holds(STANDARD, moved) for clue in said) for moved in impostors)
             assert chance[board] == (0.0 if fooled else 1.0), board
-    assert MODELS["uniform"].guarantee_chance(standard, dealt.conferences, [], pairs) is None
+    assert MODELS["uniform"].guarantee_likelihood(standard, dealt.conferences, [], pairs) is None
+
+
+@pytest.mark.parametrize("count", [1, 2])
+def test_the_share_of_conference_draws_that_tell_planet_x_apart_is_how_often_the_generator_draws_one(
+    standard: BoardSet, count: int
+) -> None:
+    """The weighted generator redraws its conference clues until, with the research clues, they rule out
+    every impostor. The share of single draws that would (in closed form, per board) is how often its own
+    draw does on the board, counted over 4,000 draws, on boards where the research clues heard change it;
+    the guarantee's likelihood divides by it."""
+    rng = np.random.default_rng(9)
+    checked = 0
+    for seed, row in enumerate(rng.choice(len(standard), size=200, replace=False)):
+        dealt = WEIGHTED.deal(streams(seed), standard, int(row), count)
+        research = list(dealt.statements.values())
+        board = standard.subset(np.array([row]))
+        alone = WEIGHTED.telling_share(board, [], count)[0]
+        known = next(
+            (
+                known
+                for known in range(1, len(research) + 1)
+                if 0.05 < WEIGHTED.telling_share(board, research[:known], count)[0] < alone - 0.1
+                or 0.05 < alone + 0.1 < WEIGHTED.telling_share(board, research[:known], count)[0] < 0.95
+            ),
+            None,
+        )
+        if known is None:
+            continue
+        heard = research[:known]
+        share = WEIGHTED.telling_share(standard, heard, count)
+        assert ((share >= 0) & (share <= 1 + 1e-9)).all()
+        said = [parse(STANDARD, statement) for statement in heard]
+        impostors = [m[0] for _, _, m in _impostors(STANDARD, standard.grid[row : row + 1]) if len(m)]
+        standing = [moved for moved in impostors if all(clue.holds(STANDARD, moved) for clue in said)]
+        draws = np.random.default_rng([seed, 7])
+        tells = 0
+        for _ in range(4000):
+            drawn = [parse(STANDARD, s) for s in WEIGHTED._draw_conferences(draws, standard, int(row), count)]
+            tells += not any(all(clue.holds(STANDARD, moved) for clue in drawn) for moved in standing)
+        spread = 4 * (share[row] * (1 - share[row]) / 4000) ** 0.5
+        assert abs(tells / 4000 - share[row]) < spread, (row, tells, share[row])
+        pairs = list(dealt.pairs.values())[known:]
+        chance = WEIGHTED.guarantee_chance(standard, dealt.conferences, heard, pairs)
+        likelihood = WEIGHTED.guarantee_likelihood(standard, dealt.conferences, heard, pairs)
+        assert likelihood[row] == pytest.approx(chance[row] / share[row])
+        checked += 1
+        if checked == 2:
+            break
+    assert checked == 2
 
 
 def test_a_player_weighing_both_models_keeps_the_hidden_board_and_learns_the_dealer(
