@@ -317,14 +317,18 @@ def coverage(
     return true, needed, ruled_out
 
 
-def _telling_sets(true: np.ndarray, needed: np.ndarray, ruled_out: np.ndarray, count: int) -> np.ndarray:
-    """Per board: how many sets of `count` conference statements true on it rule out all its impostors
-    (the arguments as `coverage` gives them)."""
+def _telling_sets(
+    true: np.ndarray, needed: np.ndarray, ruled_out: np.ndarray, count: int, given: Sequence[int] = ()
+) -> np.ndarray:
+    """Per board: how many sets of `count` conference statements true on it, the statements `given`
+    among them, rule out all its impostors (the arguments as `coverage` gives them)."""
     found = np.zeros(len(needed), dtype=np.int64)
-    useful = [k for k in range(len(true)) if true[k].any()]
-    for chosen in combinations(useful, min(count, len(useful))):
-        covered = reduce(or_, (ruled_out[k] for k in chosen))
-        valid = np.logical_and.reduce([true[k] for k in chosen])
+    useful = [k for k in range(len(true)) if true[k].any() and k not in given]
+    size = min(count, len(useful) + len(given))
+    for chosen in combinations(useful, size - len(given)):
+        members = [*given, *chosen]
+        covered = reduce(or_, (ruled_out[k] for k in members))
+        valid = np.logical_and.reduce([true[k] for k in members])
         found += valid & ((covered & needed) == needed)
     return found
 
@@ -344,24 +348,30 @@ def research_likelihood(boards: BoardSet, topic: Topic, statement: Statement) ->
     )
 
 
-def conference_likelihood(boards: BoardSet, shown: Sequence[Statement]) -> np.ndarray | None:
-    """Per board: the chance the game reads the conference clues `shown` (all of the game's, in any
-    order) were the board the hidden one: `draw_conferences` picks uniformly among the sets of true
-    statements that tell Planet X apart, or among all sets of true statements when none does. 0 exactly
-    where `told_apart` rules the board out (or a clue is false). None when the model never reads one of
-    them."""
+def conference_likelihood(
+    boards: BoardSet, shown: Sequence[Statement], count: int | None = None
+) -> np.ndarray | None:
+    """Per board: the chance that the `count` conference clues the game reads (all of `shown` when None)
+    include those `shown` were the board the hidden one: `draw_conferences` picks uniformly among the
+    sets of true statements that tell Planet X apart, or among all sets of true statements when none does.
+    Once all are shown, 0 exactly where `told_apart` rules the board out (or a clue is false). None when
+    the model never reads one of them."""
     topic = conference_topic(boards)
     picked = [_position(boards.mode, topic.statements, statement) for statement in shown]
     if None in picked or len(set(picked)) < len(picked):
         return None
+    given = cast(list[int], picked)
+    count = len(given) if count is None else count
     true, needed, ruled_out = coverage(boards, topic)
-    shown_true = np.logical_and.reduce([true[k] for k in picked])
-    covered = reduce(or_, (ruled_out[k] for k in picked))
-    telling = _telling_sets(true, needed, ruled_out, len(shown))
-    sets_of = np.array([comb(n, len(shown)) for n in range(len(true) + 1)], dtype=float)
-    every_set = sets_of[true.sum(axis=0)]
-    tells = (covered & needed) == needed
-    chance = np.where(telling > 0, tells / np.maximum(telling, 1), 1 / np.maximum(every_set, 1))
+    shown_true = np.logical_and.reduce([true[k] for k in given])
+    telling = _telling_sets(true, needed, ruled_out, count)
+    with_shown = _telling_sets(true, needed, ruled_out, count, given)
+    true_count = true.sum(axis=0)
+    every_set = np.array([comb(n, count) for n in range(len(true) + 1)], dtype=float)[true_count]
+    containing = np.array([comb(n, count - len(given)) for n in range(len(true) + 1)], dtype=float)
+    shown_among = containing[np.maximum(true_count - len(given), 0)]
+    anyhow = shown_among / np.maximum(every_set, 1)  # no set tells: any set of true statements
+    chance = np.where(telling > 0, with_shown / np.maximum(telling, 1), anyhow)
     return np.where(shown_true, chance, 0.0)
 
 

@@ -38,6 +38,7 @@ from puzzles.planetx.clues import (
     CONFERENCE_SPACES,
     TOPIC_LETTERS,
     Topic,
+    conference_likelihood,
     hear_conferences,
     hear_research,
     research_topic,
@@ -61,15 +62,19 @@ def remaining_boards(
     """The boards every observation allows; once all the mode's conference clues are among them (clues
     with `topic` X1, X2), also only those where the game could have shown them (`clues.told_apart`).
     With `weigh`, each board is weighted by how likely the game was to show the `research` clues (topic,
-    statement) and the conference clues on it."""
+    statement) and the conference clues on it (X1 alone as the first of the two)."""
     keep = np.ones(len(boards), dtype=bool)
     for observation in observations:
         keep &= observation.mask(boards.mode, boards.grid)
     left = boards.subset(keep)
     for topic, statement in research if weigh else ():
         left = hear_research(left, topic, statement)
-    if len(left) and conferences and len(conferences) == len(CONFERENCE_SPACES[boards.mode.name]):
+    dealt = len(CONFERENCE_SPACES[boards.mode.name])
+    if len(left) and conferences and len(conferences) == dealt:
         left = hear_conferences(left, conferences, weigh)
+    elif len(left) and conferences and weigh:
+        chance = conference_likelihood(left, conferences, dealt)  # the first of those the game reads
+        left = left if chance is None else left.weighted(chance)
     return left
 
 

@@ -107,9 +107,11 @@ class ClueModel(Protocol):
         """Per board: the chance the game deals these research pairs, in this order."""
         ...
 
-    def conference_likelihood(self, boards: BoardSet, shown: list[Statement]) -> np.ndarray | None:
-        """Per board: the chance the game reads these conference clues, in this order (None: it never
-        reads one of them)."""
+    def conference_likelihood(
+        self, boards: BoardSet, shown: list[Statement], count: int | None = None
+    ) -> np.ndarray | None:
+        """Per board: the chance the first conference clues the game reads, of the `count` it deals (all
+        of `shown` when None), are these, in this order (None: it never reads one of them)."""
         ...
 
     def guarantee_likelihood(
@@ -148,9 +150,13 @@ class UniformModel:
         )
         return np.where(possible, chance[candidates], 0.0)
 
-    def conference_likelihood(self, boards: BoardSet, shown: list[Statement]) -> np.ndarray | None:
-        unordered = clues.conference_likelihood(boards, shown)
-        return None if unordered is None else unordered / factorial(len(shown))
+    def conference_likelihood(
+        self, boards: BoardSet, shown: list[Statement], count: int | None = None
+    ) -> np.ndarray | None:
+        """The set is drawn whole and read in a random order."""
+        count = len(shown) if count is None else count
+        unordered = clues.conference_likelihood(boards, shown, count)
+        return None if unordered is None else unordered * factorial(count - len(shown)) / factorial(count)
 
     def guarantee_likelihood(
         self, boards: BoardSet, shown: list[Statement], heard: list[Statement], unheard: list[Pair]
@@ -342,8 +348,11 @@ class WeightedModel:
             chance *= masses[pair] / np.maximum(total, 1e-300)
         return chance
 
-    def conference_likelihood(self, boards: BoardSet, shown: list[Statement]) -> np.ndarray | None:
-        """Each clue in turn: its weight over that of the true statements about objects not yet used."""
+    def conference_likelihood(
+        self, boards: BoardSet, shown: list[Statement], count: int | None = None
+    ) -> np.ndarray | None:
+        """Each clue in turn: its weight over that of the true statements about objects not yet used
+        (the clues still to come do not change it; the redraws are `guarantee_likelihood`'s)."""
         topic = self.conference_topic(boards)
         picked = [clues._position(boards.mode, topic.statements, statement) for statement in shown]
         if None in picked:

@@ -6,12 +6,12 @@ Planet X conference clues. The player is not told how the clues were drawn unles
 weighs the mixture of both models and learns which dealt the game. Then it repeats: read any conference
 whose time has come (free; after the last, also what the game's guarantee about them rules out:
 `told_apart`); each research and conference clue also weighs the boards left by how likely the game was to
-show it on each (`generators.hear`; `weigh_clues: false` treats clues as plain
-facts); if Planet X's sector and both neighbours are known, locate it (5 days) and stop; otherwise let the
-policy pick an action, learn its outcome on the hidden board, keep the boards that agree and advance the sky
-by the days spent. A wrong locate costs its 5 days and rules that guess out. The rules hold throughout:
-research never twice in a row and each topic once, at most 2 targets, surveys and targets only in the
-visible sky.
+show it on each (`generators.hear`; a first conference clue as the first of those the game reads;
+`weigh_clues: false` treats clues as plain facts); if Planet X's sector and both neighbours are known,
+locate it (5 days) and stop; otherwise let the policy pick an action, learn its outcome on the hidden board,
+keep the boards that agree and advance the sky by the days spent. A wrong locate costs its 5 days and
+rules that guess out. The rules hold throughout: research never twice in a row and each topic once, at
+most 2 targets, surveys and targets only in the visible sky.
 Policies:
 - `survey-only` (the seed's): surveys only, the most outcome entropy per day;
 - `entropy`: the same measure with targets allowed;
@@ -123,8 +123,9 @@ class Game:
         #: player's model of the clues rule out every board
         self.facts: list[Callable[[BoardSet], np.ndarray]] = []
         self.started_over = False
-        #: per model, per board of the whole set: the likelihood of the clues' guarantee weighed in so far
-        self.guaranteed: np.ndarray | None = None
+        #: per thing weighed anew as more is heard (the conference clues, their guarantee): per board of the
+        #: whole set, per model, the likelihood weighed in so far
+        self.weighed: dict[str, np.ndarray] = {}
 
     def topics(self, boards: BoardSet) -> dict[str, Topic]:
         """The topics as the player weighs them: by the model it finds likeliest so far."""
@@ -354,9 +355,11 @@ def _start_over(game: Game, everything: BoardSet) -> BoardSet:
 
 
 def _hear_conferences(game: Game, boards: BoardSet) -> BoardSet:
-    """Apply every conference whose day has come (free: read to every player); once the last is heard,
-    also what the player's models say of them: how likely each board made them and, for a player sure
-    of the uniform model, its guarantee (`clues.told_apart`)."""
+    """Apply every conference whose day has come (free: read to every player) and, weighing, how likely
+    the player's models make the clues read so far, the first of all the game will read (a first clue
+    alone tells something too; each weighing replaces the one before), and once the last is heard, the
+    models' guarantee; a player who does not weigh but is sure of the uniform model uses its guarantee
+    as a plain fact (`clues.told_apart`)."""
     mode = boards.mode
     heard = game.conferences_heard
     while game.conferences_heard < len(game.conferences):
@@ -366,22 +369,25 @@ def _hear_conferences(game: Game, boards: BoardSet) -> BoardSet:
         game.facts.append(_where_true(parse(mode, statement)))
         boards = boards.subset(game.facts[-1](boards))
         game.conferences_heard += 1
-    if heard < game.conferences_heard == len(game.conferences):
-        shown = [statement for _, statement in game.conferences]
-        if game.weigh:
-            chances = [model.conference_likelihood(boards, shown) for model in game.models]
-            boards = hear(boards, chances, lambda b: np.ones(len(b), dtype=bool))
-            boards = _hear_guarantee(game, boards)
-        elif [model.name for model in game.models] == ["uniform"]:
-            boards = boards.subset(told_apart(boards, shown))
+    if heard == game.conferences_heard:
+        return boards
+    shown = [statement for _, statement in game.conferences[: game.conferences_heard]]
+    if game.weigh:
+        count = len(game.conferences)
+        chances = [model.conference_likelihood(boards, shown, count) for model in game.models]
+        if any(chance is not None for chance in chances):
+            now = np.column_stack([np.zeros(len(boards)) if c is None else c for c in chances])
+            boards = _weigh_anew(game, "conferences", boards, now)
+        return _hear_guarantee(game, boards)
+    if game.conferences_heard == len(game.conferences) and [m.name for m in game.models] == ["uniform"]:
+        boards = boards.subset(told_apart(boards, shown))
     return boards
 
 
 def _hear_guarantee(game: Game, boards: BoardSet) -> BoardSet:
     """Once every conference clue is heard, weigh each board by how likely the player's models'
     guarantee (the game's clues tell Planet X apart) makes the clues dealt there, given the research
-    clues heard so far (`ClueModel.guarantee_likelihood`); each research clue heard later updates it (the
-    previous one is replaced, not multiplied in)."""
+    clues heard so far (`ClueModel.guarantee_likelihood`); each research clue heard later updates it."""
     if not game.weigh or game.conferences_heard < len(game.conferences) or not game.conferences:
         return boards
     shown = [statement for _, statement in game.conferences]
@@ -390,12 +396,17 @@ def _hear_guarantee(game: Game, boards: BoardSet) -> BoardSet:
     chances = [model.guarantee_likelihood(boards, shown, heard, unheard) for model in game.models]
     if all(chance is None for chance in chances):
         return boards
-    if game.guaranteed is None:
-        game.guaranteed = np.ones((len(boards.whole), len(game.models)))
     now = np.column_stack([np.ones(len(boards)) if c is None else c for c in chances])
-    before = game.guaranteed[boards.rows]
+    return _weigh_anew(game, "guarantee", boards, now)
+
+
+def _weigh_anew(game: Game, what: str, boards: BoardSet, now: np.ndarray) -> BoardSet:
+    """Weigh each board by `now` (boards × models: each model's likelihood of `what`) in place of what
+    was weighed in for `what` before."""
+    weighed = game.weighed.setdefault(what, np.ones((len(boards.whole), len(game.models))))
+    before = weighed[boards.rows]
     factors = np.divide(now, before, out=np.zeros_like(now), where=before > 0)
-    game.guaranteed[boards.rows] = now
+    weighed[boards.rows] = now
     return boards.weighted(factors[:, 0]) if len(game.models) == 1 else boards.weighted_by_model(factors)
 
 

@@ -11,7 +11,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from puzzles.planetx import clues, deduce, simulate
+from puzzles.planetx import clues, deduce, generators, simulate
 from puzzles.planetx.actions import survey_days, visible_sectors
 from puzzles.planetx.board import LETTERS, MODES
 from puzzles.planetx.boardset import BoardSet
@@ -204,6 +204,34 @@ def test_conference_clues_weigh_each_board_by_the_chance_the_game_picks_them(sta
         true = np.logical_and.reduce([parse(STANDARD, st).mask(STANDARD, sample.grid) for st in shown])
         assert (chance > 0).tolist() == (true & clues.told_apart(sample, shown)).tolist()
         assert true.sum() > 0 and (chance > 0).sum() < len(rows)
+
+
+def test_a_first_conference_clue_weighs_each_board_by_the_sets_the_game_could_read_it_in(
+    standard: BoardSet,
+) -> None:
+    """Before X2 is read, X1 is evidence too: on each board, the share of the sets the game picks from
+    (those that tell Planet X apart, else all) that hold it; the uniform model reads the set in a random
+    order, so X1 is the first with half that chance, and over every X2 that follows it adds up to it."""
+    rng = np.random.default_rng(23)
+    statements = clues.conference_topic(standard).statements
+    rows = rng.choice(len(standard), size=12, replace=False)
+    sample = standard.subset(rows)
+    first, second = clues.draw_conferences(rng, standard, int(rows[0]), 2)
+    chance = clues.conference_likelihood(sample, [first], 2)
+    assert chance is not None and chance[0] > 0
+    for row, got in zip(rows, chance, strict=True):
+        board = letters_of(standard, int(row))
+        true = [st for st in statements if holds(st, board)]
+        sets = [list(chosen) for chosen in itertools.combinations(true, 2)]
+        pool = [chosen for chosen in sets if singles_out(board, chosen)] or sets
+        holding = [chosen for chosen in pool if repr(first) in map(repr, chosen)]
+        assert got == pytest.approx(len(holding) / len(pool)), board
+    uniform = generators.MODELS["uniform"]
+    ordered = uniform.conference_likelihood(sample, [first], 2)
+    assert ordered == pytest.approx(chance / 2)
+    then = [uniform.conference_likelihood(sample, [first, st], 2) for st in statements if st != first]
+    assert sum(c for c in then if c is not None) == pytest.approx(ordered)
+    assert uniform.conference_likelihood(sample, [first, second], 2)[0] > 0
 
 
 def test_weights_average_one_and_follow_the_boards_they_belong_to(standard: BoardSet) -> None:

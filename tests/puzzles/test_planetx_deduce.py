@@ -9,11 +9,11 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from puzzles.planetx import deduce
+from puzzles.planetx import clues, deduce
 from puzzles.planetx.actions import LOCATE_DAYS, legal_actions, outcome_name, survey_days
 from puzzles.planetx.board import MODES, OBJECT_NAMES, PLANET_X, decode, encode
 from puzzles.planetx.boardset import BoardSet
-from puzzles.planetx.observations import arc, parse_all
+from puzzles.planetx.observations import arc, parse, parse_all
 from puzzles.planetx.rules import enumerate_boards
 from puzzles.runtime import Run
 
@@ -229,6 +229,24 @@ def test_expert_deduction_ranks_wide_surveys() -> None:
         result = deduce.solve({"mode": "expert", "top": 3}, run)
     assert result["boards"] == len(codes) and len(result["actions"]) == 3
     assert all(sum(o["boards"] for o in a["outcomes"]) == len(codes) for a in result["actions"])
+
+
+@pytest.mark.slow
+def test_an_expert_first_conference_clue_weighs_the_boards_before_the_second_is_read() -> None:
+    """Expert games read two conference clues; X1 alone rules out where it is false and weighs each board
+    by the share of the sets the game could read that hold it (`clues.conference_likelihood`): none,
+    where some pair tells Planet X apart but none with X1 does."""
+    whole = BoardSet.from_codes(EXPERT, enumerate_boards(EXPERT, prefix=[4, 4]))
+    statements = clues.conference_topic(whole).statements
+    x1 = next(st for st in statements if 0.2 < parse(EXPERT, st).mask(EXPERT, whole.grid).mean() < 0.8)
+    observations = parse_all(EXPERT, [x1])
+    plain = deduce.remaining_boards(whole, observations, [x1], weigh=False)
+    weighed = deduce.remaining_boards(whole, observations, [x1])
+    chance = clues.conference_likelihood(plain, [x1], 2)
+    assert plain.likelihood is None and chance is not None and len(set(chance.round(9))) > 2
+    assert weighed.rows.tolist() == plain.rows[chance > 0].tolist() and (chance == 0).any()
+    kept = chance[chance > 0]
+    assert weighed.weights == pytest.approx(kept * len(kept) / kept.sum())
 
 
 def test_starting_facts_rule_out_and_weigh_boards() -> None:
