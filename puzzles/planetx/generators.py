@@ -115,10 +115,16 @@ class ClueModel(Protocol):
         ...
 
     def guarantee_likelihood(
-        self, boards: BoardSet, shown: list[Statement], heard: list[Statement], unheard: list[Pair]
+        self,
+        boards: BoardSet,
+        shown: list[Statement],
+        heard: list[Statement],
+        unheard: list[Pair],
+        count: int | None = None,
     ) -> np.ndarray | None:
-        """Per board: how likely what the model guarantees of the clues makes those dealt, given those
-        heard so far (None: nothing beyond `conference_likelihood`)."""
+        """Per board: how likely what the model guarantees of the clues makes those dealt, given the
+        conference clues `shown` (the first of the `count` the game reads), the research clues heard and
+        the pairs still unheard (None: nothing beyond `conference_likelihood`)."""
         ...
 
 
@@ -159,7 +165,12 @@ class UniformModel:
         return None if unordered is None else unordered * factorial(count - len(shown)) / factorial(count)
 
     def guarantee_likelihood(
-        self, boards: BoardSet, shown: list[Statement], heard: list[Statement], unheard: list[Pair]
+        self,
+        boards: BoardSet,
+        shown: list[Statement],
+        heard: list[Statement],
+        unheard: list[Pair],
+        count: int | None = None,
     ) -> np.ndarray | None:
         return None  # the conference clues alone tell Planet X apart: `conference_likelihood` has it
 
@@ -373,29 +384,49 @@ class WeightedModel:
         return chance
 
     def guarantee_likelihood(
-        self, boards: BoardSet, shown: list[Statement], heard: list[Statement], unheard: list[Pair]
+        self,
+        boards: BoardSet,
+        shown: list[Statement],
+        heard: list[Statement],
+        unheard: list[Pair],
+        count: int | None = None,
     ) -> np.ndarray:
         """Per board: how likely the generator's guarantee makes the clues dealt, given the conference
-        clues `shown`, the research clues `heard` and the pairs of the topics not yet researched
-        (`unheard`): the chance that the clues still to come rule out what those heard leave standing
-        (`guarantee_chance`), over the share of the generator's draws of conference clues that would
-        have told Planet X apart with the research clues heard (`telling_share`). The generator redraws
-        until a draw does, so a board where few draws would have done is the likelier to have dealt the
-        one that did."""
+        clues `shown` (the first of the `count` it reads: all when None), the research clues `heard` and
+        the pairs of the topics not yet researched (`unheard`). Every conference clue read: the chance
+        that the research clues still to come rule out what those heard leave standing
+        (`guarantee_chance`); some still to come: the chance that they complete a set that tells Planet X
+        apart with the research clues heard. Either over the share of the generator's draws of conference
+        clues that would have told it apart (`telling_share`): the generator redraws until a draw does, so
+        a board where few draws would have done is the likelier to have dealt the one that did."""
+        count = len(shown) if count is None else count
+        share = self.telling_share(boards, heard, count)
+        if len(shown) < count:
+            completed = self.telling_share(boards, heard, count, shown)
+            return np.where(share > 0, completed / np.maximum(share, 1e-300), 1.0)
         chance = self.guarantee_chance(boards, shown, heard, unheard)
-        share = self.telling_share(boards, heard, len(shown))
         return np.where(share > 0, chance / np.maximum(share, 1e-300), chance)
 
-    def telling_share(self, boards: BoardSet, heard: list[Statement], count: int) -> np.ndarray:
+    def telling_share(
+        self, boards: BoardSet, heard: list[Statement], count: int, shown: list[Statement] | None = None
+    ) -> np.ndarray:
         """Per board: the chance that one draw of `count` conference clues (each by its weight among
-        the true statements about objects not yet drawn) rules out, with the research clues `heard`,
-        every impostor there (Planet X moved into a truly empty sector); 1 where there is none."""
+        the true statements about objects not yet drawn), its first the clues `shown` if given, rules
+        out, with the research clues `heard`, every impostor there (Planet X moved into a truly empty
+        sector); 1 where there is none."""
         mode = boards.mode
         topic = self.conference_topic(boards)
         true, needed, ruled_out = clues.coverage(boards, topic, [parse(mode, s) for s in heard])
         weight = topic.statement_weights()[:, None] * true
         objects = np.array([statement["object"] for statement in topic.statements])
-        return _telling_draws(weight, objects, ruled_out, needed, np.zeros_like(needed), count)
+        covered = np.zeros_like(needed)
+        for statement in shown or []:
+            k = clues._position(mode, topic.statements, statement)
+            if k is None:
+                return np.zeros(len(boards))
+            covered |= ruled_out[k]
+            weight = weight * (objects != objects[k])[:, None]
+        return _telling_draws(weight, objects, ruled_out, needed, covered, count - len(shown or []))
 
     def guarantee_chance(
         self, boards: BoardSet, shown: list[Statement], heard: list[Statement], unheard: list[Pair]

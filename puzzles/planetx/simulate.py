@@ -357,9 +357,9 @@ def _start_over(game: Game, everything: BoardSet) -> BoardSet:
 def _hear_conferences(game: Game, boards: BoardSet) -> BoardSet:
     """Apply every conference whose day has come (free: read to every player) and, weighing, how likely
     the player's models make the clues read so far, the first of all the game will read (a first clue
-    alone tells something too; each weighing replaces the one before), and once the last is heard, the
-    models' guarantee; a player who does not weigh but is sure of the uniform model uses its guarantee
-    as a plain fact (`clues.told_apart`)."""
+    alone tells something too; each weighing replaces the one before) and the models' guarantee; a
+    player who does not weigh but is sure of the uniform model uses its guarantee, once every clue is
+    read, as a plain fact (`clues.told_apart`)."""
     mode = boards.mode
     heard = game.conferences_heard
     while game.conferences_heard < len(game.conferences):
@@ -385,15 +385,16 @@ def _hear_conferences(game: Game, boards: BoardSet) -> BoardSet:
 
 
 def _hear_guarantee(game: Game, boards: BoardSet) -> BoardSet:
-    """Once every conference clue is heard, weigh each board by how likely the player's models'
-    guarantee (the game's clues tell Planet X apart) makes the clues dealt there, given the research
-    clues heard so far (`ClueModel.guarantee_likelihood`); each research clue heard later updates it."""
-    if not game.weigh or game.conferences_heard < len(game.conferences) or not game.conferences:
+    """Once a conference clue is heard, weigh each board by how likely the player's models' guarantee
+    (the game's clues tell Planet X apart) makes the clues dealt there, given the conference and research
+    clues heard so far (`ClueModel.guarantee_likelihood`); each clue heard later updates it."""
+    if not game.weigh or not game.conferences_heard:
         return boards
-    shown = [statement for _, statement in game.conferences]
+    shown = [statement for _, statement in game.conferences[: game.conferences_heard]]
     heard = [game.clues[letter] for letter in sorted(game.researched)]
     unheard = [pair for letter, pair in sorted(game.pairs.items()) if letter not in game.researched]
-    chances = [model.guarantee_likelihood(boards, shown, heard, unheard) for model in game.models]
+    count = len(game.conferences)
+    chances = [model.guarantee_likelihood(boards, shown, heard, unheard, count) for model in game.models]
     if all(chance is None for chance in chances):
         return boards
     now = np.column_stack([np.ones(len(boards)) if c is None else c for c in chances])

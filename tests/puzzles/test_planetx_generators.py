@@ -177,6 +177,26 @@ def test_the_share_of_conference_draws_that_tell_planet_x_apart_is_how_often_the
     assert checked == 2
 
 
+def test_the_share_of_telling_draws_adds_up_over_the_first_clue(standard: BoardSet) -> None:
+    """Before X2 is read: the chance that the draws still to come complete a telling set, given X1, summed
+    over every X1 by the chance the generator draws it first, is the share of whole draws that tell."""
+    rng = np.random.default_rng(12)
+    rows = rng.choice(len(standard), size=60, replace=False)
+    sample = standard.subset(rows)
+    dealt = WEIGHTED.deal(streams(5), standard, int(rows[0]), 2)
+    heard = list(dealt.statements.values())[:2]
+    whole = WEIGHTED.telling_share(sample, heard, 2)
+    total = np.zeros(len(sample))
+    for first in WEIGHTED.conference_topic(standard).statements:
+        chance = WEIGHTED.conference_likelihood(sample, [first], 2)
+        if chance is not None:
+            total += chance * WEIGHTED.telling_share(sample, heard, 2, [first])
+    assert total == pytest.approx(whole) and 0 < whole.min() < 1
+    likelihood = WEIGHTED.guarantee_likelihood(sample, dealt.conferences[:1], heard, [], 2)
+    completed = WEIGHTED.telling_share(sample, heard, 2, dealt.conferences[:1])
+    assert likelihood == pytest.approx(np.where(whole > 0, completed / np.maximum(whole, 1e-300), 1.0))
+
+
 def test_a_player_weighing_both_models_keeps_the_hidden_board_and_learns_the_dealer(
     standard: BoardSet,
 ) -> None:
