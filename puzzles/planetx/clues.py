@@ -325,6 +325,8 @@ def _telling_sets(
     found = np.zeros(len(needed), dtype=np.int64)
     useful = [k for k in range(len(true)) if true[k].any() and k not in given]
     size = min(count, len(useful) + len(given))
+    if not size:  # no board, or none with a true statement
+        return found
     for chosen in combinations(useful, size - len(given)):
         members = [*given, *chosen]
         covered = reduce(or_, (ruled_out[k] for k in members))

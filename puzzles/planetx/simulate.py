@@ -369,7 +369,7 @@ def _hear_conferences(game: Game, boards: BoardSet) -> BoardSet:
         game.facts.append(_where_true(parse(mode, statement)))
         boards = boards.subset(game.facts[-1](boards))
         game.conferences_heard += 1
-    if heard == game.conferences_heard:
+    if heard == game.conferences_heard or not len(boards):  # none new, or the player starts over
         return boards
     shown = [statement for _, statement in game.conferences[: game.conferences_heard]]
     if game.weigh:

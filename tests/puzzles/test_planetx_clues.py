@@ -232,6 +232,8 @@ def test_a_first_conference_clue_weighs_each_board_by_the_sets_the_game_could_re
     then = [uniform.conference_likelihood(sample, [first, st], 2) for st in statements if st != first]
     assert sum(c for c in then if c is not None) == pytest.approx(ordered)
     assert uniform.conference_likelihood(sample, [first, second], 2)[0] > 0
+    nothing = standard.subset(np.array([], dtype=np.int64))  # a player whose boards are all ruled out
+    assert len(clues.conference_likelihood(nothing, [first], 2)) == 0
 
 
 def test_weights_average_one_and_follow_the_boards_they_belong_to(standard: BoardSet) -> None:
