@@ -400,10 +400,10 @@ class WeightedModel:
         clues that would have told it apart (`telling_share`): the generator redraws until a draw does, so
         a board where few draws would have done is the likelier to have dealt the one that did."""
         count = len(shown) if count is None else count
-        share = self.telling_share(boards, heard, count)
         if len(shown) < count:
-            completed = self.telling_share(boards, heard, count, shown)
+            share, completed = self._telling_shares(boards, heard, count, [[], shown])
             return np.where(share > 0, completed / np.maximum(share, 1e-300), 1.0)
+        [share] = self._telling_shares(boards, heard, count, [[]])
         chance = self.guarantee_chance(boards, shown, heard, unheard)
         return np.where(share > 0, chance / np.maximum(share, 1e-300), chance)
 
@@ -414,19 +414,31 @@ class WeightedModel:
         the true statements about objects not yet drawn), its first the clues `shown` if given, rules
         out, with the research clues `heard`, every impostor there (Planet X moved into a truly empty
         sector); 1 where there is none."""
+        [share] = self._telling_shares(boards, heard, count, [shown or []])
+        return share
+
+    def _telling_shares(
+        self, boards: BoardSet, heard: list[Statement], count: int, firsts: list[list[Statement]]
+    ) -> list[np.ndarray]:
+        """`telling_share` for each of `firsts`, what the clues heard leave standing found once."""
         mode = boards.mode
         topic = self.conference_topic(boards)
         true, needed, ruled_out = clues.coverage(boards, topic, [parse(mode, s) for s in heard])
-        weight = topic.statement_weights()[:, None] * true
         objects = np.array([statement["object"] for statement in topic.statements])
-        covered = np.zeros_like(needed)
-        for statement in shown or []:
-            k = clues._position(mode, topic.statements, statement)
-            if k is None:
-                return np.zeros(len(boards))
-            covered |= ruled_out[k]
-            weight = weight * (objects != objects[k])[:, None]
-        return _telling_draws(weight, objects, ruled_out, needed, covered, count - len(shown or []))
+        shares = []
+        for shown in firsts:
+            picked = [clues._position(mode, topic.statements, statement) for statement in shown]
+            if None in picked:  # never drawn: no draw begins with it
+                shares.append(np.zeros(len(boards)))
+                continue
+            weight = topic.statement_weights()[:, None] * true
+            covered = np.zeros_like(needed)
+            for k in picked:
+                assert k is not None
+                covered |= ruled_out[k]
+                weight = weight * (objects != objects[k])[:, None]
+            shares.append(_telling_draws(weight, objects, ruled_out, needed, covered, count - len(shown)))
+        return shares
 
     def guarantee_chance(
         self, boards: BoardSet, shown: list[Statement], heard: list[Statement], unheard: list[Pair]
