@@ -21,12 +21,14 @@
 
     .venv/bin/python bench/planetx_enumerate.py [--mode expert] [--repeat 3] [--old-every 8]
         [--depths 3,4,5] [--service-runs 1] [--service-depths 4,5] [--workers 2] [--service up]
-        [--rounds 1] [--ceiling 0]
+        [--rounds 1] [--ceiling 0] [--waits]
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
+import contextlib
 import hashlib
 import json
 import multiprocessing
@@ -34,10 +36,12 @@ import os
 import re
 import statistics
 import sys
+import threading
 import time
 from pathlib import Path
 
 import requests
+import sqlalchemy
 import z3
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -349,9 +353,52 @@ def ceiling(mode: Mode, counts: list[int], rounds: int) -> None:
         print(f"   {n} processes: median {median:.2f} s = {speed_up}; by round {turns}")
 
 
-def service(mode: Mode, workers: int, runs: int, shard_depths: list[int], up: bool) -> dict[str, float]:
+class WaitSampler:
+    """What PostgreSQL's busy sessions are doing, sampled every few milliseconds from `pg_stat_activity`
+    in a thread of its own while the job runs: per wait event (CPU where none), the mean number of
+    sessions in it. Shows whether the shards' stores queue on a lock (a row's: `Lock/tuple`,
+    `Lock/transactionid`) or share the cores."""
+
+    def __init__(self, database_url: str, every: float = 0.005) -> None:
+        self.engine = sqlalchemy.create_engine(database_url, poolclass=sqlalchemy.pool.NullPool)
+        self.every, self.samples = every, 0
+        self.seen: collections.Counter[str] = collections.Counter()
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._sample, daemon=True)
+
+    def __enter__(self) -> WaitSampler:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        self.thread.join()
+        self.engine.dispose()
+
+    def _sample(self) -> None:
+        query = (
+            "SELECT coalesce(wait_event_type || '/' || wait_event, 'CPU'), count(*) FROM pg_stat_activity"
+            " WHERE state = 'active' AND backend_type = 'client backend' AND pid <> pg_backend_pid()"
+            " GROUP BY 1"
+        )
+        with self.engine.connect() as connection:
+            while not self.stop.wait(self.every):
+                self.seen.update(dict(connection.exec_driver_sql(query).all()))
+                self.samples += 1
+                connection.rollback()
+
+    def report(self) -> None:
+        busy = sum(self.seen.values()) / max(self.samples, 1)
+        print(f"   PostgreSQL's active sessions ({self.samples} samples): {busy:.2f} on average, of which")
+        for event, count in self.seen.most_common(8):
+            print(f"     {event:28s} {count / max(self.samples, 1):6.3f}")
+
+
+def service(
+    mode: Mode, workers: int, runs: int, shard_depths: list[int], up: bool, waits: bool = False
+) -> dict[str, float]:
     """Part 3 for one number of solver processes; returns the first depth's medians and per-shard split
-    (for the scaling table)."""
+    (for the scaling table). `waits`: also sample what PostgreSQL's sessions wait on (`WaitSampler`)."""
     summary: dict[str, float] = {}
     how = "zolve up" if up else "an API and one worker"
     print(f"3. through the service ({how}), {workers} solver processes, submit → stored → CSV exported:")
@@ -365,7 +412,10 @@ def service(mode: Mode, workers: int, runs: int, shard_depths: list[int], up: bo
             results = []
             for _ in range(runs):
                 before = yardstick()
-                result = through_service(stack, mode.name, depth)
+                with WaitSampler(stack.database_url) if waits else contextlib.nullcontext() as sampler:
+                    result = through_service(stack, mode.name, depth)
+                if sampler is not None:
+                    sampler.report()
                 result["yardstick"] = before
                 result["total"] = result["stored"] + result["export"]
                 result["timings"] = shard_timings(log, result["id"])
@@ -454,6 +504,9 @@ def main() -> None:
     parser.add_argument(
         "--ceiling", type=int, default=0, help="part 4: rounds of the walk alone in 1..N processes (0 skips)"
     )
+    parser.add_argument(
+        "--waits", action="store_true", help="part 3: sample what PostgreSQL's busy sessions wait on"
+    )
     args = parser.parse_args()
     mode = MODES[args.mode]
     print(f"z3 {z3.get_version_string()}; {os.cpu_count()} cores; {load()}")
@@ -472,7 +525,7 @@ def main() -> None:
         rounds: dict[int, list[dict[str, float]]] = {n: [] for n in counts}
         for _ in range(args.rounds):  # in turns: a swing of the machine's speed falls on every count
             for n in counts:
-                rounds[n].append(service(mode, n, args.service_runs, depths_run, up=up))
+                rounds[n].append(service(mode, n, args.service_runs, depths_run, up=up, waits=args.waits))
         summaries = {n: _medians(runs) for n, runs in rounds.items()}
         if len(counts) > 1:
             scaling_table(summaries)
