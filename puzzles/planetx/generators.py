@@ -23,11 +23,12 @@ A player who knows the model weighs each board by the chance the game deals what
 one who does not (`clue_model_known: false`) keeps both hypotheses and weighs by their mixture
 (`BoardSet.weighted_by_model`), which also learns which model dealt the game. That the weighted
 generator redrew the conference set until it told Planet X apart is weighed in too
-(`WeightedModel.guarantee_likelihood`): the chance that the research clues still to come rule out what
-those heard leave standing, over the share of single draws that would have told it apart with the
-research clues heard (a board where few would have is the likelier to have dealt the one that did). Not
-used by the player: the 100 tries' limit, and (in the simulation) a game whose conference clues cannot be
-dealt after them is dealt research clues again (the app would end it).
+(`WeightedModel.guarantee_likelihood`): the chance that the clues still to come (research, and before the
+last conference clue is read, conference) rule out what those heard leave standing, over the share of
+single draws that would have told it apart with the research clues heard and the chance of those to come
+(a board where few would have is the likelier to have dealt the one that did). Not used by the player:
+the 100 tries' limit, and (in the simulation) a game whose conference clues cannot be dealt after them is
+dealt research clues again (the app would end it).
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ from puzzles.planetx.clues import (
 from puzzles.planetx.observations import parse
 
 Pair = tuple[str, str]
+#: per sector, per board: the chance research still to come rules out the impostor there (`_rescues`)
+Rescues = dict[int, np.ndarray]
 PAIRS: tuple[Pair, ...] = tuple((s, o) for s in RESEARCH_SUBJECTS for o in RESEARCH_OTHERS)
 CONFERENCE_OBJECTS = ("comet", "asteroid", "dwarf_planet", "gas_cloud", "empty")
 RELATION_WEIGHTS = {
@@ -395,15 +398,17 @@ class WeightedModel:
         clues `shown` (the first of the `count` it reads: all when None), the research clues `heard` and
         the pairs of the topics not yet researched (`unheard`). Every conference clue read: the chance
         that the research clues still to come rule out what those heard leave standing
-        (`guarantee_chance`); some still to come: the chance that they complete a set that tells Planet X
-        apart with the research clues heard. Either over the share of the generator's draws of conference
-        clues that would have told it apart (`telling_share`): the generator redraws until a draw does, so
-        a board where few draws would have done is the likelier to have dealt the one that did."""
+        (`guarantee_chance`); some still to come: the chance that they complete a set that, with the
+        research clues heard and those still to come, tells Planet X apart. Either over the share of the
+        generator's draws of conference clues that would have told it apart, the research still to come
+        counted the same way (`telling_share`, `_rescues`): the generator redraws until a draw does, so a
+        board where few draws would have done is the likelier to have dealt the one that did."""
         count = len(shown) if count is None else count
+        rescues = self._rescues(boards, heard, unheard) if unheard else {}
         if len(shown) < count:
-            share, completed = self._telling_shares(boards, heard, count, [[], shown])
+            share, completed = self._telling_shares(boards, heard, count, [([], rescues), (shown, rescues)])
             return np.where(share > 0, completed / np.maximum(share, 1e-300), 1.0)
-        [share] = self._telling_shares(boards, heard, count, [[]])
+        [share] = self._telling_shares(boards, heard, count, [([], rescues)])
         chance = self.guarantee_chance(boards, shown, heard, unheard)
         return np.where(share > 0, chance / np.maximum(share, 1e-300), chance)
 
@@ -414,19 +419,25 @@ class WeightedModel:
         the true statements about objects not yet drawn), its first the clues `shown` if given, rules
         out, with the research clues `heard`, every impostor there (Planet X moved into a truly empty
         sector); 1 where there is none."""
-        [share] = self._telling_shares(boards, heard, count, [shown or []])
+        [share] = self._telling_shares(boards, heard, count, [(shown or [], {})])
         return share
 
     def _telling_shares(
-        self, boards: BoardSet, heard: list[Statement], count: int, firsts: list[list[Statement]]
+        self,
+        boards: BoardSet,
+        heard: list[Statement],
+        count: int,
+        firsts: list[tuple[list[Statement], Rescues]],
     ) -> list[np.ndarray]:
-        """`telling_share` for each of `firsts`, what the clues heard leave standing found once."""
+        """`telling_share` for each of `firsts` (the clues drawn first, and the chance research still to
+        come rules out each impostor the draw leaves: `_rescues`), what the clues heard leave standing
+        found once."""
         mode = boards.mode
         topic = self.conference_topic(boards)
         true, needed, ruled_out = clues.coverage(boards, topic, [parse(mode, s) for s in heard])
         objects = np.array([statement["object"] for statement in topic.statements])
         shares = []
-        for shown in firsts:
+        for shown, rescues in firsts:
             picked = [clues._position(mode, topic.statements, statement) for statement in shown]
             if None in picked:  # never drawn: no draw begins with it
                 shares.append(np.zeros(len(boards)))
@@ -437,7 +448,8 @@ class WeightedModel:
                 assert k is not None
                 covered |= ruled_out[k]
                 weight = weight * (objects != objects[k])[:, None]
-            shares.append(_telling_draws(weight, objects, ruled_out, needed, covered, count - len(shown)))
+            left = count - len(shown)
+            shares.append(_telling_draws(weight, objects, ruled_out, needed, covered, left, rescues))
         return shares
 
     def guarantee_chance(
@@ -450,13 +462,22 @@ class WeightedModel:
         standing must be ruled out by some topic still to come, each drawn by its weights among the
         statements true on the board. Impostors are taken one by one (their chances multiplied), and
         how hard the generator found it to deal such clues on the board is not weighed."""
-        mode = boards.mode
-        said = [parse(mode, statement) for statement in [*shown, *heard]]
-        topics = [self.topic(boards.whole, pair) for pair in unheard]
         chance = np.ones(len(boards))
+        for rescue in self._rescues(boards, [*shown, *heard], unheard).values():
+            chance *= rescue
+        return chance
+
+    def _rescues(self, boards: BoardSet, said: list[Statement], unheard: list[Pair]) -> Rescues:
+        """Per sector holding an impostor that the clues `said` leave standing on some board: per board,
+        the chance that a topic still to come (`unheard`, each statement drawn by its weight among those
+        true on the board) rules that impostor out; 1 where there is none to rule out."""
+        mode = boards.mode
+        known = [parse(mode, statement) for statement in said]
+        topics = [self.topic(boards.whole, pair) for pair in unheard]
+        rescues: Rescues = {}
         for sector, rows, moved in _impostors(mode, boards.grid):
-            if said:
-                rows = rows[np.logical_and.reduce([clue.mask(mode, moved) for clue in said])]
+            if known:
+                rows = rows[np.logical_and.reduce([clue.mask(mode, moved) for clue in known])]
             if not len(rows):
                 continue
             found, held = impostor_rows(boards, rows, sector)
@@ -466,8 +487,10 @@ class WeightedModel:
                 rules_out = topic.true_weight(truth & ~topic.truth[found])
                 standing *= 1 - rules_out / np.maximum(topic.true_weight(truth), 1e-300)
             standing[~held] = 0.0  # not a board of the mode: nothing to rule out
-            chance[rows] *= 1 - standing
-        return chance
+            rescue = np.ones(len(boards))
+            rescue[rows] = 1 - standing
+            rescues[sector] = rescue
+        return rescues
 
 
 def _telling_draws(
@@ -477,18 +500,26 @@ def _telling_draws(
     needed: np.ndarray,
     covered: np.ndarray,
     count: int,
+    rescues: Rescues,
 ) -> np.ndarray:
     """Per board: the chance that `count` more clues, each drawn by `weight` (statements × boards) among
     those about objects not yet drawn, rule out the `needed` impostors `covered` leaves (bits per board;
-    `ruled_out`: per statement, the impostors it rules out)."""
+    `ruled_out`: per statement, the impostors it rules out), or research still to come rules out those
+    they leave (`rescues`: per sector, the chance it does; none there: it does not)."""
     if count == 0:
-        told: np.ndarray = ((covered & needed) == needed).astype(float)
+        missing = needed & ~covered
+        told: np.ndarray = np.ones(len(needed))
+        for sector, rescue in rescues.items():
+            bit = np.int32(1 << sector)
+            told = np.where(missing & bit, told * rescue, told)
+            missing = missing & ~bit
+        told[missing != 0] = 0.0
         return told
     total = weight.sum(axis=0)
     chance = np.zeros(len(needed))
     for k in np.flatnonzero(weight.any(axis=1)):
         others = weight * (objects != objects[k])[:, None] if count > 1 else weight
-        tells = _telling_draws(others, objects, ruled_out, needed, covered | ruled_out[k], count - 1)
+        tells = _telling_draws(others, objects, ruled_out, needed, covered | ruled_out[k], count - 1, rescues)
         chance += weight[k] / np.maximum(total, 1e-300) * tells
     return chance
 

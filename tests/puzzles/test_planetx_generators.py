@@ -167,9 +167,9 @@ def test_the_share_of_conference_draws_that_tell_planet_x_apart_is_how_often_the
             tells += not any(all(clue.holds(STANDARD, moved) for clue in drawn) for moved in standing)
         spread = 4 * (share[row] * (1 - share[row]) / 4000) ** 0.5
         assert abs(tells / 4000 - share[row]) < spread, (row, tells, share[row])
-        pairs = list(dealt.pairs.values())[known:]
-        chance = WEIGHTED.guarantee_chance(standard, dealt.conferences, heard, pairs)
-        likelihood = WEIGHTED.guarantee_likelihood(standard, dealt.conferences, heard, pairs)
+        # with no research still to come (that case: the test below)
+        chance = WEIGHTED.guarantee_chance(standard, dealt.conferences, heard, [])
+        likelihood = WEIGHTED.guarantee_likelihood(standard, dealt.conferences, heard, [])
         assert likelihood[row] == pytest.approx(chance[row] / share[row])
         checked += 1
         if checked == 2:
@@ -195,6 +195,43 @@ def test_the_share_of_telling_draws_adds_up_over_the_first_clue(standard: BoardS
     likelihood = WEIGHTED.guarantee_likelihood(sample, dealt.conferences[:1], heard, [], 2)
     completed = WEIGHTED.telling_share(sample, heard, 2, dealt.conferences[:1])
     assert likelihood == pytest.approx(np.where(whole > 0, completed / np.maximum(whole, 1e-300), 1.0))
+
+
+def test_the_guarantee_counts_the_research_still_to_come(standard: BoardSet) -> None:
+    """With research still to come, the guarantee weighs the chance that the conference clues (those read,
+    then those still to come, each drawn by its weight) and that research rule out every impostor, over
+    the same chance for a draw from the start: summed by brute force over every pair of conference clues
+    (the full guarantee's chance once both are read), before X2 and after it."""
+    rng = np.random.default_rng(14)
+    rows = rng.choice(len(standard), size=60, replace=False)
+    sample = standard.subset(rows)
+    dealt = WEIGHTED.deal(streams(6), standard, int(rows[0]), 2)
+    research = list(dealt.statements.values())
+    heard, unheard = research[:1], list(dealt.pairs.values())[1:]
+    first, second = dealt.conferences
+    statements = WEIGHTED.conference_topic(standard).statements
+    share = np.zeros(len(sample))  # the chance a whole draw tells, the research to come counted
+    after_first = np.zeros(len(sample))  # the same, given the first clue read
+    for one in statements:
+        for two in statements:
+            both = WEIGHTED.conference_likelihood(sample, [one, two], 2)
+            if both is None:
+                continue
+            tells = both * WEIGHTED.guarantee_chance(sample, [one, two], heard, unheard)
+            share += tells
+            if one == first:
+                after_first += tells
+    alone = WEIGHTED.conference_likelihood(sample, [first], 2)
+    assert alone is not None
+    held = (share > 0) & (alone > 0)  # where X1 is false the conference clues weigh the board 0
+    assert held.sum() > 20
+    before = WEIGHTED.guarantee_likelihood(sample, [first], heard, unheard, 2)
+    assert before[held] == pytest.approx(after_first[held] / alone[held] / share[held])
+    full = WEIGHTED.guarantee_likelihood(sample, [first, second], heard, unheard, 2)
+    chance = WEIGHTED.guarantee_chance(sample, [first, second], heard, unheard)
+    assert full[held] == pytest.approx(chance[held] / share[held])
+    without = WEIGHTED.guarantee_likelihood(sample, [first], heard, [], 2)
+    assert not np.allclose(before[held], without[held])  # the research to come matters on this sample
 
 
 def test_a_player_weighing_both_models_keeps_the_hidden_board_and_learns_the_dealer(
