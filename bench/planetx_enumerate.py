@@ -14,7 +14,8 @@
    before it (with `--rounds R` the worker counts take turns R times, and the scaling table gives the
    medians of the rounds); and the split of the workers' time per shard (claim, walk, histogram, store,
    dispatch, and the gap to the process's next shard), from the line the worker logs per shard
-   (`services.running.SHARD_TIMING`) and Celery's own "succeeded in" line;
+   (`services.running.SHARD_TIMING`) and Celery's own "succeeded in" line; with `--waits`, what
+   PostgreSQL's busy sessions wait on meanwhile (`WaitSampler`: locks, or CPU);
 4. with `--ceiling R`, the most the service could gain from more solver processes on this machine: every
    shard walked in one process, against the same shards dealt out to N processes at once (no service, no
    database: wall clock, R rounds taking turns, medians), for each count in `--workers`.
