@@ -449,7 +449,9 @@ class WeightedModel:
                 covered |= ruled_out[k]
                 weight = weight * (objects != objects[k])[:, None]
             left = count - len(shown)
-            shares.append(_telling_draws(weight, objects, ruled_out, needed, covered, left, rescues))
+            standing = _Standing.of(needed, rescues, mode.sectors)
+            local = standing.local
+            shares.append(_telling_draws(weight, objects, local(ruled_out), local(covered), left, standing))
         return shares
 
     def guarantee_chance(
@@ -493,34 +495,98 @@ class WeightedModel:
         return rescues
 
 
+@dataclass(frozen=True)
+class _Standing:
+    """Per board, the impostors the clues heard leave standing, numbered in sector order (bit i of a
+    local bit set: the board's i-th), and the chance research still to come rules out each (0: none
+    will). A draw's leaf then looks at a board's few standing impostors, not at every sector."""
+
+    sectors: np.ndarray  # i × boards: the sector of the board's i-th standing impostor, -1 past its last
+    rescue: np.ndarray  # i × boards
+    everyone: np.ndarray  # per board, a local bit for each of its standing impostors
+
+    @classmethod
+    def of(cls, needed: np.ndarray, rescues: Rescues, sectors: int) -> _Standing:
+        most = int(np.bitwise_count(needed).max(initial=0))
+        at = np.full((most, len(needed)), -1, dtype=np.int32)
+        rescue = np.ones((most, len(needed)))
+        found = np.zeros(len(needed), dtype=np.int32)
+        for sector in range(sectors):
+            rows = np.flatnonzero(needed & np.int32(1 << sector))
+            at[found[rows], rows] = sector
+            rescue[found[rows], rows] = rescues[sector][rows] if sector in rescues else 0.0
+            found[rows] += 1
+        return cls(at, rescue, (np.int32(1) << found) - 1)
+
+    def local(self, bits: np.ndarray) -> np.ndarray:
+        """`bits` (impostors by sector, per board: the last axis) as local bits."""
+        out = np.zeros(bits.shape, dtype=np.int32)
+        for i, sector in enumerate(self.sectors):
+            out |= ((bits >> np.maximum(sector, 0)) & (sector >= 0)) << i
+        return out
+
+    def told(self, covered: np.ndarray) -> np.ndarray:
+        """Per board: the chance research still to come rules out every standing impostor `covered`
+        (local bits) leaves, multiplied in sector order."""
+        missing = self.everyone & ~covered
+        told = np.ones(len(missing))
+        for i, rescue in enumerate(self.rescue):
+            told = np.where(missing & np.int32(1 << i), told * rescue, told)
+        return told
+
+
 def _telling_draws(
     weight: np.ndarray,
     objects: np.ndarray,
     ruled_out: np.ndarray,
-    needed: np.ndarray,
     covered: np.ndarray,
     count: int,
-    rescues: Rescues,
+    standing: _Standing,
 ) -> np.ndarray:
     """Per board: the chance that `count` more clues, each drawn by `weight` (statements × boards) among
-    those about objects not yet drawn, rule out the `needed` impostors `covered` leaves (bits per board;
-    `ruled_out`: per statement, the impostors it rules out), or research still to come rules out those
-    they leave (`rescues`: per sector, the chance it does; none there: it does not)."""
+    those about objects not yet drawn, rule out the standing impostors `covered` leaves (`ruled_out`:
+    per statement, the standing impostors it rules out; both local bits of `standing`), or research
+    still to come rules out those they leave (`standing.told`)."""
     if count == 0:
-        missing = needed & ~covered
-        told: np.ndarray = np.ones(len(needed))
-        for sector, rescue in rescues.items():
-            bit = np.int32(1 << sector)
-            told = np.where(missing & bit, told * rescue, told)
-            missing = missing & ~bit
-        told[missing != 0] = 0.0
-        return told
-    total = weight.sum(axis=0)
-    chance = np.zeros(len(needed))
-    for k in np.flatnonzero(weight.any(axis=1)):
-        others = weight * (objects != objects[k])[:, None] if count > 1 else weight
-        tells = _telling_draws(others, objects, ruled_out, needed, covered | ruled_out[k], count - 1, rescues)
-        chance += weight[k] / np.maximum(total, 1e-300) * tells
+        return standing.told(covered)
+    return _draws_from(_Level.of(weight), objects, ruled_out, covered, count, standing)
+
+
+@dataclass(frozen=True)
+class _Level:
+    """The weights of one draw (statements × boards), their total per board and the statements some
+    board may draw."""
+
+    weight: np.ndarray
+    total: np.ndarray
+    drawn: np.ndarray
+
+    @classmethod
+    def of(cls, weight: np.ndarray) -> _Level:
+        return cls(weight, np.maximum(weight.sum(axis=0), 1e-300), np.flatnonzero(weight.any(axis=1)))
+
+
+def _draws_from(
+    level: _Level,
+    objects: np.ndarray,
+    ruled_out: np.ndarray,
+    covered: np.ndarray,
+    count: int,
+    standing: _Standing,
+) -> np.ndarray:
+    """`_telling_draws` from a draw's `level`; the draw after a statement depends only on its object, so
+    statements of one object in a row share it."""
+    chance = np.zeros(len(covered))
+    after: tuple[str, _Level] | None = None
+    for k in level.drawn:
+        now = covered | ruled_out[k]
+        if count == 1:
+            tells = standing.told(now)
+        else:
+            if after is None or after[0] != objects[k]:
+                after = (objects[k], _Level.of(level.weight * (objects != objects[k])[:, None]))
+            tells = _draws_from(after[1], objects, ruled_out, now, count - 1, standing)
+        chance += level.weight[k] / level.total * tells
     return chance
 
 
