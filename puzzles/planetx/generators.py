@@ -451,7 +451,8 @@ class WeightedModel:
             left = count - len(shown)
             standing = _Standing.of(needed, rescues, mode.sectors)
             local = standing.local
-            shares.append(_telling_draws(weight, objects, local(ruled_out), local(covered), left, standing))
+            level = _Level.of(weight)
+            shares.append(_telling_draws(level, objects, local(ruled_out), local(covered), left, standing))
         return shares
 
     def guarantee_chance(
@@ -535,23 +536,6 @@ class _Standing:
         return told
 
 
-def _telling_draws(
-    weight: np.ndarray,
-    objects: np.ndarray,
-    ruled_out: np.ndarray,
-    covered: np.ndarray,
-    count: int,
-    standing: _Standing,
-) -> np.ndarray:
-    """Per board: the chance that `count` more clues, each drawn by `weight` (statements × boards) among
-    those about objects not yet drawn, rule out the standing impostors `covered` leaves (`ruled_out`:
-    per statement, the standing impostors it rules out; both local bits of `standing`), or research
-    still to come rules out those they leave (`standing.told`)."""
-    if count == 0:
-        return standing.told(covered)
-    return _draws_from(_Level.of(weight), objects, ruled_out, covered, count, standing)
-
-
 @dataclass(frozen=True)
 class _Level:
     """The weights of one draw (statements × boards), their total per board and the statements some
@@ -566,7 +550,7 @@ class _Level:
         return cls(weight, np.maximum(weight.sum(axis=0), 1e-300), np.flatnonzero(weight.any(axis=1)))
 
 
-def _draws_from(
+def _telling_draws(
     level: _Level,
     objects: np.ndarray,
     ruled_out: np.ndarray,
@@ -574,8 +558,13 @@ def _draws_from(
     count: int,
     standing: _Standing,
 ) -> np.ndarray:
-    """`_telling_draws` from a draw's `level`; the draw after a statement depends only on its object, so
+    """Per board: the chance that `count` more clues, each drawn by `level`'s weights among those about
+    objects not yet drawn, rule out the standing impostors `covered` leaves (`ruled_out`: per statement,
+    the standing impostors it rules out; both local bits of `standing`), or research still to come rules
+    out those they leave (`standing.told`). The draw after a statement depends only on its object, so
     statements of one object in a row share it."""
+    if count == 0:
+        return standing.told(covered)
     chance = np.zeros(len(covered))
     after: tuple[str, _Level] | None = None
     for k in level.drawn:
@@ -585,7 +574,7 @@ def _draws_from(
         else:
             if after is None or after[0] != objects[k]:
                 after = (objects[k], _Level.of(level.weight * (objects != objects[k])[:, None]))
-            tells = _draws_from(after[1], objects, ruled_out, now, count - 1, standing)
+            tells = _telling_draws(after[1], objects, ruled_out, now, count - 1, standing)
         chance += level.weight[k] / level.total * tells
     return chance
 
