@@ -406,9 +406,9 @@ class WeightedModel:
         count = len(shown) if count is None else count
         rescues = self._rescues(boards, heard, unheard) if unheard else {}
         if len(shown) < count:
-            share, completed = self._telling_shares(boards, heard, count, [([], rescues), (shown, rescues)])
+            share, completed = self._telling_shares(boards, heard, count, rescues, [[], shown])
             return np.where(share > 0, completed / np.maximum(share, 1e-300), 1.0)
-        [share] = self._telling_shares(boards, heard, count, [([], rescues)])
+        [share] = self._telling_shares(boards, heard, count, rescues, [[]])
         chance = self.guarantee_chance(boards, shown, heard, unheard)
         return np.where(share > 0, chance / np.maximum(share, 1e-300), chance)
 
@@ -419,7 +419,7 @@ class WeightedModel:
         the true statements about objects not yet drawn), its first the clues `shown` if given, rules
         out, with the research clues `heard`, every impostor there (Planet X moved into a truly empty
         sector); 1 where there is none."""
-        [share] = self._telling_shares(boards, heard, count, [(shown or [], {})])
+        [share] = self._telling_shares(boards, heard, count, {}, [shown or []])
         return share
 
     def _telling_shares(
@@ -427,17 +427,20 @@ class WeightedModel:
         boards: BoardSet,
         heard: list[Statement],
         count: int,
-        firsts: list[tuple[list[Statement], Rescues]],
+        rescues: Rescues,
+        firsts: list[list[Statement]],
     ) -> list[np.ndarray]:
-        """`telling_share` for each of `firsts` (the clues drawn first, and the chance research still to
-        come rules out each impostor the draw leaves: `_rescues`), what the clues heard leave standing
-        found once."""
+        """`telling_share` for each of `firsts` (the clues drawn first), research still to come ruling
+        out each impostor a draw leaves with the chance `rescues` gives (`_rescues`); what the clues heard
+        leave standing found once."""
         mode = boards.mode
         topic = self.conference_topic(boards)
         true, needed, ruled_out = clues.coverage(boards, topic, [parse(mode, s) for s in heard])
         objects = np.array([statement["object"] for statement in topic.statements])
+        standing = _Standing.of(needed, rescues, mode.sectors)
+        local_ruled_out = standing.local(ruled_out)
         shares = []
-        for shown, rescues in firsts:
+        for shown in firsts:
             picked = [clues._position(mode, topic.statements, statement) for statement in shown]
             if None in picked:  # never drawn: no draw begins with it
                 shares.append(np.zeros(len(boards)))
@@ -448,11 +451,9 @@ class WeightedModel:
                 assert k is not None
                 covered |= ruled_out[k]
                 weight = weight * (objects != objects[k])[:, None]
-            left = count - len(shown)
-            standing = _Standing.of(needed, rescues, mode.sectors)
-            local = standing.local
-            level = _Level.of(weight)
-            shares.append(_telling_draws(level, objects, local(ruled_out), local(covered), left, standing))
+            level, left = _Level.of(weight), count - len(shown)
+            local_covered = standing.local(covered)
+            shares.append(_telling_draws(level, objects, local_ruled_out, local_covered, left, standing))
         return shares
 
     def guarantee_chance(
