@@ -16,7 +16,15 @@ changed and the policy left to play the rest:
 Each row is the deviation's days less the game's own, mean and 95% interval over the decisions changed:
 below zero, the policy leaves days there; above, the move it made was the better one.
 
+Part 3, what two of the rules cost the policy (standard games, each played again with a rule lifted, the
+same policy deciding; paired against the game as dealt):
+- `whole sky visible`: surveys and targets of any sector at any time, as if the sky did not turn;
+- `conference on day 0`: the conference clue read at the start instead of on day 9 (the same clue).
+Neither is a game anyone plays: a policy that planned perfectly around the rule could save at most about
+what lifting it saves, so they size what planning around the sky or the conference may still buy.
+
     .venv/bin/python bench/planetx_days.py [--games 2000] [--expert-games 0] [--deviation-games 300]
+        [--lifted-games 0]
 
 Games run in-process on every core; deviations are played in a pool of processes, one game per task.
 """
@@ -40,10 +48,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from puzzles.planetx import simulate  # noqa: E402
 from puzzles.planetx.actions import (  # noqa: E402
     LOCATE_DAYS,
+    MAX_TARGETS,
     RESEARCH_DAYS,
     TARGET_DAYS,
     AnyAction,
     Research,
+    legal_actions,
+    research_actions,
     score,
     survey_days,
 )
@@ -219,11 +230,68 @@ def one_step_deviations(games: int, seed: int) -> None:
                 )
 
 
+# -- rules lifted ---------------------------------------------------------------------------------
+LIFTED = ("whole sky visible", "conference on day 0")
+
+
+def whole_sky(policy: str, game: simulate.Game, boards: BoardSet, counts: np.ndarray) -> Any:
+    """The policy's move with every survey and target of any sector allowed (while targets remain)."""
+    mode = boards.mode
+    targets_left = MAX_TARGETS - game.targets_used
+    every = {a: None for s in range(1, mode.sectors + 1) for a in legal_actions(mode, s, targets_left)}
+    actions: list[AnyAction] = [
+        *every,
+        *research_actions(game.topics(boards), game.researched, game.last_was_research),
+    ]
+    return simulate.choose(policy, boards, actions, counts)
+
+
+def days_with_rules_lifted(task: tuple[str, int, int]) -> list[int]:
+    """One standard game's days as dealt, then with each rule of LIFTED lifted."""
+    model, seed, index = task
+    with Run(24 * 3600) as run:
+        everything = all_boards(MODES["standard"], run)
+        secret = simulate.secret_of({"seed": seed}, index, len(everything))
+        spaces = simulate.conference_spaces({"mode": "standard"})
+
+        def play(spaces: list[int], decider: simulate.Decider = simulate.decide) -> int:
+            setup = simulate.Setup(clue_model=model)
+            game = simulate.play(
+                everything, secret, "research", run, 300, [seed, index], spaces, setup, decider
+            )
+            return int(game["days"])
+
+        return [play(spaces), play(spaces, whole_sky), play([1])]
+
+
+def rules_lifted(games: int, seed: int) -> None:
+    print(f"standard: {games} games per generator, seed {seed}, with a rule lifted; days, paired")
+    print(
+        f"  {'generator':9} {'rule lifted':20} {'as dealt':>8} {'lifted':>7} {'ratio':>6} {'change':>7}"
+        f" {'95%':>6} {'shorter':>7} {'longer':>6}"
+    )
+    with ProcessPoolExecutor() as pool:
+        for model in MODELS:
+            tasks = [(model, seed, index) for index in range(games)]
+            days = np.array(list(pool.map(days_with_rules_lifted, tasks, chunksize=20)), dtype=float)
+            for column, rule in enumerate(LIFTED, start=1):
+                change = days[:, column] - days[:, 0]
+                interval = 1.96 * change.std(ddof=1) / len(change) ** 0.5
+                own, lifted = days[:, 0].mean(), days[:, column].mean()
+                print(
+                    f"  {model:9} {rule:20} {own:8.2f} {lifted:7.2f} {lifted / own:5.3f}x"
+                    f" {change.mean():+7.3f} {interval:6.3f}"
+                    f" {np.mean(change < 0):7.1%} {np.mean(change > 0):6.1%}",
+                    flush=True,
+                )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--games", type=int, default=2000)
     parser.add_argument("--expert-games", type=int, default=0)
     parser.add_argument("--deviation-games", type=int, default=300)
+    parser.add_argument("--lifted-games", type=int, default=0)
     parser.add_argument("--seed", type=int, default=2026)
     args = parser.parse_args()
     started = time.perf_counter()
@@ -233,6 +301,8 @@ def main() -> None:
         where_days_go("expert", args.expert_games, args.seed)
     if args.deviation_games:
         one_step_deviations(args.deviation_games, args.seed)
+    if args.lifted_games:
+        rules_lifted(args.lifted_games, args.seed)
     print(f"({time.perf_counter() - started:.0f} s)")
 
 

@@ -1,0 +1,46 @@
+"""bench/planetx_days.py's rules lifted: the same game replayed with the sky's limit and the conference's
+day lifted."""
+
+from typing import Any
+
+import numpy as np
+
+from bench.planetx_days import days_with_rules_lifted, whole_sky
+from puzzles.planetx import simulate
+from puzzles.planetx.actions import Action, visible_sectors
+from puzzles.planetx.board import MODES
+from puzzles.planetx.boardset import BoardSet, all_boards
+from puzzles.runtime import Run
+
+
+def test_the_whole_sky_decider_surveys_beyond_the_visible_sky() -> None:
+    mode = MODES["standard"]
+    outside: list[Action] = []
+
+    def watching(policy: str, game: simulate.Game, boards: BoardSet, counts: np.ndarray) -> Any:
+        move = whole_sky(policy, game, boards, counts)
+        visible = set(visible_sectors(mode, simulate.sky_start_after(mode, game.days)))
+        if isinstance(move, Action) and not set(move.sectors) <= visible:
+            outside.append(move)
+        return move
+
+    with Run(600) as run:
+        everything = all_boards(mode, run)
+        for index in range(10):
+            secret = simulate.secret_of({"seed": 31}, index, len(everything))
+            game = simulate.play(
+                everything, secret, "research", run, 300, [31, index], [10], decider=watching
+            )
+            assert game["found"]
+    assert outside, "ten games and not one survey or target outside the visible sky"
+
+
+def test_a_game_is_played_as_dealt_then_with_each_rule_lifted() -> None:
+    days = days_with_rules_lifted(("uniform", 31, 0))
+    assert len(days) == 3 and all(5 <= d < 300 for d in days)
+    with Run(600) as run:
+        everything = all_boards(MODES["standard"], run)
+        secret = simulate.secret_of({"seed": 31}, 0, len(everything))
+        dealt = simulate.play(everything, secret, "research", run, 300, [31, 0], [10])
+        early = simulate.play(everything, secret, "research", run, 300, [31, 0], [1])
+    assert days[0] == dealt["days"] and days[2] == early["days"]
