@@ -7,7 +7,7 @@ import numpy as np
 
 from bench.planetx_days import days_with_rules_lifted, whole_sky
 from puzzles.planetx import simulate
-from puzzles.planetx.actions import Action, visible_sectors
+from puzzles.planetx.actions import Action, sky_start_after, visible_sectors
 from puzzles.planetx.board import MODES
 from puzzles.planetx.boardset import BoardSet, all_boards
 from puzzles.runtime import Run
@@ -19,7 +19,7 @@ def test_the_whole_sky_decider_surveys_beyond_the_visible_sky() -> None:
 
     def watching(policy: str, game: simulate.Game, boards: BoardSet, counts: np.ndarray) -> Any:
         move = whole_sky(policy, game, boards, counts)
-        visible = set(visible_sectors(mode, simulate.sky_start_after(mode, game.days)))
+        visible = set(visible_sectors(mode, sky_start_after(mode, game.days)))
         if isinstance(move, Action) and not set(move.sectors) <= visible:
             outside.append(move)
         return move
