@@ -11,9 +11,7 @@ loaded and every topic's truth found before the clock starts); the medians of th
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -21,7 +19,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.trees import ROOT, worktree  # noqa: E402
+from bench.trees import ROOT, measured_by, worktree  # noqa: E402
 
 #: run in either tree (its own code on the path): the guarantee's seconds and a digest of its values, then
 #: the games' seconds and days, as JSON on the last line
@@ -76,21 +74,6 @@ print(json.dumps({"guarantee": guarantee, "calls": len(states), "digest": digest
 """
 
 
-def measure(tree: Path, deals: int, games: int) -> dict[str, Any]:
-    done = subprocess.run(
-        [sys.executable, "-c", MEASURE, str(deals), str(games)],
-        cwd=tree,
-        env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"measuring {tree} failed:\n{done.stderr[-3000:]}")
-    figures: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return figures
-
-
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--baseline", default="0fea22d")
@@ -102,7 +85,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp, worktree(args.baseline, Path(tmp)) as tree:
         for round_ in range(args.rounds):
             for name, where in (("baseline", tree), ("this", ROOT)):
-                runs[name].append(measure(where, args.deals, args.games))
+                runs[name].append(measured_by(where, MEASURE, [str(args.deals), str(args.games)]))
                 last = runs[name][-1]
                 took = f"guarantee {last['guarantee']:7.2f} s  games {last['games']:7.2f} s"
                 print(f"  round {round_ + 1} {name:8} {took}", flush=True)

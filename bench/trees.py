@@ -43,3 +43,20 @@ def measured_in(tree: Path, script: Path, args: list[str]) -> dict[str, Any]:
     if done.returncode != 0:
         raise SystemExit(f"measuring {tree} failed:\n{done.stderr[-3000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def measured_by(tree: Path, code: str, args: list[str]) -> dict[str, Any]:
+    """The figures `code` (Python source, run in `tree` on its own code, numpy on one thread) prints as JSON
+    on its last line."""
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        cwd=tree,
+        env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"measuring {tree} failed:\n{done.stderr[-3000:]}")
+    figures: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return figures

@@ -245,7 +245,9 @@ def _survey_joint(
     columns = sorted({s - 1 for _, a in picks for s in a.sectors})
     bit_of = {c: 1 << i for i, c in enumerate(columns)}
     hit = any_of(boards.grid[:, columns], seen(obj))
-    pattern = (hit.astype(np.int64) << np.arange(len(columns), dtype=np.int64)).sum(axis=1)
+    pattern = np.zeros(len(hit), dtype=np.int64)
+    for bit in range(len(columns)):  # column by column: a boards × columns integer array costs more
+        pattern |= hit[:, bit].astype(np.int64) << bit
     classes, weights = weighted_unique(pattern * width + goal, boards.likelihood)
     patterns, triples = classes // width, classes % width
     popcount = np.array([bin(m).count("1") for m in range(1 << len(columns))], dtype=np.int64)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import cast
 
 import numpy as np
@@ -108,13 +109,22 @@ class BoardSet:
 
     def planet_x_triples(self) -> np.ndarray:
         """Per board: Planet X's sector and its two neighbours' objects as one number (what a player
-        must name to locate it): `index * 36 + left * 6 + right` with a 0-based sector index."""
+        must name to locate it): `index * 36 + left * 6 + right` with a 0-based sector index. Found once
+        for the whole set; a subset reads its rows of that."""
+        if self.origin is not None:
+            return cast(np.ndarray, self.origin._triples[self.rows])
+        return self._triples
+
+    @cached_property
+    def _triples(self) -> np.ndarray:
         n = self.mode.sectors
         rows = np.arange(len(self.grid))
         where = np.argmax(self.grid == PLANET_X, axis=1)
         left = self.grid[rows, (where - 1) % n].astype(np.int64)
         right = self.grid[rows, (where + 1) % n].astype(np.int64)
-        return cast(np.ndarray, where.astype(np.int64) * 36 + left * 6 + right)
+        triples = where.astype(np.int64) * 36 + left * 6 + right
+        triples.flags.writeable = False
+        return cast(np.ndarray, triples)
 
     def triple_counts(self) -> tuple[np.ndarray, np.ndarray]:
         """Every Planet X triple left and how many boards hold it (weighted), most likely first (ties: lower

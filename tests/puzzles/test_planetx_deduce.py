@@ -178,6 +178,20 @@ def test_action_outcomes_and_information_match_brute_force(standard_boards) -> N
     assert all(a >= b - 1e-12 for a, b in itertools.pairwise(per_day))  # best first
 
 
+def test_a_subsets_planet_x_triples_are_its_rows_of_the_whole_sets(standard_boards) -> None:
+    whole = BoardSet.from_codes(STANDARD, [encode(b) for b in standard_boards])
+    rng = np.random.default_rng(5)
+    part = whole.subset(rng.random(len(whole)) < 0.5).subset(np.arange(0, len(whole) // 2, 3))
+    alone = BoardSet.from_codes(STANDARD, part.codes)  # the same boards, found afresh
+    assert np.array_equal(part.planet_x_triples(), alone.planet_x_triples())
+    expected = [
+        b.index(PLANET_X) * 36 + b[b.index(PLANET_X) - 1] * 6 + b[(b.index(PLANET_X) + 1) % 12]
+        for b in (decode(int(code), 12) for code in part.codes[:50])
+    ]
+    assert part.planet_x_triples()[:50].tolist() == expected
+    assert not whole.planet_x_triples().flags.writeable  # shared by every subset: nobody writes it
+
+
 def test_legal_actions_follow_the_sky_and_the_survey_rules() -> None:
     actions = legal_actions(STANDARD, sky_start=10, targets_left=1)
     visible = {10, 11, 12, 1, 2, 3}
