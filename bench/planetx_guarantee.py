@@ -11,19 +11,17 @@ loaded and every topic's truth found before the clock starts); the medians of th
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
-import tempfile
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.trees import ROOT, measured_by, worktree  # noqa: E402
+from bench.trees import TIMED_GAMES, print_medians, taking_turns  # noqa: E402
 
 #: run in either tree (its own code on the path): the guarantee's seconds and a digest of its values, then
 #: the games' seconds and days, as JSON on the last line
-MEASURE = """
+MEASURE = (
+    """
 import hashlib, json, sys, time
 import numpy as np
 from puzzles.planetx import simulate
@@ -32,7 +30,9 @@ from puzzles.planetx.boardset import all_boards
 from puzzles.planetx.generators import MODELS, Streams
 from puzzles.planetx.observations import parse
 from puzzles.runtime import Run
-
+"""
+    + TIMED_GAMES
+    + """
 deals, games = int(sys.argv[1]), int(sys.argv[2])
 weighted = MODELS["weighted"]
 mode = MODES["expert"]
@@ -59,19 +59,11 @@ with Run(24 * 3600) as run:
         digest.update(weighted.guarantee_likelihood(boards, shown, heard, unheard, 2).tobytes())
     guarantee = time.perf_counter() - began
     params = {"mode": "expert", "seed": 31, "clue_model": "weighted"}
-    setup, spaces = simulate.Setup.of(params), simulate.conference_spaces(params)
-    secret = simulate.secret_of(params, games, len(everything))
-    simulate.play(everything, secret, "research", run, 300, [31, games], spaces, setup)  # warm up
-    began = time.perf_counter()
-    days = []
-    for index in range(games):
-        secret = simulate.secret_of(params, index, len(everything))
-        game = simulate.play(everything, secret, "research", run, 300, [31, index], spaces, setup)
-        days.append(game["days"])
-    played = time.perf_counter() - began
+    played, days = timed_games(everything, run, params, games, warm=[games])
 print(json.dumps({"guarantee": guarantee, "calls": len(states), "digest": digest.hexdigest(),
                   "games": played, "days": days}))
 """
+)
 
 
 def main() -> None:
@@ -81,23 +73,14 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=6)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
-    runs: dict[str, list[dict[str, Any]]] = {"baseline": [], "this": []}
-    with tempfile.TemporaryDirectory() as tmp, worktree(args.baseline, Path(tmp)) as tree:
-        for round_ in range(args.rounds):
-            for name, where in (("baseline", tree), ("this", ROOT)):
-                runs[name].append(measured_by(where, MEASURE, [str(args.deals), str(args.games)]))
-                last = runs[name][-1]
-                took = f"guarantee {last['guarantee']:7.2f} s  games {last['games']:7.2f} s"
-                print(f"  round {round_ + 1} {name:8} {took}", flush=True)
+    sizes = [str(args.deals), str(args.games)]
+    runs = taking_turns(args.baseline, MEASURE, sizes, args.rounds, ["guarantee", "games"])
     first, second = runs["baseline"][0], runs["this"][0]
     same = first["digest"] == second["digest"] and first["days"] == second["days"]
     calls, games = first["calls"], args.games
     print(f"expert boards, {calls} guarantee calls and {games} weighted games (seed 31), one core each;")
     print(f"baseline {args.baseline}; medians of {args.rounds} rounds; the same likelihoods and days: {same}")
-    for part, what in (("guarantee", "guarantee_likelihood"), ("games", "whole games")):
-        before = statistics.median(r[part] for r in runs["baseline"])
-        after = statistics.median(r[part] for r in runs["this"])
-        print(f"  {what:21} baseline {before:7.2f} s  this {after:7.2f} s  {before / after:5.2f}x")
+    print_medians(runs, {"guarantee": "guarantee_likelihood", "games": "whole games"})
     if not same:
         raise SystemExit("the two trees disagree")
 

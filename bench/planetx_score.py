@@ -18,16 +18,14 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.trees import ROOT, measured_by, worktree  # noqa: E402
+from bench.trees import TIMED_GAMES, print_medians, taking_turns  # noqa: E402
 from puzzles.planetx import boardset, simulate  # noqa: E402
 from puzzles.planetx.actions import Scores, score  # noqa: E402
 from puzzles.planetx.board import MODES  # noqa: E402
@@ -53,17 +51,19 @@ def timed(states: list[tuple[BoardSet, list]], dense: bool, rounds: int) -> tupl
 
 #: run in either tree (its own code on the path): scoring's seconds and a digest of the scores, then the
 #: games' seconds and days, as JSON on the last line
-MEASURE = """
+MEASURE = (
+    """
 import hashlib, json, sys, time
 from puzzles.planetx import simulate
 from puzzles.planetx.actions import score
 from puzzles.planetx.board import MODES
 from puzzles.planetx.boardset import all_boards
 from puzzles.runtime import Run
-
+"""
+    + TIMED_GAMES
+    + """
 mode, states_wanted, games = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 params = {"mode": mode, "seed": 31, "clue_model": "uniform"}
-setup, spaces = simulate.Setup.of(params), simulate.conference_spaces(params)
 with Run(24 * 3600) as run:
     everything = all_boards(MODES[mode], run)
     states = []
@@ -73,45 +73,27 @@ with Run(24 * 3600) as run:
         states.append((boards, simulate.candidates("research", game, boards)))
     for boards, actions in states:  # every topic's truth, found once per process
         score(boards, actions)
-    for index in range(games):
-        simulate.play(everything, simulate.secret_of(params, index, len(everything)), "research", run, 300,
-                      [31, index], spaces, setup)
-    simulate._decisions.clear()
     digest = hashlib.sha256()
     began = time.perf_counter()
     for boards, actions in states:
         scores = score(boards, actions)
         digest.update(scores.bits.tobytes() + scores.goal_bits.tobytes())
     scoring = time.perf_counter() - began
-    began = time.perf_counter()
-    days = []
-    for index in range(games):
-        secret = simulate.secret_of(params, index, len(everything))
-        game = simulate.play(everything, secret, "research", run, 300, [31, index], spaces, setup)
-        days.append(game["days"])
-    played = time.perf_counter() - began
+    played, days = timed_games(everything, run, params, games, warm=range(games))
 print(json.dumps({"scoring": scoring, "digest": digest.hexdigest(), "games": played, "days": days}))
 """
+)
 
 
 def against(baseline: str, mode: str, states: int, games: int, rounds: int) -> None:
     """This checkout against `baseline`: scoring and whole games, medians of `rounds`."""
-    runs: dict[str, list[dict[str, Any]]] = {"baseline": [], "this": []}
-    with tempfile.TemporaryDirectory() as tmp, worktree(baseline, Path(tmp)) as tree:
-        for round_ in range(rounds):
-            for name, where in (("baseline", tree), ("this", ROOT)):
-                runs[name].append(measured_by(where, MEASURE, [mode, str(states), str(games)]))
-                last = runs[name][-1]
-                took = f"scoring {last['scoring']:7.2f} s  games {last['games']:7.2f} s"
-                print(f"  round {round_ + 1} {name:8} {took}", flush=True)
+    args = [mode, str(states), str(games)]
+    runs = taking_turns(baseline, MEASURE, args, rounds, ["scoring", "games"])
     first, second = runs["baseline"][0], runs["this"][0]
     same = first["digest"] == second["digest"] and first["days"] == second["days"]
     print(f"{mode}: {states} opening states scored and {games} games (seed 31, uniform), one core each;")
     print(f"baseline {baseline}; medians of {rounds} rounds; the same scores and days: {same}")
-    for part, what in (("scoring", "scoring the states"), ("games", "whole games")):
-        before = statistics.median(r[part] for r in runs["baseline"])
-        after = statistics.median(r[part] for r in runs["this"])
-        print(f"  {what:18} baseline {before:7.2f} s  this {after:7.2f} s  {before / after:5.2f}x")
+    print_medians(runs, {"scoring": "scoring the states", "games": "whole games"})
     if not same:
         raise SystemExit("the two trees disagree")
 

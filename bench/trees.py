@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import statistics
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -45,6 +47,26 @@ def measured_in(tree: Path, script: Path, args: list[str]) -> dict[str, Any]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+#: Python source for a `measured_by` snippet (after its imports of json, time and `simulate`): whole games
+#: timed, the games of `warm` played first and the policy's cached decisions dropped before the clock starts
+TIMED_GAMES = """
+def timed_games(everything, run, params, games, warm):
+    setup, spaces = simulate.Setup.of(params), simulate.conference_spaces(params)
+
+    def days(index):
+        secret = simulate.secret_of(params, index, len(everything))
+        seeds = [params["seed"], index]
+        return simulate.play(everything, secret, "research", run, 300, seeds, spaces, setup)["days"]
+
+    for index in warm:
+        days(index)
+    simulate._decisions.clear()
+    began = time.perf_counter()
+    played = [days(index) for index in range(games)]
+    return time.perf_counter() - began, played
+"""
+
+
 def measured_by(tree: Path, code: str, args: list[str]) -> dict[str, Any]:
     """The figures `code` (Python source, run in `tree` on its own code, numpy on one thread) prints as JSON
     on its last line."""
@@ -60,3 +82,28 @@ def measured_by(tree: Path, code: str, args: list[str]) -> dict[str, Any]:
         raise SystemExit(f"measuring {tree} failed:\n{done.stderr[-3000:]}")
     figures: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return figures
+
+
+Runs = dict[str, list[dict[str, Any]]]
+
+
+def taking_turns(baseline: str, code: str, args: list[str], rounds: int, parts: list[str]) -> Runs:
+    """`code`'s figures (`measured_by`), each round in a worktree of `baseline` and then in this checkout;
+    the seconds of `parts` printed as each run ends."""
+    runs: Runs = {"baseline": [], "this": []}
+    with tempfile.TemporaryDirectory() as tmp, worktree(baseline, Path(tmp)) as tree:
+        for round_ in range(rounds):
+            for name, where in (("baseline", tree), ("this", ROOT)):
+                last = measured_by(where, code, args)
+                runs[name].append(last)
+                took = "  ".join(f"{part} {last[part]:7.2f} s" for part in parts)
+                print(f"  round {round_ + 1} {name:8} {took}", flush=True)
+    return runs
+
+
+def print_medians(runs: Runs, parts: dict[str, str]) -> None:
+    """Per part (its label the value), the median seconds in either tree and the speed-up."""
+    for part, what in parts.items():
+        before = statistics.median(r[part] for r in runs["baseline"])
+        after = statistics.median(r[part] for r in runs["this"])
+        print(f"  {what:21} baseline {before:7.2f} s  this {after:7.2f} s  {before / after:5.2f}x")
