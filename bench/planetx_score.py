@@ -27,13 +27,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.trees import TIMED_GAMES, print_medians, taking_turns  # noqa: E402
 from puzzles.planetx import boardset, simulate  # noqa: E402
-from puzzles.planetx.actions import Scores, score  # noqa: E402
+from puzzles.planetx.actions import AnyAction, Scores, score  # noqa: E402
 from puzzles.planetx.board import MODES  # noqa: E402
 from puzzles.planetx.boardset import BoardSet, all_boards  # noqa: E402
 from puzzles.runtime import Run  # noqa: E402
 
 
-def timed(states: list[tuple[BoardSet, list]], dense: bool, rounds: int) -> tuple[float, list[Scores]]:
+def timed(
+    states: list[tuple[BoardSet, list[AnyAction]]], dense: bool, rounds: int
+) -> tuple[float, list[Scores]]:
     """The median over rounds of the seconds to score every state, and the last round's scores."""
     original = boardset._dense
     if not dense:

@@ -34,17 +34,17 @@ def worktree(revision: str, under: Path) -> Iterator[Path]:
 def measured_in(tree: Path, script: Path, args: list[str]) -> dict[str, Any]:
     """The figures `script` (a path inside `tree`) prints as JSON on its last line, run in `tree` on its own
     code (and its client library's)."""
-    done = subprocess.run(
-        [sys.executable, str(script), *args],
-        cwd=tree,
-        env={**os.environ, "PYTHONPATH": f"{tree}:{tree / 'client'}"},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    environment = {**os.environ, "PYTHONPATH": f"{tree}:{tree / 'client'}"}
+    return _figures([sys.executable, str(script), *args], tree, environment)
+
+
+def _figures(command: list[str], tree: Path, environment: dict[str, str]) -> dict[str, Any]:
+    """What `command`, run in `tree`, prints as JSON on its last line."""
+    done = subprocess.run(command, cwd=tree, env=environment, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"measuring {tree} failed:\n{done.stderr[-3000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    figures: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return figures
 
 
 #: Python source for a `measured_by` snippet (after its imports of json, time and `simulate`): whole games
@@ -70,18 +70,8 @@ def timed_games(everything, run, params, games, warm):
 def measured_by(tree: Path, code: str, args: list[str]) -> dict[str, Any]:
     """The figures `code` (Python source, run in `tree` on its own code, numpy on one thread) prints as JSON
     on its last line."""
-    done = subprocess.run(
-        [sys.executable, "-c", code, *args],
-        cwd=tree,
-        env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"measuring {tree} failed:\n{done.stderr[-3000:]}")
-    figures: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
-    return figures
+    environment = {"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"}
+    return _figures([sys.executable, "-c", code, *args], tree, environment)
 
 
 Runs = dict[str, list[dict[str, Any]]]
