@@ -42,5 +42,6 @@ def test_a_game_is_played_as_dealt_then_with_each_rule_lifted() -> None:
         everything = all_boards(MODES["standard"], run)
         secret = simulate.secret_of({"seed": 31}, 0, len(everything))
         dealt = simulate.play(everything, secret, "research", run, 300, [31, 0], [10])
+        sky = simulate.play(everything, secret, "research", run, 300, [31, 0], [10], decider=whole_sky)
         early = simulate.play(everything, secret, "research", run, 300, [31, 0], [1])
-    assert days[0] == dealt["days"] and days[2] == early["days"]
+    assert days == [dealt["days"], sky["days"], early["days"]]
