@@ -14,17 +14,15 @@ on every core, one after the other.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.trees import ROOT, worktree  # noqa: E402
+from bench.trees import ROOT, figures_of, worktree  # noqa: E402
 
 GENERATORS = ("uniform", "weighted")
 
@@ -37,22 +35,13 @@ mode, model, games, seed = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.a
 params = {"mode": mode, "games": games, "seed": seed, "clue_model": model, "sample_games": games}
 with Run(24 * 3600) as run:
     result = simulate.solve(params, run)
-print(json.dumps([game["days"] for game in result["sample"]]))
+print(json.dumps({"days": [game["days"] for game in result["sample"]]}))
 """
 
 
 def days_in(tree: Path, mode: str, model: str, games: int, seed: int) -> list[int]:
-    done = subprocess.run(
-        [sys.executable, "-c", PLAY, mode, model, str(games), str(seed)],
-        cwd=tree,
-        env={**os.environ, "PYTHONPATH": str(tree)},
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"playing in {tree} failed:\n{done.stderr[-3000:]}")
-    days: list[int] = json.loads(done.stdout.strip().splitlines()[-1])
+    command = [sys.executable, "-c", PLAY, mode, model, str(games), str(seed)]
+    days: list[int] = figures_of(command, tree, {**os.environ, "PYTHONPATH": str(tree)})["days"]
     return days
 
 

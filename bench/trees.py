@@ -35,10 +35,10 @@ def measured_in(tree: Path, script: Path, args: list[str]) -> dict[str, Any]:
     """The figures `script` (a path inside `tree`) prints as JSON on its last line, run in `tree` on its own
     code (and its client library's)."""
     environment = {**os.environ, "PYTHONPATH": f"{tree}:{tree / 'client'}"}
-    return _figures([sys.executable, str(script), *args], tree, environment)
+    return figures_of([sys.executable, str(script), *args], tree, environment)
 
 
-def _figures(command: list[str], tree: Path, environment: dict[str, str]) -> dict[str, Any]:
+def figures_of(command: list[str], tree: Path, environment: dict[str, str]) -> dict[str, Any]:
     """What `command`, run in `tree`, prints as JSON on its last line."""
     done = subprocess.run(command, cwd=tree, env=environment, capture_output=True, text=True, check=False)
     if done.returncode != 0:
@@ -71,7 +71,7 @@ def measured_by(tree: Path, code: str, args: list[str]) -> dict[str, Any]:
     """The figures `code` (Python source, run in `tree` on its own code, numpy on one thread) prints as JSON
     on its last line."""
     environment = {"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1"}
-    return _figures([sys.executable, "-c", code, *args], tree, environment)
+    return figures_of([sys.executable, "-c", code, *args], tree, environment)
 
 
 Runs = dict[str, list[dict[str, Any]]]
