@@ -16,15 +16,16 @@ changed and the policy left to play the rest:
 Each row is the deviation's days less the game's own, mean and 95% interval over the decisions changed:
 below zero, the policy leaves days there; above, the move it made was the better one.
 
-Part 3, what two of the rules cost the policy (standard games, each played again with a rule lifted, the
-same policy deciding; paired against the game as dealt):
+Part 3, what two of the rules cost the policy (each game played again with a rule lifted, the same
+policy deciding; paired against the game as dealt; also the wrong locates per game of each):
 - `whole sky visible`: surveys and targets of any sector at any time, as if the sky did not turn;
-- `conference on day 0`: the conference clue read at the start instead of on day 9 (the same clue).
+- `conference on day 0`: the conference clues read at the start (the same clues; standard reads its one
+  on day 9, expert its two on days 6 and 15).
 Neither is a game anyone plays: a policy that planned perfectly around the rule could save at most about
 what lifting it saves, so they size what planning around the sky or the conference may still buy.
 
     .venv/bin/python bench/planetx_days.py [--games 2000] [--expert-games 0] [--deviation-games 300]
-        [--lifted-games 0]
+        [--lifted-games 0] [--lifted-expert-games 0]
 
 Games run in-process on every core; deviations are played in a pool of processes, one game per task.
 """
@@ -246,34 +247,36 @@ def whole_sky(policy: str, game: simulate.Game, boards: BoardSet, counts: np.nda
     return simulate.choose(policy, boards, actions, counts)
 
 
-def days_with_rules_lifted(task: tuple[str, int, int]) -> list[int]:
-    """One standard game's days as dealt, then with each rule of LIFTED lifted."""
-    model, seed, index = task
+def days_with_rules_lifted(task: tuple[str, str, int, int]) -> list[tuple[int, int]]:
+    """One game's days and wrong locates as dealt, then with each rule of LIFTED lifted (on expert, both
+    conference clues on day 0)."""
+    mode, model, seed, index = task
     with Run(24 * 3600) as run:
-        everything = all_boards(MODES["standard"], run)
+        everything = all_boards(MODES[mode], run)
         secret = simulate.secret_of({"seed": seed}, index, len(everything))
-        spaces = simulate.conference_spaces({"mode": "standard"})
+        spaces = simulate.conference_spaces({"mode": mode})
 
-        def play(spaces: list[int], decider: simulate.Decider = simulate.decide) -> int:
+        def play(spaces: list[int], decider: simulate.Decider = simulate.decide) -> tuple[int, int]:
             setup = simulate.Setup(clue_model=model)
             game = simulate.play(
                 everything, secret, "research", run, 300, [seed, index], spaces, setup, decider
             )
-            return int(game["days"])
+            return int(game["days"]), int(game["wrong_locates"])
 
-        return [play(spaces), play(spaces, whole_sky), play([1])]
+        return [play(spaces), play(spaces, whole_sky), play([1] * len(spaces))]
 
 
-def rules_lifted(games: int, seed: int) -> None:
-    print(f"standard: {games} games per generator, seed {seed}, with a rule lifted; days, paired")
+def rules_lifted(mode: str, games: int, seed: int) -> None:
+    print(f"{mode}: {games} games per generator, seed {seed}, with a rule lifted; days, paired")
     print(
         f"  {'generator':9} {'rule lifted':20} {'as dealt':>8} {'lifted':>7} {'ratio':>6} {'change':>7}"
-        f" {'95%':>6} {'shorter':>7} {'longer':>6}"
+        f" {'95%':>6} {'shorter':>7} {'longer':>6} {'wrong locates (dealt, lifted)':>30}"
     )
     with ProcessPoolExecutor() as pool:
         for model in MODELS:
-            tasks = [(model, seed, index) for index in range(games)]
-            days = np.array(list(pool.map(days_with_rules_lifted, tasks, chunksize=20)), dtype=float)
+            tasks = [(mode, model, seed, index) for index in range(games)]
+            played = np.array(list(pool.map(days_with_rules_lifted, tasks, chunksize=1)), dtype=float)
+            days, wrong = played[:, :, 0], played[:, :, 1]
             for column, rule in enumerate(LIFTED, start=1):
                 change = days[:, column] - days[:, 0]
                 interval = 1.96 * change.std(ddof=1) / len(change) ** 0.5
@@ -281,7 +284,8 @@ def rules_lifted(games: int, seed: int) -> None:
                 print(
                     f"  {model:9} {rule:20} {own:8.2f} {lifted:7.2f} {lifted / own:5.3f}x"
                     f" {change.mean():+7.3f} {interval:6.3f}"
-                    f" {np.mean(change < 0):7.1%} {np.mean(change > 0):6.1%}",
+                    f" {np.mean(change < 0):7.1%} {np.mean(change > 0):6.1%}"
+                    f" {wrong[:, 0].mean():22.2f} {wrong[:, column].mean():7.2f}",
                     flush=True,
                 )
 
@@ -292,6 +296,7 @@ def main() -> None:
     parser.add_argument("--expert-games", type=int, default=0)
     parser.add_argument("--deviation-games", type=int, default=300)
     parser.add_argument("--lifted-games", type=int, default=0)
+    parser.add_argument("--lifted-expert-games", type=int, default=0)
     parser.add_argument("--seed", type=int, default=2026)
     args = parser.parse_args()
     started = time.perf_counter()
@@ -302,7 +307,9 @@ def main() -> None:
     if args.deviation_games:
         one_step_deviations(args.deviation_games, args.seed)
     if args.lifted_games:
-        rules_lifted(args.lifted_games, args.seed)
+        rules_lifted("standard", args.lifted_games, args.seed)
+    if args.lifted_expert_games:
+        rules_lifted("expert", args.lifted_expert_games, args.seed)
     print(f"({time.perf_counter() - started:.0f} s)")
 
 
