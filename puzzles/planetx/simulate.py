@@ -134,7 +134,7 @@ class Game:
         return {letter: model.topic(boards, pair) for letter, pair in self.pairs.items()}
 
 
-def _locate_now(counts: np.ndarray, rate: float) -> bool:
+def locate_now(counts: np.ndarray, rate: float) -> bool:
     """Is guessing the likeliest triple now expected to finish sooner than learning more first?
 
     Learning more is estimated as H(triple) / rate days before a sure locate; guessing costs a locate,
@@ -159,7 +159,7 @@ def choose(
     best = int(np.argmax(np.round(per_day, 12)))  # first of equals: deterministic
     if measure[best] <= 1e-12:
         return LOCATE  # nothing left to learn: guess
-    if goal and _locate_now(triple_counts, float(per_day[best])):
+    if goal and locate_now(triple_counts, float(per_day[best])):
         return LOCATE
     return actions[preference(policy, scores, actions)[0]]
 

@@ -97,7 +97,7 @@ def test_the_research_policy_counts_what_an_action_tells_about_the_board() -> No
             scores = score(boards, actions)
             by_goal = int(np.argmax(np.round(scores.goal_bits / days, 12)))
             by_worth = int(np.argmax(np.round((scores.goal_bits + weight * scores.bits) / days, 12)))
-            if by_goal == by_worth or simulate._locate_now(counts, float((scores.goal_bits / days).max())):
+            if by_goal == by_worth or simulate.locate_now(counts, float((scores.goal_bits / days).max())):
                 continue
             assert simulate.choose("research", boards, actions, counts) is actions[by_worth]
             if not isinstance(actions[0], Research):

@@ -1,0 +1,216 @@
+"""Planet X policy studies: the default policy against a changed one, game by game on the same games.
+
+Each study is a decider (`simulate.play`'s `decider`) that plays the policy's moves except where it
+changes one:
+- `two-step`: instead of the survey or target the policy prefers, the one of its first TWO_STEP_CANDIDATES
+  whose outcome, followed by the best survey or target at the sky it leaves (research in between, when a
+  topic is left) on the boards that outcome leaves, tells the most per day, the outcome's chance weighing
+  each (a look-ahead over the sky that conditions on outcomes);
+- `sky-reach`: before a locate, the locate rule reads the best rate of information about Planet X's
+  triple that any sky within SKY_REACH_DAYS days offers, those days counted as spent; if that rate says
+  learn first, the policy's preferred action instead of the locate;
+- `wait-for-conference`: no locate under WAIT_BELOW while a conference is due within WAIT_DAYS days (the
+  policy's preferred action instead).
+Printed per study: both averages, the paired change and its 95% interval, the games shorter and longer,
+wrong locates per game and the seconds a game, against the default policy on the same games.
+
+    .venv/bin/python bench/planetx_variants.py [--mode expert] [--model uniform] [--seed 2026]
+        [--games 200] [--studies two-step,sky-reach,wait-for-conference]
+
+Games run in a pool of processes, one game per task; each process first plays a game not counted (the
+boards loaded, every topic's truth found), and no game reuses the decisions another one cached.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from puzzles.planetx import simulate  # noqa: E402
+from puzzles.planetx.actions import (  # noqa: E402
+    MAX_TARGETS,
+    Action,
+    AnyAction,
+    Scores,
+    legal_actions,
+    outcomes,
+    score,
+    sky_start_after,
+)
+from puzzles.planetx.board import MODES  # noqa: E402
+from puzzles.planetx.boardset import BoardSet, all_boards  # noqa: E402
+from puzzles.runtime import Run  # noqa: E402
+
+TWO_STEP_CANDIDATES = 6
+SKY_REACH_DAYS = 6
+WAIT_DAYS, WAIT_BELOW = 4, 0.8
+
+
+def worth(scores: Scores) -> np.ndarray:
+    """What the research policy ranks a survey or target by, before dividing by its days."""
+    return scores.goal_bits + simulate.ACTION_BOARD_WEIGHT * scores.bits
+
+
+def preferred_action(policy: str, game: simulate.Game, boards: BoardSet) -> AnyAction | None:
+    """The policy's preferred action (None: nothing left to learn)."""
+    actions = simulate.candidates(policy, game, boards)
+    scores = score(boards, actions)
+    if scores.goal_bits.max() <= 1e-12:
+        return None
+    return actions[simulate.preference(policy, scores, actions)[0]]
+
+
+def two_step(policy: str, game: simulate.Game, boards: BoardSet, counts: np.ndarray) -> Any:
+    move = simulate.decide(policy, game, boards, counts)
+    if not isinstance(move, Action):
+        return move
+    actions = [a for a in simulate.candidates(policy, game, boards) if isinstance(a, Action)]
+    scores = score(boards, actions)
+    days = np.array([a.days for a in actions], dtype=float)
+    first = worth(scores)
+    ranked = np.argsort(-np.round(first / days, 12), kind="stable")[:TWO_STEP_CANDIDATES]
+    research_between = bool(set(game.pairs) - game.researched)
+    best, best_value = move, -1.0
+    for j in ranked:
+        value = _pair_rate(game, boards, actions[int(j)], float(first[j]), research_between)
+        if value > best_value + 1e-12:
+            best, best_value = actions[int(j)], value
+    return best
+
+
+def _pair_rate(
+    game: simulate.Game, boards: BoardSet, action: Action, worth_now: float, between: bool
+) -> float:
+    """The expected worth per day of `action` and, per outcome, the best survey or target after it."""
+    seen = outcomes(boards, [action])[:, 0]
+    later = game.days + action.days + int(between)
+    targets_left = MAX_TARGETS - game.targets_used - (action.type == "target")
+    then = legal_actions(boards.mode, sky_start_after(boards.mode, later), targets_left)
+    then_days = np.array([a.days for a in then], dtype=float)
+    weights = boards.weights
+    alone = worth_now / action.days
+    value = 0.0
+    for outcome in np.unique(seen):
+        kept = seen == outcome
+        chance = float(weights[kept].sum() / weights.sum())
+        rest = boards.subset(kept)
+        pair = alone
+        if len(rest) > 1:
+            then_worth = worth(score(rest, then))
+            pair = max(alone, float(((worth_now + then_worth) / (action.days + then_days)).max()))
+        value += chance * pair
+    return value
+
+
+def sky_reach(policy: str, game: simulate.Game, boards: BoardSet, counts: np.ndarray) -> Any:
+    move = simulate.decide(policy, game, boards, counts)
+    if move != simulate.LOCATE:
+        return move
+    targets_left = MAX_TARGETS - game.targets_used
+    reach = 0.0
+    for delay in range(1, SKY_REACH_DAYS + 1):
+        later = legal_actions(boards.mode, sky_start_after(boards.mode, game.days + delay), targets_left)
+        later_days = np.array([a.days for a in later], dtype=float)
+        reach = max(reach, float((score(boards, later).goal_bits / (later_days + delay)).max()))
+    if simulate.locate_now(counts, reach):
+        return move
+    return preferred_action(policy, game, boards) or move
+
+
+def wait_for_conference(policy: str, game: simulate.Game, boards: BoardSet, counts: np.ndarray) -> Any:
+    move = simulate.decide(policy, game, boards, counts)
+    if move != simulate.LOCATE or game.conferences_heard >= len(game.conferences):
+        return move
+    due = game.conferences[game.conferences_heard][0] - game.days
+    if due > WAIT_DAYS or counts[0] / counts.sum() >= WAIT_BELOW:
+        return move
+    return preferred_action(policy, game, boards) or move
+
+
+STUDIES: dict[str, simulate.Decider] = {
+    "two-step": two_step,
+    "sky-reach": sky_reach,
+    "wait-for-conference": wait_for_conference,
+}
+
+
+def played(task: tuple[str, str, int, int, str]) -> tuple[int, int, float]:
+    """One game's days, wrong locates and seconds under `study` ("" for the policy itself)."""
+    mode, model, seed, index, study = task
+    simulate._decisions.clear()  # each game timed on its own, whatever the process played before
+    with Run(24 * 3600) as run:
+        everything = all_boards(MODES[mode], run)
+        params = {"mode": mode, "seed": seed, "clue_model": model}
+        secret = simulate.secret_of(params, index, len(everything))
+        began = time.perf_counter()
+        game = simulate.play(
+            everything,
+            secret,
+            simulate.DEFAULT_POLICY,
+            run,
+            300,
+            [seed, index],
+            simulate.conference_spaces(params),
+            simulate.Setup.of(params),
+            STUDIES.get(study, simulate.decide),
+        )
+        return int(game["days"]), int(game["wrong_locates"]), time.perf_counter() - began
+
+
+def warm(mode: str, model: str, seed: int, index: int) -> None:
+    """Load the boards and find every topic's truth before any game is timed (a game not counted)."""
+    played((mode, model, seed, index, ""))
+
+
+def compare(mode: str, model: str, seed: int, games: int, studies: list[str]) -> None:
+    print(f"{mode}, {model} generator, seed {seed}, {games} games, the player not told; paired")
+    print(
+        f"  {'study':20} {'policy':>7} {'study':>7} {'change':>7} {'95%':>6} {'shorter':>7} {'longer':>6}"
+        f" {'wrong/game':>14} {'time':>6}"
+    )
+    with ProcessPoolExecutor(initializer=warm, initargs=(mode, model, seed, games)) as pool:
+        # game by game, the policy and every study in turn: the caches a process fills serve all alike
+        names = ["", *studies]
+        tasks = [(mode, model, seed, index, study) for index in range(games) for study in names]
+        results = np.array(list(pool.map(played, tasks)), dtype=float).reshape(games, len(names), 3)
+    runs = {study: results[:, column] for column, study in enumerate(names)}
+    base = runs[""]
+    for study in studies:
+        run = runs[study]
+        change = run[:, 0] - base[:, 0]
+        interval = 1.96 * change.std(ddof=1) / len(change) ** 0.5 if len(change) > 1 else float("nan")
+        print(
+            f"  {study:20} {base[:, 0].mean():7.2f} {run[:, 0].mean():7.2f} {change.mean():+7.3f}"
+            f" {interval:6.3f} {np.mean(change < 0):7.1%} {np.mean(change > 0):6.1%}"
+            f" {base[:, 1].mean():6.2f} {run[:, 1].mean():6.2f} {run[:, 2].mean() / base[:, 2].mean():5.2f}x",
+            flush=True,
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--mode", default="expert", choices=sorted(MODES))
+    parser.add_argument("--model", default="uniform", choices=("uniform", "weighted"))
+    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--games", type=int, default=200)
+    parser.add_argument("--studies", default=",".join(STUDIES))
+    args = parser.parse_args()
+    studies = [s for s in args.studies.split(",") if s]
+    unknown = set(studies) - set(STUDIES)
+    if unknown:
+        parser.error(f"unknown studies {sorted(unknown)}; known: {', '.join(STUDIES)}")
+    started = time.perf_counter()
+    compare(args.mode, args.model, args.seed, args.games, studies)
+    print(f"({time.perf_counter() - started:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,75 @@
+"""bench/planetx_variants.py: the policy studies play whole games, change moves where they say they do,
+and the bench pairs them with the policy game by game."""
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from bench import planetx_variants
+from bench.planetx_variants import STUDIES, compare, played, two_step, wait_for_conference
+from puzzles.planetx import simulate
+from puzzles.planetx.actions import Action
+from puzzles.planetx.board import MODES
+from puzzles.planetx.boardset import BoardSet, all_boards
+from puzzles.runtime import Run
+
+SEED = 31
+
+
+def play_standard(index: int, decider: simulate.Decider, space: int = 10) -> dict[str, Any]:
+    with Run(600) as run:
+        everything = all_boards(MODES["standard"], run)
+        secret = simulate.secret_of({"seed": SEED}, index, len(everything))
+        seeds = [SEED, index]
+        return simulate.play(everything, secret, "research", run, 300, seeds, [space], decider=decider)
+
+
+@pytest.mark.parametrize("study", sorted(STUDIES))
+def test_each_study_finds_planet_x(study: str) -> None:
+    days, wrong, seconds = played(("standard", "uniform", SEED, 0, study))
+    assert 5 <= days < 300 and wrong >= 0 and seconds > 0
+
+
+def test_the_two_step_study_changes_some_surveys_and_only_surveys_or_targets() -> None:
+    changed: list[tuple[Any, Any]] = []
+
+    def watching(policy: str, game: simulate.Game, boards: BoardSet, counts: np.ndarray) -> Any:
+        own = simulate.decide(policy, game, boards, counts)
+        move = two_step(policy, game, boards, counts)
+        if move is not own:
+            changed.append((own, move))
+        return move
+
+    for index in range(8):
+        assert play_standard(index, watching)["found"]
+    assert changed, "eight games and the look-ahead never chose another survey or target"
+    assert all(isinstance(own, Action) and isinstance(move, Action) for own, move in changed)
+
+
+@pytest.mark.parametrize("decider", [simulate.decide, wait_for_conference], ids=["policy", "study"])
+def test_no_unsure_locate_just_before_a_conference(decider: simulate.Decider) -> None:
+    """The policy locates unsure days before a late conference (day 14); the study does not."""
+    unsure_before: list[int] = []
+
+    def watching(policy: str, game: simulate.Game, boards: BoardSet, counts: np.ndarray) -> Any:
+        move = decider(policy, game, boards, counts)
+        pending = game.conferences_heard < len(game.conferences)
+        due = game.conferences[game.conferences_heard][0] - game.days if pending else None
+        soon = due is not None and due <= planetx_variants.WAIT_DAYS
+        if move == simulate.LOCATE and soon and counts[0] / counts.sum() < planetx_variants.WAIT_BELOW:
+            unsure_before.append(game.days)
+        return move
+
+    for index in range(12):
+        assert play_standard(index, watching, space=15)["found"]
+    assert bool(unsure_before) == (decider is simulate.decide)
+
+
+def test_the_bench_pairs_every_study_with_the_policy(capsys: pytest.CaptureFixture[str]) -> None:
+    compare("standard", "uniform", SEED, 3, ["sky-reach", "wait-for-conference"])
+    lines = capsys.readouterr().out.splitlines()
+    rows = {line.split()[0]: line.split() for line in lines[2:]}
+    assert set(rows) == {"sky-reach", "wait-for-conference"}
+    policy_days = [played(("standard", "uniform", SEED, i, ""))[0] for i in range(3)]
+    assert float(rows["sky-reach"][1]) == pytest.approx(np.mean(policy_days), abs=0.005)
