@@ -46,6 +46,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.paired import paired  # noqa: E402
 from puzzles.planetx import simulate  # noqa: E402
 from puzzles.planetx.actions import (  # noqa: E402
     LOCATE_DAYS,
@@ -210,7 +211,7 @@ def one_step_deviations(games: int, seed: int) -> None:
         f"standard: one-step deviations over {games} games per generator, seed {seed}; days changed, paired"
     )
     print(
-        f"  {'generator':9} {'deviation':28} {'moves':>6} {'days':>7} {'95%':>6} {'better':>6} {'worse':>6}"
+        f"  {'generator':9} {'deviation':28} {'moves':>6} {'days':>7} {'95%':>6} {'better':>7} {'worse':>6}"
     )
     with ProcessPoolExecutor() as pool:
         for model in MODELS:
@@ -223,12 +224,7 @@ def one_step_deviations(games: int, seed: int) -> None:
                 diffs = np.array(changed[kind], dtype=float)
                 if len(diffs) < 2:
                     continue
-                interval = 1.96 * diffs.std(ddof=1) / len(diffs) ** 0.5
-                print(
-                    f"  {model:9} {kind:28} {len(diffs):6d} {diffs.mean():+7.3f} {interval:6.3f}"
-                    f" {np.mean(diffs < 0):6.1%} {np.mean(diffs > 0):6.1%}",
-                    flush=True,
-                )
+                print(f"  {model:9} {kind:28} {len(diffs):6d} {paired(diffs)}", flush=True)
 
 
 # -- rules lifted ---------------------------------------------------------------------------------
@@ -278,13 +274,10 @@ def rules_lifted(mode: str, games: int, seed: int) -> None:
             played = np.array(list(pool.map(days_with_rules_lifted, tasks, chunksize=1)), dtype=float)
             days, wrong = played[:, :, 0], played[:, :, 1]
             for column, rule in enumerate(LIFTED, start=1):
-                change = days[:, column] - days[:, 0]
-                interval = 1.96 * change.std(ddof=1) / len(change) ** 0.5
                 own, lifted = days[:, 0].mean(), days[:, column].mean()
                 print(
                     f"  {model:9} {rule:20} {own:8.2f} {lifted:7.2f} {lifted / own:5.3f}x"
-                    f" {change.mean():+7.3f} {interval:6.3f}"
-                    f" {np.mean(change < 0):7.1%} {np.mean(change > 0):6.1%}"
+                    f" {paired(days[:, column] - days[:, 0])}"
                     f" {wrong[:, 0].mean():22.2f} {wrong[:, column].mean():7.2f}",
                     flush=True,
                 )

@@ -22,6 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.paired import paired  # noqa: E402
 from bench.trees import ROOT, figures_of, worktree  # noqa: E402
 
 GENERATORS = ("uniform", "weighted")
@@ -47,13 +48,9 @@ def days_in(tree: Path, mode: str, model: str, games: int, seed: int) -> list[in
 
 def report(mode: str, model: str, before: list[int], after: list[int]) -> None:
     change = [b - a for a, b in zip(before, after, strict=True)]
-    half = 1.96 * statistics.stdev(change) / len(change) ** 0.5
-    shorter = sum(c < 0 for c in change) / len(change)
-    longer = sum(c > 0 for c in change) / len(change)
     old, new = statistics.fmean(before), statistics.fmean(after)
     print(
-        f"  {mode:8} {model:8} {len(change):6} {old:8.2f} {new:7.2f} {new / old:6.3f}x"
-        f" {statistics.fmean(change):+8.3f} ±{half:.3f} {shorter:8.1%} {longer:7.1%}",
+        f"  {mode:8} {model:8} {len(change):6} {old:8.2f} {new:7.2f} {new / old:6.3f}x {paired(change)}",
         flush=True,
     )
 
@@ -68,7 +65,7 @@ def main() -> None:
     print(f"seed {args.seed}; baseline {args.baseline}; days per game, paired (the same games in both trees)")
     print(
         f"  {'mode':8} {'dealt by':8} {'games':>6} {'baseline':>8} {'this':>7} {'ratio':>7}"
-        f" {'change':>8} {'95%':>6} {'shorter':>8} {'longer':>7}"
+        f" {'change':>7} {'95%':>6} {'shorter':>7} {'longer':>6}"
     )
     with tempfile.TemporaryDirectory() as tmp, worktree(args.baseline, Path(tmp)) as tree:
         for mode, games in (("standard", args.games), ("expert", args.expert_games)):

@@ -34,6 +34,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.paired import paired  # noqa: E402
 from puzzles.planetx import simulate  # noqa: E402
 from puzzles.planetx.actions import (  # noqa: E402
     MAX_TARGETS,
@@ -185,11 +186,8 @@ def compare(mode: str, model: str, seed: int, games: int, studies: list[str]) ->
     base = runs[""]
     for study in studies:
         run = runs[study]
-        change = run[:, 0] - base[:, 0]
-        interval = 1.96 * change.std(ddof=1) / len(change) ** 0.5 if len(change) > 1 else float("nan")
         print(
-            f"  {study:20} {base[:, 0].mean():7.2f} {run[:, 0].mean():7.2f} {change.mean():+7.3f}"
-            f" {interval:6.3f} {np.mean(change < 0):7.1%} {np.mean(change > 0):6.1%}"
+            f"  {study:20} {base[:, 0].mean():7.2f} {run[:, 0].mean():7.2f} {paired(run[:, 0] - base[:, 0])}"
             f" {base[:, 1].mean():6.2f} {run[:, 1].mean():6.2f} {run[:, 2].mean() / base[:, 2].mean():5.2f}x",
             flush=True,
         )
