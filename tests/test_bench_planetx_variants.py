@@ -37,7 +37,7 @@ def test_the_two_step_study_changes_some_surveys_and_only_surveys_or_targets() -
     def watching(policy: str, game: simulate.Game, boards: BoardSet, counts: np.ndarray) -> Any:
         own = simulate.decide(policy, game, boards, counts)
         move = two_step(policy, game, boards, counts)
-        if move is not own:
+        if move != own:
             changed.append((own, move))
         return move
 
