@@ -40,7 +40,6 @@ from puzzles.planetx.actions import (  # noqa: E402
     MAX_TARGETS,
     Action,
     AnyAction,
-    Scores,
     legal_actions,
     outcomes,
     score,
@@ -53,11 +52,6 @@ from puzzles.runtime import Run  # noqa: E402
 TWO_STEP_CANDIDATES = 6
 SKY_REACH_DAYS = 6
 WAIT_DAYS, WAIT_BELOW = 4, 0.8
-
-
-def worth(scores: Scores) -> np.ndarray:
-    """What the research policy ranks a survey or target by, before dividing by its days."""
-    return scores.goal_bits + simulate.ACTION_BOARD_WEIGHT * scores.bits
 
 
 def preferred_action(policy: str, game: simulate.Game, boards: BoardSet) -> AnyAction | None:
@@ -76,7 +70,7 @@ def two_step(policy: str, game: simulate.Game, boards: BoardSet, counts: np.ndar
     actions = [a for a in simulate.candidates(policy, game, boards) if isinstance(a, Action)]
     scores = score(boards, actions)
     days = np.array([a.days for a in actions], dtype=float)
-    first = worth(scores)
+    first = simulate.action_worth(scores)
     ranked = np.argsort(-np.round(first / days, 12), kind="stable")[:TWO_STEP_CANDIDATES]
     research_between = bool(set(game.pairs) - game.researched)
     best, best_value = move, -1.0
@@ -105,7 +99,7 @@ def _pair_rate(
         rest = boards.subset(kept)
         pair = alone
         if len(rest) > 1:
-            then_worth = worth(score(rest, then))
+            then_worth = simulate.action_worth(score(rest, then))
             pair = max(alone, float(((worth_now + then_worth) / (action.days + then_days)).max()))
         value += chance * pair
     return value

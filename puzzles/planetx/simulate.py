@@ -177,8 +177,14 @@ def preference(policy: str, scores: Scores, actions: list[AnyAction]) -> list[in
     research = [j for j, action in enumerate(actions) if isinstance(action, Research)]
     others = [j for j, action in enumerate(actions) if not isinstance(action, Research)]
     worth = scores.goal_bits + RESEARCH_BOARD_WEIGHT * scores.bits
-    worth_per_day = (scores.goal_bits + ACTION_BOARD_WEIGHT * scores.bits) / days
+    worth_per_day = action_worth(scores) / days
     return _best_first(worth, research) + _best_first(worth_per_day, others)
+
+
+def action_worth(scores: Scores) -> np.ndarray:
+    """What a researching policy ranks a survey or target by, before dividing by its days: its bits about
+    Planet X's triple + ACTION_BOARD_WEIGHT × its bits about the board."""
+    return scores.goal_bits + ACTION_BOARD_WEIGHT * scores.bits
 
 
 def _best_first(values: np.ndarray, indices: Iterable[int]) -> list[int]:
