@@ -7,11 +7,12 @@ import numpy as np
 import pytest
 
 from bench import planetx_variants
-from bench.planetx_variants import STUDIES, compare, played, two_step, wait_for_conference
-from puzzles.planetx import simulate
+from bench.planetx_variants import STUDIES, clue_chances, compare, played, two_step, wait_for_conference
+from puzzles.planetx import clues, generators, simulate
 from puzzles.planetx.actions import Action
 from puzzles.planetx.board import MODES
 from puzzles.planetx.boardset import BoardSet, all_boards
+from puzzles.planetx.observations import parse
 from puzzles.runtime import Run
 
 SEED = 31
@@ -73,3 +74,31 @@ def test_the_bench_pairs_every_study_with_the_policy(capsys: pytest.CaptureFixtu
     assert set(rows) == {"sky-reach", "wait-for-conference"}
     policy_days = [played(("standard", "uniform", SEED, i, ""))[0] for i in range(3)]
     assert float(rows["sky-reach"][1]) == pytest.approx(np.mean(policy_days), abs=0.005)
+
+
+def test_the_next_clue_chances_are_the_uniform_generators_own() -> None:
+    """Per board, the chance each statement is read first (and, given a first, second) is what the
+    uniform model's likelihood of that clue says, and they add up to 1."""
+    with Run(600) as run:
+        everything = all_boards(MODES["standard"], run)
+    model = generators.MODELS["uniform"]
+    statements = clues.conference_topic(everything).statements
+    first = clue_chances(everything, [], 2)
+    np.testing.assert_allclose(first.sum(axis=0), 1.0, atol=1e-5)
+    for k in (0, 7, 20):
+        expected = model.conference_likelihood(everything, [statements[k]], 2)
+        assert expected is not None
+        np.testing.assert_allclose(first[k], expected, atol=1e-6)
+    x1 = statements[int(np.argmax(first.sum(axis=1)))]
+    boards = everything.subset(parse(everything.mode, x1).mask(everything.mode, everything.grid))
+    second = clue_chances(boards, [x1], 2)
+    np.testing.assert_allclose(second.sum(axis=0), 1.0, atol=1e-5)
+    alone = model.conference_likelihood(boards, [x1], 2)
+    assert alone is not None
+    read_first = np.asarray(alone > 0)  # the boards where the game could read it first
+    boards, second, alone = boards.subset(read_first), second[:, read_first], alone[read_first]
+    for k in range(len(statements)):
+        if statements[k] != x1 and second[k].any():
+            both = model.conference_likelihood(boards, [x1, statements[k]], 2)
+            assert both is not None
+            np.testing.assert_allclose(second[k], both / alone, atol=1e-6)
