@@ -34,11 +34,11 @@ dealt research clues again (the app would end it).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from math import factorial, perm
-from typing import Protocol, cast
+from typing import Protocol
 from weakref import WeakKeyDictionary
 
 import numpy as np
@@ -147,9 +147,7 @@ class UniformModel:
 
     def pairs_likelihood(self, boards: BoardSet, pairs: dict[str, Pair]) -> np.ndarray:
         """Six distinct pairs, uniform among the informative ones with a true statement on the board."""
-        topics = [self.topic(boards, pair) for pair in PAIRS]
-        eligible = [t for t in topics if t.informative]
-        candidates = sum((t.truth[boards.rows] != 0).astype(np.int64) for t in eligible)
+        candidates = _on_rows(boards, self._candidates(boards.whole))
         dealt = [self.topic(boards, pair) for pair in pairs.values()]
         possible = np.ones(len(boards), dtype=bool)
         for topic in dealt:
@@ -158,6 +156,18 @@ class UniformModel:
             [1 / perm(n, len(pairs)) if n >= len(pairs) else 0.0 for n in range(len(PAIRS) + 1)]
         )
         return np.where(possible, chance[candidates], 0.0)
+
+    def _candidates(self, whole: BoardSet) -> np.ndarray:
+        """Per board of the whole set: how many informative pairs have a true statement there (the pairs
+        the game draws from), found once per set."""
+        if whole not in _candidates:
+            count = np.zeros(len(whole), dtype=np.int64)
+            for pair in PAIRS:
+                topic = self.topic(whole, pair)
+                if topic.informative:
+                    count += topic.truth != 0
+            _candidates[whole] = count
+        return _candidates[whole]
 
     def conference_likelihood(
         self, boards: BoardSet, shown: list[Statement], count: int | None = None
@@ -236,6 +246,23 @@ def _weighted_topic(
 
 _weighted_topics: WeakKeyDictionary[BoardSet, dict[Pair, Topic]] = WeakKeyDictionary()
 _masses: WeakKeyDictionary[BoardSet, dict[Pair, np.ndarray]] = WeakKeyDictionary()
+#: per whole set: the uniform model's count of pairs to draw from per board
+_candidates: WeakKeyDictionary[BoardSet, np.ndarray] = WeakKeyDictionary()
+_mass_totals: WeakKeyDictionary[BoardSet, np.ndarray] = WeakKeyDictionary()  # every pair's mass, summed
+
+
+def _on_rows(boards: BoardSet, per_board: np.ndarray) -> np.ndarray:
+    """`boards`' rows of what is known per board of their whole set (the whole set: all of it)."""
+    return per_board if boards.origin is None else per_board[boards.rows]
+
+
+def _sum(arrays: Iterable[np.ndarray]) -> np.ndarray:
+    """Their sum, added in order into one array (the same floats as `sum`, without a new array each)."""
+    items = iter(arrays)
+    total = np.array(next(items), dtype=float)
+    for array in items:
+        total += array
+    return total
 
 
 def _label(pair: Pair) -> str:
@@ -292,7 +319,7 @@ class WeightedModel:
         if pair not in masses:
             topic = self.topic(whole, pair)
             masses[pair] = topic.true_weight(topic.truth).astype(np.float32)
-        return cast(np.ndarray, masses[pair][boards.rows].astype(float))
+        return _on_rows(boards, masses[pair]).astype(float)
 
     def deal(self, rngs: Streams, everything: BoardSet, row: int, conferences: int) -> Dealt:
         rng = rngs.research
@@ -353,14 +380,28 @@ class WeightedModel:
         """Each pair in turn: its weight on the board over that of every pair the generator could have
         kept at that turn."""
         dealt = tuple(pairs.values())
-        masses = {p: self._mass(boards, p) for p in PAIRS}
-        chance = np.ones(len(boards))
-        for pair, allowed in zip(dealt, _allowed_sets(dealt), strict=True):
-            if pair not in allowed:
-                return np.zeros(len(boards))
-            total = sum(masses[p] for p in allowed)
-            chance *= masses[pair] / np.maximum(total, 1e-300)
+        sets = _allowed_sets(dealt)
+        if not dealt:
+            return np.ones(len(boards))
+        if any(pair not in allowed for pair, allowed in zip(dealt, sets, strict=True)):
+            return np.zeros(len(boards))
+        masses: dict[Pair, np.ndarray] = {}
+        chance = self._first_draw(boards, dealt[0])
+        for pair, allowed in zip(dealt[1:], sets[1:], strict=True):
+            for p in allowed:
+                if p not in masses:
+                    masses[p] = self._mass(boards, p)
+            chance *= masses[pair] / np.maximum(_sum(masses[p] for p in allowed), 1e-300)
         return chance
+
+    def _first_draw(self, boards: BoardSet, pair: Pair) -> np.ndarray:
+        """Per board: the chance the generator's first draw is `pair` (every pair is allowed then; the
+        sum of every pair's mass is found once per whole set)."""
+        whole = boards.whole
+        if whole not in _mass_totals:
+            _mass_totals[whole] = np.maximum(_sum(self._mass(whole, p) for p in PAIRS), 1e-300)
+        share: np.ndarray = self._mass(boards, pair) / _on_rows(boards, _mass_totals[whole])
+        return share
 
     def conference_likelihood(
         self, boards: BoardSet, shown: list[Statement], count: int | None = None

@@ -6,6 +6,7 @@ true, on distinct sectors, and shorten games."""
 from __future__ import annotations
 
 from collections import Counter
+from math import perm
 
 import numpy as np
 import pytest
@@ -104,6 +105,22 @@ def test_the_chance_of_a_deal_is_zero_where_the_generator_could_not_deal_it(stan
     assert MODELS["uniform"].pairs_likelihood(standard, uniform.pairs)[77] > 0
     heard = WEIGHTED.conference_likelihood(standard, dealt.conferences)
     assert heard is not None and heard[77] > 0
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_the_chance_of_a_deal_on_some_boards_is_the_whole_sets_on_those_rows(
+    standard: BoardSet, name: str
+) -> None:
+    """What is kept per whole set (the pairs to draw from, the first draw) reads the same on a subset."""
+    model = MODELS[name]
+    pairs = model.deal(streams(5), standard, 77, 1).pairs
+    whole = model.pairs_likelihood(standard, pairs)
+    rows = np.arange(0, len(standard), 7)
+    np.testing.assert_array_equal(model.pairs_likelihood(standard.subset(rows), pairs), whole[rows])
+    if name == "uniform":  # one of the ordered draws of six from the pairs with something true on board 77
+        topics = [model.topic(standard, pair) for pair in PAIRS]
+        drawn_from = sum(bool(t.informative and t.truth[77]) for t in topics)
+        assert whole[77] == pytest.approx(1 / perm(drawn_from, len(pairs)))
 
 
 def test_the_weighted_generators_guarantee_weighs_boards_by_what_is_still_to_come(standard: BoardSet) -> None:
