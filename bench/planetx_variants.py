@@ -19,7 +19,7 @@ Printed per study: both averages, the paired change and its 95% interval, the ga
 wrong locates per game and the seconds a game, against the default policy on the same games.
 
     .venv/bin/python bench/planetx_variants.py [--mode expert] [--model uniform] [--seed 2026]
-        [--games 200] [--studies two-step,sky-reach,wait-for-conference]
+        [--games 200] [--studies two-step,sky-reach,wait-for-conference,conference-aware]
 
 Games run in a pool of processes, one game per task; each process first plays a game not counted (the
 boards loaded, every topic's truth found), and no game reuses the decisions another one cached.
