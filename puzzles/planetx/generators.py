@@ -380,9 +380,9 @@ class WeightedModel:
         """Each pair in turn: its weight on the board over that of every pair the generator could have
         kept at that turn."""
         dealt = tuple(pairs.values())
-        sets = _allowed_sets(dealt)
         if not dealt:
             return np.ones(len(boards))
+        sets = _allowed_sets(dealt)
         if any(pair not in allowed for pair, allowed in zip(dealt, sets, strict=True)):
             return np.zeros(len(boards))
         masses: dict[Pair, np.ndarray] = {}
