@@ -46,7 +46,7 @@ import numpy as np
 
 from puzzles.planetx.board import BITS, DWARF_PLANET, EMPTY, GAS_CLOUD, PLANET_X, Mode
 from puzzles.planetx.boardset import BoardSet
-from puzzles.planetx.observations import Observation, parse
+from puzzles.planetx.observations import Observation, SectorBits, parse, parse_clue
 
 Statement = dict[str, Any]  # the JSON form of a `clue` observation
 
@@ -142,9 +142,21 @@ class Topic:
         return self.subject if self.subject == self.other else f"{self.subject} & {self.other}"
 
 
+#: per whole board set (kept as long as it is): which sectors hold each object, shared by every topic
+_sector_bits: WeakKeyDictionary[BoardSet, SectorBits] = WeakKeyDictionary()
+
+
+def statement_masks(everything: BoardSet, statements: Sequence[Statement]) -> list[np.ndarray]:
+    """Where each clue statement holds on the whole set `everything`."""
+    bits = _sector_bits.get(everything)
+    if bits is None:
+        bits = _sector_bits[everything] = SectorBits(everything.mode, everything.grid)
+    return [parse_clue(everything.mode, statement).on_bits(bits) for statement in statements]
+
+
 def _topic(everything: BoardSet, subject: str, other: str, candidates: list[Statement]) -> Topic:
-    mode, grid = everything.mode, everything.grid
-    masks = [parse(mode, statement).mask(mode, grid) for statement in candidates]
+    grid = everything.grid
+    masks = statement_masks(everything, candidates)
     sums = [int(mask.sum()) for mask in masks]
     keep = [k for k, total in enumerate(sums) if 0 < total < len(grid)]
     informative = bool(keep)

@@ -233,8 +233,8 @@ def _weighted_topic(
 ) -> Topic:
     """A topic over every board of the set, keeping each statement that holds on some board (one that
     holds on none is never dealt; one that holds on all is dealt and tells nothing, but shares the draw)."""
-    mode, grid = everything.mode, everything.grid
-    masks = [parse(mode, statement).mask(mode, grid) for statement, _ in dealt]
+    grid = everything.grid
+    masks = clues.statement_masks(everything, [statement for statement, _ in dealt])
     keep = [k for k, mask in enumerate(masks) if mask.any()]
     truth = np.zeros(len(grid), dtype=np.uint64)
     for bit, k in enumerate(keep):

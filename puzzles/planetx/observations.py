@@ -10,7 +10,7 @@ The JSON form (see `schemas/planetx.py`) is turned into these classes by `parse`
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
@@ -56,12 +56,39 @@ def any_of(grid: np.ndarray, objects: tuple[int, ...]) -> np.ndarray:
     return out
 
 
-def _rolled_or(matrix: np.ndarray, shifts: list[int]) -> np.ndarray:
-    """Per sector: does any sector at one of these offsets hold a True? (circular)"""
-    out = np.zeros_like(matrix)
-    for shift in shifts:
-        out |= np.roll(matrix, shift, axis=1)
-    return out
+class SectorBits:
+    """Per board of a grid, which sectors hold an object: bit s - 1 of one 32-bit word per board for sector
+    s, found per object on first use. Clues about where objects lie are a few word operations per board
+    on these (a board matrix per offset costs many times more)."""
+
+    def __init__(self, mode: Mode, grid: np.ndarray):
+        assert mode.sectors <= 32, "a board's sectors must fit a 32-bit word"
+        self.mode = mode
+        self.grid = grid
+        self.full = np.uint32((1 << mode.sectors) - 1)
+        self._holding: dict[int, np.ndarray] = {}
+
+    def holding(self, obj: int) -> np.ndarray:
+        words = self._holding.get(obj)
+        if words is None:
+            packed = np.packbits(self.grid == obj, axis=1, bitorder="little")
+            padded = np.zeros((len(self.grid), 4), dtype=np.uint8)
+            padded[:, : packed.shape[1]] = packed
+            words = self._holding[obj] = padded.view("<u4").ravel().astype(np.uint32)
+        return words
+
+    def rotated(self, words: np.ndarray, shift: int) -> np.ndarray:
+        """Each board's sectors moved `shift` sectors on (sector s to s + shift, around the circle)."""
+        shift %= self.mode.sectors
+        if not shift:
+            return words
+        left, right = np.uint32(shift), np.uint32(self.mode.sectors - shift)
+        return cast(np.ndarray, ((words << left) | (words >> right)) & self.full)
+
+    @staticmethod
+    def word(sectors: Iterable[int]) -> np.uint32:
+        """The word of these 1-based sectors."""
+        return np.uint32(sum(1 << (s - 1) for s in set(sectors)))
 
 
 def _offsets_within(mode: Mode, reach: int) -> list[int]:
@@ -146,12 +173,18 @@ class Near:
     offsets: tuple[int, ...]
 
     def mask(self, mode: Mode, grid: np.ndarray) -> np.ndarray:
+        return self.on_bits(SectorBits(mode, grid))
+
+    def on_bits(self, bits: SectorBits) -> np.ndarray:
         checkpoint()
-        subjects = grid == self.subject
-        near = _rolled_or(grid == self.other, list(self.offsets))
+        subjects = bits.holding(self.subject)
+        others = bits.holding(self.other)
+        near = np.zeros_like(others)
+        for shift in self.offsets:
+            near |= bits.rotated(others, shift)
         if self.quantifier == "all":
-            return cast(np.ndarray, ~np.any(subjects & ~near, axis=1))
-        hit = np.any(subjects & near, axis=1)
+            return cast(np.ndarray, (subjects & ~near) == 0)
+        hit = (subjects & near) != 0
         return cast(np.ndarray, hit if self.quantifier == "some" else ~hit)
 
     def _near(self, mode: Mode, board: Sequence[int], sector: int) -> bool:
@@ -200,16 +233,18 @@ class Band:
         ]
 
     def mask(self, mode: Mode, grid: np.ndarray) -> np.ndarray:
+        return self.on_bits(SectorBits(mode, grid))
+
+    def on_bits(self, bits: SectorBits) -> np.ndarray:
         checkpoint()
-        subjects = grid == self.subject
+        subjects = bits.holding(self.subject)
 
         def within(width: int) -> np.ndarray:
             if width <= 0:
-                return cast(np.ndarray, ~np.any(subjects, axis=1))
-            out = np.zeros(len(grid), dtype=bool)
-            for band in self._fits(mode, width):
-                outside = [s - 1 for s in range(1, mode.sectors + 1) if s not in band]
-                out |= ~np.any(subjects[:, outside], axis=1)
+                return cast(np.ndarray, subjects == 0)
+            out = np.zeros(len(subjects), dtype=bool)
+            for band in self._fits(bits.mode, width):
+                out |= (subjects & ~SectorBits.word(band)) == 0
             return out
 
         fits = within(self.width)
@@ -291,11 +326,12 @@ def parse(mode: Mode, data: dict[str, Any]) -> Observation:
     if kind == "locate":
         return WrongLocate(data["sector"], OBJECTS[data["left"]], OBJECTS[data["right"]])
     if kind == "clue":
-        return _clue(mode, data)
+        return parse_clue(mode, data)
     raise ValueError(f"unknown observation type {kind!r}")
 
 
-def _clue(mode: Mode, data: dict[str, Any]) -> Observation:
+def parse_clue(mode: Mode, data: dict[str, Any]) -> Near | Band:
+    """A research or conference clue from its (validated) JSON form."""
     subject = OBJECTS[data["subject"]]
     relation = data["relation"]
     if relation == "band":

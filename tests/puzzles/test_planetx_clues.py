@@ -62,6 +62,25 @@ def test_every_topics_truth_table_agrees_with_the_rules_wording(standard: BoardS
             assert topic.true_statements(int(row)) == expected, (topic.label(), letters_of(standard, row))
 
 
+def test_every_clue_holds_where_its_mask_says_on_expert_boards() -> None:
+    """Eighteen sectors, bands and the opposite sector nine away: every statement either clue model can
+    make, found over a whole set at once (`statement_masks`) and one by one on a raw grid (`mask`),
+    against the rules' wording on a sample of expert boards."""
+    expert = MODES["expert"]
+    boards = BoardSet.from_codes(expert, enumerate_boards(expert, prefix=(2, 0, 3)))
+    statements = [st for s, o in generators.PAIRS for st in clues.pair_statements(expert, s, o)]
+    statements += clues.conference_statements(expert)
+    statements += [st for pair in generators.PAIRS for st, _ in generators.weighted_statements(expert, *pair)]
+    rows = np.random.default_rng(3).choice(len(boards), size=40, replace=False)
+    shared = clues.statement_masks(boards, statements)
+    for statement, mask in zip(statements, shared, strict=True):
+        alone = parse(expert, statement).mask(expert, boards.grid)
+        assert np.array_equal(mask, alone), statement
+        expected = [holds(statement, letters_of(boards, row)) for row in rows]
+        assert mask[rows].tolist() == expected, statement
+    assert any(0 < mask.sum() < len(boards) for mask in shared)
+
+
 def test_statements_that_tell_nothing_are_never_drawn(standard: BoardSet) -> None:
     gas_empty = clues.research_topic(standard, "gas_cloud", "empty")
     every = [letters_of(standard, row) for row in range(len(standard))]
