@@ -8,7 +8,8 @@ Each round runs the baseline, then this checkout, each in processes of their own
 loaded before the clock starts: one process finds every topic (`topics`) and then plays `--games` games
 (seed 31, the uniform generator, the player not told: `games`); another plays the same games from cold,
 finding only the topics they need as they go (`cold games`: what a simulate job's first shard in a new
-worker process waits). Medians of the rounds are compared.
+worker process waits). Medians of the rounds are compared, and each process's peak memory (its maximum
+resident set).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from bench.trees import TIMED_GAMES, Runs, print_medians, taking_turns  # noqa: 
 #: truths, then the games' seconds and days; with "cold", the games' seconds and days only; JSON, last line
 MEASURE = (
     """
-import hashlib, json, sys, time
+import hashlib, json, resource, sys, time
 from puzzles.planetx import clues, simulate
 from puzzles.planetx.board import MODES
 from puzzles.planetx.boardset import all_boards
@@ -46,13 +47,14 @@ with Run(24 * 3600) as run:
         figures["topics"] = time.perf_counter() - began
         digest = hashlib.sha256()
         for topic in topics:
-            digest.update(topic.truth.tobytes())
+            digest.update(topic.truth.astype("u8").tobytes())  # whatever width a tree keeps it in
             digest.update(repr(topic.statements).encode())
         figures["digest"] = digest.hexdigest()
     params = {"mode": mode.name, "seed": 31, "clue_model": "uniform"}
     seconds, days = timed_games(everything, run, params, games, warm=[])
     figures["games" if warm else "cold games"] = seconds
     figures["days"] = days
+    figures["peak MB" if warm else "cold peak MB"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps(figures))
 """
 )
@@ -76,6 +78,9 @@ def main() -> None:
     print(f"baseline {args.baseline}; medians of {args.rounds} rounds; the same truths and days: {same}")
     parts = {"topics": "every topic", "games": "games, topics found", "cold games": "games from cold"}
     print_medians(runs, parts)
+    for part, what in (("cold peak MB", "peak memory, cold"), ("peak MB", "peak memory, every topic")):
+        before, after = (statistics.median(r[part] for r in runs[tree]) for tree in ("baseline", "this"))
+        print(f"  {what:24} baseline {before:5.0f} MB  this {after:5.0f} MB  {after / before:5.2f}x")
     days_per_game = statistics.fmean(next(iter(days))) if days else 0
     print(f"  days a game {days_per_game:.2f}")
     if not same:

@@ -217,7 +217,7 @@ def _research_joint(boards: BoardSet, topic: Topic, goal: np.ndarray, width: int
     tells about the board is H(shown) - H(shown | board))."""
     size = len(topic.statements)
     distinct, ids = topic.word_index
-    classes, weights = weighted_unique(ids[boards.rows] * width + goal, boards.likelihood)
+    classes, weights = weighted_unique(ids[boards.rows].astype(np.int64) * width + goal, boards.likelihood)
     words, triples = distinct[classes // width], classes % width
     true = (words[:, None] >> np.arange(size)) & 1
     chance = true * topic.statement_weights()

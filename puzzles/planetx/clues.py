@@ -103,7 +103,7 @@ class Topic:
     subject: str
     other: str
     statements: tuple[Statement, ...]
-    truth: np.ndarray  # uint64 per board
+    truth: np.ndarray  # per board, an unsigned word just wide enough for the statements (`truth_words`)
     informative: bool  # False: every statement left holds on every board (the topic tells nothing)
     #: how likely the game is to pick each statement when it holds, relative to the others that hold
     #: (None: all alike, a uniform draw among the true ones)
@@ -111,10 +111,10 @@ class Topic:
 
     @cached_property
     def word_index(self) -> tuple[np.ndarray, np.ndarray]:
-        """The distinct `truth` words, ascending, as int64 (at most 40 statements: they fit), and per board
-        of the mode its word's index among them (a small key to count boards by)."""
+        """The distinct `truth` words, ascending, as int64 (at most 64 statements: they fit), and per board
+        of the mode its word's index among them (a small key to count boards by, kept as int32)."""
         words, ids = np.unique(self.truth.astype(np.int64), return_inverse=True)
-        return words, ids.astype(np.int64)
+        return words, ids.astype(np.int32)
 
     def true_on(self, rows: np.ndarray) -> np.ndarray:
         """rows × statements, as booleans."""
@@ -162,11 +162,19 @@ def _topic(everything: BoardSet, subject: str, other: str, candidates: list[Stat
     informative = bool(keep)
     if not keep:  # nothing to say: the draw is among what always holds, and tells nothing
         keep = [k for k, total in enumerate(sums) if total == len(grid)]
-    assert len(keep) <= 64, "a topic's statements must fit a 64-bit word"
-    truth = np.zeros(len(grid), dtype=np.uint64)
-    for bit, k in enumerate(keep):
-        truth |= masks[k].astype(np.uint64) << np.uint64(bit)
+    truth = truth_words([masks[k] for k in keep], len(grid))
     return Topic(subject, other, tuple(candidates[k] for k in keep), truth, informative)
+
+
+def truth_words(masks: Sequence[np.ndarray], size: int) -> np.ndarray:
+    """Per board (of `size`), bit k set where `masks[k]` holds, in the narrowest unsigned integer type
+    that has a bit for each (a topic's truth over a whole expert set is kept for the life of a process)."""
+    assert len(masks) <= 64, "a topic's statements must fit a 64-bit word"
+    kind = next(t for t in ("u1", "u2", "u4", "u8") if np.dtype(t).itemsize * 8 >= len(masks))
+    truth: np.ndarray = np.zeros(size, dtype=kind)
+    for bit, mask in enumerate(masks):
+        truth |= np.left_shift(mask.astype(kind), bit)
+    return truth
 
 
 #: per whole board set (kept as long as it is): topics by (subject, other)

@@ -236,9 +236,7 @@ def _weighted_topic(
     grid = everything.grid
     masks = clues.statement_masks(everything, [statement for statement, _ in dealt])
     keep = [k for k, mask in enumerate(masks) if mask.any()]
-    truth = np.zeros(len(grid), dtype=np.uint64)
-    for bit, k in enumerate(keep):
-        truth |= masks[k].astype(np.uint64) << np.uint64(bit)
+    truth = clues.truth_words([masks[k] for k in keep], len(grid))
     informative = any(not masks[k].all() for k in keep)
     weights = np.array([dealt[k][1] for k in keep], dtype=float)
     return Topic(subject, other, tuple(dealt[k][0] for k in keep), truth, informative, weights)
