@@ -1,11 +1,12 @@
 """What a Planet X process spends before and beside its games: every research and conference topic's truth
 over the whole board set (both clue models), and whole games from a cold process, this checkout against a
-baseline revision in the same run. The truths must be the same bits and the games the same days.
+baseline revision in the same run. The boards and truths must be the same bits and the games the same days.
 
     .venv/bin/python bench/planetx_setup.py [--baseline 3a4fe44] [--mode expert] [--games 3] [--rounds 3]
 
-Each round runs the baseline, then this checkout, each in processes of their own on one core, the board set
-loaded before the clock starts: one process finds every topic (`topics`) and then plays `--games` games
+Each round runs the baseline, then this checkout, each in processes of their own on one core. Each process
+first enumerates the mode's boards (`rules.enumerate_boards`, as a worker without a stored enumeration
+does; timed apart as `boards`); then one process finds every topic (`topics`) and then plays `--games` games
 (seed 31, the uniform generator, the player not told: `games`); another plays the same games from cold,
 finding only the topics they need as they go (`cold games`: what a simulate job's first shard in a new
 worker process waits). Medians of the rounds are compared, and each process's peak memory (its maximum
@@ -39,7 +40,10 @@ from puzzles.runtime import Run
 mode, games, warm = MODES[sys.argv[1]], int(sys.argv[2]), sys.argv[3] == "warm"
 figures = {}
 with Run(24 * 3600) as run:
+    began = time.perf_counter()
     everything = all_boards(mode, run)
+    figures["boards" if warm else "cold boards"] = time.perf_counter() - began
+    figures["boards digest"] = hashlib.sha256(everything.codes.tobytes()).hexdigest()
     if warm:
         began = time.perf_counter()
         topics = [clues.conference_topic(everything), MODELS["weighted"].conference_topic(everything)]
@@ -68,15 +72,21 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     sizes = [args.mode, str(args.games)]
-    cold = taking_turns(args.baseline, MEASURE, [*sizes, "cold"], args.rounds, ["cold games"])
+    cold = taking_turns(args.baseline, MEASURE, [*sizes, "cold"], args.rounds, ["cold boards", "cold games"])
     warm = taking_turns(args.baseline, MEASURE, [*sizes, "warm"], args.rounds, ["topics", "games"])
     runs: Runs = {tree: [{**c, **w} for c, w in zip(cold[tree], warm[tree], strict=True)] for tree in cold}
     days = {tuple(r["days"]) for tree in runs.values() for r in tree}
     digests = {r["digest"] for tree in runs.values() for r in tree}
-    same = len(days) == 1 and len(digests) == 1
+    boards = {r["boards digest"] for tree in runs.values() for r in tree}
+    same = len(days) == 1 and len(digests) == 1 and len(boards) == 1
     print(f"{args.mode} boards, every topic of both clue models and {args.games} games (seed 31), one core;")
-    print(f"baseline {args.baseline}; medians of {args.rounds} rounds; the same truths and days: {same}")
-    parts = {"topics": "every topic", "games": "games, topics found", "cold games": "games from cold"}
+    print(f"baseline {args.baseline}; medians of {args.rounds} rounds; same boards, truths and days: {same}")
+    parts = {
+        "cold boards": "enumerating the boards",
+        "topics": "every topic",
+        "games": "games, topics found",
+        "cold games": "games from cold",
+    }
     print_medians(runs, parts)
     for part, what in (("cold peak MB", "peak memory, cold"), ("peak MB", "peak memory, every topic")):
         before, after = (statistics.median(r[part] for r in runs[tree]) for tree in ("baseline", "this"))

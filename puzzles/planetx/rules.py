@@ -62,7 +62,6 @@ def enumerate_boards(mode: Mode, facts: Sequence[Fact] = (), prefix: Sequence[in
     of the work) is a checkpoint of the run the enumeration is inside, if any."""
     n = mode.sectors
     full = (1 << n) - 1
-    near = [(1 << (s - 2) % n) | (1 << s % n) for s in range(1, n + 1)]  # neighbour masks, 0-based index
     must = [0] * 6  # sectors that must hold each object
     never = [0] * 6  # sectors that must not
     for s, obj, present in [*facts, *((i + 1, obj, True) for i, obj in enumerate(prefix))]:
@@ -81,16 +80,18 @@ def enumerate_boards(mode: Mode, facts: Sequence[Fact] = (), prefix: Sequence[in
         options = free & ~never[obj]
         if must[obj] & ~options:
             return []
-        bits = [i for i in range(n) if options >> i & 1]
-        return [
-            mask
-            for combo in combinations(bits, counts[obj])
-            if (mask := sum(1 << i for i in combo)) & must[obj] == must[obj]
-        ]
+        sectors = [1 << i for i in range(n) if options >> i & 1]
+        needed = must[obj]
+        masks = (sum(combo) for combo in combinations(sectors, counts[obj]))
+        return [mask for mask in masks if mask & needed == needed]
+
+    def beside(company: int) -> int:
+        """The sectors with a neighbour in `company` (around the circle)."""
+        return (company << 1 | company >> 1 | company << (n - 1) | company >> (n - 1)) & full
 
     def lone(mask: int, company: int) -> bool:
         """Is some sector of `mask` without a neighbour in `company`?"""
-        return any(mask >> i & 1 and not near[i] & company for i in range(n))
+        return bool(mask & ~beside(company))
 
     for dwarfs in choose(DWARF_PLANET, full):
         if mode.dwarf_band and not band_ok(
@@ -98,39 +99,37 @@ def enumerate_boards(mode: Mode, facts: Sequence[Fact] = (), prefix: Sequence[in
         ):
             continue
         after_dwarfs = full & ~dwarfs
+        code = _placed(DWARF_PLANET, dwarfs)
         for planet_x in choose(PLANET_X, after_dwarfs):
             checkpoint()
-            if any(planet_x >> i & 1 and near[i] & dwarfs for i in range(n)):
+            if planet_x & beside(dwarfs):
                 continue
+            with_x = code + _placed(PLANET_X, planet_x)
             for comets in choose(COMET, after_dwarfs & ~planet_x):
                 free = after_dwarfs & ~planet_x & ~comets
+                with_comets = with_x + _placed(COMET, comets)
                 for asteroids in choose(ASTEROID, free):
                     if lone(asteroids, asteroids):
                         continue
                     rest = free & ~asteroids
+                    with_asteroids = with_comets + _placed(ASTEROID, asteroids)
                     for gas in choose(GAS_CLOUD, rest):
                         empty = rest & ~gas
                         if lone(gas, empty) or empty & never[EMPTY] or must[EMPTY] & ~empty:
                             continue
-                        found.append(_code(n, dwarfs, planet_x, comets, asteroids, gas))
+                        found.append(with_asteroids + _placed(GAS_CLOUD, gas))  # empty is 0
     return found
 
 
-def _code(n: int, dwarfs: int, planet_x: int, comets: int, asteroids: int, gas: int) -> int:
-    code = 0
-    for i in range(n):
-        bit = 1 << i
-        if dwarfs & bit:
-            obj = DWARF_PLANET
-        elif planet_x & bit:
-            obj = PLANET_X
-        elif comets & bit:
-            obj = COMET
-        elif asteroids & bit:
-            obj = ASTEROID
-        elif gas & bit:
-            obj = GAS_CLOUD
-        else:
-            continue  # empty is 0
-        code |= obj << (BITS * i)
-    return code
+#: per byte of a set of sectors, a board code with 1 in the field of each of its sectors
+_FIELDS = [sum(1 << (BITS * i) for i in range(8) if byte >> i & 1) for byte in range(256)]
+
+
+def _placed(obj: int, sectors: int) -> int:
+    """The board code of `obj` in each of `sectors` (a bit mask) and empty elsewhere."""
+    code, shift = 0, 0
+    while sectors:
+        code |= _FIELDS[sectors & 0xFF] << shift
+        sectors >>= 8
+        shift += 8 * BITS
+    return obj * code
