@@ -111,7 +111,7 @@ class Topic:
 
     @cached_property
     def word_index(self) -> tuple[np.ndarray, np.ndarray]:
-        """The distinct `truth` words, ascending, as int64 (at most 64 statements: they fit), and per board
+        """The distinct `truth` words, ascending, as int64 (at most 63 statements: they fit), and per board
         of the mode its word's index among them (a small key to count boards by, kept as int32)."""
         words, ids = np.unique(self.truth.astype(np.int64), return_inverse=True)
         return words, ids.astype(np.int32)
@@ -142,7 +142,8 @@ class Topic:
         return self.subject if self.subject == self.other else f"{self.subject} & {self.other}"
 
 
-#: per whole board set (kept as long as it is): which sectors hold each object, shared by every topic
+#: per whole board set (kept as long as it is, as its topics are): which sectors hold each object, shared
+#: by every topic found over it
 _sector_bits: WeakKeyDictionary[BoardSet, SectorBits] = WeakKeyDictionary()
 
 
@@ -155,21 +156,21 @@ def statement_masks(everything: BoardSet, statements: Sequence[Statement]) -> li
 
 
 def _topic(everything: BoardSet, subject: str, other: str, candidates: list[Statement]) -> Topic:
-    grid = everything.grid
     masks = statement_masks(everything, candidates)
     sums = [int(mask.sum()) for mask in masks]
-    keep = [k for k, total in enumerate(sums) if 0 < total < len(grid)]
+    keep = [k for k, total in enumerate(sums) if 0 < total < len(everything)]
     informative = bool(keep)
     if not keep:  # nothing to say: the draw is among what always holds, and tells nothing
-        keep = [k for k, total in enumerate(sums) if total == len(grid)]
-    truth = truth_words([masks[k] for k in keep], len(grid))
+        keep = [k for k, total in enumerate(sums) if total == len(everything)]
+    truth = truth_words([masks[k] for k in keep], len(everything))
     return Topic(subject, other, tuple(candidates[k] for k in keep), truth, informative)
 
 
 def truth_words(masks: Sequence[np.ndarray], size: int) -> np.ndarray:
     """Per board (of `size`), bit k set where `masks[k]` holds, in the narrowest unsigned integer type
     that has a bit for each (a topic's truth over a whole expert set is kept for the life of a process)."""
-    assert len(masks) <= 64, "a topic's statements must fit a 64-bit word"
+    if len(masks) > 64:
+        raise ValueError(f"a topic's statements must fit a 64-bit word, not {len(masks)}")
     kind = next(t for t in ("u1", "u2", "u4", "u8") if np.dtype(t).itemsize * 8 >= len(masks))
     truth: np.ndarray = np.zeros(size, dtype=kind)
     for bit, mask in enumerate(masks):

@@ -233,10 +233,9 @@ def _weighted_topic(
 ) -> Topic:
     """A topic over every board of the set, keeping each statement that holds on some board (one that
     holds on none is never dealt; one that holds on all is dealt and tells nothing, but shares the draw)."""
-    grid = everything.grid
     masks = clues.statement_masks(everything, [statement for statement, _ in dealt])
     keep = [k for k, mask in enumerate(masks) if mask.any()]
-    truth = clues.truth_words([masks[k] for k in keep], len(grid))
+    truth = clues.truth_words([masks[k] for k in keep], len(everything))
     informative = any(not masks[k].all() for k in keep)
     weights = np.array([dealt[k][1] for k in keep], dtype=float)
     return Topic(subject, other, tuple(dealt[k][0] for k in keep), truth, informative, weights)

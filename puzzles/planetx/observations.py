@@ -69,12 +69,14 @@ class SectorBits:
         self._holding: dict[int, np.ndarray] = {}
 
     def holding(self, obj: int) -> np.ndarray:
+        """Per board, the word of the sectors holding `obj` (read-only: every clue shares it)."""
         words = self._holding.get(obj)
         if words is None:
             packed = np.packbits(self.grid == obj, axis=1, bitorder="little")
             padded = np.zeros((len(self.grid), 4), dtype=np.uint8)
             padded[:, : packed.shape[1]] = packed
             words = self._holding[obj] = padded.view("<u4").ravel().astype(np.uint32)
+            words.flags.writeable = False
         return words
 
     def rotated(self, words: np.ndarray, shift: int) -> np.ndarray:

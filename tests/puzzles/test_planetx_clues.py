@@ -65,19 +65,25 @@ def test_every_topics_truth_table_agrees_with_the_rules_wording(standard: BoardS
 def test_every_clue_holds_where_its_mask_says_on_expert_boards() -> None:
     """Eighteen sectors, bands and the opposite sector nine away: every statement either clue model can
     make, found over a whole set at once (`statement_masks`) and one by one on a raw grid (`mask`),
-    against the rules' wording on a sample of expert boards."""
+    against the rules' wording on a sample of expert boards and on random rows of objects (any sector,
+    the wrap from 18 to 1 included)."""
     expert = MODES["expert"]
     boards = BoardSet.from_codes(expert, enumerate_boards(expert, prefix=(2, 0, 3)))
     statements = [st for s, o in generators.PAIRS for st in clues.pair_statements(expert, s, o)]
     statements += clues.conference_statements(expert)
     statements += [st for pair in generators.PAIRS for st, _ in generators.weighted_statements(expert, *pair)]
-    rows = np.random.default_rng(3).choice(len(boards), size=40, replace=False)
+    rng = np.random.default_rng(3)
+    rows = rng.choice(len(boards), size=40, replace=False)
     shared = clues.statement_masks(boards, statements)
+    scrambled = rng.integers(0, 6, size=(200, expert.sectors)).astype(boards.grid.dtype)
+    letters = ["".join(LETTERS[obj] for obj in row) for row in scrambled]
     for statement, mask in zip(statements, shared, strict=True):
-        alone = parse(expert, statement).mask(expert, boards.grid)
-        assert np.array_equal(mask, alone), statement
+        observation = parse(expert, statement)
+        assert np.array_equal(mask, observation.mask(expert, boards.grid)), statement
         expected = [holds(statement, letters_of(boards, row)) for row in rows]
         assert mask[rows].tolist() == expected, statement
+        on_scrambled = observation.mask(expert, scrambled).tolist()
+        assert on_scrambled == [holds(statement, row) for row in letters], statement
     assert any(0 < mask.sum() < len(boards) for mask in shared)
 
 
