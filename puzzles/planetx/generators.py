@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from math import factorial, perm
-from typing import Protocol
+from typing import Protocol, cast
 from weakref import WeakKeyDictionary
 
 import numpy as np
@@ -544,6 +544,9 @@ class _Standing:
     sectors: np.ndarray  # i × boards: the sector of the board's i-th standing impostor, -1 past its last
     rescue: np.ndarray  # i × boards
     everyone: np.ndarray  # per board, a local bit for each of its standing impostors
+    #: local bits × boards: the product `told` finds for each set of a board's standing impostors (None:
+    #: more sets × boards than PRODUCT_CELLS)
+    products: np.ndarray | None
 
     @classmethod
     def of(cls, needed: np.ndarray, rescues: Rescues, sectors: int) -> _Standing:
@@ -556,7 +559,7 @@ class _Standing:
             at[found[rows], rows] = sector
             rescue[found[rows], rows] = rescues[sector][rows] if sector in rescues else 0.0
             found[rows] += 1
-        return cls(at, rescue, (np.int32(1) << found) - 1)
+        return cls(at, rescue, (np.int32(1) << found) - 1, _products(rescue))
 
     def local(self, bits: np.ndarray) -> np.ndarray:
         """`bits` (impostors by sector, per board: the last axis) as local bits."""
@@ -569,10 +572,29 @@ class _Standing:
         """Per board: the chance research still to come rules out every standing impostor `covered`
         (local bits) leaves, multiplied in sector order."""
         missing = self.everyone & ~covered
+        if self.products is not None:
+            return cast(np.ndarray, self.products[missing, np.arange(len(missing))])
         told = np.ones(len(missing))
         for i, rescue in enumerate(self.rescue):
             told = np.where(missing & np.int32(1 << i), told * rescue, told)
         return told
+
+
+#: the most cells (sets of standing impostors × boards) `_Standing` tabulates its products in
+PRODUCT_CELLS = 1 << 21
+
+
+def _products(rescue: np.ndarray) -> np.ndarray | None:
+    """Per set of local bits and board: the product of the rescues of those bits, lowest bit first (the
+    same floats `told` multiplies out), found once for the many draws that look them up."""
+    sets = 1 << len(rescue)
+    if sets * rescue.shape[1] > PRODUCT_CELLS:
+        return None
+    products = np.ones((sets, rescue.shape[1]))
+    for bits in range(1, sets):
+        top = bits.bit_length() - 1
+        products[bits] = products[bits & ~(1 << top)] * rescue[top]
+    return products
 
 
 @dataclass(frozen=True)

@@ -251,6 +251,27 @@ def test_the_guarantee_counts_the_research_still_to_come(standard: BoardSet) -> 
     assert not np.allclose(before[held], without[held])  # the research to come matters on this sample
 
 
+def test_the_guarantee_is_the_same_floats_with_its_products_tabulated_or_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A draw's leaf looks up each board's product of rescues in a table found once; where the table
+    would be too large it multiplies them out: both give the same floats, bit for bit. Expert boards
+    (those starting gas cloud, empty, dwarf planet), where boards keep up to four standing impostors."""
+    expert = MODES["expert"]
+    boards = BoardSet.from_codes(expert, enumerate_boards(expert, prefix=(2, 0, 3)))
+    dealt = WEIGHTED.deal(streams(2), boards, 500, 2)
+    research = list(dealt.statements.values())
+    heard, unheard = research[:1], list(dealt.pairs.values())[1:]
+    shown = [dealt.conferences[:1], dealt.conferences]
+    tabulated = [WEIGHTED.guarantee_likelihood(boards, read, heard, unheard, 2) for read in shown]
+    monkeypatch.setattr(generators, "PRODUCT_CELLS", 0)
+    multiplied = [WEIGHTED.guarantee_likelihood(boards, read, heard, unheard, 2) for read in shown]
+    for table, product in zip(tabulated, multiplied, strict=True):
+        assert table is not None and product is not None
+        assert table.tobytes() == product.tobytes()
+        assert len(np.unique(table)) > 100
+
+
 def test_a_player_weighing_both_models_keeps_the_hidden_board_and_learns_the_dealer(
     standard: BoardSet,
 ) -> None:
