@@ -95,6 +95,10 @@ def conference_statements(mode: Mode) -> list[Statement]:
     return out
 
 
+#: the most statements a weighted topic tabulates its draw's normaliser for, per truth word
+WORD_TABLE_STATEMENTS = 16
+
+
 @dataclass(frozen=True, eq=False)
 class Topic:
     """A research pair (or the conference's Planet X) with the statements the game may draw for it and,
@@ -133,8 +137,20 @@ class Topic:
         hold, the normaliser of the game's draw (a uniform draw: how many hold)."""
         if self.weights is None:
             return cast(np.ndarray, np.bitwise_count(truth).astype(float))
+        per_word = self._weight_per_word
+        return self._summed(truth) if per_word is None else cast(np.ndarray, per_word[truth])
+
+    @cached_property
+    def _weight_per_word(self) -> np.ndarray | None:
+        """`true_weight` of every word a topic of at most WORD_TABLE_STATEMENTS statements can have (the same
+        sums, added in the same order), to look up; None for a larger topic."""
+        if self.weights is None or len(self.statements) > WORD_TABLE_STATEMENTS:
+            return None
+        return self._summed(np.arange(1 << len(self.statements), dtype=np.uint64))
+
+    def _summed(self, truth: np.ndarray) -> np.ndarray:
         total = np.zeros(len(truth))
-        for k, weight in enumerate(self.weights):
+        for k, weight in enumerate(self.statement_weights()):
             total += weight * ((truth >> np.uint64(k)) & np.uint64(1))
         return total
 

@@ -251,6 +251,22 @@ def test_the_guarantee_counts_the_research_still_to_come(standard: BoardSet) -> 
     assert not np.allclose(before[held], without[held])  # the research to come matters on this sample
 
 
+def test_a_weighted_topics_draw_normaliser_adds_its_true_statements_weights_in_order(
+    standard: BoardSet,
+) -> None:
+    """Looked up per truth word or summed: the weights of the statements true on each board, added in
+    statement order (the same floats), on every board and on words no board has."""
+    rng = np.random.default_rng(5)
+    for pair in PAIRS:
+        topic = WEIGHTED.topic(standard, pair)
+        words = topic.truth & rng.integers(0, 1 << 16, size=len(standard)).astype(topic.truth.dtype)
+        for truth in (topic.truth, words):
+            expected = np.zeros(len(truth))
+            for k, weight in enumerate(topic.statement_weights()):
+                expected += weight * ((truth.astype(np.uint64) >> np.uint64(k)) & np.uint64(1))
+            assert topic.true_weight(truth).tobytes() == expected.tobytes(), pair
+
+
 def test_the_guarantee_is_the_same_floats_with_its_products_tabulated_or_not(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
