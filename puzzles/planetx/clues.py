@@ -116,9 +116,10 @@ class Topic:
     @cached_property
     def word_index(self) -> tuple[np.ndarray, np.ndarray]:
         """The distinct `truth` words, ascending, as int64 (at most 63 statements: they fit), and per board
-        of the mode its word's index among them (a small key to count boards by, kept as int32)."""
+        of the mode its word's index among them (a small key to count boards by, kept in the narrowest
+        unsigned integer type that holds it)."""
         words, ids = np.unique(self.truth.astype(np.int64), return_inverse=True)
-        return words, ids.astype(np.int32)
+        return words, ids.astype(np.min_scalar_type(max(len(words) - 1, 0)))
 
     def true_on(self, rows: np.ndarray) -> np.ndarray:
         """rows × statements, as booleans."""
