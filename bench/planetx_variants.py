@@ -182,16 +182,16 @@ def clue_chances(boards: BoardSet, shown: list[Any], count: int) -> np.ndarray:
     """statements × boards: the chance each conference statement is the next clue the uniform generator
     reads (a telling set drawn whole, read in a random order; any set of true ones when none tells)."""
     topic = clues.conference_topic(boards)
-    given = [cast(int, clues._position(boards.mode, topic.statements, s)) for s in shown]
+    given = [cast(int, clues.statement_position(boards.mode, topic.statements, s)) for s in shown]
     true, needed, ruled_out = clues.coverage(boards, topic)
-    telling = clues._telling_sets(true, needed, ruled_out, count, given).astype(float)
+    telling = clues.telling_sets(true, needed, ruled_out, count, given).astype(float)
     left = count - len(given)
     true_count = true.sum(axis=0) - len(given)
     out = np.zeros(true.shape, dtype=np.float32)
     for k in range(len(true)):
         if k in given or not true[k].any():
             continue
-        with_k = clues._telling_sets(true, needed, ruled_out, count, [*given, k])
+        with_k = clues.telling_sets(true, needed, ruled_out, count, [*given, k])
         anyhow = true[k] / np.maximum(true_count, 1)
         out[k] = np.where(telling > 0, with_k / np.maximum(telling, 1) / left, anyhow)
     return out

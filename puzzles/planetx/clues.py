@@ -324,7 +324,7 @@ def impostor_rows(boards: BoardSet, rows: np.ndarray, sector: int) -> tuple[np.n
 
 def _some_set_tells(boards: BoardSet, count: int) -> np.ndarray:
     """Per board: do some `count` conference statements true on it rule out each of its impostors?"""
-    return _telling_sets(*coverage(boards, conference_topic(boards)), count) > 0
+    return telling_sets(*coverage(boards, conference_topic(boards)), count) > 0
 
 
 def coverage(
@@ -355,7 +355,7 @@ def coverage(
     return true, needed, ruled_out
 
 
-def _telling_sets(
+def telling_sets(
     true: np.ndarray, needed: np.ndarray, ruled_out: np.ndarray, count: int, given: Sequence[int] = ()
 ) -> np.ndarray:
     """Per board: how many sets of `count` conference statements true on it, the statements `given`
@@ -378,7 +378,7 @@ def research_likelihood(boards: BoardSet, topic: Topic, statement: Statement) ->
     """Per board: the chance the game shows `statement` for `topic` were the board the hidden one
     (among the topic's statements true on it, by their weights). None when the model never shows that
     statement: then it can only be used as a plain fact."""
-    k = _position(boards.mode, topic.statements, statement)
+    k = statement_position(boards.mode, topic.statements, statement)
     if k is None:
         return None
     truth = topic.truth[boards.rows]
@@ -397,15 +397,15 @@ def conference_likelihood(
     Once all are shown, 0 exactly where `told_apart` rules the board out (or a clue is false). None when
     the model never reads one of them."""
     topic = conference_topic(boards)
-    picked = [_position(boards.mode, topic.statements, statement) for statement in shown]
+    picked = [statement_position(boards.mode, topic.statements, statement) for statement in shown]
     if None in picked or len(set(picked)) < len(picked):
         return None
     given = cast(list[int], picked)
     count = len(given) if count is None else count
     true, needed, ruled_out = coverage(boards, topic)
     shown_true = np.logical_and.reduce([true[k] for k in given])
-    telling = _telling_sets(true, needed, ruled_out, count)
-    with_shown = _telling_sets(true, needed, ruled_out, count, given)
+    telling = telling_sets(true, needed, ruled_out, count)
+    with_shown = telling_sets(true, needed, ruled_out, count, given)
     true_count = true.sum(axis=0)
     every_set = np.array([comb(n, count) for n in range(len(true) + 1)], dtype=float)[true_count]
     containing = np.array([comb(n, count - len(given)) for n in range(len(true) + 1)], dtype=float)
@@ -415,7 +415,7 @@ def conference_likelihood(
     return np.where(shown_true, chance, 0.0)
 
 
-def _position(mode: Mode, statements: Sequence[Statement], statement: Statement) -> int | None:
+def statement_position(mode: Mode, statements: Sequence[Statement], statement: Statement) -> int | None:
     """Where `statement` (as recorded: any equivalent form) is among `statements`, if it is."""
     wanted = parse(mode, statement)
     return next((k for k, s in enumerate(statements) if parse(mode, s) == wanted), None)

@@ -406,7 +406,7 @@ class WeightedModel:
         """Each clue in turn: its weight over that of the true statements about objects not yet used
         (the clues still to come do not change it; the redraws are `guarantee_likelihood`'s)."""
         topic = self.conference_topic(boards)
-        picked = [clues._position(boards.mode, topic.statements, statement) for statement in shown]
+        picked = [clues.statement_position(boards.mode, topic.statements, statement) for statement in shown]
         if None in picked:
             return None
         truth = topic.truth[boards.rows]
@@ -479,7 +479,7 @@ class WeightedModel:
         local_ruled_out = standing.local(ruled_out)
         shares = []
         for shown in firsts:
-            picked = [clues._position(mode, topic.statements, statement) for statement in shown]
+            picked = [clues.statement_position(mode, topic.statements, statement) for statement in shown]
             if None in picked:  # never drawn: no draw begins with it
                 shares.append(np.zeros(len(boards)))
                 continue
