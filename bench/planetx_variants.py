@@ -14,12 +14,18 @@ changes one:
 - `conference-aware`: while a conference clue is still to come, the survey or target among the policy's
   first CONFERENCE_CANDIDATES that tells the most per day *beyond that clue*: its worth scored on the
   boards each possible next clue leaves, weighed by the chance the uniform generator reads that clue next
-  on each board (the clues making up CLUE_MASS of the chance; the uniform model only, whoever dealt).
+  on each board (the clues making up CLUE_MASS of the chance; the uniform model only, whoever dealt);
+- `locate-by-clue`: the locate rule counting the conference clue still to come: learning first takes
+  H(triple) / rate days, less what the clue tells about the triple (its mutual information, by the
+  uniform generator's chances as above) once it is read, and no sooner than it comes; a miss likewise
+  for the triples left, the locate's days gone by; if learning first is then sooner, the policy's
+  preferred action instead of the locate.
 Printed per study: both averages, the paired change and its 95% interval, the games shorter and longer,
 wrong locates per game and the seconds a game, against the default policy on the same games.
 
     .venv/bin/python bench/planetx_variants.py [--mode expert] [--model uniform] [--seed 2026]
-        [--games 200] [--studies two-step,sky-reach,wait-for-conference,conference-aware]
+        [--games 200] [--studies two-step,sky-reach,wait-for-conference,conference-aware,
+        locate-by-clue]
 
 Games run in a pool of processes, one game per task; each process first plays a game not counted (the
 boards loaded, every topic's truth found), and no game reuses the decisions another one cached.
@@ -41,9 +47,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.paired import paired  # noqa: E402
 from puzzles.planetx import clues, simulate  # noqa: E402
 from puzzles.planetx.actions import (  # noqa: E402
+    LOCATE_DAYS,
     MAX_TARGETS,
     Action,
     AnyAction,
+    entropy_bits,
     legal_actions,
     outcomes,
     score,
@@ -197,11 +205,58 @@ def clue_chances(boards: BoardSet, shown: list[Any], count: int) -> np.ndarray:
     return out
 
 
+def locate_by_clue(policy: str, game: simulate.Game, boards: BoardSet, counts: np.ndarray) -> Any:
+    move = simulate.decide(policy, game, boards, counts)
+    if move != simulate.LOCATE or game.conferences_heard >= len(game.conferences):
+        return move
+    actions = simulate.candidates(policy, game, boards)
+    days = np.array([a.days for a in actions], dtype=float)
+    rate = float((score(boards, actions).goal_bits / days).max())
+    if rate <= 0:
+        return move
+    due = game.conferences[game.conferences_heard][0] - game.days
+    chances = _next_clue_chances(game, boards)
+    triples = boards.planet_x_triples()
+    top = triples == boards.triple_counts()[0][0]
+    p = float(boards.weights[top].sum() / boards.weights.sum())
+    entropy, clue_bits = _clue_bits(chances, triples, boards.weights)
+    miss = ~top
+    rest, rest_clue_bits = _clue_bits(chances[:, miss], triples[miss], boards.weights[miss])
+    learn = _learn_days(entropy, clue_bits, due, rate)
+    guess = LOCATE_DAYS + (1 - p) * (_learn_days(rest, rest_clue_bits, due - LOCATE_DAYS, rate) + LOCATE_DAYS)
+    if guess < learn + LOCATE_DAYS:
+        return move
+    return preferred_action(policy, game, boards) or move
+
+
+def _clue_bits(chances: np.ndarray, triples: np.ndarray, weights: np.ndarray) -> tuple[float, float]:
+    """H(triple) and I(next conference clue; triple) over the boards (chances: statements × boards)."""
+    _, which = np.unique(triples, return_inverse=True)
+    onehot = np.zeros((len(triples), int(which.max()) + 1 if len(which) else 0))
+    onehot[np.arange(len(triples)), which] = weights
+    joint = chances.astype(float) @ onehot  # statements × triples
+    marginal = onehot.sum(axis=0)
+    entropy = float(entropy_bits(marginal))
+    mass = joint.sum(axis=1)
+    if mass.sum() <= 0:
+        return entropy, 0.0
+    after = float((mass * entropy_bits(joint, axis=1)).sum() / mass.sum())
+    return entropy, max(entropy - after, 0.0)
+
+
+def _learn_days(entropy: float, clue_bits: float, due: float, rate: float) -> float:
+    """Days to learn `entropy` bits at `rate` a day, a clue worth `clue_bits` arriving free in `due` days."""
+    if entropy <= rate * max(due, 0):
+        return entropy / rate
+    return max(max(due, 0), (entropy - clue_bits) / rate)
+
+
 STUDIES: dict[str, simulate.Decider] = {
     "two-step": two_step,
     "sky-reach": sky_reach,
     "wait-for-conference": wait_for_conference,
     "conference-aware": conference_aware,
+    "locate-by-clue": locate_by_clue,
 }
 
 

@@ -7,7 +7,15 @@ import numpy as np
 import pytest
 
 from bench import planetx_variants
-from bench.planetx_variants import STUDIES, clue_chances, compare, played, two_step, wait_for_conference
+from bench.planetx_variants import (
+    STUDIES,
+    clue_chances,
+    compare,
+    locate_by_clue,
+    played,
+    two_step,
+    wait_for_conference,
+)
 from puzzles.planetx import clues, generators, simulate
 from puzzles.planetx.actions import Action
 from puzzles.planetx.board import MODES
@@ -65,6 +73,35 @@ def test_no_unsure_locate_just_before_a_conference(decider: simulate.Decider) ->
     for index in range(12):
         assert play_standard(index, watching, space=15)["found"]
     assert bool(unsure_before) == (decider is simulate.decide)
+
+
+def test_locating_by_the_clue_to_come_holds_back_only_locates_before_a_conference() -> None:
+    changed: list[tuple[Any, Any, bool]] = []
+
+    def watching(policy: str, game: simulate.Game, boards: BoardSet, counts: np.ndarray) -> Any:
+        own = simulate.decide(policy, game, boards, counts)
+        move = locate_by_clue(policy, game, boards, counts)
+        if move != own:
+            changed.append((own, move, game.conferences_heard < len(game.conferences)))
+        return move
+
+    for index in range(12):
+        assert play_standard(index, watching, space=15)["found"]
+    assert changed, "twelve games with a late conference and every locate before it kept"
+    assert all(own == simulate.LOCATE and move != simulate.LOCATE and due for own, move, due in changed)
+
+
+def test_what_the_clue_to_come_tells_about_the_triple() -> None:
+    triples, weights = np.array([1, 1, 2, 2]), np.ones(4)
+    telling = np.array([[1.0, 1.0, 0.0, 0.0], [0.0, 0.0, 1.0, 1.0]])  # statements × boards
+    assert planetx_variants._clue_bits(telling, triples, weights) == pytest.approx((1.0, 1.0))
+    either = np.full((2, 4), 0.5)  # read whatever the board: tells nothing
+    assert planetx_variants._clue_bits(either, triples, weights) == pytest.approx((1.0, 0.0))
+    learn = planetx_variants._learn_days
+    assert learn(2.0, 1.0, 10, 0.5) == pytest.approx(4.0)  # learnt before the clue comes
+    assert learn(2.0, 1.0, 1, 0.5) == pytest.approx(2.0)  # the clue's bit saves two days
+    assert learn(2.0, 1.9, 3, 0.5) == pytest.approx(3.0)  # no sooner than the clue comes
+    assert learn(2.0, 1.0, -4, 0.5) == pytest.approx(2.0)  # heard already: what it leaves
 
 
 def test_the_bench_pairs_every_study_with_the_policy(capsys: pytest.CaptureFixture[str]) -> None:
