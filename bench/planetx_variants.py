@@ -58,7 +58,7 @@ from puzzles.planetx.actions import (  # noqa: E402
     sky_start_after,
 )
 from puzzles.planetx.board import MODES  # noqa: E402
-from puzzles.planetx.boardset import BoardSet, all_boards  # noqa: E402
+from puzzles.planetx.boardset import BoardSet, all_boards, unique_inverse  # noqa: E402
 from puzzles.runtime import Run  # noqa: E402
 
 TWO_STEP_CANDIDATES = 6
@@ -218,7 +218,7 @@ def locate_by_clue(policy: str, game: simulate.Game, boards: BoardSet, counts: n
     chances = _next_clue_chances(game, boards)
     triples = boards.planet_x_triples()
     top = triples == boards.triple_counts()[0][0]
-    p = float(boards.weights[top].sum() / boards.weights.sum())
+    p = float(counts[0] / counts.sum())
     entropy, clue_bits = _clue_bits(chances, triples, boards.weights)
     miss = ~top
     rest, rest_clue_bits = _clue_bits(chances[:, miss], triples[miss], boards.weights[miss])
@@ -231,8 +231,8 @@ def locate_by_clue(policy: str, game: simulate.Game, boards: BoardSet, counts: n
 
 def _clue_bits(chances: np.ndarray, triples: np.ndarray, weights: np.ndarray) -> tuple[float, float]:
     """H(triple) and I(next conference clue; triple) over the boards (chances: statements × boards)."""
-    _, which = np.unique(triples, return_inverse=True)
-    onehot = np.zeros((len(triples), int(which.max()) + 1 if len(which) else 0))
+    distinct, which = unique_inverse(triples)
+    onehot = np.zeros((len(triples), len(distinct)))
     onehot[np.arange(len(triples)), which] = weights
     joint = chances.astype(float) @ onehot  # statements × triples
     marginal = onehot.sum(axis=0)
@@ -246,9 +246,10 @@ def _clue_bits(chances: np.ndarray, triples: np.ndarray, weights: np.ndarray) ->
 
 def _learn_days(entropy: float, clue_bits: float, due: float, rate: float) -> float:
     """Days to learn `entropy` bits at `rate` a day, a clue worth `clue_bits` arriving free in `due` days."""
-    if entropy <= rate * max(due, 0):
+    due = max(due, 0)
+    if entropy <= rate * due:
         return entropy / rate
-    return max(max(due, 0), (entropy - clue_bits) / rate)
+    return max(due, (entropy - clue_bits) / rate)
 
 
 STUDIES: dict[str, simulate.Decider] = {
