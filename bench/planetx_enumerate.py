@@ -360,10 +360,14 @@ class WaitSampler:
     sessions in it. Shows whether the shards' stores queue on a lock (a row's: `Lock/tuple`,
     `Lock/transactionid`) or share the cores."""
 
+    STATEMENT_HEAD = 70
+
     def __init__(self, database_url: str, every: float = 0.005) -> None:
         self.engine = sqlalchemy.create_engine(database_url, poolclass=sqlalchemy.pool.NullPool)
         self.every, self.samples = every, 0
         self.seen: collections.Counter[str] = collections.Counter()
+        #: per (wait event, the statement's first words): the waits' statements
+        self.statements: collections.Counter[tuple[str, str]] = collections.Counter()
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._sample, daemon=True)
 
@@ -378,13 +382,17 @@ class WaitSampler:
 
     def _sample(self) -> None:
         query = (
-            "SELECT coalesce(wait_event_type || '/' || wait_event, 'CPU'), count(*) FROM pg_stat_activity"
+            "SELECT coalesce(wait_event_type || '/' || wait_event, 'CPU'),"
+            f" left(regexp_replace(query, '\\s+', ' ', 'g'), {self.STATEMENT_HEAD}), count(*)"
+            " FROM pg_stat_activity"
             " WHERE state = 'active' AND backend_type = 'client backend' AND pid <> pg_backend_pid()"
-            " GROUP BY 1"
+            " GROUP BY 1, 2"
         )
         with self.engine.connect() as connection:
             while not self.stop.wait(self.every):
-                self.seen.update(dict(connection.exec_driver_sql(query).all()))
+                for event, statement, count in connection.exec_driver_sql(query).all():
+                    self.seen[event] += count
+                    self.statements[event, statement] += count
                 self.samples += 1
                 connection.rollback()
 
@@ -393,6 +401,10 @@ class WaitSampler:
         print(f"   PostgreSQL's active sessions ({self.samples} samples): {busy:.2f} on average, of which")
         for event, count in self.seen.most_common(8):
             print(f"     {event:28s} {count / max(self.samples, 1):6.3f}")
+        print("   the statements waiting on a lock, the most often first:")
+        locks = [(key, count) for key, count in self.statements.most_common() if key[0].startswith("Lock/")]
+        for (event, statement), count in locks[:8]:
+            print(f"     {event:28s} {count / max(self.samples, 1):6.3f}  {statement}")
 
 
 def service(
