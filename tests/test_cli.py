@@ -2,6 +2,7 @@
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 import requests
 
+from tests import installed
 from tests.support import free_port, installed_popen, run_installed, wait_until
 
 
@@ -45,7 +47,15 @@ def test_the_help_lists_the_kinds_commands_without_loading_the_store() -> None:
 
 
 def test_every_command_that_touches_the_data_dir_takes_data_dir() -> None:
-    commands = (["up"], ["migrate"], ["purge"], ["keys", "create"], ["keys", "list"], ["keys", "revoke"])
+    commands = (
+        ["up"],
+        ["migrate"],
+        ["purge"],
+        ["keys", "create"],
+        ["keys", "list"],
+        ["keys", "revoke"],
+        ["healthcheck", "worker"],
+    )
     for command in (*commands, ["keys", "set"]):
         assert "--data-dir" in zolve(*command, "--help").stdout, command
 
@@ -152,6 +162,9 @@ def test_solve_enumerates_taiji_solutions_into_a_file(tmp_path: Path) -> None:
 def test_solve_reports_bad_params_and_unknown_kinds() -> None:
     bad = zolve("solve", "dice", "--params", '{"dice": 3}')
     assert bad.returncode == 2 and "faces" in json.loads(bad.stderr)["errors"]["params"]
+    missing = zolve("solve", "dice", "--params", "@no-such-params.json")
+    assert missing.returncode == 2 and "Traceback" not in missing.stderr
+    assert "cannot read no-such-params.json: No such file or directory" in missing.stderr
     unknown = zolve("solve", "chess")
     assert unknown.returncode == 1 and "unknown kind" in unknown.stderr
 
@@ -282,14 +295,32 @@ def test_zolve_up_runs_the_whole_service_embedded_and_reuses_its_data(outside_tm
         assert stranded.returncode == 1 and stranded.stdout == "" and "no plan" in stranded.stderr
         too_late = zolve("cancel", job["id"], env=client_env)
         assert too_late.returncode == 1 and "409" in too_late.stderr
+        checked = zolve("healthcheck", "worker", "--data-dir", str(data_dir), env=embedded_env(data_dir))
+        assert checked.returncode == 0, checked.stderr
     finally:
         _, screen = _shutdown(service)
     assert _processes_mentioning(str(data_dir)) == [], "a child outlived Ctrl-C"
+    down = zolve("healthcheck", "worker", env=embedded_env(data_dir))
+    assert down.returncode == 1 and f"no zolve up runs on {data_dir}" in down.stderr, down.stderr
+    assert _processes_mentioning(str(data_dir)) == [], "a healthcheck starts no server"
     _a_person_reads_the_first_screen(screen, data_dir)
 
-    # keys can be made with the service down; the data (jobs, keys) survives a restart
-    new_key = zolve("keys", "create", env=embedded_env(data_dir)).stdout.strip()
-    assert new_key.startswith("zk_")
+    # keys can be made with the service down, by the command its first screen gave; the data (jobs, keys)
+    # survives a restart
+    (more_keys,) = [line for line in screen.splitlines() if line.startswith("more keys: ")]
+    command = shlex.split(more_keys.removeprefix("more keys: "))
+    assert command[command.index("create") + 1 :] == ["--data-dir", str(data_dir.absolute())], more_keys
+    product = installed.product()
+    made = subprocess.run(
+        command,
+        env=product.env(embedded_env(data_dir)),
+        cwd=product.workdir,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    new_key = made.stdout.strip()
+    assert new_key.startswith("zk_"), made.stderr
     assert _processes_mentioning(str(data_dir)) == []
     service = _start_up(data_dir, port)
     try:

@@ -151,6 +151,14 @@ def test_submit_wait_prints_a_summary_and_jobs_lists_whole_ids_as_tsv(cli_env: d
     assert refused.returncode == 1 and "422" in refused.stderr and '"faces"' in refused.stderr
 
 
+def test_submit_takes_a_priority_and_a_queue_timeout(cli_env: dict) -> None:
+    args = ["submit", "dice", "--params", '{"dice": 3, "faces": 5}', "--fresh"]
+    job = json.loads(zolve(*args, "--priority", "7", "--queue-timeout", "600", env=cli_env).stdout)
+    assert (job["priority"], job["queue_timeout"]) == (7, 600)
+    out_of_range = zolve(*args, "--priority", "101", env=cli_env)
+    assert out_of_range.returncode == 2 and "--priority" in out_of_range.stderr
+
+
 def _held_job(env: dict[str, str], release: Path) -> str:
     """A test.sharded job of two shards whose second runs until `release` exists: a waiter that attaches
     late still sees it running."""

@@ -16,6 +16,7 @@ import click
 from core.config import Settings, SettingsError
 from zolve.commands.common import (
     data_dir_option,
+    joined_settings,
     make_client,
     print_json,
     progress_every_option,
@@ -163,9 +164,10 @@ def worker(concurrency: int, pool: str, loglevel: str, queues: str | None) -> No
 
 @main.command()
 @click.argument("role", type=click.Choice(["worker"]))
+@data_dir_option
 def healthcheck(role: str) -> None:
     """Exit 0 when this host's worker processes heartbeat in PostgreSQL (a container healthcheck or
-    liveness probe; needs DATABASE_URL and REDIS_URL)."""
+    liveness probe): those of DATABASE_URL and REDIS_URL, else of the zolve up on the data directory."""
     import socket
 
     from sqlalchemy import func, select
@@ -174,7 +176,7 @@ def healthcheck(role: str) -> None:
     from store.heartbeats import alive
     from store.models import Worker
 
-    settings, _ = server_settings(start_embedded=False)
+    settings = joined_settings()
     host, within = socket.gethostname(), settings.worker_alive_within
     database_url, _ = settings.require_urls()
     db = Database(database_url, pool_size=1)
@@ -364,6 +366,15 @@ class Duration(click.ParamType[timedelta]):
             self.fail(f"{value!r} is not a duration like 30d, 12h, 90m or 45s", param, ctx)
         return timedelta(seconds=amount * self.UNITS[unit])
 
+    WORDS = {"d": "days", "h": "hours", "m": "minutes", "s": "seconds"}
+
+    @classmethod
+    def spoken(cls, duration: timedelta) -> str:
+        """In the largest unit that holds it whole: 30 days, 36 hours, 90 minutes, 2.5 seconds."""
+        seconds = duration.total_seconds()
+        unit = next((u for u, size in cls.UNITS.items() if seconds and seconds % size == 0), "s")
+        return f"{seconds / cls.UNITS[unit]:g} {cls.WORDS[unit]}"
+
 
 class Moment(click.ParamType[datetime]):
     """A moment in ISO 8601, e.g. 2026-11-29T13:00:00+01:00; one without an offset is in UTC."""
@@ -421,9 +432,13 @@ def purge(older_than: timedelta | None, finished_before: datetime | None, dry_ru
         if services:
             services.stop()
     verb = "would purge" if dry_run else "purged"
-    cutoff = f"{older_than} ago" if older_than is not None else finished_before.isoformat()
+    when = (
+        f"more than {Duration.spoken(older_than)} ago"
+        if older_than
+        else f"before {finished_before.isoformat()}"
+    )
     click.echo(
-        f"{verb} {report.jobs} jobs finished before {cutoff} ({report.rows} rows, {report.shards}"
+        f"{verb} {report.jobs} jobs finished {when} ({report.rows} rows, {report.shards}"
         f" shards, {report.events} events) and {report.batches} batches; kept {report.kept} expired jobs"
         " that are pinned or whose rows a kept job reads"
     )
@@ -493,6 +508,16 @@ def solve(kind: str, params_text: str, time_limit: float | None, rows_file: Any)
 @click.argument("kind")
 @click.option("--params", "params_text", default="{}", help="JSON, or @file")
 @click.option("--time-limit", type=float, default=None)
+@click.option(
+    "--priority",
+    type=click.IntRange(-100, 100),
+    default=0,
+    show_default=True,
+    help="which of your waiting jobs goes first (higher first)",
+)
+@click.option(
+    "--queue-timeout", type=float, default=None, help="seconds it may wait to start, else it expires"
+)
 @click.option("--idempotency-key", default=None)
 @click.option("--fresh", is_flag=True, help="solve again even if an identical job already succeeded")
 @click.option("--callback-url", default=None, help="POST the final state there (signed webhook)")
@@ -505,6 +530,8 @@ def submit(
     kind: str,
     params_text: str,
     time_limit: float | None,
+    priority: int,
+    queue_timeout: float | None,
     idempotency_key: str | None,
     fresh: bool,
     callback_url: str | None,
@@ -519,6 +546,8 @@ def submit(
         kind,
         read_json(params_text),
         time_limit=time_limit,
+        priority=priority,
+        queue_timeout=queue_timeout,
         fresh=fresh,
         callback_url=callback_url,
         idempotency_key=idempotency_key,

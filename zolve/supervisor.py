@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -303,6 +304,18 @@ def _ready(host: str, port: int) -> bool:
         return False
 
 
+def this_command() -> str:
+    """How to run `zolve` again as this process was run: `zolve` when that is the one on PATH, else its
+    path (relative below the working directory: `.venv/bin/zolve` after `make up`), or `python -m zolve`."""
+    script = Path(sys.argv[0])
+    on_path = shutil.which("zolve")
+    if on_path is not None and script.exists() and Path(on_path).samefile(script):
+        return "zolve"
+    command = script if script.name == "zolve" else Path(sys.executable)
+    shown = os.path.relpath(command.absolute()) if command.absolute().is_relative_to(Path.cwd()) else command
+    return str(shown) if script.name == "zolve" else f"{shown} -m zolve"
+
+
 def _first_screen(
     settings: Settings,
     services: Any,
@@ -324,7 +337,7 @@ def _first_screen(
         say(f"admin API key (shown once, keep it): {admin_key}")
         click.echo(f"ZOLVE_API_KEY={admin_key}")
     if services:
-        say(f"more keys: zolve keys create --data-dir {settings.data_dir.absolute()}")
+        say(f"more keys: {this_command()} keys create --data-dir {settings.data_dir.absolute()}")
     say(f"data: {settings.data_dir.absolute() if services else 'external servers (DATABASE_URL, REDIS_URL)'}")
     if log_file is not None:
         say(f"logs (API access, workers): {log_file.absolute()}")

@@ -213,11 +213,14 @@ def test_zolve_purge_reports_what_it_removes_and_a_dry_run_removes_nothing(
 
     dry = zolve("purge", "--older-than", "2d", "--dry-run", env=env)
     assert dry.returncode == 0, dry.stderr
-    assert dry.stdout.startswith("would purge 1 jobs") and "(2 rows, 1 shards" in dry.stdout, dry.stdout
+    assert dry.stdout.startswith("would purge 1 jobs finished more than 2 days ago (2 rows, 1 shards"), (
+        dry.stdout
+    )
     assert existing(isolated_db, [old, recent]) == {old, recent}
 
     done = zolve("purge", "--older-than", "36h", env=env)
-    assert done.returncode == 0 and done.stdout.startswith("purged 1 jobs"), done.stdout + done.stderr
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith("purged 1 jobs finished more than 36 hours ago"), done.stdout
     assert existing(isolated_db, [old, recent]) == {recent}
 
     bad = zolve("purge", "--older-than", "١d", env=env)

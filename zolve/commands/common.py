@@ -22,7 +22,10 @@ DEFAULT_URL = "http://127.0.0.1:8000"
 
 def read_json(value: str) -> Any:
     """JSON text, or @path to a JSON file."""
-    text = Path(value[1:]).read_text() if value.startswith("@") else value
+    try:
+        text = Path(value[1:]).read_text() if value.startswith("@") else value
+    except (OSError, UnicodeDecodeError) as exc:
+        raise click.BadParameter(f"cannot read {value[1:]}: {getattr(exc, 'strerror', None) or exc}") from exc
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -52,6 +55,23 @@ def server_settings(start_embedded: bool = True) -> tuple[Settings, Any]:
         raise click.ClickException(str(exc)) from exc
     database_url = settings.database_url or stack.database_url
     return settings.with_urls(database_url, settings.redis_url or stack.redis_url), services
+
+
+def joined_settings() -> Settings:
+    """Settings with database and broker URLs, for a command that only reads a running service: the
+    configured servers, else those of the `zolve up` running on the data directory (never started here)."""
+    settings = Settings.from_env()
+    if settings.database_url and settings.redis_url:
+        return settings
+    from zolve.embedded import running_stack
+
+    running = running_stack(settings.data_dir)
+    if running is None:
+        raise click.ClickException(
+            f"DATABASE_URL and REDIS_URL are not set and no zolve up runs on {settings.data_dir.absolute()}:"
+            " export both, or pass the --data-dir of a running zolve up"
+        )
+    return settings.with_urls(running.database_url, running.redis_url)
 
 
 def _set_data_dir(ctx: click.Context, param: click.Parameter, value: Path | None) -> Path | None:
