@@ -290,6 +290,7 @@ def test_zolve_up_runs_the_whole_service_embedded_and_reuses_its_data(outside_tm
         assert json.loads(status.stdout)["result"] == job["result"]
         planned = zolve("les", "E", "L", "--url", url, env=client_env)
         assert planned.returncode == 0, planned.stderr
+        assert planned.stdout == zolve("les", "E", "L").stdout, "the same text as planned in-process"
         assert (json.loads(planned.stdout)["cost"], json.loads(planned.stdout)["mass"]) == (21, 23)
         stranded = zolve("les", "E", "L", "--cost", "-5", "--url", url, env=client_env)
         assert stranded.returncode == 1 and stranded.stdout == "" and "no plan" in stranded.stderr

@@ -5,16 +5,30 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar, cast
 
 import click
 
-from puzzles.leaving_earth.data import LOCATIONS
+from puzzles.leaving_earth.data import LOCATIONS, ROCKETS
 from puzzles.leaving_earth.request import RANGE_HELP, RequestError, parse_range
 
 #: the keys `les` prints, in its order
 LES_KEYS = ("start", "end", "components", "payload", "mass", "cost", "time", "plan")
+#: a maneuver's keys, in the order `les` prints them (and the planner makes them)
+STAGE_KEYS = (
+    "origin",
+    "destination",
+    "difficulty",
+    "components",
+    "aerobraking",
+    "thrust",
+    "slingshot",
+    "time",
+    "year",
+    "faster",
+    "rendezvous",
+)
 COMPONENT_OPTIONS = (
     ("-j", "--juno"),
     ("-a", "--atlas"),
@@ -83,7 +97,28 @@ def _component_names() -> list[tuple[str, str]]:
 
 
 def les_output(result: dict[str, Any]) -> dict[str, Any]:
-    return {key: result[key] for key in LES_KEYS if key in result}
+    """The plan as `les` prints it, its keys in `les`' order whether it was planned here or came through
+    the service (whose database keeps JSON objects' keys in an order of its own)."""
+    output = {key: result[key] for key in LES_KEYS if key in result}
+    if "plan" in output:
+        output["plan"] = [_stage_output(stage) for stage in output["plan"]]
+    if "components" in output:
+        used = [name for stage in output.get("plan", []) for name in stage.get("components", {})]
+        output["components"] = _in_order(output["components"], [n for n in used if n != "ion"] + ["ion"])
+    return output
+
+
+def _stage_output(stage: dict[str, Any]) -> dict[str, Any]:
+    ordered = _in_order(stage, STAGE_KEYS)
+    if "components" in ordered:
+        ordered["components"] = _in_order(ordered["components"], [*ROCKETS, "ion"])
+    return ordered
+
+
+def _in_order(mapping: dict[str, Any], keys: Sequence[str]) -> dict[str, Any]:
+    """`mapping` with `keys` first, in that order, then the rest as they come."""
+    first = {key: mapping[key] for key in dict.fromkeys(keys) if key in mapping}
+    return first | {key: value for key, value in mapping.items() if key not in first}
 
 
 F = TypeVar("F", bound=Callable[..., Any])
