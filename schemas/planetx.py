@@ -16,6 +16,9 @@ MAX_SECTORS = 18
 #: a standard board's sectors (an expert board has MAX_SECTORS)
 STANDARD_SECTORS = 12
 SECTORS_RULE = f"1 to {STANDARD_SECTORS} standard, 1 to {MAX_SECTORS} expert"
+#: a sector number's range in any mode; past it, the message says both modes' (`_check_sectors` then
+#: checks the request's own)
+SECTOR = validate.Range(1, MAX_SECTORS, error=f"a sector is {SECTORS_RULE}")
 MAX_FACTS = 200
 #: how many starting facts the app deals at each difficulty (puzzles.planetx.starting, which the web
 #: layer does not import: it would load the solver)
@@ -30,7 +33,7 @@ class StartingFact(Schema):
 
     sector = Integer(
         required=True,
-        validate=validate.Range(1, MAX_SECTORS),
+        validate=SECTOR,
         metadata={"description": "1 to 12 in standard mode, 1 to 18 in expert mode"},
     )
     object = fields.String(
@@ -56,7 +59,7 @@ class SectorFact(Schema):
 
     sector = Integer(
         required=True,
-        validate=validate.Range(1, MAX_SECTORS),
+        validate=SECTOR,
         metadata={"description": "1 to 12 in standard mode, 1 to 18 in expert mode"},
     )
     object = fields.String(required=True, validate=validate.OneOf(OBJECT_NAMES))
@@ -119,12 +122,12 @@ class EnumerateResult(Schema):
 class BoardFilters(Schema):
     """The board filters of pages and exports: one parameter per object, its values sectors."""
 
-    e = fields.List(QueryInteger(validate=validate.Range(1, MAX_SECTORS)))
-    x = fields.List(QueryInteger(validate=validate.Range(1, MAX_SECTORS)))
-    g = fields.List(QueryInteger(validate=validate.Range(1, MAX_SECTORS)))
-    d = fields.List(QueryInteger(validate=validate.Range(1, MAX_SECTORS)))
-    a = fields.List(QueryInteger(validate=validate.Range(1, MAX_SECTORS)))
-    c = fields.List(QueryInteger(validate=validate.Range(1, MAX_SECTORS)))
+    e = fields.List(QueryInteger(validate=SECTOR))
+    x = fields.List(QueryInteger(validate=SECTOR))
+    g = fields.List(QueryInteger(validate=SECTOR))
+    d = fields.List(QueryInteger(validate=SECTOR))
+    a = fields.List(QueryInteger(validate=SECTOR))
+    c = fields.List(QueryInteger(validate=SECTOR))
 
 
 class BoardQuery(BoardFilters, RowPageQuery):
@@ -211,9 +214,9 @@ class Observation(Schema):
     """One thing a player learned: OBSERVATION_TYPES_SAY."""
 
     type = fields.String(required=True, validate=validate.OneOf(OBSERVATION_TYPES))
-    sector = Integer(validate=validate.Range(1, MAX_SECTORS))
-    first = Integer(validate=validate.Range(1, MAX_SECTORS))
-    last = Integer(validate=validate.Range(1, MAX_SECTORS))
+    sector = Integer(validate=SECTOR)
+    first = Integer(validate=SECTOR)
+    last = Integer(validate=SECTOR)
     count = Integer(validate=validate.Range(0, MAX_SECTORS))
     object = _choice(OBJECT_NAMES, "the object counted, placed, or related to")
     present = fields.Boolean(metadata={"description": "sector facts: false means 'is not' (default true)"})
@@ -315,7 +318,7 @@ class DeduceParams(Schema):
     )
     sky_start = Integer(
         load_default=1,
-        validate=validate.Range(1, MAX_SECTORS),
+        validate=SECTOR,
         metadata={"description": "first sector of the visible sky (the sky moves one sector a day)"},
     )
     targets_used = Integer(

@@ -20,6 +20,14 @@ def test_enumerate_facts_beyond_a_standard_board_are_field_errors(sector: int) -
     assert caught.value.messages == {"constraints": {1: {"sector": ["standard mode has sectors 1 to 12"]}}}
 
 
+@pytest.mark.parametrize("sector", [0, 19, 40])
+def test_a_sector_past_every_mode_says_both_modes_sectors(sector: int) -> None:
+    with pytest.raises(ValidationError) as caught:
+        EnumerateParams().load({"mode": "standard", "constraints": _facts(sector)})
+    expected = ["a sector is 1 to 12 standard, 1 to 18 expert"]
+    assert caught.value.messages == {"constraints": {0: {"sector": expected}}}
+
+
 def test_enumerate_facts_on_every_sector_of_the_mode_load() -> None:
     assert len(EnumerateParams().load({"mode": "standard", "constraints": _facts(1, 12)})["constraints"]) == 2
     assert len(EnumerateParams().load({"mode": "expert", "constraints": _facts(13, 18)})["constraints"]) == 2
