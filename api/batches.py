@@ -49,9 +49,9 @@ def item_resource(item: ItemView, job: JobView | None, *, is_admin: bool) -> dic
     }
 
 
-def _batch_resource(page: BatchPage, limit: int, *, is_admin: bool) -> dict[str, Any]:
+def _batch_resource(page: BatchPage, *, is_admin: bool) -> dict[str, Any]:
     batch, counts, rows = page.batch, page.counts, page.items
-    next_cursor = str(rows[-1].item.position) if len(rows) == limit else None
+    next_cursor = str(rows[-1].item.position) if page.more else None
     return {
         "id": batch.id,
         "kind": batch.kind,
@@ -98,7 +98,7 @@ class BatchCollection(MethodView):
         shown = ItemQuery(limit=50)
 
         def present(page: BatchPage) -> dict[str, Any]:
-            return _batch_resource(page, shown.limit, is_admin=who.is_admin)
+            return _batch_resource(page, is_admin=who.is_admin)
 
         submitted = batch_service.submit_batch(
             context(),
@@ -133,7 +133,7 @@ class BatchItemView(MethodView):
         batch = _visible_batch(batch_id, who.owner_filter)
         query = ItemQuery(_cursor(args.get("cursor")), args["limit"], args.get("state"))
         page = batch_reads.batch_page(database(), batch, query)
-        resource = _batch_resource(page, query.limit, is_admin=who.is_admin)
+        resource = _batch_resource(page, is_admin=who.is_admin)
         headers = {} if resource["done"] else {"Retry-After": "1"}
         return resource, 200, headers
 

@@ -79,7 +79,8 @@ def _stream(where: StreamFilter, after: int, key_id: int) -> Response:
     job's stream ends after its final event."""
     places = zolve().streams
     if not places.take(key_id):
-        abort(429, message=f"at most {places.per_key} event streams of one key at a time (fewer when busy)")
+        busy = f"at most {places.per_key} event streams of one key at a time on this API process"
+        abort(429, message=f"{busy} (fewer when busy)")
     db, feed, config, environ = database(), zolve().events, settings(), request.environ
 
     def generate() -> Iterator[str | Pause]:
@@ -116,7 +117,7 @@ def _stream(where: StreamFilter, after: int, key_id: int) -> Response:
 
 @blp.route("/jobs/<uuid:job_id>/events", endpoint="job_events")
 @auth.login_required
-@blp.arguments(event_schemas.StreamResumeArgs, location="query")
+@blp.arguments(event_schemas.StreamResumeArgs, location="query", unknown=RAISE)
 @blp.response(200, description=STREAM_DOC, content_type="text/event-stream")
 @blp.alt_response(404, description="No such job, or not yours")
 @blp.alt_response(429, description="This key (or this server) holds as many streams as it may")

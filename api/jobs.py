@@ -83,7 +83,7 @@ class JobCollection(MethodView):
         items = [job_resource(job, is_admin=who.is_admin) for job in page.items]
         headers = {}
         if page.next_cursor:
-            query: dict[str, Any] = {**request.args, "cursor": page.next_cursor}
+            query: dict[str, Any] = {**request.args.to_dict(flat=False), "cursor": page.next_cursor}
             next_url = url_for("jobs.JobCollection", **query)
             headers["Link"] = f'<{next_url}>; rel="next"'
         return {"items": items, "next_cursor": page.next_cursor}, 200, headers
@@ -109,7 +109,9 @@ class JobItem(MethodView):
         # admins see more (a traceback), and the links are under the request's prefix (behind a proxy)
         view = (who.is_admin, request.script_root)
         answer = job_reads.rendered(job, view, lambda: _render(job, who.is_admin))
-        if answer.digest in request.if_none_match:  # the client already holds this answer
+        # the client already holds this answer (compared weakly, as RFC 9110 has it: a proxy that
+        # compresses marks the tag weak)
+        if request.if_none_match.contains_weak(answer.digest):
             response = Response(status=304)
         else:
             response = Response(answer.body, mimetype="application/json")

@@ -78,7 +78,7 @@ def metrics_page() -> Response:
     figures = request.environ.get(EDGE_FIGURES)
     if figures is not None:  # this API process's edge (zolve api): its admissions, at this moment
         text += generate_latest(_EdgeFigures(figures()))
-    return Response(text, mimetype=CONTENT_TYPE_LATEST)
+    return Response(text, content_type=CONTENT_TYPE_LATEST)
 
 
 class _EdgeFigures(CollectorRegistry):

@@ -163,7 +163,9 @@ class Job(Schema):
     created_at = fields.DateTime()
     started_at = fields.DateTime(allow_none=True)
     finished_at = fields.DateTime(allow_none=True)
-    queued_seconds = fields.Float(allow_none=True, metadata={"description": "created → first started"})
+    queued_seconds = fields.Float(
+        allow_none=True, metadata={"description": "created → first started (or ended, if it never started)"}
+    )
     run_seconds = fields.Float(allow_none=True, metadata={"description": "started → finished (or now)"})
     callback_url = fields.String(allow_none=True)
     trace_id = fields.String(

@@ -63,7 +63,8 @@ def job_fields(job: JobView, *, is_admin: bool) -> dict[str, Any]:
         "created_at": job.created_at,
         "started_at": job.started_at,
         "finished_at": job.finished_at,
-        "queued_seconds": seconds_between(job.created_at, job.started_at),
+        # a job that ended without starting (expired, cancelled while queued) waited until it ended
+        "queued_seconds": seconds_between(job.created_at, job.started_at or job.finished_at),
         "run_seconds": seconds_between(job.started_at, job.finished_at),
         "callback_url": job.callback_url,
         **({"trace_id": tracing.trace_id(job.trace_parent)} if is_admin and job.trace_parent else {}),

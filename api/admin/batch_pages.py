@@ -52,9 +52,7 @@ def batch_page(batch_id: uuid.UUID) -> str:
     rows = page.items
     done = all(state in (*FINAL_STATES, "rejected") for state in page.counts)
     next_url = (
-        url_for("admin.batch_page", batch_id=batch_id, after=rows[-1].item.position)
-        if len(rows) == ITEMS_PAGE
-        else None
+        url_for("admin.batch_page", batch_id=batch_id, after=rows[-1].item.position) if page.more else None
     )
     return render_template(
         "admin/batch.html",

@@ -60,6 +60,8 @@ class BatchPage:
     #: items by state (a rejected item counts as `rejected`)
     counts: dict[str, int]
     items: list[ItemRow]
+    #: whether items follow this page's
+    more: bool = False
 
 
 @dataclass(frozen=True)
@@ -88,9 +90,9 @@ def page_in(session: Session, batch: BatchView, query: ItemQuery) -> BatchPage:
     """The batch's counts and a page of its items, in the caller's transaction."""
     counts = batch_store.item_counts(session, batch.id)
     rows = batch_store.list_items(
-        session, batch.id, after=query.after, limit=query.limit, states=query.states
+        session, batch.id, after=query.after, limit=query.limit + 1, states=query.states
     )
-    return BatchPage(batch, counts, item_rows(rows))
+    return BatchPage(batch, counts, item_rows(rows[: query.limit]), more=len(rows) > query.limit)
 
 
 def batch_page(db: Database, batch: BatchView, query: ItemQuery) -> BatchPage:

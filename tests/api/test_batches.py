@@ -64,11 +64,14 @@ def test_batch_items_are_paged_in_order(client, auth, worker) -> None:
     while True:
         query = "?limit=3" + (f"&cursor={cursor}" if cursor else "")
         page = client.get(created["links"]["self"] + query, headers=auth).get_json()
+        assert page["items"], "a cursor leads to a page with items"
         seen += [item["client_id"] for item in page["items"]]
         cursor = page["next_cursor"]
         if not cursor:
             break
     assert seen == [item["client_id"] for item in items]
+    whole = client.get(created["links"]["self"] + "?limit=7", headers=auth).get_json()
+    assert len(whole["items"]) == 7 and whole["next_cursor"] is None, "a full last page leads nowhere"
     costs = [item["result"]["cost"] for item in _wait_done(client, auth, created["links"]["self"])["items"]]
     assert costs == sorted(costs)  # heavier payloads never cost less
 

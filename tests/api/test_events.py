@@ -89,6 +89,8 @@ def test_another_clients_job_has_no_stream_and_no_deliveries(
     assert deliveries.status_code == 404
     bad = _stream(f"{live_api.url}/jobs/{job_id}/events", owner, last="x")  # type: ignore[arg-type]
     assert bad.status_code == 422 and "Last-Event-ID" in bad.json()["errors"]
+    typo = requests.get(f"{live_api.url}/jobs/{job_id}/events?last_event=3", headers=owner, timeout=10)
+    assert typo.status_code == 422 and "last_event" in typo.json()["errors"], "not a replay from the start"
 
 
 def test_a_clients_stream_shows_only_its_jobs_that_pass_the_filters(

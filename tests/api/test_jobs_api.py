@@ -240,6 +240,10 @@ def test_list_is_paginated_newest_first_with_filters(client, auth) -> None:
             assert 'rel="next"' in response.headers["Link"]
     assert seen == list(reversed(ids))
     assert client.get("/jobs?kind=taiji.solve", headers=auth).get_json()["items"] == []
+    # the next page's link keeps every filter, repeated ones too
+    both = client.get("/jobs?state=queued&state=succeeded&state=running&limit=1", headers=auth)
+    link = both.headers["Link"]
+    assert all(f"state={state}" in link for state in ("queued", "succeeded", "running")), link
     assert client.get("/jobs?state=bogus", headers=auth).status_code == 422
     assert client.get("/jobs?cursor=garbage", headers=auth).status_code == 422
     assert client.get("/jobs?limit=0", headers=auth).status_code == 422
@@ -286,12 +290,17 @@ def test_etag_gives_304_until_the_job_changes(client, auth, worker, wait_job) ->
     assert again.data == b"" and again.headers["ETag"] == first.headers["ETag"]
     other = client.get(f"/jobs/{job['id']}", headers={**auth, "If-None-Match": '"another", "tag"'})
     assert other.status_code == 200 and other.get_json() == first.get_json()
+    weak = client.get(f"/jobs/{job['id']}", headers={**auth, "If-None-Match": f"W/{first.headers['ETag']}"})
+    assert weak.status_code == 304, "compared weakly: a compressing proxy marks the tag weak"
 
 
 def test_queued_job_has_retry_after_and_cancel_means_it_never_starts(client, db, app, worker) -> None:
     from services.messages import enqueue
+    from services.reads.jobs import job_view
+    from services.resources import job_fields
     from store import jobs as job_store
     from store import keys
+    from store.models import Job
 
     with db.session() as session:
         owner = keys.create_key(session, name="queued")
@@ -305,6 +314,12 @@ def test_queued_job_has_retry_after_and_cancel_means_it_never_starts(client, db,
 
     cancelled = client.post(f"/jobs/{job.id}/cancel", headers=headers)
     assert cancelled.status_code == 202 and cancelled.get_json()["state"] == "cancelled"
+    with db.session() as session:  # rendered anew (the API keeps a finished job's answer)
+        view = job_view(session.get(Job, job.id))
+    waited = job_fields(view, is_admin=False)["queued_seconds"]
+    time.sleep(0.05)  # time passing is what is tested: a job that never started waited until it ended
+    assert job_fields(view, is_admin=False)["queued_seconds"] == waited
+    assert waited == round((view.finished_at - view.created_at).total_seconds(), 3)
     enqueue(zolve(app).celery, str(job.id))  # a late delivery must not start it
     later = client.get(f"/jobs/{job.id}?wait=2", headers=headers).get_json()
     assert (later["state"], later["attempts"], later["result"]) == ("cancelled", 0, None)

@@ -31,6 +31,7 @@ def test_metrics_count_jobs_by_kind_and_state(isolated_app, isolated_db: Databas
     def jobs_gauge() -> dict[tuple[str, str], float]:
         page = client.get("/metrics", headers=admin)
         assert page.status_code == 200 and page.mimetype == "text/plain"
+        assert page.headers["Content-Type"].count("charset") == 1, page.headers["Content-Type"]
         families = {f.name: f for f in text_string_to_metric_families(page.get_data(as_text=True))}
         assert {"zolve_jobs", "zolve_shards", "zolve_rows_written", "zolve_job_run_seconds"} <= set(families)
         return {(s.labels["kind"], s.labels["state"]): s.value for s in families["zolve_jobs"].samples}
