@@ -29,6 +29,9 @@ def _session(settings: Settings) -> Iterator[Session]:
 
 #: a key's weight: its share of the workers against other backlogged keys' (1: an equal share)
 WEIGHT_RANGE = (0.01, 100.0)
+#: a key's own cap on its work sent or running at once (more than any deployment runs; the column's
+#: integer holds it)
+MAX_IN_FLIGHT = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -42,8 +45,9 @@ class Share:
         low, high = WEIGHT_RANGE
         if not (math.isfinite(self.weight) and low <= self.weight <= high):
             raise Invalid({"weight": [f"must be from {low:g} to {high:g}"]})
-        if self.max_in_flight is not None and self.max_in_flight < 1:
-            raise Invalid({"max_in_flight": ["must be at least 1 (or none: the service's)"]})
+        if self.max_in_flight is not None and not 1 <= self.max_in_flight <= MAX_IN_FLIGHT:
+            bounds = f"must be from 1 to {MAX_IN_FLIGHT:,} (or none: the service's)"
+            raise Invalid({"max_in_flight": [bounds]})
         return self
 
 

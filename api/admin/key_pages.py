@@ -8,7 +8,7 @@ import math
 from flask import flash, redirect, render_template, request, url_for
 from werkzeug.wrappers import Response as WerkzeugResponse
 
-from api.admin.views import bp
+from api.admin.views import BIGINT_MAX, bp
 from api.deps import database, settings
 from services import keys as key_service
 from services.errors import Invalid, ServiceError
@@ -27,7 +27,7 @@ def key_shares() -> str:
     )
 
 
-@bp.post("/keys/<int:key_id>")
+@bp.post(f"/keys/<int(max={BIGINT_MAX}):key_id>")
 def set_key_share(key_id: int) -> WerkzeugResponse:
     try:
         cap = _number("max_in_flight") if request.form.get("max_in_flight", "").strip() else None

@@ -24,7 +24,8 @@ def pretty_json(value: Any) -> str:
 
 
 def progress_percent(job: JobView) -> int | None:
-    """0-100 when the job's progress can be measured; None draws an indeterminate bar."""
+    """0-100 when the job's progress can be measured; None draws an indeterminate bar while the job runs
+    (a finished one's state says it all)."""
     if job.state == JobState.SUCCEEDED:
         return 100
     if job.shards_total:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from flask import Blueprint, Flask, url_for
+from flask import Blueprint, Flask, Response, request, url_for
 from flask_wtf.csrf import CSRFProtect
+from werkzeug.exceptions import HTTPException
 
 from api.admin import batch_pages, key_pages, pages, present  # noqa: F401 - their routes join the blueprint
-from api.admin.views import bp
+from api.admin.views import bp, http_error
+from api.errors import handle_http_exception
 from api.extension import zolve
 from core.config import Settings, secret_key_for
 from kinds import KINDS, load_attribute
@@ -66,3 +68,13 @@ def init_admin(app: Flask, settings: Settings) -> None:
         has_picture=present.has_picture,
     )
     app.register_blueprint(bp)
+    app.register_error_handler(HTTPException, _pages_answer_under_the_dashboard)
+
+
+def _pages_answer_under_the_dashboard(error: HTTPException) -> Response:
+    """A URL under /admin that matches no page (a typo, a wrong method, an id out of range) is answered
+    by the dashboard's error page, as its pages' own errors are; the rest of the app answers in JSON.
+    (The blueprint's handler cannot see these: no page was matched, so no blueprint either.)"""
+    if request.blueprint is None and (request.path + "/").startswith(f"{bp.url_prefix}/"):
+        return http_error(error)
+    return handle_http_exception(error)

@@ -48,6 +48,9 @@ from services.reads.keys import KeyView
 
 log = logging.getLogger("zolve.admin")
 bp = Blueprint("admin", __name__, url_prefix="/admin", template_folder="templates", static_folder="static")
+#: the largest id PostgreSQL's bigint holds: a larger one in a URL matches no page (a 404, not a 422 from
+#: the database)
+BIGINT_MAX = 2**63 - 1
 
 PUBLIC = ("admin.login", "admin.static")
 #: the operators' pages and actions: a client key gets 403 (its landing page, the overview, sends it to
@@ -352,6 +355,8 @@ def cancel_job(job_id: uuid.UUID) -> Any:
 @counts_as_submit()
 def retry_job(job_id: uuid.UUID) -> Any:
     job = _job_or_404(job_id)
+    if request.method == "GET" and job.state != JobState.FAILED:
+        return _refuse("Retry job", f"Only a failed job can be retried; this one is {job.state}.", job_id)
     if request.method == "GET":
         message = f"Run failed {job.kind} job {job.id} again from the start (its shards and boards go)?"
         return _confirm("Retry job", message, job_id)
@@ -363,9 +368,15 @@ def retry_job(job_id: uuid.UUID) -> Any:
     return _act(job_id, retry)
 
 
-@bp.route("/jobs/<uuid:job_id>/shards/<int:shard_id>/requeue", methods=["GET", "POST"])
+SHARD_REQUEUE = f"/jobs/<uuid:job_id>/shards/<int(max={BIGINT_MAX}):shard_id>/requeue"
+
+
+@bp.route(SHARD_REQUEUE, methods=["GET", "POST"])
 def requeue_shard(job_id: uuid.UUID, shard_id: int) -> Any:
-    _job_or_404(job_id)
+    job = _job_or_404(job_id)
+    if request.method == "GET" and job.state != JobState.RUNNING:
+        why = f"Only a shard of a running job can be requeued; this job is {job.state}."
+        return _refuse("Requeue shard", why, job_id)
     if request.method == "GET":
         message = f"Requeue shard {shard_id}? A worker still running it stops without storing anything."
         return _confirm("Requeue shard", message, job_id)

@@ -144,8 +144,8 @@ def test_operator_routes_are_admin_only_and_a_client_sees_only_its_own_jobs(
         path = (
             rule.rule.replace("<uuid:job_id>", job_id)
             .replace("<uuid:batch_id>", str(uuid.uuid4()))
-            .replace("<int:shard_id>", "1")
-            .replace("<int:key_id>", "1")
+            .replace(f"<int(max={2**63 - 1}):shard_id>", "1")
+            .replace(f"<int(max={2**63 - 1}):key_id>", "1")
             .replace("<any(csv, ndjson):fmt>", "csv")
             .replace("<kind_name>", "dice")
         )
@@ -177,6 +177,20 @@ def test_a_revoked_key_ends_its_session(db, admin_client, admin) -> None:
             update(ApiKey).where(ApiKey.id == key_id(db, admin)).values(revoked_at=ApiKey.created_at)
         )
     assert admin_client.get("/admin/").status_code == 302
+
+
+def test_a_url_under_admin_that_matches_no_page_gets_the_dashboards_error_page(admin_client, client) -> None:
+    for method, path, code in (
+        ("GET", "/admin/nosuch", 404),
+        ("GET", "/admin/jobs/not-a-uuid", 404),
+        ("GET", "/admin/logout", 405),
+        ("POST", "/admin/jobs", 405),
+    ):
+        answer = admin_client.open(path, method=method)
+        assert answer.status_code == code and "text/html" in answer.content_type, (method, path)
+        assert "<html" in answer.get_data(as_text=True).lower()
+    api = client.get("/nosuch")
+    assert api.status_code == 404 and api.get_json()["code"] == 404, "the API still answers in JSON"
 
 
 def test_forms_without_the_csrf_token_are_rejected(app, db, admin_client, admin, make_key) -> None:
@@ -215,7 +229,9 @@ def test_the_keys_page_shows_each_keys_share_and_work_and_changes_the_share(
         ({"weight": "nan", "max_in_flight": ""}, "weight: must be a finite number"),
         ({"weight": "two", "max_in_flight": ""}, "weight: not a number: &#39;two&#39;"),
         ({"weight": "1", "max_in_flight": "1.5"}, "max_in_flight: must be a whole number"),
-        ({"weight": "1", "max_in_flight": "0"}, "max_in_flight: must be at least 1"),
+        ({"weight": "1", "max_in_flight": "0"}, "max_in_flight: must be from 1 to 1,000,000"),
+        ({"weight": "1", "max_in_flight": "2147483648"}, "max_in_flight: must be from 1 to 1,000,000"),
+        ({"weight": "1", "max_in_flight": "1e30"}, "max_in_flight: must be from 1 to 1,000,000"),
     ):
         refused = admin_client.post(f"/admin/keys/{team_id}", data={"csrf_token": token, **form})
         assert refused.status_code == 302
@@ -225,6 +241,8 @@ def test_the_keys_page_shows_each_keys_share_and_work_and_changes_the_share(
     with db.session() as session:
         row_after = session.get(ApiKey, team_id)
         assert (row_after.weight, row_after.max_in_flight) == (1.0, None)
+    huge = admin_client.post(f"/admin/keys/{2**63}", data={"csrf_token": token, "weight": "1"})
+    assert huge.status_code == 404 and "text/html" in huge.content_type, "the dashboard's page, not JSON"
     missing = admin_client.post("/admin/keys/987654321", data={"csrf_token": token, "weight": "1"})
     assert missing.status_code == 302
     assert "there is no key 987654321" in page_text(admin_client, "/admin/keys")
@@ -329,9 +347,11 @@ def test_progress_fragment_polls_until_the_job_is_final(db, admin_client, make_k
     fragment = page_text(admin_client, f"/admin/jobs/{waiting}/progress")
     assert 'hx-trigger="every 1s"' in fragment and "queued" in fragment
     assert f'hx-get="/admin/jobs/{waiting}/progress"' in fragment
+    assert "<progress" in fragment, "an unmeasured job that waits or runs: an indeterminate bar"
     with db.session() as session:  # cancel it ourselves: no worker should pick it up later
         job_store.request_cancel(session, session.get(Job, uuid.UUID(waiting)))
-    assert "hx-trigger" not in page_text(admin_client, f"/admin/jobs/{waiting}/progress")
+    cancelled = page_text(admin_client, f"/admin/jobs/{waiting}/progress")
+    assert "hx-trigger" not in cancelled and "<progress" not in cancelled, "finished: no bar still moving"
 
 
 # -- a job's page ---------------------------------------------------------------------------------
@@ -429,6 +449,9 @@ def test_retry_runs_a_failed_job_again(db, admin_client, admin, client, auth, wo
         f"/admin/jobs/{job_id}/retry", data={"csrf_token": token}, follow_redirects=True
     )
     assert "only a failed job can be retried" in again.get_data(as_text=True)
+    asked = admin_client.get(f"/admin/jobs/{job_id}/retry")
+    refused = asked.get_data(as_text=True)
+    assert asked.status_code == 409 and "this one is succeeded" in refused and "Yes, retry" not in refused
 
 
 def test_overview_counts_jobs_and_shows_live_workers(db, admin_client, worker, client, auth) -> None:
