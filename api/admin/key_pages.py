@@ -38,7 +38,7 @@ def set_key_share(key_id: int) -> WerkzeugResponse:
         cap_shown = row.max_in_flight or "-"
         flash(f"key {row.id} ({row.name}): weight {row.weight:g}, max in flight {cap_shown}", "ok")
     except ServiceError as refused:
-        flash(refused.message + _field_messages(refused.errors), "error")
+        flash(_field_messages(refused.errors) or refused.message, "error")
     return redirect(url_for("admin.key_shares"))
 
 
@@ -48,11 +48,12 @@ def _number(name: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise Invalid({name: [f"not a number: {text[:20]!r}"]}) from None
+        shown = "".join(c if c.isprintable() else "?" for c in text[:20])
+        raise Invalid({name: [f'not a number: "{shown}"' if text else "a number is needed"]}) from None
     if not math.isfinite(value):
         raise Invalid({name: ["must be a finite number"]})
     return value
 
 
 def _field_messages(errors: dict[str, list[str]] | None) -> str:
-    return "".join(f"; {name}: {' '.join(why)}" for name, why in (errors or {}).items())
+    return "; ".join(f"{name}: {' '.join(why)}" for name, why in (errors or {}).items())

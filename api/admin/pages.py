@@ -48,8 +48,11 @@ def new_job_of_kind(kind_name: str) -> Any:
     text, time_limit = request.form.get("params", ""), request.form.get("time_limit", "").strip()
     try:
         params = json.loads(text or "{}")
-    except ValueError as err:  # a JSON error, or a number over 4,300 digits
+    except json.JSONDecodeError as err:
         return _form(kind_name, text, time_limit, [("params", f"not JSON: {err}")]), 422
+    except ValueError:  # Python's own cap on the digits of an integer it reads
+        too_long = "not JSON this service reads: a number has more than 4,300 digits"
+        return _form(kind_name, text, time_limit, [("params", too_long)]), 422
     except RecursionError:
         return _form(kind_name, text, time_limit, [("params", "not JSON: nested too deeply")]), 422
     body: dict[str, Any] = {"kind": kind_name, "params": params}

@@ -24,9 +24,11 @@ from werkzeug.wrappers import Response
 from api.kind_pages import LAYOUT, counts_as_submit, field_errors, service_context, signed_in_caller
 from schemas.planetx import (
     DIFFICULTIES,
+    MAX_SECTORS,
     OBJECT_NAMES,
     RELATIONS,
     SEEN_OBJECTS,
+    STANDARD_SECTORS,
     STARTING_FACT_OBJECTS,
     SURVEY_OBJECTS,
 )
@@ -169,6 +171,8 @@ def notes_sheet(job_id: uuid.UUID) -> str:
 
 def _render(job: JobView, entry: str | None = None, errors: list[tuple[str, str]] | None = None) -> str:
     result = job.result if isinstance(job.result, dict) else {}
+    difficulty = job.params.get("difficulty")
+    starting = bool(difficulty and difficulty != "genius" or job.params.get("starting_facts"))
     return render_template(
         "planetx/notes.html",
         layout=LAYOUT,
@@ -179,6 +183,9 @@ def _render(job: JobView, entry: str | None = None, errors: list[tuple[str, str]
         theories=session.get(THEORIES, []),
         entries=ENTRIES,
         describe=observation_text,
+        plain=_plain,
+        # the entries with a form of their own on the page (an error of another shows at the top)
+        forms_shown={*ENTRIES, "settings", *(("starting",) if starting else ())},
         failed_entry=entry,
         errors=errors or [],
         dealt=DIFFICULTIES,
@@ -201,7 +208,7 @@ def notes_entry(job_id: uuid.UUID) -> Any:
     params = dict(job.params)  # every key, known or not, goes on to the next job
     observations = list(params.get("observations") or [])
     if _theory():
-        return _note_theory(job_id)
+        return _note_theory(job)
     if entry in ENTRIES:
         params["observations"] = [*observations, observation_from_form(entry)]
     elif entry == "remove":
@@ -228,13 +235,18 @@ def notes_entry(job_id: uuid.UUID) -> Any:
         return _render(job, entry, field_errors(refused.errors)), 422
 
 
-def _note_theory(job_id: uuid.UUID) -> Response:
+def _note_theory(job: JobView) -> Any:
     theory = {"object": request.form.get("object", ""), "sector": request.form.get("sector", "")}
     theories = list(session.get(THEORIES, []))
     forget = request.form.get("forget", "")
+    sectors = STANDARD_SECTORS if job.params.get("mode") == "standard" else MAX_SECTORS
     if _digits(forget):
         del theories[int(forget) : int(forget) + 1]
-    elif theory["object"] in OBJECT_NAMES and _digits(theory["sector"]):
+    elif theory["object"] not in OBJECT_NAMES:
+        return _render(job, "theory", [("object", f"one of {', '.join(OBJECT_NAMES)}")]), 422
+    elif not (_digits(theory["sector"]) and 1 <= int(theory["sector"]) <= sectors):
+        return _render(job, "theory", [("sector", f"from 1 to {sectors} on this board")]), 422
+    else:
         theories = [*theories, {"object": theory["object"], "sector": int(theory["sector"])}][-MAX_THEORIES:]
     session[THEORIES] = theories
-    return redirect(url_for(".notes_sheet", job_id=job_id))
+    return redirect(url_for(".notes_sheet", job_id=job.id))

@@ -227,7 +227,9 @@ def test_the_keys_page_shows_each_keys_share_and_work_and_changes_the_share(
     for form, message in (
         ({"weight": "0", "max_in_flight": ""}, "weight: must be from 0.01 to 100"),
         ({"weight": "nan", "max_in_flight": ""}, "weight: must be a finite number"),
-        ({"weight": "two", "max_in_flight": ""}, "weight: not a number: &#39;two&#39;"),
+        ({"weight": "two", "max_in_flight": ""}, "weight: not a number: &#34;two&#34;"),
+        ({"weight": "2\x00", "max_in_flight": ""}, "weight: not a number: &#34;2?&#34;"),
+        ({"weight": "", "max_in_flight": ""}, "weight: a number is needed"),
         ({"weight": "1", "max_in_flight": "1.5"}, "max_in_flight: must be a whole number"),
         ({"weight": "1", "max_in_flight": "0"}, "max_in_flight: must be from 1 to 1,000,000"),
         ({"weight": "1", "max_in_flight": "2147483648"}, "max_in_flight: must be from 1 to 1,000,000"),

@@ -224,9 +224,16 @@ def test_the_note_sheet_deduces_after_each_entry_and_shows_errors_inline(app, ma
 
     theory = {"entry": "theory", "object": "planet_x", "sector": "7", "csrf_token": token}
     assert web.post(after.headers["Location"], data=theory).status_code == 302
-    assert "planet_x in sector 7" in web.get(after.headers["Location"]).get_data(as_text=True)
-    odd = {"entry": "theory", "forget": "²", "sector": "٣", "object": "comet", "csrf_token": token}
-    assert web.post(after.headers["Location"], data=odd).status_code == 302, "non-ASCII digits are no numbers"
+    assert "Planet X in sector 7" in web.get(after.headers["Location"]).get_data(as_text=True)
+    for sector in ("٣", "13", "99999999"):  # non-ASCII digits are no numbers; a standard board has 12
+        odd = {"entry": "theory", "forget": "²", "sector": sector, "object": "comet", "csrf_token": token}
+        refused = web.post(after.headers["Location"], data=odd)
+        assert refused.status_code == 422 and "from 1 to 12 on this board" in refused.get_data(as_text=True)
+    # a genius sheet has no starting-fact form: a refused one says why at the top
+    fact = {"entry": "starting", "sector": "40", "object": "comet", "csrf_token": token}
+    refused = web.post(after.headers["Location"], data=fact)
+    text = refused.get_data(as_text=True)
+    assert refused.status_code == 422 and 'id="entry-errors"' in text and "starting_facts" in text
     removed = web.post(after.headers["Location"], data={"entry": "remove", "index": "0", "csrf_token": token})
     assert "4,446 of 4,446 boards fit" in _sheet(web, removed.headers["Location"])
 
