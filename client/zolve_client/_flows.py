@@ -149,5 +149,5 @@ class RowsWriter:
 def next_page(params: Mapping[str, Any], page: Mapping[str, Any]) -> dict[str, Any] | None:
     """The parameters of a keyset-paged listing's next page; None after the last. Every iter_* method
     follows the pages to the end: take fewer with itertools.islice, or stop iterating."""
-    cursor = page.get("next_cursor")
-    return {**params, "cursor": cursor} if cursor else None
+    cursor = page.get("next_cursor")  # 0 is a cursor too (a position)
+    return {**params, "cursor": cursor} if cursor is not None else None

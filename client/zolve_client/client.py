@@ -159,6 +159,14 @@ class Client(Base):
             raise JobFailed(job)
         return job.get("result")
 
+    def iter_result_items(
+        self, job_id: str | Job[Any, Any], page_size: int = 100, *, timeout: float | None = None
+    ) -> Iterator[Any]:
+        """The items of a result too large to return whole, in order: the list its `paged` names (e.g.
+        every game of a `mastermind.play`), which the result holds as None. NotFound for a result
+        returned whole."""
+        return self._pages(f"jobs/{job_id_of(job_id)}/result/items", {"limit": page_size}, timeout)
+
     def iter_jobs(
         self,
         states: Sequence[str] = (),

@@ -3,7 +3,11 @@ bulk job, and two bulk jobs progress side by side instead of one after the other
 
 from __future__ import annotations
 
+import threading
+
 from sqlalchemy import func, select
+from werkzeug.serving import make_server
+from zolve_client import Client
 
 from store.models import Job, Shard
 from tests.support import shard_states, wait_until
@@ -80,5 +84,14 @@ def test_a_large_result_is_paged_instead_of_returned_whole(settings, tmp_path) -
                 and f"{job['links']['result_items']}?limit=15&cursor={page['next_cursor']}"
             )
         assert [game["index"] for game in games] == list(range(40))
+        server = make_server("127.0.0.1", 0, stack.client.application, threaded=True)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            api = Client(f"http://127.0.0.1:{server.server_port}", stack.headers["Authorization"].split()[1])
+            assert list(api.iter_result_items(job_id, page_size=1)) == games, "a page of one: cursor 0 too"
+            assert list(api.iter_result_items(job_id, page_size=16)) == games
+        finally:
+            server.shutdown()
+            server.server_close()
         small = stack.client.get(f"/jobs/{job_id}", headers=stack.headers)
         assert len(small.get_data()) < 4000, "the job itself stays small"
