@@ -66,6 +66,7 @@ def init_admin(app: Flask, settings: Settings) -> None:
         cell=present.cell_text,
         rate=present.rate,
         has_picture=present.has_picture,
+        field_errors=present.field_errors,
     )
     app.register_blueprint(bp)
     app.register_error_handler(HTTPException, _pages_answer_under_the_dashboard)

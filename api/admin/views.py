@@ -162,7 +162,9 @@ SAFE_NEXT = re.compile(r"/admin(?:[/?][!#-\[\]-~]*)?")
 def _safe_next() -> str:
     """Where to go after login: a dashboard path only (never another site, never a broken header)."""
     target = request.values.get("next", "")
-    if SAFE_NEXT.fullmatch(target) and not target.startswith("/admin/login"):
+    # no dot segments either: /admin/../jobs is the API's /jobs
+    dotted = any(part in (".", "..") for part in target.split("?")[0].split("/"))
+    if SAFE_NEXT.fullmatch(target) and not target.startswith("/admin/login") and not dotted:
         return target
     return url_for("admin.overview")
 
@@ -222,6 +224,19 @@ def _page_size() -> int:
     )
 
 
+def _filters_not_taken(where: JobFilter) -> list[str]:
+    """The filters of the request that `_job_filter` could not take, said as a person would fix them
+    (else the table would show every job, or none, with no word why)."""
+    said = []
+    if request.args.get("owner", "").strip() and where.owner_id is None:
+        said.append("owner: a key's number, as in the table's owner column")
+    if (kind := request.args.get("kind")) and kind not in KINDS:
+        said.append(f"kind: no kind is named {kind[:40]!s}")
+    if unknown := [s for s in request.args.getlist("state") if s not in JOB_STATES]:
+        said.append(f"state: {', '.join(unknown)[:80]} is none of {', '.join(JOB_STATES)}")
+    return said
+
+
 def _jobs_context() -> dict[str, Any]:
     where, cursor = _job_filter(), request.args.get("cursor") or None
     error, table = None, JobTable(JobPage([], None), {})
@@ -229,6 +244,8 @@ def _jobs_context() -> dict[str, Any]:
         table = dashboard.job_table(database(), where, limit=_page_size(), cursor=cursor)
     except ValueError:
         error = "no job matches: search by a job id or its first characters; cursors come from this page"
+    if not_taken := _filters_not_taken(where):
+        error = "; ".join(not_taken)
     page = table.page
     args: dict[str, Any] = {k: v for k, v in request.args.lists() if k != "cursor"}
     return {

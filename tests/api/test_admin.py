@@ -111,8 +111,9 @@ def test_htmx_requests_without_a_session_are_sent_to_the_login_page(client) -> N
 
 def test_login_goes_only_to_dashboard_pages(app, admin) -> None:
     client = app.test_client()
-    data = {"key": bearer_token(admin), "csrf_token": csrf_token(client), "next": "https://evil.example/"}
-    assert client.post("/admin/login", data=data).headers["Location"] == "/admin/"
+    for elsewhere in ("https://evil.example/", "/admin/../jobs", "/admin/./../metrics?x=1"):
+        data = {"key": bearer_token(admin), "csrf_token": csrf_token(client), "next": elsewhere}
+        assert client.post("/admin/login", data=data).headers["Location"] == "/admin/", elsewhere
 
 
 def test_a_wrong_key_is_401_and_a_client_key_logs_in_to_its_jobs(app, make_key) -> None:
@@ -311,6 +312,13 @@ def test_jobs_table_filters_by_state_kind_owner_and_id(db, admin_client, make_ke
     assert _listed(admin_client, f"state=failed&q={theirs}") == [theirs], "no owner filter: every owner's"
     assert theirs not in _listed(admin_client, f"owner={owner_id}&limit=200")
     assert "no job matches" in page_text(admin_client, "/admin/jobs?q=not-hex!")
+    for query, said in (
+        ("owner=bob", "owner: a key&#39;s number"),
+        ("owner=%D9%A3", "owner: a key&#39;s number"),
+        ("kind=nosuch", "kind: no kind is named nosuch"),
+        ("state=bogus", "state: bogus is none of"),
+    ):
+        assert said in page_text(admin_client, f"/admin/jobs?{query}"), query
 
 
 def test_jobs_table_pages_with_a_keyset_cursor(db, admin_client, make_key) -> None:

@@ -135,6 +135,7 @@ def test_batch_pages_and_exports_show_the_owners_batch_only(app, client, make_ke
     page = web.get(f"/admin/batches/{batch['id']}").get_data(as_text=True)
     assert "<strong>done</strong>" in page and 'data-item="bad"' in page and "hx-trigger" not in page
     assert page.count("/picture.svg") == 2, "a picture per solved item"
+    assert "<code>params.dice</code>: Must be greater" in page, "a rejected item's errors by field"
 
     lines = [
         json.loads(line)
