@@ -73,6 +73,8 @@ class JobCollection(MethodView):
     def get(self, args: dict[str, Any]) -> Any:
         """Your jobs, newest first (admins: everyone's). Keyset pages: follow `next_cursor`."""
         who = caller()
+        if len(request.args.getlist("kind")) > 1:  # else the first alone would narrow the list, unsaid
+            abort(422, errors={"kind": ["one kind at a time here (GET /events takes several)"]})
         try:
             where = JobFilter(
                 states=args.get("state") or (), kind=args.get("kind"), owner_id=who.owner_filter

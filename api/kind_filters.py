@@ -16,7 +16,9 @@ def known_kind() -> validate.OneOf:
 
 
 class JobListQuery(job_schemas.JobListArgs):
-    kind = fields.String(validate=known_kind(), metadata={"description": "filter by kind"})
+    kind = fields.String(
+        validate=known_kind(), metadata={"description": "filter by kind (one: a repeated kind is a 422)"}
+    )
 
 
 class EventStreamQuery(event_schemas.EventStreamArgs):

@@ -245,6 +245,8 @@ def test_list_is_paginated_newest_first_with_filters(client, auth) -> None:
     link = both.headers["Link"]
     assert all(f"state={state}" in link for state in ("queued", "succeeded", "running")), link
     assert client.get("/jobs?state=bogus", headers=auth).status_code == 422
+    two_kinds = client.get("/jobs?kind=dice&kind=taiji.solve", headers=auth)
+    assert two_kinds.status_code == 422 and "kind" in two_kinds.get_json()["errors"]
     assert client.get("/jobs?cursor=garbage", headers=auth).status_code == 422
     assert client.get("/jobs?limit=0", headers=auth).status_code == 422
 
