@@ -12,12 +12,15 @@ STAMP := $(VENV)/.installed
 # the tests run on what deploys; then the client library (client/, which the service depends on and no
 # public index has), the project itself and its dev tools.
 # After changing the dependencies in pyproject.toml: `make lock`.
+# setuptools warns of every editable install that folders named like a package may shadow it: this
+# checkout is such a tree on purpose, and the warning filled a newcomer's first screen
+QUIET_BUILD := PYTHONWARNINGS=ignore::UserWarning
 $(STAMP): pyproject.toml client/pyproject.toml requirements.lock requirements-before-3.11.3.lock
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet --require-hashes -r requirements.lock -r requirements-before-3.11.3.lock
-	$(BIN)/python -m pip install --quiet --no-deps -e ./client
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(QUIET_BUILD) $(BIN)/python -m pip install --quiet --no-deps -e ./client
+	$(QUIET_BUILD) $(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
 # `make up PORT=8123 DATA_DIR=/srv/zolve` (defaults: 8000, ./zolve-data or ZOLVE_DATA_DIR)
