@@ -145,7 +145,8 @@ def duration(seconds: float | None) -> str:
 
 
 def when(value: datetime | None) -> str:
-    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S") if value else ""
+    """A moment as every page shows it: in UTC, and saying so."""
+    return value.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC") if value else ""
 
 
 def cell_text(value: Any) -> str:
