@@ -45,6 +45,10 @@ Count = Annotated[int, Field(ge=1, le=2**31 - 1)]
 CountOrZero = Annotated[int, Field(ge=0, le=2**31 - 1)]
 
 
+#: the schemes a broker URL may have (kombu's; `redis+socket` is what `zolve up` gives its workers)
+REDIS_SCHEMES = frozenset({"redis", "rediss", "redis+socket", "unix"})
+
+
 class SettingsError(ValueError):
     """The environment holds settings the service cannot start with: one line per variable."""
 
@@ -184,6 +188,22 @@ class Settings(BaseModel):
                 raise ValueError(f"not a rate limit such as '300 per minute': {value!r}") from None
         return value
 
+    @field_validator("database_url")
+    @classmethod
+    def _database_url(cls, value: str | None) -> str | None:
+        scheme = (value or "").partition("://")[0]
+        if value and not (scheme == "postgresql" or scheme.startswith("postgresql+")):
+            # the value is not shown: it may hold a password
+            raise ValueError("not a PostgreSQL URL such as postgresql://user:password@host:5432/zolve")
+        return value
+
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_url(cls, value: str | None) -> str | None:
+        if value and value.partition("://")[0] not in REDIS_SCHEMES:
+            raise ValueError("not a Redis URL such as redis://:password@host:6379/0 (or rediss://, unix://)")
+        return value
+
     @field_validator("webhook_allowed_networks")
     @classmethod
     def _networks(cls, value: str) -> str:
@@ -197,6 +217,12 @@ class Settings(BaseModel):
             raise ValueError(
                 f"{PREFIX}DEFAULT_TIME_LIMIT ({self.default_time_limit:g}) is over "
                 f"{PREFIX}MAX_TIME_LIMIT ({self.max_time_limit:g})"
+            )
+        if self.sweep_interval >= self.lease_seconds:
+            raise ValueError(
+                f"{PREFIX}SWEEP_INTERVAL ({self.sweep_interval:g}) is not under {PREFIX}LEASE_SECONDS "
+                f"({self.lease_seconds:g}): workers heartbeat every sweep interval, and one silent for a "
+                "lease is taken for gone"
             )
         return self
 
@@ -221,6 +247,14 @@ class Settings(BaseModel):
 
     def with_urls(self, database_url: str, redis_url: str) -> Settings:
         return replace(self, database_url=database_url, redis_url=redis_url)
+
+    def require_database_url(self) -> str:
+        """The database's URL, for what needs no broker (a migration, keys, a purge)."""
+        if not self.database_url:
+            raise RuntimeError(
+                "DATABASE_URL is not set; run `zolve up` for the embedded servers or export it"
+            )
+        return self.database_url
 
     def require_urls(self) -> tuple[str, str]:
         if not self.database_url or not self.redis_url:

@@ -22,7 +22,7 @@ from store.models import ApiKey
 @contextmanager
 def _session(settings: Settings) -> Iterator[Session]:
     """A session on the configured database (migrated first), committed on success."""
-    database_url, _ = settings.require_urls()
+    database_url = settings.require_database_url()
     with migrated(database_url) as db, db.session() as session:
         yield session
 

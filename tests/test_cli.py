@@ -336,6 +336,21 @@ def test_zolve_up_runs_the_whole_service_embedded_and_reuses_its_data(outside_tm
     assert "ZOLVE_API_KEY" not in printed, "the admin key is printed on first start only"
 
 
+def test_what_needs_the_database_alone_takes_database_url_alone(settings, tmp_path: Path) -> None:
+    """A migration, keys and a purge need no broker: with DATABASE_URL set and REDIS_URL not, they use
+    that database and start no embedded server (before: both embedded servers, for the broker's sake)."""
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}
+    env |= {"DATABASE_URL": settings.database_url, "ZOLVE_DATA_DIR": str(tmp_path / "data")}
+    migrated = zolve("migrate", env=env)
+    assert migrated.returncode == 0 and "database schema" in migrated.stdout, migrated.stderr
+    listed = zolve("keys", "list", env=env)
+    assert listed.returncode == 0 and "the database of DATABASE_URL" in listed.stderr, listed.stderr
+    assert zolve("purge", "--dry-run", env=env).stdout.startswith("would purge")
+    assert not (tmp_path / "data").exists(), "no embedded server was started"
+    worker = zolve("worker", env=env)
+    assert worker.returncode == 1 and "REDIS_URL is not set" in worker.stderr, worker.stderr
+
+
 def test_keys_are_listed_and_revoked(settings, client) -> None:
     env = {**os.environ, "DATABASE_URL": settings.database_url, "REDIS_URL": settings.redis_url}
     created = zolve("keys", "create", "--name", "to-revoke", env=env)

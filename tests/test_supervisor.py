@@ -14,6 +14,7 @@ import pytest
 import requests
 
 from services.messages import SOLVER_QUEUES
+from tests import installed
 from tests.support import free_port, installed_popen, wait_until
 from tests.test_cli import embedded_env, zolve
 
@@ -42,7 +43,9 @@ class Up:
         wait_until(self._up_or_dead, 180, 0.3, "zolve up to say it is up")
         assert self.process.poll() is None, self.err.read_text()[-3000:]
         self.key = self.out.read_text().split("ZOLVE_API_KEY=", 1)[1].split()[0]
-        assert f"more keys: zolve keys create --data-dir {data_dir.absolute()}" in self.err.read_text()
+        # the command as this one was run: the installed product's zolve, not on PATH here
+        more_keys = f"{installed.product().zolve} keys create --data-dir {data_dir.absolute()}"
+        assert f"more keys: {more_keys}" in self.err.read_text()
         self.headers = {"Authorization": f"Bearer {self.key}"}
 
     def _submit(self, attempts: int = 3) -> requests.Response:

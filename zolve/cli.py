@@ -200,10 +200,9 @@ def migrate() -> None:
     """Create or upgrade the database schema (Alembic)."""
     from services.schema import migrate as upgrade
 
-    settings, services = server_settings()
+    settings, services = server_settings(broker=False)
     try:
-        database_url, _ = settings.require_urls()
-        click.echo(upgrade(database_url).summary())
+        click.echo(upgrade(settings.require_database_url()).summary())
     finally:
         if services:
             services.stop()
@@ -322,7 +321,7 @@ def _key_settings() -> Iterator[Settings]:
     """Settings for the configured (or embedded) database; embedded servers of our own stop after. Says
     on stderr whose database it is: a key made on another data directory than the running service's is
     refused by that service (401), and nothing else would tell."""
-    settings, services = server_settings()
+    settings, services = server_settings(broker=False)
     click.echo(_whose_database(settings, started_here=services is not None), err=True)
     try:
         yield settings
@@ -417,7 +416,7 @@ def purge(older_than: timedelta | None, finished_before: datetime | None, dry_ru
 
     if older_than is not None and finished_before is not None:
         raise click.UsageError("give --older-than or --finished-before, not both")
-    settings, services = server_settings()
+    settings, services = server_settings(broker=False)
     if finished_before is None:
         if older_than is None:
             if settings.retention_days <= 0:
@@ -425,8 +424,7 @@ def purge(older_than: timedelta | None, finished_before: datetime | None, dry_ru
             older_than = timedelta(days=settings.retention_days)
         finished_before = datetime.now(UTC) - older_than
     try:
-        database_url, _ = settings.require_urls()
-        with migrated(database_url) as db:
+        with migrated(settings.require_database_url()) as db:
             report = retention.purge_finished_before(db, finished_before, dry_run=dry_run)
     finally:
         if services:

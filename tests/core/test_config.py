@@ -94,6 +94,10 @@ def test_an_empty_variable_is_unset_but_empty_text_is_a_value(clean_env: pytest.
         ("ZOLVE_SUBMIT_RATE_LIMIT", "lots", "not a rate limit"),
         ("ZOLVE_WEBHOOK_ALLOWED_NETWORKS", "10.0.0.0/8,10.0.0.0/33", "10.0.0.0/33"),
         ("ZOLVE_MAX_BODY_BYTES", "١٠٠", "valid integer"),
+        ("DATABASE_URL", "garbage", "not a PostgreSQL URL"),
+        ("DATABASE_URL", "mysql://zolve:hush@db/zolve", "not a PostgreSQL URL"),
+        ("REDIS_URL", "garbage", "not a Redis URL"),
+        ("REDIS_URL", "amqp://guest:hush@mq//", "not a Redis URL"),
     ],
 )
 def test_a_malformed_or_out_of_range_value_is_refused_by_its_name(
@@ -111,6 +115,14 @@ def test_every_wrong_variable_is_named_at_once(clean_env: pytest.MonkeyPatch) ->
 def test_settings_that_contradict_each_other_are_refused(clean_env: pytest.MonkeyPatch) -> None:
     problems = problems_of(clean_env, ZOLVE_DEFAULT_TIME_LIMIT="5000")
     assert "ZOLVE_DEFAULT_TIME_LIMIT (5000) is over ZOLVE_MAX_TIME_LIMIT (3600)" in problems
+    clean_env.delenv("ZOLVE_DEFAULT_TIME_LIMIT")
+    problems = problems_of(clean_env, ZOLVE_SWEEP_INTERVAL="45")
+    assert "ZOLVE_SWEEP_INTERVAL (45) is not under ZOLVE_LEASE_SECONDS (30)" in problems
+
+
+def test_a_server_urls_password_is_never_shown_in_its_error(clean_env: pytest.MonkeyPatch) -> None:
+    problems = problems_of(clean_env, DATABASE_URL="mysql://zolve:hush@db/zolve", REDIS_URL="http://:hush@r")
+    assert "hush" not in problems and problems.count("not a") == 2
 
 
 def test_a_changed_copy_is_validated_too() -> None:

@@ -36,16 +36,23 @@ def print_json(data: Any) -> None:
     click.echo(json.dumps(data, indent=2, default=str))
 
 
-def server_settings(start_embedded: bool = True) -> tuple[Settings, Any]:
-    """Settings with database and broker URLs. Without configured URLs: the servers of a `zolve up`
-    running on the data directory (joined, never stopped), or embedded servers of our own (returned, for
-    the caller to stop)."""
+def server_settings(start_embedded: bool = True, broker: bool = True) -> tuple[Settings, Any]:
+    """Settings with database and broker URLs (`broker=False`: a command that needs the database alone,
+    for which DATABASE_URL is enough). Without configured URLs: the servers of a `zolve up` running on the
+    data directory (joined, never stopped), or embedded servers of our own (returned, for the caller to
+    stop)."""
     settings = Settings.from_env()
-    if settings.database_url and settings.redis_url:
+    if settings.database_url and (settings.redis_url or not broker):
         return settings, None
     if not start_embedded:
+        unset = " and ".join(
+            name
+            for name, url in (("DATABASE_URL", settings.database_url), ("REDIS_URL", settings.redis_url))
+            if not url
+        )
         raise click.ClickException(
-            "DATABASE_URL and REDIS_URL are not set: export both, or use `zolve up` for embedded servers"
+            f"{unset} {'is' if ' and ' not in unset else 'are'} not set: export DATABASE_URL and REDIS_URL,"
+            " or use `zolve up` for embedded servers"
         )
     from zolve.embedded import open_embedded
 
