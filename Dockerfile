@@ -1,6 +1,6 @@
 # One image for every role: `zolve api` (the CMD), `zolve worker`, `zolve migrate`, `zolve healthcheck worker`.
 # It installs the wheels built from this checkout, the service's and its client library's (pyproject.toml and
-# client/pyproject.toml say what ships), never a list of folders.
+# client/pyproject.toml say what ships), never folders copied one by one.
 #
 # BASE_IMAGE: any Debian-like image with python3 (3.11+), its venv module and useradd. The registry's
 # python:3.11-slim by default; where no registry can be reached, `make image` builds on a base made from
