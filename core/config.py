@@ -10,10 +10,12 @@ Redis under `ZOLVE_DATA_DIR` are used (see `zolve.embedded`).
 
 from __future__ import annotations
 
+import difflib
 import ipaddress
 import logging
 import os
 import secrets
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -293,6 +295,26 @@ def _problems(error: ValidationError) -> list[str]:
 def replace(settings: Settings, **changes: Any) -> Settings:
     """These settings with some changed, validated as the environment's are."""
     return Settings.model_validate({**settings.model_dump(), **changes})
+
+
+#: variables of zolve's name that are no setting of the model, read elsewhere: the command line's client
+#: (ZOLVE_URL, ZOLVE_API_KEY), the kinds' loader (ZOLVE_PLUGINS); ZOLVE_TEST_* are the test harness's
+OTHER_VARIABLES = frozenset({"ZOLVE_URL", "ZOLVE_API_KEY", "ZOLVE_PLUGINS"})
+
+
+def unknown_variables(environ: Mapping[str, str]) -> list[str]:
+    """The ZOLVE_* variables of `environ` that no part of zolve reads (ignored, as pydantic-settings
+    ignores them), each with the setting it was likely meant for, e.g. "ZOLVE_LEASE_SECOND (meant
+    ZOLVE_LEASE_SECONDS?)"."""
+    known = {variable(field) for field in Settings.model_fields} | OTHER_VARIABLES
+    said = []
+    for name in sorted(environ):
+        upper = name.upper()
+        if not upper.startswith(PREFIX) or upper in known or upper.startswith(f"{PREFIX}TEST_"):
+            continue
+        likely = difflib.get_close_matches(upper, sorted(known), n=1)
+        said.append(f"{name} (meant {likely[0]}?)" if likely else name)
+    return said
 
 
 #: settings whose value `zolve config` does not show

@@ -178,6 +178,11 @@ def test_config_prints_the_settings_in_effect_with_secrets_masked() -> None:
     assert {"ZOLVE_LEASE_SECONDS=12", "ZOLVE_SECRET_KEY=(set)", "ZOLVE_MAX_ATTEMPTS=3"} <= set(lines)
     assert "DATABASE_URL=postgresql://zolve:***@db.example/zolve" in lines
     assert "hush-hush" not in shown.stdout and "letmein" not in shown.stdout
+    misspelled = zolve("config", env={**env, "ZOLVE_LEASE_SECOND": "7", "ZOLVE_URL": "http://x"})
+    assert misspelled.returncode == 0 and "ZOLVE_LEASE_SECONDS=12" in misspelled.stdout.splitlines()
+    said = misspelled.stderr.splitlines()
+    assert "ignored, no setting of zolve: ZOLVE_LEASE_SECOND (meant ZOLVE_LEASE_SECONDS?)" in said
+    assert not any("ZOLVE_URL" in line for line in said), "the client's own variable is no stranger"
 
 
 @pytest.mark.parametrize(("name", "value"), [("ZOLVE_LEASE_SECONDS", "abc"), ("ZOLVE_MAX_ATTEMPTS", "-3")])
@@ -247,8 +252,11 @@ def _a_person_reads_the_first_screen(screen: str, data_dir: Path) -> None:
     first = screen[: screen.index("Ctrl-C stops everything.")].splitlines() + ["Ctrl-C stops everything."]
     assert len(first) <= 15 and any(line.startswith("admin API key") for line in first), screen
     assert [noise for noise in NOISE if noise in screen] == [], screen
-    logs = (data_dir / "logs" / "zolve.log").read_text()
+    log_file = data_dir / "logs" / "zolve.log"
+    logs = log_file.read_text()
     assert "GET /health" in logs and "zolve.worker" in logs, logs[-2000:]
+    modes = (log_file.parent.stat().st_mode & 0o777, log_file.stat().st_mode & 0o777)
+    assert modes == (0o700, 0o600), "the access log (clients' addresses) is its user's alone"
 
 
 def _shutdown(process: subprocess.Popen) -> tuple[str, str]:

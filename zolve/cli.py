@@ -4,6 +4,7 @@ wait, cancel, jobs) and solve a puzzle in-process with no service at all (solve)
 from __future__ import annotations
 
 import itertools
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -213,10 +214,12 @@ def config() -> None:
     """Print the settings in effect, one VARIABLE=value a line: this environment's values, validated, and
     the defaults (secrets and URL passwords masked). A malformed or out-of-range value is named, and the
     command fails, as every command that reads the settings does."""
-    from core.config import shown
+    from core.config import shown, unknown_variables
 
     for name, value in shown(Settings.from_env()).items():
         click.echo(f"{name}={value}")
+    for unknown in unknown_variables(os.environ):
+        click.echo(f"ignored, no setting of zolve: {unknown}", err=True)
 
 
 @main.group()

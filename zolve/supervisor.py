@@ -287,10 +287,12 @@ READY_WITHIN = 120.0
 
 
 def _opened(log_file: Path | None) -> IO[bytes] | None:
+    """The log file, appended to; made readable by this user only, as its folder when made here (the
+    access log holds clients' addresses)."""
     if log_file is None:
         return None
-    log_file.parent.mkdir(parents=True, exist_ok=True)
-    return log_file.open("ab")
+    log_file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    return os.fdopen(os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "ab")
 
 
 def _ready(host: str, port: int) -> bool:
