@@ -177,18 +177,14 @@ def _release_statement(table: str) -> Update:
     )
 
 
-def _holding(session: Session, among: Collection[int] | None = None) -> list[int]:
-    """The clients with held work (jobs, or shards of running jobs, never sent); given `among`, only
-    those of them."""
+def _holding(session: Session) -> list[int]:
+    """The clients with held work (jobs, or shards of running jobs, never sent)."""
     jobs = select(Job.owner_id).where(Job.state == JobState.QUEUED, Job.enqueued_at.is_(None))
     shards = (
         select(Job.owner_id)
         .join(Shard, Shard.job_id == Job.id)
         .where(Shard.state == ShardState.QUEUED, Shard.enqueued_at.is_(None), Job.state == JobState.RUNNING)
     )
-    if among is not None:
-        listed = sorted(set(among))
-        jobs, shards = jobs.where(Job.owner_id.in_(listed)), shards.where(Job.owner_id.in_(listed))
     return list(session.scalars(union(jobs, shards)))
 
 
@@ -216,19 +212,11 @@ def release(
     `shards=False`: their jobs only, e.g. after a submit, which changes nothing of their shards). The
     caller publishes it once this transaction commits. `window` None: `window(session, alive_within)`,
     read by the release's statement itself (no round trip of its own). `locked`: this transaction holds
-    the `owners`' locks already (lock_owners); else only the clients of `owners` that hold work are
-    locked and released. That skip loses no release: held work committed after it looked is its maker's
-    to release (a submit, a shard that added shards), and that release comes after this transaction's
-    own changes were committed, so it sees the places they freed.
+    the `owners`' locks already (lock_owners).
 
     One statement per class: the picked ids are a materialised CTE, read once whatever plan the UPDATE
     gets (a planner without fresh statistics once ran a window query once per held row)."""
-    if locked and owners is not None:
-        owners = sorted(owners)
-    else:
-        # only the clients that hold work wait for their locks: the ends of many chains of one client at
-        # once (its job's last shards) would otherwise queue on its lock to release nothing
-        owners = lock_owners(session, None if owners is None else _holding(session, owners))
+    owners = sorted(owners) if locked and owners is not None else lock_owners(session, owners)
     if not owners:
         return Released()
     if window is None and alive_within is None:

@@ -148,28 +148,6 @@ def test_releases_of_two_clients_never_wait_on_each_other(isolated_db: Database,
                 dispatch.release(session, window=1, owners={b})
 
 
-def test_a_release_for_a_client_holding_nothing_does_not_wait_for_its_lock(
-    isolated_db: Database, owners
-) -> None:
-    """The ends of a job's many chains at once release nothing for its client: they must not queue on its
-    lock (at 14 processes they made most of PostgreSQL's lock waits); a client with work held still waits
-    its turn."""
-    from sqlalchemy import text
-
-    a, b = owners
-    (sent,) = submit(isolated_db, a)
-    assert release(isolated_db, 1).jobs == [sent]
-    with isolated_db.session() as holding:
-        dispatch.lock_owners(holding, [a, b])
-        with isolated_db.session() as session:
-            session.execute(text("SET LOCAL lock_timeout = '2s'"))
-            assert dispatch.release(session, window=1, owners={a, b}) == dispatch.Released()
-        submit(isolated_db, b)
-        with isolated_db.session() as session, pytest.raises(Exception, match="lock timeout"):
-            session.execute(text("SET LOCAL lock_timeout = '1s'"))
-            dispatch.release(session, window=1, owners={a, b})
-
-
 def test_a_release_counts_a_clients_sent_jobs_from_their_own_index(isolated_db: Database, owners) -> None:
     """However many jobs a client holds, counting the ones that take a place in its window reads only those
     (ix_jobs_sent): before it, each release read every unfinished job of the client."""
