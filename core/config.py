@@ -47,8 +47,9 @@ Count = Annotated[int, Field(ge=1, le=2**31 - 1)]
 CountOrZero = Annotated[int, Field(ge=0, le=2**31 - 1)]
 
 
-#: the schemes a broker URL may have (kombu's; `redis+socket` is what `zolve up` gives its workers)
-REDIS_SCHEMES = frozenset({"redis", "rediss", "redis+socket", "unix"})
+#: the schemes a broker URL may have, which Celery's transport and the rate limiter's storage both read
+#: (`redis+socket` is what `zolve up` gives its workers)
+REDIS_SCHEMES = frozenset({"redis", "rediss", "redis+socket"})
 
 
 class SettingsError(ValueError):
@@ -194,7 +195,7 @@ class Settings(BaseModel):
     @classmethod
     def _database_url(cls, value: str | None) -> str | None:
         scheme = (value or "").partition("://")[0]
-        if value and not (scheme == "postgresql" or scheme.startswith("postgresql+")):
+        if value and not (scheme in ("postgres", "postgresql") or scheme.startswith("postgresql+")):
             # the value is not shown: it may hold a password
             raise ValueError("not a PostgreSQL URL such as postgresql://user:password@host:5432/zolve")
         return value
@@ -203,7 +204,9 @@ class Settings(BaseModel):
     @classmethod
     def _redis_url(cls, value: str | None) -> str | None:
         if value and value.partition("://")[0] not in REDIS_SCHEMES:
-            raise ValueError("not a Redis URL such as redis://:password@host:6379/0 (or rediss://, unix://)")
+            raise ValueError(
+                "not a Redis URL such as redis://:password@host:6379/0 (or rediss://, redis+socket:///path)"
+            )
         return value
 
     @field_validator("webhook_allowed_networks")
@@ -298,8 +301,11 @@ def replace(settings: Settings, **changes: Any) -> Settings:
 
 
 #: variables of zolve's name that are no setting of the model, read elsewhere: the command line's client
-#: (ZOLVE_URL, ZOLVE_API_KEY), the kinds' loader (ZOLVE_PLUGINS); ZOLVE_TEST_* are the test harness's
-OTHER_VARIABLES = frozenset({"ZOLVE_URL", "ZOLVE_API_KEY", "ZOLVE_PLUGINS"})
+#: (ZOLVE_URL, ZOLVE_API_KEY), the kinds' loader (ZOLVE_PLUGINS), the image's build scripts
+#: (scripts/image); ZOLVE_TEST_* are the test harness's
+OTHER_VARIABLES = frozenset(
+    {"ZOLVE_URL", "ZOLVE_API_KEY", "ZOLVE_PLUGINS", "ZOLVE_IMAGE", "ZOLVE_BUILD_ARGS", "ZOLVE_BASE_REBUILD"}
+)
 
 
 def unknown_variables(environ: Mapping[str, str]) -> list[str]:

@@ -179,8 +179,7 @@ def healthcheck(role: str) -> None:
 
     settings = joined_settings()
     host, within = socket.gethostname(), settings.worker_alive_within
-    database_url, _ = settings.require_urls()
-    db = Database(database_url, pool_size=1)
+    db = Database(settings.require_database_url(), pool_size=1)
     try:
         with db.session() as session:
             count = session.scalar(

@@ -292,7 +292,9 @@ def _opened(log_file: Path | None) -> IO[bytes] | None:
     if log_file is None:
         return None
     log_file.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    return os.fdopen(os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600), "ab")
+    fd = os.open(log_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    os.fchmod(fd, 0o600)  # one an older version made keeps no wider mode
+    return os.fdopen(fd, "ab")
 
 
 def _ready(host: str, port: int) -> bool:

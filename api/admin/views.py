@@ -6,11 +6,13 @@ see the overview and take the operator actions (retry, requeue)."""
 from __future__ import annotations
 
 import logging
+import posixpath
 import re
 import time
 import uuid
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import unquote
 
 from flask import (
     Blueprint,
@@ -162,9 +164,11 @@ SAFE_NEXT = re.compile(r"/admin(?:[/?][!#-\[\]-~]*)?")
 def _safe_next() -> str:
     """Where to go after login: a dashboard path only (never another site, never a broken header)."""
     target = request.values.get("next", "")
-    # no dot segments either: /admin/../jobs is the API's /jobs
-    dotted = any(part in (".", "..") for part in target.split("?")[0].split("/"))
-    if SAFE_NEXT.fullmatch(target) and not target.startswith("/admin/login") and not dotted:
+    # the path as a browser resolves it (%2e is a dot, a # ends it) must be the path as written: no dot
+    # segments (/admin/../jobs is the API's /jobs)
+    path = unquote(re.split(r"[?#]", target, maxsplit=1)[0])
+    plain = posixpath.normpath(path) == path.rstrip("/")
+    if SAFE_NEXT.fullmatch(target) and not target.startswith("/admin/login") and plain:
         return target
     return url_for("admin.overview")
 

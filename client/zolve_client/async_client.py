@@ -219,10 +219,10 @@ class AsyncClient(Base):
         timeout: float | None = None,
         **filters: Any,
     ) -> AsyncIterator[Event]:
-        """A job's events (or, without `job_id`, all of yours, narrowed by kind, state, batch) as they
-        happen. A dropped connection, or one the server ends after its `stream_max_seconds`, is resumed
-        with Last-Event-ID; a job's stream ends after its final state; WaitTimeout once `timeout` s have
-        passed."""
+        """A job's events (or, without `job_id`, all of yours, narrowed by kind, state, batch; a job's
+        stream takes no filters: Invalid) as they happen. A dropped connection, or one the server ends
+        after its `stream_max_seconds`, is resumed with Last-Event-ID; a job's stream ends after its final
+        state; WaitTimeout once `timeout` s have passed."""
         job = None if job_id is None else job_id_of(job_id)
         feed = self._feed(job, last_event_id, deadline_after(timeout), filters)
         return (event async for event in feed if event is not None)

@@ -184,7 +184,7 @@ def _render(job: JobView, entry: str | None = None, errors: list[tuple[str, str]
         entries=ENTRIES,
         describe=observation_text,
         plain=_plain,
-        # the entries with a form of their own on the page (an error of another shows at the top)
+        # the entries whose form shows its own errors (any other's, a theory's too, show at the top)
         forms_shown={*ENTRIES, "settings", *(("starting",) if starting else ())},
         failed_entry=entry,
         errors=errors or [],

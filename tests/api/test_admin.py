@@ -111,7 +111,14 @@ def test_htmx_requests_without_a_session_are_sent_to_the_login_page(client) -> N
 
 def test_login_goes_only_to_dashboard_pages(app, admin) -> None:
     client = app.test_client()
-    for elsewhere in ("https://evil.example/", "/admin/../jobs", "/admin/./../metrics?x=1"):
+    for elsewhere in (
+        "https://evil.example/",
+        "/admin/../jobs",
+        "/admin/./../metrics?x=1",
+        "/admin/%2e%2e/jobs",
+        "/admin/.%2E/metrics",
+        "/admin/..#",
+    ):
         data = {"key": bearer_token(admin), "csrf_token": csrf_token(client), "next": elsewhere}
         assert client.post("/admin/login", data=data).headers["Location"] == "/admin/", elsewhere
 

@@ -98,6 +98,7 @@ def test_an_empty_variable_is_unset_but_empty_text_is_a_value(clean_env: pytest.
         ("DATABASE_URL", "mysql://zolve:hush@db/zolve", "not a PostgreSQL URL"),
         ("REDIS_URL", "garbage", "not a Redis URL"),
         ("REDIS_URL", "amqp://guest:hush@mq//", "not a Redis URL"),
+        ("REDIS_URL", "unix:///run/redis.sock", "not a Redis URL"),  # Celery's transport has no unix://
     ],
 )
 def test_a_malformed_or_out_of_range_value_is_refused_by_its_name(
@@ -118,6 +119,18 @@ def test_settings_that_contradict_each_other_are_refused(clean_env: pytest.Monke
     clean_env.delenv("ZOLVE_DEFAULT_TIME_LIMIT")
     problems = problems_of(clean_env, ZOLVE_SWEEP_INTERVAL="45")
     assert "ZOLVE_SWEEP_INTERVAL (45) is not under ZOLVE_LEASE_SECONDS (30)" in problems
+
+
+def test_server_urls_of_each_accepted_form_are_taken(clean_env: pytest.MonkeyPatch) -> None:
+    for database_url in (
+        "postgres://u:p@h/db",
+        "postgresql://u:p@h/db",
+        "postgresql+psycopg://u@/db?host=/s",
+    ):
+        for redis_url in ("redis://h:6379/0", "rediss://:p@h/0", "redis+socket:///tmp/redis.sock"):
+            clean_env.setenv("DATABASE_URL", database_url)
+            clean_env.setenv("REDIS_URL", redis_url)
+            assert Settings.from_env().require_urls() == (database_url, redis_url)
 
 
 def test_a_server_urls_password_is_never_shown_in_its_error(clean_env: pytest.MonkeyPatch) -> None:

@@ -65,18 +65,18 @@ def server_settings(start_embedded: bool = True, broker: bool = True) -> tuple[S
 
 
 def joined_settings() -> Settings:
-    """Settings with database and broker URLs, for a command that only reads a running service: the
-    configured servers, else those of the `zolve up` running on the data directory (never started here)."""
+    """Settings with a database URL, for a command that only reads a running service's database: the
+    configured one, else the `zolve up`'s running on the data directory (never started here)."""
     settings = Settings.from_env()
-    if settings.database_url and settings.redis_url:
+    if settings.database_url:
         return settings
     from zolve.embedded import running_stack
 
     running = running_stack(settings.data_dir)
     if running is None:
         raise click.ClickException(
-            f"DATABASE_URL and REDIS_URL are not set and no zolve up runs on {settings.data_dir.absolute()}:"
-            " export both, or pass the --data-dir of a running zolve up"
+            f"DATABASE_URL is not set and no zolve up runs on {settings.data_dir.absolute()}:"
+            " export it, or pass the --data-dir of a running zolve up"
         )
     return settings.with_urls(running.database_url, running.redis_url)
 
