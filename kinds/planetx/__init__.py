@@ -86,7 +86,7 @@ def sector_tables(result: dict[str, Any]) -> list[ResultTable]:
     values = "counts" if any("counts" in s for s in sectors) else "probabilities"
     objects = sorted({name for s in sectors for name in (s.get(values) or {})})
     rows = [[s.get("sector"), *[(s.get(values) or {}).get(o) for o in objects]] for s in sectors]
-    columns = ["sector", *("Planet X" if name == "planet_x" else name.replace("_", " ") for name in objects)]
+    columns = ["sector", *(planetx_picture.LABELS.get(name, name) for name in objects)]
     if values == "counts":
         columns.append("Planet X probability")
         for row, sector in zip(rows, sectors, strict=True):

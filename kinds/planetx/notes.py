@@ -22,13 +22,12 @@ from flask import Blueprint, abort, redirect, render_template, request, session,
 from werkzeug.wrappers import Response
 
 from api.kind_pages import LAYOUT, counts_as_submit, field_errors, service_context, signed_in_caller
+from puzzles.planetx.board import MODES
 from schemas.planetx import (
     DIFFICULTIES,
-    MAX_SECTORS,
     OBJECT_NAMES,
     RELATIONS,
     SEEN_OBJECTS,
-    STANDARD_SECTORS,
     STARTING_FACT_OBJECTS,
     SURVEY_OBJECTS,
 )
@@ -239,7 +238,7 @@ def _note_theory(job: JobView) -> Any:
     theory = {"object": request.form.get("object", ""), "sector": request.form.get("sector", "")}
     theories = list(session.get(THEORIES, []))
     forget = request.form.get("forget", "")
-    sectors = STANDARD_SECTORS if job.params.get("mode") == "standard" else MAX_SECTORS
+    sectors = MODES[job.params["mode"]].sectors  # a sheet's params were validated: its mode is one
     if _digits(forget):
         del theories[int(forget) : int(forget) + 1]
     elif theory["object"] not in OBJECT_NAMES:

@@ -45,14 +45,11 @@ def server_settings(start_embedded: bool = True, broker: bool = True) -> tuple[S
     if settings.database_url and (settings.redis_url or not broker):
         return settings, None
     if not start_embedded:
-        unset = " and ".join(
-            name
-            for name, url in (("DATABASE_URL", settings.database_url), ("REDIS_URL", settings.redis_url))
-            if not url
-        )
+        urls = {"DATABASE_URL": settings.database_url, "REDIS_URL": settings.redis_url}
+        unset = [name for name, url in urls.items() if not url]
         raise click.ClickException(
-            f"{unset} {'is' if ' and ' not in unset else 'are'} not set: export DATABASE_URL and REDIS_URL,"
-            " or use `zolve up` for embedded servers"
+            f"{' and '.join(unset)} {'is' if len(unset) == 1 else 'are'} not set: export DATABASE_URL and"
+            " REDIS_URL, or use `zolve up` for embedded servers"
         )
     from zolve.embedded import open_embedded
 
