@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 import uuid
 from typing import Any
 
@@ -51,7 +52,9 @@ def new_job_of_kind(kind_name: str) -> Any:
     except json.JSONDecodeError as err:
         return _form(kind_name, text, time_limit, [("params", f"not JSON: {err}")]), 422
     except ValueError:  # Python's own cap on the digits of an integer it reads
-        too_long = "not JSON this service reads: a number has more than 4,300 digits"
+        too_long = (
+            f"not JSON this service reads: a number has more than {sys.get_int_max_str_digits():,} digits"
+        )
         return _form(kind_name, text, time_limit, [("params", too_long)]), 422
     except RecursionError:
         return _form(kind_name, text, time_limit, [("params", "not JSON: nested too deeply")]), 422
