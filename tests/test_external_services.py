@@ -4,6 +4,7 @@ PostgreSQL on 127.0.0.1:5432 and Redis on :6379), so one test run covers both em
 import os
 import signal
 import socket
+import stat
 import subprocess
 from pathlib import Path
 
@@ -40,7 +41,7 @@ def test_zolve_up_uses_external_servers_when_urls_are_set(external_database: str
         **os.environ,
         "DATABASE_URL": external_database,
         "REDIS_URL": SYSTEM_REDIS,
-        "ZOLVE_DATA_DIR": str(tmp_path),
+        "ZOLVE_DATA_DIR": str(tmp_path / "data"),
     }
     service = installed_popen(
         ["up", "--port", str(port), "--workers", "1", "--api-workers", "1"],
@@ -73,9 +74,9 @@ def test_zolve_up_uses_external_servers_when_urls_are_set(external_database: str
 
         final = wait_until(finished, 60, 0, "the job")
         assert final["result"]["wins"] == 21
-        assert not (tmp_path / "postgres").exists() and not (tmp_path / "redis").exists(), (
-            "started embedded servers"
-        )
+        data = tmp_path / "data"
+        assert not (data / "postgres").exists() and not (data / "redis").exists(), "started embedded servers"
+        assert stat.S_IMODE(data.stat().st_mode) == 0o700, "it holds the signing key and the access log"
     finally:
         service.send_signal(signal.SIGINT)
         service.communicate(timeout=60)  # and its pipes closed

@@ -116,6 +116,8 @@ def up(host: str, port: int, workers: int, api_workers: int, short_lane: int, lo
             raise click.ClickException(str(exc)) from exc
         database_url, redis_url = services.urls
         settings = settings.with_urls(settings.database_url or database_url, settings.redis_url or redis_url)
+    else:  # it still keeps the dashboard's signing key and the logs: made private, as the servers' one is
+        settings.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     sys.exit(
         run_stack(
             settings,
