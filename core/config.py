@@ -302,9 +302,17 @@ def replace(settings: Settings, **changes: Any) -> Settings:
 
 #: variables of zolve's name that are no setting of the model, read elsewhere: the command line's client
 #: (ZOLVE_URL, ZOLVE_API_KEY), the kinds' loader (ZOLVE_PLUGINS), the image's build scripts
-#: (scripts/image); ZOLVE_TEST_* are the test harness's
+#: (scripts/image), docker-compose.yml (ZOLVE_PUBLISH_ADDRESS); ZOLVE_TEST_* are the test harness's
 OTHER_VARIABLES = frozenset(
-    {"ZOLVE_URL", "ZOLVE_API_KEY", "ZOLVE_PLUGINS", "ZOLVE_IMAGE", "ZOLVE_BUILD_ARGS", "ZOLVE_BASE_REBUILD"}
+    {
+        "ZOLVE_URL",
+        "ZOLVE_API_KEY",
+        "ZOLVE_PLUGINS",
+        "ZOLVE_IMAGE",
+        "ZOLVE_BUILD_ARGS",
+        "ZOLVE_BASE_REBUILD",
+        "ZOLVE_PUBLISH_ADDRESS",
+    }
 )
 
 

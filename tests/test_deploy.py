@@ -13,12 +13,16 @@ from tests.support import ROOT
 REQUIRED = {"POSTGRES_PASSWORD": "a-password", "ZOLVE_SECRET_KEY": "a-key"}
 
 
-def docker_compose_config(env: dict[str, str]) -> subprocess.CompletedProcess:
+def docker_compose_config(env: dict[str, str], quiet: bool = True) -> subprocess.CompletedProcess:
     if shutil.which("docker-compose") is None:
         pytest.fail("docker-compose is not installed: `make test` installs Debian's docker-compose package")
     clean = {name: value for name, value in os.environ.items() if name not in REQUIRED}
     return subprocess.run(
-        ["docker-compose", "config", "-q"], cwd=ROOT, capture_output=True, text=True, env={**clean, **env}
+        ["docker-compose", "config", *(["-q"] if quiet else [])],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env={**clean, **env},
     )
 
 
@@ -34,6 +38,19 @@ def test_compose_refuses_to_run_without_a_password_or_secret_key(missing: str) -
     """No default database password, no made-up session key: compose stops and names the variable."""
     done = docker_compose_config({name: value for name, value in REQUIRED.items() if name != missing})
     assert done.returncode != 0 and f"set {missing}" in done.stderr
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(("address", "published"), [(None, "127.0.0.1"), ("0.0.0.0", "0.0.0.0")])
+def test_compose_publishes_the_api_on_loopback_unless_told(address: str | None, published: str) -> None:
+    """API keys travel in plain HTTP to the API: other hosts reach it through a proxy, unless told."""
+    env = REQUIRED if address is None else {**REQUIRED, "ZOLVE_PUBLISH_ADDRESS": address}
+    done = docker_compose_config(env, quiet=False)
+    assert done.returncode == 0, done.stderr
+    [port] = yaml.safe_load(done.stdout)["services"]["api"]["ports"]
+    if isinstance(port, dict):  # compose v2 writes the long form
+        port = f"{port['host_ip']}:{port['published']}:{port['target']}/{port['protocol']}"
+    assert port == f"{published}:8000:8000/tcp"
 
 
 def compose() -> dict:

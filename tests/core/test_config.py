@@ -1,6 +1,7 @@
 """Settings: read from the environment and validated, shown masked, and the dashboard's session secret."""
 
 import os
+import re
 import stat
 from pathlib import Path
 
@@ -15,8 +16,10 @@ from core.config import (
     replace,
     secret_key_for,
     shown,
+    unknown_variables,
     variable,
 )
+from tests.support import ROOT
 
 
 def test_the_secret_key_comes_from_the_environment_first(monkeypatch, tmp_path: Path) -> None:
@@ -154,3 +157,12 @@ def test_shown_settings_mask_secrets_and_url_passwords() -> None:
     )
     assert values["REDIS_URL"] == "redis://r:6379/0" and "hush" not in values.values()
     assert {variable(field) for field in Settings.model_fields} == set(values)
+
+
+def test_every_zolve_variable_the_deployment_files_read_is_known() -> None:
+    """`zolve config` calls a ZOLVE_* variable nobody reads a stranger: compose's and the manifests' own
+    variables are read (by compose, by Kubernetes), so none of them may be called one."""
+    files = [ROOT / "docker-compose.yml", *sorted((ROOT / "deploy").rglob("*.yaml"))]
+    named = {name for path in files for name in re.findall(r"\b(ZOLVE_[A-Z0-9_]+)", path.read_text())}
+    assert "ZOLVE_PUBLISH_ADDRESS" in named
+    assert unknown_variables(dict.fromkeys(named, "")) == []
