@@ -16,8 +16,10 @@ def known_kind() -> validate.OneOf:
 
 
 class JobListQuery(job_schemas.JobListArgs):
-    kind = fields.String(
-        validate=known_kind(), metadata={"description": "filter by kind (one: a repeated kind is a 422)"}
+    kind = fields.List(
+        fields.String(validate=known_kind()),
+        load_default=list,
+        metadata={"description": "filter by kind (repeatable: any of them)"},
     )
 
 

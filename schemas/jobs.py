@@ -184,9 +184,14 @@ class JobPage(Schema):
 class JobListArgs(Schema):
     state = fields.List(
         fields.String(validate=validate.OneOf(JOB_STATES)),
-        metadata={"description": "filter by state (repeatable)"},
+        load_default=list,
+        metadata={"description": "filter by state (repeatable: any of them)"},
     )
-    kind = fields.String(validate=validate.Regexp(KIND_NAME), metadata={"description": "filter by kind"})
+    kind = fields.List(
+        fields.String(validate=validate.Regexp(KIND_NAME)),
+        load_default=list,
+        metadata={"description": "filter by kind (repeatable: any of them)"},
+    )
     limit = QueryInteger(load_default=20, validate=validate.Range(1, 100))
     cursor = fields.String(
         validate=validate.Regexp(JOB_CURSOR, error="not a cursor from this service"),

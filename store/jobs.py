@@ -288,12 +288,12 @@ def list_jobs(
     *,
     owner_id: int | None,
     states: list[str] | None = None,
-    kind: str | None = None,
+    kinds: list[str] | None = None,
     limit: int = 20,
     cursor: str | None = None,
 ) -> Page:
     """Newest first, keyset-paginated on (created_at, id) (see store.listing)."""
-    where = listing.JobFilter(states=states or (), kind=kind, owner_id=owner_id)
+    where = listing.JobFilter(states=states or (), kinds=kinds or (), owner_id=owner_id)
     return listing.find_jobs(session, where, limit=limit, cursor=cursor)
 
 

@@ -2,13 +2,14 @@
 offer, each served by an index at any table size (migration 0009).
 
 Every filter is an equality on the leading columns of an index that then orders by (created_at, id):
-owner, kind and state (owner first for clients). Several states (or a kind without a state) are one branch
-per state, each reading at most a page from its index, merged by PostgreSQL. An id prefix is a key range on
-the primary key. The page after a cursor starts at a row comparison, `(created_at, id) < (…)`, which the
-index seeks to instead of walking past the pages before it."""
+owner, kind and state (owner first for clients). Several states or kinds (or a kind without a state) are
+one branch per (kind, state), each reading at most a page from its index, merged by PostgreSQL. An id
+prefix is a key range on the primary key. The page after a cursor starts at a row comparison,
+`(created_at, id) < (…)`, which the index seeks to instead of walking past the pages before it."""
 
 from __future__ import annotations
 
+import itertools
 import re
 import uuid
 from collections.abc import Sequence
@@ -37,7 +38,8 @@ class Page:
 class JobFilter:
     #: any of these states (none: any state)
     states: Sequence[str] = field(default_factory=tuple)
-    kind: str | None = None
+    #: any of these kinds (none: any kind)
+    kinds: Sequence[str] = field(default_factory=tuple)
     owner_id: int | None = None
     #: a whole job id, or its first characters (hyphens where a job id has them, or none at all)
     id_query: str | None = None
@@ -80,8 +82,6 @@ def _conditions(where: JobFilter) -> list[ColumnElement[bool]]:
     conditions: list[ColumnElement[bool]] = []
     if where.owner_id is not None:
         conditions.append(Job.owner_id == where.owner_id)
-    if where.kind:
-        conditions.append(Job.kind == where.kind)
     if where.id_query:
         low, high = id_range(where.id_query)
         conditions.append(Job.id >= low)
@@ -102,16 +102,23 @@ def jobs_query(where: JobFilter, *, limit: int, cursor: str | None = None) -> Se
         created, job_id = decode_cursor(cursor)
         after = tuple_(literal(created, Job.created_at.type), literal(job_id, Job.id.type))
         conditions.append(tuple_(Job.created_at, Job.id) < after)
+    kinds: list[str | None] = list(dict.fromkeys(where.kinds)) or [None]
     # a kind without a state: every state, so each branch leads with (owner,) kind, state
-    states = list(dict.fromkeys(where.states)) or (list(JOB_STATES) if where.kind else [])
-    if len(states) <= 1:
-        query = select(Job).where(*conditions, *(Job.state == state for state in states))
-        return _newest_first(query, Job, limit)
+    states: list[str | None] = list(dict.fromkeys(where.states)) or (
+        list(JOB_STATES) if where.kinds else [None]
+    )
     branches = [
-        _newest_first(select(Job).where(*conditions, Job.state == state), Job, limit) for state in states
+        _newest_first(select(Job).where(*conditions, *_equal(kind, state)), Job, limit)
+        for kind, state in itertools.product(kinds, states)
     ]
+    if len(branches) == 1:
+        return branches[0]
     merged = union_all(*branches).subquery("branches")
     return _newest_first(select(aliased(Job, merged)), merged.c, limit)
+
+
+def _equal(kind: str | None, state: str | None) -> list[ColumnElement[bool]]:
+    return [*([Job.kind == kind] if kind else []), *([Job.state == state] if state else [])]
 
 
 def find_jobs(session: Session, where: JobFilter, *, limit: int = 20, cursor: str | None = None) -> Page:

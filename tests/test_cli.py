@@ -294,6 +294,9 @@ def test_zolve_up_runs_the_whole_service_embedded_and_reuses_its_data(outside_tm
         exported = zolve("export", json.loads(enumeration.stdout)["id"], "--format", "csv", env=client_env)
         lines = exported.stdout.splitlines()
         assert exported.returncode == 0 and lines[0] == "code,board" and len(lines) == 4447
+        both = zolve("jobs", "--kind", "dice", "--kind", "planetx.enumerate", env=client_env)
+        listed_ids = [line.split("\t")[0] for line in both.stdout.splitlines()[1:]]
+        assert listed_ids == [json.loads(enumeration.stdout)["id"], job["id"]], both.stdout
         status = zolve("status", job["id"], env=client_env)
         assert json.loads(status.stdout)["result"] == job["result"]
         planned = zolve("les", "E", "L", "--url", url, env=client_env)

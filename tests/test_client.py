@@ -195,6 +195,15 @@ def test_listings_take_a_timeout_for_each_page(api: Client) -> None:
     assert job["id"] in [found["id"] for found in api.iter_jobs(page_size=1, timeout=10)]
 
 
+def test_listings_narrow_by_several_kinds(api: Client) -> None:
+    dice = api.submit(DICE, {"dice": 3, "faces": 4}, fresh=True)
+    guess = api.submit("mastermind.play", {"n": 3, "k": 4, "secrets": {"sample": 4, "seed": 3}}, fresh=True)
+    both = [job["id"] for job in api.iter_jobs(kind=[DICE, "mastermind.play"], page_size=1)]
+    assert both == [guess["id"], dice["id"]]
+    assert [job["id"] for job in api.iter_jobs(kind=DICE)] == [dice["id"]]
+    assert [job["id"] for job in api.iter_jobs(kind=("taiji.solve", "leaving_earth.plan"))] == []
+
+
 def test_wait_outlives_the_servers_stream_limit(
     worker, worker_env: dict[str, str], make_key: Callable[..., dict[str, str]], new_client, tmp_path
 ) -> None:

@@ -607,10 +607,12 @@ def cancel(url: str, key: str, job_id: str) -> None:
 @main.command()
 @with_client
 @click.option("--state", multiple=True, help="filter (repeatable)")
-@click.option("--kind", default=None)
+@click.option("--kind", multiple=True, help="filter (repeatable)")
 @click.option("--limit", default=20, show_default=True, help="at most this many")
 @click.option("--all", "all_pages", is_flag=True, help="every one (no --limit)")
-def jobs(url: str, key: str, state: tuple[str, ...], kind: str | None, limit: int, all_pages: bool) -> None:
+def jobs(
+    url: str, key: str, state: tuple[str, ...], kind: tuple[str, ...], limit: int, all_pages: bool
+) -> None:
     """List your jobs, newest first: a table on a terminal, tab-separated lines otherwise (ids whole
     either way)."""
     columns = ("id", "kind", "state", "created", "attempts")

@@ -213,7 +213,7 @@ def _job_filter() -> JobFilter:
     owner_id = int(owner) if owner.isascii() and owner.isdigit() and len(owner) < 19 else None
     return JobFilter(
         states=[s for s in request.args.getlist("state") if s in JOB_STATES],
-        kind=request.args.get("kind") or None,
+        kinds=[kind for kind in request.args.getlist("kind") if kind],
         owner_id=owner_id if g.key.is_admin else g.key.id,
         id_query=request.args.get("q", "").strip() or None,
     )
@@ -234,8 +234,8 @@ def _filters_not_taken(where: JobFilter) -> list[str]:
     said = []
     if request.args.get("owner", "").strip() and where.owner_id is None:
         said.append("owner: a key's number, as in the table's owner column")
-    if (kind := request.args.get("kind")) and kind not in KINDS:
-        said.append(f"kind: no kind is named {kind[:40]!s}")
+    if unknown := [kind for kind in request.args.getlist("kind") if kind and kind not in KINDS]:
+        said.append(f"kind: no kind is named {', '.join(unknown)[:80]}")
     if unknown := [s for s in request.args.getlist("state") if s not in JOB_STATES]:
         said.append(f"state: {', '.join(unknown)[:80]} is none of {', '.join(JOB_STATES)}")
     return said

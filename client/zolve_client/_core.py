@@ -12,7 +12,7 @@ import json
 import os
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, TypedDict
 from urllib.parse import urlencode, urljoin
@@ -112,6 +112,15 @@ def job_id_of(job: str | Mapping[str, object]) -> str:
 
 def kind_name(kind: str | Kind[Any, Any]) -> str:
     return kind if isinstance(kind, str) else kind.name
+
+
+def kind_names(kind: str | Kind[Any, Any] | Iterable[str | Kind[Any, Any]] | None) -> list[str]:
+    """The names of a kind filter: none, one kind, or several (any of them)."""
+    if kind is None:
+        return []
+    if isinstance(kind, (str, Kind)):
+        return [kind_name(kind)]
+    return [kind_name(each) for each in kind]
 
 
 def submit_body(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Iterable, Mapping, Sequence
 from typing import IO, Any, TypeVar, Unpack, overload
 
 import httpx
@@ -19,7 +19,7 @@ from zolve_client._core import (
     deadline_in,
     idempotency,
     job_id_of,
-    kind_name,
+    kind_names,
     submit_body,
 )
 from zolve_client._flows import (
@@ -169,13 +169,13 @@ class AsyncClient(Base):
     def iter_jobs(
         self,
         states: Sequence[str] = (),
-        kind: str | Kind[Any, Any] | None = None,
+        kind: str | Kind[Any, Any] | Iterable[str | Kind[Any, Any]] | None = None,
         page_size: int = 100,
         *,
         timeout: float | None = None,
     ) -> AsyncIterator[Job[Any, Any]]:
-        """Your jobs, newest first, narrowed by state and kind (`async for`)."""
-        params = {"state": list(states), "kind": kind_name(kind) if kind else None, "limit": page_size}
+        """Your jobs, newest first, narrowed by state and kind (any of those given) (`async for`)."""
+        params = {"state": list(states), "kind": kind_names(kind), "limit": page_size}
         return self._pages("jobs", params, timeout)
 
     async def _pages(self, path: str, params: dict[str, Any], timeout: float | None) -> AsyncIterator[Any]:

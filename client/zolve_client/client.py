@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import IO, Any, TypeVar, Unpack, overload
 
 import httpx
@@ -19,7 +19,7 @@ from zolve_client._core import (
     deadline_in,
     idempotency,
     job_id_of,
-    kind_name,
+    kind_names,
     submit_body,
 )
 from zolve_client._flows import (
@@ -170,13 +170,13 @@ class Client(Base):
     def iter_jobs(
         self,
         states: Sequence[str] = (),
-        kind: str | Kind[Any, Any] | None = None,
+        kind: str | Kind[Any, Any] | Iterable[str | Kind[Any, Any]] | None = None,
         page_size: int = 100,
         *,
         timeout: float | None = None,
     ) -> Iterator[Job[Any, Any]]:
-        """Your jobs, newest first, narrowed by state and kind."""
-        params = {"state": list(states), "kind": kind_name(kind) if kind else None, "limit": page_size}
+        """Your jobs, newest first, narrowed by state and kind (any of those given)."""
+        params = {"state": list(states), "kind": kind_names(kind), "limit": page_size}
         return self._pages("jobs", params, timeout)
 
     def _pages(self, path: str, params: dict[str, Any], timeout: float | None) -> Iterator[Any]:

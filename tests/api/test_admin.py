@@ -314,6 +314,13 @@ def test_jobs_table_filters_by_state_kind_owner_and_id(db, admin_client, make_ke
         mine[2],
     ]
     assert _listed(admin_client, f"owner={owner_id}&kind=taiji.solve") == [mine[4]]
+    assert _listed(admin_client, f"owner={owner_id}&kind=taiji.solve&kind=dice&state=failed") == [
+        mine[4],
+        mine[2],
+    ]
+    assert 'value="taiji.solve" selected' in page_text(
+        admin_client, f"/admin/jobs?owner={owner_id}&kind=taiji.solve"
+    )
     assert _listed(admin_client, f"q={mine[1]}") == [mine[1]]
     assert mine[1] in _listed(admin_client, f"q={mine[1][:8]}&owner={owner_id}")
     assert _listed(admin_client, f"state=failed&q={theirs}") == [theirs], "no owner filter: every owner's"
@@ -323,6 +330,7 @@ def test_jobs_table_filters_by_state_kind_owner_and_id(db, admin_client, make_ke
         ("owner=bob", "owner: a key&#39;s number"),
         ("owner=%D9%A3", "owner: a key&#39;s number"),
         ("kind=nosuch", "kind: no kind is named nosuch"),
+        ("kind=dice&kind=nosuch", "kind: no kind is named nosuch"),
         ("state=bogus", "state: bogus is none of"),
     ):
         assert said in page_text(admin_client, f"/admin/jobs?{query}"), query

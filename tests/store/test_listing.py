@@ -100,7 +100,7 @@ def expected(jobs: list[Job], where: listing.JobFilter) -> list[uuid.UUID]:
             return False
         if where.states and job.state not in where.states:
             return False
-        if where.kind and job.kind != where.kind:
+        if where.kinds and job.kind not in where.kinds:
             return False
         return not where.id_query or str(job.id).replace("-", "").startswith(
             where.id_query.strip().lower().replace("-", "")
@@ -130,11 +130,13 @@ STATE_FILTERS = [
     ("queued", "running", "failed"),
 ]
 
+KIND_FILTERS = [(), *((kind,) for kind in KINDS), ("nope",), ("dice", "mastermind.play"), (*KINDS, "nope")]
+
 
 def test_every_filter_combination_lists_what_a_plain_filter_finds(made) -> None:
     db, owners, jobs = made
-    for owner, states, kind in itertools.product([None, owners[0]], STATE_FILTERS, [None, *KINDS, "nope"]):
-        where = listing.JobFilter(states=states, kind=kind, owner_id=owner)
+    for owner, states, kinds in itertools.product([None, owners[0]], STATE_FILTERS, KIND_FILTERS):
+        where = listing.JobFilter(states=states, kinds=kinds, owner_id=owner)
         assert listed(db, where, 7) == expected(jobs, where), where
 
 
@@ -145,7 +147,8 @@ def test_pages_of_any_size_cover_the_list_once(made, limit: int) -> None:
         listing.JobFilter(),
         listing.JobFilter(owner_id=owners[1]),
         listing.JobFilter(states=("succeeded", "failed", "cancelled"), owner_id=owners[2]),
-        listing.JobFilter(kind="dice"),
+        listing.JobFilter(kinds=("dice",)),
+        listing.JobFilter(kinds=("taiji.solve", "dice"), states=("succeeded", "queued")),
     ):
         assert listed(db, where, limit) == expected(jobs, where), where
 
