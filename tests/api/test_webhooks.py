@@ -9,6 +9,7 @@ import re
 import socket
 import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -164,24 +165,43 @@ def test_a_retried_job_gets_a_delivery_of_its_own(client, auth, make_key, worker
     assert len(got) == 2 and got[0].headers["webhook-id"] != got[1].headers["webhook-id"]
 
 
+@contextmanager
+def _both_addresses_on_one_port() -> Iterator[tuple[Receiver, list[str]]]:
+    """The allowed receiver on 127.0.0.1 and, on the same port of 127.0.0.2 (an address not allowed), a
+    server that notes each request it gets. Another test's client may hold that port on 127.0.0.2 (its
+    connections there take ephemeral ports): then a new port is tried."""
+    rebound: list[str] = []
+
+    class Rebound(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - the http.server hook
+            rebound.append(self.path)
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    for _ in range(10):
+        with webhook_receiver() as allowed:
+            try:
+                other = ThreadingHTTPServer(("127.0.0.2", int(allowed.url.rpartition(":")[2])), Rebound)
+            except OSError:
+                continue
+            threading.Thread(target=other.serve_forever, daemon=True).start()
+            try:
+                yield allowed, rebound
+            finally:
+                other.shutdown()
+                other.server_close()
+            return
+    pytest.fail("no port free on both 127.0.0.1 and 127.0.0.2 in 10 tries")
+
+
 def test_the_delivery_connects_to_the_address_it_checked(settings, monkeypatch) -> None:
     """DNS rebinding: the name resolves to an allowed address when checked and to another when the
     connection is made (a resolver the attacker controls); the delivery must go to the checked one."""
-    with webhook_receiver() as allowed:
+    with _both_addresses_on_one_port() as (allowed, rebound):
         port = int(allowed.url.rpartition(":")[2])
-        rebound: list[str] = []
-
-        class Rebound(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:  # noqa: N802 - the http.server hook
-                rebound.append(self.path)
-                self.send_response(200)
-                self.end_headers()
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        other = ThreadingHTTPServer(("127.0.0.2", port), Rebound)  # same port, an address not allowed
-        threading.Thread(target=other.serve_forever, daemon=True).start()
         real, asked = socket.getaddrinfo, []
 
         def rebinding(host, port, *args, **kwargs):  # type: ignore[no-untyped-def]
@@ -193,11 +213,7 @@ def test_the_delivery_connects_to_the_address_it_checked(settings, monkeypatch) 
         monkeypatch.setattr(socket, "getaddrinfo", rebinding)
         own = replace(settings, webhook_allowed_networks="127.0.0.1/32")
         delivery = WebhookDelivery(id=1, url=f"http://rebind.example:{port}/hook")
-        try:
-            attempt = webhooks.send(own, webhooks.Message(delivery, b"{}", "whsec_" + "A" * 44))
-        finally:
-            other.shutdown()
-            other.server_close()
+        attempt = webhooks.send(own, webhooks.Message(delivery, b"{}", "whsec_" + "A" * 44))
         assert rebound == [], "the connection went to an address that was never checked"
         assert attempt.status_code == 200 and [r.path for r in allowed.received] == ["/hook"]
         assert allowed.received[0].headers["Host"] == f"rebind.example:{port}"
