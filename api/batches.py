@@ -16,13 +16,12 @@ from marshmallow import RAISE
 
 from api.auth import auth
 from api.bodies import Blueprint
-from api.deps import caller, context, database, settings
+from api.deps import caller, context, database
 from api.errors import abort_with
-from api.media import served_as
 from api.resources import job_error
-from api.spools import spooled_once
+from api.rows import export_response
+from api.spools import encoded
 from core.states import FINAL_STATES
-from core.waiting import Spooled
 from schemas import batches as batch_schemas
 from services import batches as batch_service
 from services.reads import batches as batch_reads
@@ -146,15 +145,17 @@ def _visible_batch(batch_id: uuid.UUID, owner_id: int | None) -> BatchView:
 
 
 # -- every item at once ----------------------------------------------------------------------------
-def results_response(batch_id: uuid.UUID, fmt: str, *, is_admin: bool) -> Response:
+def results_response(batch_id: uuid.UUID, fmt: str, *, key_id: int, is_admin: bool) -> Response:
     """Every item of a batch (the caller may see) with its state, job, result and errors, as NDJSON (one
-    object a line) or CSV (one row an item; results and errors as JSON text): read whole first, then sent
-    holding no thread or connection (core.waiting.Spooled), however slowly the client reads."""
-    items = _every_item(batch_id, is_admin)
-    body = _ndjson(items) if fmt == "ndjson" else _csv(items)
-    reader = spooled_once(body, settings().export_spool_bytes)
-    response = Response(Spooled(reader), mimetype=served_as(EXPORT_TYPES[fmt]), direct_passthrough=True)
-    response.headers["Content-Length"] = str(reader.size)
+    object a line) or CSV (one row an item; results and errors as JSON text): an export as a job's rows
+    are (api.rows.export_response: one of the key's places, read in the process's turn, sent holding no
+    thread or connection). Each request reads its own: the items change until the batch is done."""
+
+    def parts() -> Iterator[bytes]:
+        items = _every_item(batch_id, is_admin)
+        return encoded(_ndjson(items) if fmt == "ndjson" else _csv(items))
+
+    response = export_response(key_id, ("batch", batch_id, uuid.uuid4()), parts, EXPORT_TYPES[fmt])
     response.headers["Content-Disposition"] = f"attachment; filename=batch-{batch_id}.{fmt}"
     return response
 
@@ -196,7 +197,7 @@ def _add_results_route(fmt: str) -> None:
         fields as the batch's `items`), whole: NDJSON or CSV."""
         who = caller()
         _visible_batch(batch_id, who.owner_filter)
-        return results_response(batch_id, fmt, is_admin=who.is_admin)
+        return results_response(batch_id, fmt, key_id=who.key_id, is_admin=who.is_admin)
 
 
 for _fmt in EXPORT_TYPES:

@@ -62,21 +62,32 @@ EXPORT_READ_WAIT_SECONDS = 30.0
 
 
 def exported(job: JobView, rows: Rows, args: dict[str, Any], fmt: str, key_id: int) -> Response:
-    """Every row of a succeeded job (else 409) matching the filters, as `csv` or `ndjson`, in one of the
-    key's places (else 429). The rows are read whole into a spool in one snapshot, and the database
-    connection goes back before a byte is sent: a client that drains slowly holds a spool, never a
-    connection, a snapshot or (under the edge: core.waiting) a thread. The same export being sent to
-    another client is read from its spool (api.spools). Else the request reads in the process's turn (at
-    most max_export_reads at once), waiting for it on the edge's loop; past EXPORT_READ_WAIT_SECONDS, 503."""
+    """Every row of a succeeded job (else 409) matching the filters, as `csv` or `ndjson` (see
+    export_response). The same export being sent to another client is read from its spool (api.spools)."""
     if job.state != JobState.SUCCEEDED:
         abort(409, message=f"the job is {job.state}: {rows.name} are exported once it has succeeded")
+    parts = lambda: encoded(_rendered(job, rows, args, fmt))  # noqa: E731 - read in the process's turn
+    mimetype = "text/csv" if fmt == "csv" else "application/x-ndjson"
+    response = export_response(key_id, _spool_key(job, args, fmt), parts, mimetype)
+    response.headers["X-Total-Count"] = str((job.result or {}).get("count", ""))
+    return response
+
+
+def export_response(
+    key_id: int, key: Hashable, parts: Callable[[], Iterator[bytes]], mimetype: str
+) -> Response:
+    """An export in one of the key's places (else 429): `parts()` read whole into a spool in one go, and
+    the database connection goes back before a byte is sent: a client that drains slowly holds a spool,
+    never a connection, a snapshot or (under the edge: core.waiting) a thread. The spool of the same
+    `key` being sent to another client is read instead. Else the request reads in the process's turn (at
+    most max_export_reads at once), waiting for it on the edge's loop; past EXPORT_READ_WAIT_SECONDS, 503."""
     rerun = waiting.rerun_of(request.environ)
     place = _place(key_id, rerun)
-    spools, key = zolve().spools, _spool_key(job, args, fmt)
+    spools = zolve().spools
     try:
         reader = spools.reader(key)
         if reader is None:
-            reader = _read_in_turn(rerun, key, lambda: encoded(_rendered(job, rows, args, fmt)))
+            reader = _read_in_turn(rerun, key, parts)
         else:
             _leave_the_line(rerun)  # filled by another request while this one waited: read nothing
     except RunAgain:
@@ -85,12 +96,9 @@ def exported(job: JobView, rows: Rows, args: dict[str, Any], fmt: str, key_id: i
         place.give_back()
         raise
     response = Response(
-        Spooled(reader, place.give_back),
-        mimetype=served_as("text/csv" if fmt == "csv" else "application/x-ndjson"),
-        direct_passthrough=True,
+        Spooled(reader, place.give_back), mimetype=served_as(mimetype), direct_passthrough=True
     )
     response.headers["Content-Length"] = str(reader.size)
-    response.headers["X-Total-Count"] = str((job.result or {}).get("count", ""))
     return response
 
 

@@ -139,8 +139,3 @@ def encoded(parts: Iterable[bytes] | Iterable[str]) -> Iterator[bytes]:
     """Text parts as UTF-8, bytes as they are."""
     for part in parts:
         yield part.encode() if isinstance(part, str) else part
-
-
-def spooled_once(parts: Iterable[bytes] | Iterable[str], in_memory: int) -> Reader:
-    """A reader of a spool of its own (shared with no other answer): a body read whole before it is sent."""
-    return Spools(in_memory).fill(None, lambda: encoded(parts))

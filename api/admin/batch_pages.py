@@ -69,4 +69,5 @@ def batch_page(batch_id: uuid.UUID) -> str:
 def batch_export(batch_id: uuid.UUID, fmt: str) -> Response:
     """Every item with its state, job, result and errors: NDJSON (one object a line) or CSV."""
     _batch_or_404(batch_id)
-    return results_response(batch_id, fmt, is_admin=caller_of_session().is_admin)
+    who = caller_of_session()
+    return results_response(batch_id, fmt, key_id=who.key_id, is_admin=who.is_admin)

@@ -101,6 +101,24 @@ def test_a_key_streams_only_its_share_of_exports_at_once(
     assert again.status_code == 200 and again.get_data(as_text=True).startswith("code,board\n")
 
 
+def test_a_batch_export_takes_one_of_the_keys_export_places(make_app, make_key) -> None:
+    """A batch's results.ndjson is as large as its items' results: it counts among the key's exports, as
+    a job's rows do (before: any number at once, each read whole on a request thread)."""
+    headers = make_key()
+    one_each = make_app(max_exports_per_key=1).test_client()
+    items = [{"client_id": f"d{faces}", "params": {"dice": 3, "faces": faces}} for faces in (4, 5)]
+    batch = one_each.post("/batches", json={"kind": "dice", "items": items}, headers=headers).get_json()
+    streaming = one_each.get(batch["links"]["ndjson"], headers=headers, buffered=False)
+    assert streaming.status_code == 200
+    for url in (batch["links"]["csv"], batch["links"]["ndjson"]):
+        refused = one_each.get(url, headers=headers)
+        assert refused.status_code == 429 and "at most 1 exports" in refused.get_json()["message"], url
+    streaming.close()
+    again = one_each.get(batch["links"]["csv"], headers=headers)
+    lines = again.get_data(as_text=True).splitlines()
+    assert again.status_code == 200 and len(lines) == 3 and lines[0].startswith("position,client_id")
+
+
 def test_an_export_lets_its_database_connection_go_before_its_client_reads(
     make_app, client, make_key, worker, wait_job
 ) -> None:
