@@ -16,7 +16,7 @@ from marshmallow import RAISE
 
 from api.auth import auth
 from api.bodies import Blueprint
-from api.deps import caller, context, database
+from api.deps import caller, context, database, settings
 from api.errors import abort_with
 from api.resources import job_error
 from api.rows import export_response
@@ -94,7 +94,7 @@ class BatchCollection(MethodView):
         `rejected`, the rest run); identical requests are solved once. Answers 202 with the batch;
         honours Idempotency-Key."""
         who = caller()
-        shown = ItemQuery(limit=50)
+        shown = ItemQuery(limit=50, max_bytes=settings().max_batch_page_bytes)
 
         def present(page: BatchPage) -> dict[str, Any]:
             return _batch_resource(page, is_admin=who.is_admin)
@@ -130,7 +130,9 @@ class BatchItemView(MethodView):
         """The batch: counts by state and a page of items (submission order) with their results."""
         who = caller()
         batch = _visible_batch(batch_id, who.owner_filter)
-        query = ItemQuery(_cursor(args.get("cursor")), args["limit"], args.get("state"))
+        query = ItemQuery(
+            _cursor(args.get("cursor")), args["limit"], args.get("state"), settings().max_batch_page_bytes
+        )
         page = batch_reads.batch_page(database(), batch, query)
         resource = _batch_resource(page, is_admin=who.is_admin)
         headers = {} if resource["done"] else {"Retry-After": "1"}

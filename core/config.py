@@ -121,6 +121,9 @@ class Settings(BaseModel):
     shard_chain_seconds: OrZero = 3.0
     #: a result larger than this (JSON bytes) keeps its kind's growing list as rows, paged (0 = never)
     max_result_bytes: CountOrZero = 256 * 1024
+    #: a page of a batch's items ends early, after at least one item, once their results come to this many
+    #: JSON bytes (identical items share one job and show its result each time); 0 = never
+    max_batch_page_bytes: CountOrZero = 4 * 1024 * 1024
     #: finished jobs (results, shards, events, rows) are deleted this many days after they finish; 0 = never
     retention_days: OrZero = 30.0
     #: how often each worker purges what expired (one at a time: they take turns through a lock)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Select, String, func, literal, select, tuple_
+from sqlalchemy import ColumnElement, Select, String, Text, cast, func, literal, select, true, tuple_
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
@@ -179,3 +179,61 @@ def list_items(
     if states:
         query = query.where(_item_state().in_(states))
     return [(item, job) for item, job in session.execute(query)]
+
+
+@dataclass(frozen=True)
+class ItemPage:
+    items: list[tuple[BatchItem, Job | None]]
+    #: whether items follow these (past the limit, or past the bytes)
+    more: bool
+
+
+def page_of_items(
+    session: Session,
+    batch_id: uuid.UUID,
+    *,
+    after: int = -1,
+    limit: int = 50,
+    states: list[str] | None = None,
+    max_bytes: int = 0,
+) -> ItemPage:
+    """The items `list_items` gives, ending early once their jobs' results come to `max_bytes` (as JSON
+    text; 0: no such end): at least one item, and no more after the one that reaches it. Items that
+    share a job (identical requests) count its result each time, as the page shows it each time; it is
+    measured once."""
+    candidates = (
+        select(BatchItem.position, BatchItem.job_id)
+        .outerjoin(Job, Job.id == BatchItem.job_id)
+        .where(BatchItem.batch_id == batch_id, BatchItem.position > after)
+        .order_by(BatchItem.position)
+        .limit(limit + 1)
+    )
+    if states:
+        candidates = candidates.where(_item_state().in_(states))
+    listed = candidates.cte("listed")
+    measured = (
+        select(Job.id, func.octet_length(cast(Job.result, Text)).label("size"))
+        .where(Job.id.in_(select(listed.c.job_id)))
+        .cte("measured")
+        .prefix_with("MATERIALIZED")  # once a job, however many items share it
+    )
+    size = func.coalesce(measured.c.size, 0)
+    ran = (
+        select(
+            listed.c.position,
+            (func.sum(size).over(order_by=listed.c.position) - size).label("before"),
+            func.count().over().label("found"),
+        )
+        .select_from(listed.outerjoin(measured, measured.c.id == listed.c.job_id))
+        .cte("ran")
+    )
+    query = (
+        select(BatchItem, Job, ran.c.found)
+        .join(ran, (BatchItem.batch_id == batch_id) & (BatchItem.position == ran.c.position))
+        .outerjoin(Job, Job.id == BatchItem.job_id)
+        .where(ran.c.before < max_bytes if max_bytes else true())
+        .order_by(BatchItem.position)
+        .limit(limit)
+    )
+    rows = session.execute(query).all()
+    return ItemPage([(item, job) for item, job, _ in rows], more=bool(rows) and rows[0].found > len(rows))

@@ -9,7 +9,7 @@ from flask import Response, abort, render_template, request, url_for
 
 from api.admin.views import bp, caller_of_session
 from api.batches import results_response
-from api.deps import database
+from api.deps import database, settings
 from core.states import FINAL_STATES
 from services.reads import batches as batch_reads
 from services.reads.batches import BatchView, ItemQuery
@@ -48,7 +48,8 @@ def _after() -> int:
 @bp.get("/batches/<uuid:batch_id>")
 def batch_page(batch_id: uuid.UUID) -> str:
     after = _after()
-    page = batch_reads.batch_page(database(), _batch_or_404(batch_id), ItemQuery(after, ITEMS_PAGE))
+    query = ItemQuery(after, ITEMS_PAGE, max_bytes=settings().max_batch_page_bytes)
+    page = batch_reads.batch_page(database(), _batch_or_404(batch_id), query)
     rows = page.items
     done = all(state in (*FINAL_STATES, "rejected") for state in page.counts)
     next_url = (

@@ -47,11 +47,13 @@ class ItemRow(NamedTuple):
 
 @dataclass(frozen=True)
 class ItemQuery:
-    """Which items a page shows: after position `after`, at most `limit`, in these states (None: any)."""
+    """Which items a page shows: after position `after`, at most `limit` and, after the first, results
+    of at most about `max_bytes` (0: any), in these states (None: any)."""
 
     after: int = -1
     limit: int = 50
     states: list[str] | None = None
+    max_bytes: int = 0
 
 
 @dataclass(frozen=True)
@@ -89,10 +91,15 @@ def get_batch(db: Database, batch_id: uuid.UUID, owner_id: int | None) -> BatchV
 def page_in(session: Session, batch: BatchView, query: ItemQuery) -> BatchPage:
     """The batch's counts and a page of its items, in the caller's transaction."""
     counts = batch_store.item_counts(session, batch.id)
-    rows = batch_store.list_items(
-        session, batch.id, after=query.after, limit=query.limit + 1, states=query.states
+    page = batch_store.page_of_items(
+        session,
+        batch.id,
+        after=query.after,
+        limit=query.limit,
+        states=query.states,
+        max_bytes=query.max_bytes,
     )
-    return BatchPage(batch, counts, item_rows(rows[: query.limit]), more=len(rows) > query.limit)
+    return BatchPage(batch, counts, item_rows(page.items), more=page.more)
 
 
 def batch_page(db: Database, batch: BatchView, query: ItemQuery) -> BatchPage:

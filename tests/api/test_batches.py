@@ -12,9 +12,11 @@ from typing import Any
 from unittest.mock import ANY
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, update
 
-from store.models import Batch
+from store import keys
+from store.batches import NewItem, create_batch
+from store.models import Batch, Job
 from tests.support import wait_until
 
 
@@ -227,3 +229,31 @@ def test_a_batch_repeated_with_its_idempotency_key_is_made_once(client, make_key
     assert made() == 2
     long_key = client.post("/batches", json=body, headers={**owner, "Idempotency-Key": "k" * 256})
     assert long_key.status_code == 422 and "Idempotency-Key" in long_key.get_json()["errors"]
+
+
+def test_a_page_of_items_ends_early_once_their_results_are_large(make_app, make_key, db) -> None:
+    """500 identical items show one job's result 500 times: a page ends once its results come to
+    ZOLVE_MAX_BATCH_PAGE_BYTES (before: one page of 90 MB from a 7 kB request, in the security audit)."""
+    headers = make_key()
+    small_pages = make_app(max_batch_page_bytes=5000).test_client()
+    items = [
+        NewItem(f"same{n}", {"dice": 3, "faces": 4, "max_face": None, "beats": "cycle"}) for n in range(7)
+    ]
+    with db.session() as session:  # succeeded as it is made: no worker runs it meanwhile
+        owner = keys.authenticate(session, headers["Authorization"].split()[1]).id
+        batch, [job_id], _ = create_batch(session, owner_id=owner, kind="dice", items=items, time_limit=60)
+        session.execute(
+            update(Job).where(Job.id == job_id).values(state="succeeded", result={"pad": "x" * 2000})
+        )
+        created = {"id": str(batch.id)}
+    pages, url = [], f"/batches/{created['id']}?limit=5"
+    while url:
+        page = small_pages.get(url, headers=headers).get_json()
+        pages.append([item["client_id"] for item in page["items"]])
+        assert all(item["result"] == {"pad": "x" * 2000} for item in page["items"])
+        url = (
+            f"/batches/{created['id']}?limit=5&cursor={page['next_cursor']}" if page["next_cursor"] else None
+        )
+    assert pages == [["same0", "same1", "same2"], ["same3", "same4", "same5"], ["same6"]]
+    whole = make_app().test_client().get(f"/batches/{created['id']}?limit=10", headers=headers).get_json()
+    assert len(whole["items"]) == 7 and whole["next_cursor"] is None, "the default bytes hold them all"
