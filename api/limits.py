@@ -4,8 +4,10 @@ one (Flask-Limiter, a Redis round trip per submit).
 
 A client is its API key (by id: no secret ends up in Redis) or, without a valid one, its address: a
 flood of random tokens shares its address's budget instead of opening a bucket per token. Submits have a
-tighter budget that `POST /batches` draws on item by item (accepted submits only); a submit that is refused
-as invalid (its body, or a job's params) is checked before the budget, so it is its `422`, never a `429`.
+tighter budget that `POST /batches` draws on item by item; a submit that is refused as invalid (its body,
+or a job's params) is checked before the budget, so it is its `422`, never a `429`, and costs nothing. The
+submit budget is a moving window whose check and charge are one step in Redis: concurrent submits cannot
+all pass a check that none has paid for yet, and one refused for want of budget costs nothing.
 Over the limit: `429` with `Retry-After`. If Redis is away, counting falls back to each process's memory
 rather than failing requests: a broker outage must not stop `POST /jobs` from answering `202`.
 """
@@ -97,7 +99,7 @@ def init_limits(app: Flask, settings: Settings) -> Limiter:
         client_key,
         app=app,
         storage_uri=storage_uri(settings.redis_url or "memory://"),
-        strategy="fixed-window",
+        strategy="moving-window",  # checked and charged at once (see the module's doc)
         # X-RateLimit-* headers would cost two more Redis round trips per request; a 429 says
         # Retry-After (api.errors.seconds_until_reset)
         headers_enabled=False,
@@ -115,14 +117,9 @@ def _limit_submits(app: Flask, limiter: Limiter, rate: str) -> None:
     """POST /jobs, POST /batches and the dashboard's ways to make work draw on one submit budget."""
 
     def submit_limit(exempt_when: Callable[[], bool], cost: Callable[[], int] | int = 1) -> Decorator:
-        # only accepted submits count (a refused or invalid one costs nothing)
+        # charged as the request comes: charged only once answered, concurrent submits would all pass
         return limiter.shared_limit(
-            rate,
-            scope="submit",
-            methods=["POST"],
-            deduct_when=lambda response: response.status_code < 400,
-            exempt_when=exempt_when,
-            cost=cost,
+            rate, scope="submit", methods=["POST"], exempt_when=exempt_when, cost=cost
         )
 
     # a batch counts as many submits as it has items; one larger than the whole budget costs the whole

@@ -1,6 +1,8 @@
 """Rate limits per API key: 429 with Retry-After and a JSON body, counted in Redis across processes."""
 
+import threading
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -79,6 +81,25 @@ def test_a_batch_draws_on_the_submit_budget_item_by_item(limited_app, make_key) 
     george = make_key()
     assert client.post("/batches", json={"kind": "dice", "items": many}, headers=george).status_code == 202
     assert client.post("/jobs", json=DICE, headers=george).status_code == 429, "it spent the whole budget"
+
+
+def test_concurrent_submits_never_spend_more_than_the_budget(limited_app, make_key) -> None:
+    """Checked and charged in one step (before: checked as each came and charged once answered, so the
+    security audit's 8 concurrent batches of 300 items were all taken against a budget of 300)."""
+    ivan, start = make_key(), threading.Barrier(8)
+    batch = {"kind": "dice", "items": [{"client_id": str(n), "params": DICE["params"]} for n in range(2)]}
+
+    def submit(n: int) -> int:
+        client = limited_app.test_client()
+        start.wait()
+        if n % 2:
+            return client.post("/jobs", json=DICE, headers=ivan).status_code
+        return client.post("/batches", json=batch, headers=ivan).status_code
+
+    with ThreadPoolExecutor(8) as pool:
+        statuses = list(pool.map(submit, range(8)))
+    spent = sum(2 if n % 2 == 0 else 1 for n, status in enumerate(statuses) if status == 202)
+    assert set(statuses) == {202, 429} and 2 <= spent <= 3, statuses
 
 
 def test_an_invalid_submit_is_its_422_whatever_is_left_of_the_budget(limited_app, make_key) -> None:
