@@ -49,9 +49,10 @@ EXEMPT = (
 
 
 def exempt() -> bool:
-    """Probes and the spec; and the admin dashboard once signed in (its pages poll; the session cookie
-    is signed, so only a signed-in admin skips the limit)."""
-    return request.endpoint in EXEMPT or ("admin" in request.blueprints and "key_id" in session)
+    """Probes and the spec; and the dashboard of an operator signed in with an admin key (its pages poll;
+    the session cookie is signed, so only an admin's login says so). A client key's session draws on its
+    key's budget, as its Bearer requests do."""
+    return request.endpoint in EXEMPT or ("admin" in request.blueprints and session.get("admin") is True)
 
 
 def client_key() -> str:

@@ -152,7 +152,9 @@ def login() -> Any:
     if key is None:
         return render_template("admin/login.html", next=_safe_next(), error="not a valid API key"), 401
     session.clear()
-    session.update(key_id=key.id, generation=key.session_generation, since=int(time.time()))
+    session.update(
+        key_id=key.id, generation=key.session_generation, since=int(time.time()), admin=key.is_admin
+    )
     session.permanent = True
     return redirect(_safe_next())
 

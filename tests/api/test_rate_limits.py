@@ -7,6 +7,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from api.limits import storage_uri
+from tests.api.test_admin import log_in
 
 DICE = {"kind": "dice", "params": {"dice": 3, "faces": 4}}
 
@@ -180,3 +181,15 @@ def test_a_verified_key_tells_the_edge_its_weight_and_a_bad_one_tells_nothing(cl
     assert answer.status_code == 200 and said == [3.0]
     refused = client.get("/jobs", headers={"Authorization": "Bearer zk_" + "n" * 40}, environ_base=environ)
     assert refused.status_code == 401 and said == [3.0]
+
+
+def test_a_dashboard_session_draws_on_its_keys_budget_unless_an_admins(limited_app, make_key) -> None:
+    """Before: any key signed in to the dashboard skipped the request budget (the security audit's
+    1,400 progress polls of one client key, all 200)."""
+    for headers, limited in ((make_key(), True), (make_key(admin=True), False)):
+        browser = limited_app.test_client()
+        assert log_in(browser, headers).status_code == 302
+        statuses = [browser.get("/admin/jobs").status_code for _ in range(10)]
+        assert (429 in statuses) is limited, statuses
+        if limited:
+            assert browser.get("/jobs", headers=headers).status_code == 429, "one budget, session or Bearer"
