@@ -65,7 +65,8 @@ def callback_url_field(what: str) -> fields.Url:
         metadata={
             "format": "uri",
             "description": f"POSTed {what}, signed (see GET /webhooks/secret); once. An http(s) URL whose "
-            "host resolves to public addresses only (a private, loopback or link-local one is refused)",
+            "host resolves to public addresses only (a private, loopback, link-local or multicast one is "
+            "refused)",
         },
     )
 

@@ -109,8 +109,15 @@ def _may_call(address: Address, allowed: list[Network]) -> bool:
         return True
     inside = _embedded_ipv4(address)
     if inside is not None:
-        return all(ipv4.is_global or any(ipv4 in network for network in allowed) for ipv4 in inside)
-    return address.is_global and address not in _NAT64_LOCAL
+        return all(_public(ipv4) or any(ipv4 in network for network in allowed) for ipv4 in inside)
+    return _public(address) and address not in _NAT64_LOCAL
+
+
+def _public(address: Address) -> bool:
+    """One host on the internet. `is_global` also holds for multicast groups (224.0.0.0/4, ff00::/8:
+    a local network's devices) and IPv6's deprecated site-local fec0::/10 (a site's own hosts)."""
+    site_local = isinstance(address, ipaddress.IPv6Address) and address.is_site_local
+    return address.is_global and not address.is_multicast and not site_local
 
 
 @dataclass(frozen=True)
@@ -180,7 +187,7 @@ def _check(settings: Settings, url: str, lookup: Lookup = _resolve) -> Target | 
             continue
         return Refusal(
             Reason.ADDRESS_NOT_ALLOWED,
-            f"resolves to {address}, a private, loopback or link-local address "
+            f"resolves to {address}, a private, loopback, link-local or multicast address "
             "(the operator may allow such networks with ZOLVE_WEBHOOK_ALLOWED_NETWORKS)",
         )
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")

@@ -134,7 +134,7 @@ def test_a_batch_is_delivered_once_when_its_last_job_finishes(
 def test_a_private_callback_is_refused_with_a_422(client, auth, url: str) -> None:
     answer = client.post("/jobs", json={"kind": "dice", "params": DICE, "callback_url": url}, headers=auth)
     assert answer.status_code == 422
-    assert "private, loopback or link-local" in answer.get_json()["errors"]["callback_url"][0]
+    assert "private, loopback, link-local or multicast" in answer.get_json()["errors"]["callback_url"][0]
     batch = client.post(
         "/batches",
         json={"kind": "dice", "items": [{"client_id": "a", "params": DICE}], "callback_url": url},

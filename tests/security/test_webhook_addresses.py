@@ -24,6 +24,17 @@ REFUSED = [
     "2001:0:808:808::80ff:fffe",  # Teredo, client 127.0.0.1 (obfuscated)
 ]
 PUBLIC = ["2002:808:808::", "64:ff9b::808:808", "::ffff:8.8.8.8", "2001:4860:4860::8888"]
+#: addresses Python calls global that are no one host on the internet (the security audit's, all taken)
+NOT_ONE_HOST = [
+    "fec0::1",  # IPv6 site-local (deprecated, still routed inside some sites)
+    "fec0::a:1",
+    "ff02::1",  # all nodes on the link
+    "ff0e::1",  # a global-scope multicast group
+    "224.0.0.1",  # all hosts on the link
+    "239.255.255.250",  # SSDP
+    "::ffff:224.0.0.1",  # IPv4-mapped multicast
+    "2002:e000:1::",  # 6to4 for 224.0.0.1
+]
 
 
 @pytest.fixture
@@ -34,7 +45,7 @@ def public_only(settings):  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize("address", REFUSED)
 def test_an_address_carrying_a_private_ipv4_is_refused(public_only, address: str) -> None:
     url = f"http://[{address}]:8080/hook"
-    assert "private, loopback or link-local" in (webhooks.refused_address(public_only, url) or "")
+    assert "private, loopback, link-local or multicast" in (webhooks.refused_address(public_only, url) or "")
     attempt = webhooks.send(public_only, webhooks.Message(WebhookDelivery(id=1, url=url), b"{}", "whsec_"))
     assert (attempt.status_code, attempt.reason) == (None, "address not allowed")
 
@@ -60,4 +71,11 @@ def test_a_mapped_address_in_dotted_form_is_refused_for_its_address_not_as_a_mal
     response = client.post("/jobs", json=job, headers=auth)
     assert response.status_code == 422, response.get_json()
     (message,) = response.get_json()["errors"]["callback_url"]
-    assert "private, loopback or link-local" in message and "Not a valid URL" not in message
+    assert "private, loopback, link-local or multicast" in message and "Not a valid URL" not in message
+
+
+@pytest.mark.parametrize("address", NOT_ONE_HOST)
+def test_multicast_and_site_local_addresses_are_refused(public_only, address: str) -> None:
+    host = f"[{address}]" if ":" in address else address
+    said = webhooks.refused_address(public_only, f"http://{host}:1900/hook") or ""
+    assert "multicast address" in said, said
