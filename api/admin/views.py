@@ -205,6 +205,18 @@ def overview_panel() -> str:
 
 
 # -- jobs table -----------------------------------------------------------------------------------
+#: how a client's page names a key not its own (an operator's, who cancelled or retried its job)
+OPERATOR = "an operator"
+
+
+def _names_shown(names: dict[int, str]) -> dict[int, str]:
+    """Key names as the signed-in key may read them: an admin every name, a client its own (another's
+    name and prefix are not its business)."""
+    if g.key.is_admin:
+        return names
+    return {key_id: name if key_id == g.key.id else OPERATOR for key_id, name in names.items()}
+
+
 def caller_of_session() -> Caller:
     """Who the signed-in key is, as the use cases take it."""
     return Caller(g.key.id, is_admin=g.key.is_admin)
@@ -310,7 +322,7 @@ def job_page(job_id: uuid.UUID) -> str:
         "admin/job.html",
         d=detail,
         job=job,
-        steps=present.timeline(job, detail.history, detail.keys),
+        steps=present.timeline(job, detail.history, _names_shown(detail.keys)),
         tables=present.result_tables(job.kind, job.result),
         has_rows=bool(kind and kind.rows and job.state == JobState.SUCCEEDED),
         rows_name=kind.rows_name if kind else "rows",

@@ -452,6 +452,28 @@ def test_a_client_cancel_is_recorded_with_its_key(db, client, auth) -> None:
     assert events_of(db, job_id) == [("created", key_id(db, auth)), ("cancelled", key_id(db, auth))]
 
 
+def test_a_clients_page_names_no_other_key_in_its_jobs_history(db, app, admin_client, client, admin) -> None:
+    """An operator's cancel shows on the client's page as an operator's, not as the admin key's name
+    and the start of its secret (before, in the security audit: `admin (zolve up) (zk_OfRNdKr)`)."""
+    owner = {"Authorization": f"Bearer {keys_made(db)}"}
+    job_id = _stored_job(db, owner, state="queued")
+    assert client.post(f"/jobs/{job_id}/cancel", headers=admin).get_json()["state"] == "cancelled"
+    with db.session() as session:
+        operator = session.scalar(select(ApiKey).where(ApiKey.id == key_id(db, admin)))
+        admin_label = f"{operator.name} ({operator.prefix})"
+    browser = app.test_client()
+    log_in(browser, owner)
+    seen = page_text(browser, f"/admin/jobs/{job_id}")
+    assert operator.prefix not in seen and "an operator" in seen, seen
+    assert admin_label in page_text(admin_client, f"/admin/jobs/{job_id}"), "an admin reads every name"
+
+
+def keys_made(db) -> str:
+    """A new client key's secret, named after what a client might call itself."""
+    with db.session() as session:
+        return keys.create_key(session, name="acme-prod").key
+
+
 def test_the_cancel_page_of_a_finished_job_says_so_and_offers_no_cancel(db, admin_client, auth) -> None:
     for state in ("cancelled", "succeeded"):
         job_id = _stored_job(db, auth, state=state)
