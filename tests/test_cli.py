@@ -4,6 +4,7 @@ import json
 import os
 import shlex
 import signal
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -415,3 +416,17 @@ def test_planetx_deduce_takes_the_starting_facts_and_simulate_a_difficulty() -> 
     result = json.loads(played.stdout)
     assert result["difficulty"] == "youth" and result["clue_model"] == "weighted" and result["games"] == 4
     assert all(len(game["starting_facts"]) == 12 for game in result["sample"])
+
+
+def test_up_and_api_refuse_a_port_already_listened_on(settings, tmp_path: Path) -> None:
+    """granian shares a port it finds open (SO_REUSEPORT): a second stack on a taken port used to start,
+    print its own admin key and take about half of the first one's requests (the resilience audit). Now
+    neither command starts anything, and each says why in one line."""
+    with socket.create_server(("127.0.0.1", 0)) as taken:
+        port = str(taken.getsockname()[1])
+        up = zolve("up", "--port", port, env=embedded_env(tmp_path / "data"), timeout=60)
+        assert up.returncode == 1 and f"port {port} on 127.0.0.1 is already in use" in up.stderr, up.stderr
+        assert "Traceback" not in up.stderr and not (tmp_path / "data" / "postgres").exists()
+        servers = {**os.environ, "DATABASE_URL": settings.database_url, "REDIS_URL": settings.redis_url}
+        api = zolve("api", "--port", port, "--workers", "1", env=servers, timeout=60)
+        assert api.returncode == 1 and f"port {port} on 127.0.0.1 is already in use" in api.stderr, api.stderr

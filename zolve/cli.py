@@ -106,8 +106,11 @@ def up(host: str, port: int, workers: int, api_workers: int, short_lane: int, lo
     Uses DATABASE_URL / REDIS_URL when set, embedded servers under the data directory otherwise.
     Ctrl-C stops it all; the next `zolve up` reuses the data."""
     from zolve.embedded import own_embedded
+    from zolve.servers import address_taken
     from zolve.supervisor import run_stack
 
+    if taken := address_taken(host, port):  # before anything starts
+        raise click.ClickException(taken)
     settings, services = Settings.from_env(), None
     if not (settings.database_url and settings.redis_url):
         try:

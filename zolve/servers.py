@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import gc
 import logging
 import os
 import resource
+import socket
 import sys
 from functools import partial
 
@@ -77,7 +79,7 @@ def serve_api(settings: Settings, *, host: str, port: int, workers: int, threads
     from granian.http import HTTP1Settings
     from granian.server import Server
 
-    problem = unshared_secret_key(settings, workers)
+    problem = unshared_secret_key(settings, workers) or address_taken(host, port)
     if problem:
         raise ConfigurationError(problem)
     # resolved once, before the workers start: every process signs the dashboard's sessions alike
@@ -106,6 +108,27 @@ def serve_api(settings: Settings, *, host: str, port: int, workers: int, threads
         workers_kill_timeout=10,
     )
     server.serve(target_loader=partial(load_edge, config), wrap_loader=False)
+
+
+def address_taken(host: str, port: int) -> str | None:
+    """Why the API cannot have host:port to itself, or None. granian's processes listen with
+    SO_REUSEPORT, so a second server on a port another zolve API holds would start and take half its
+    requests (another stack's keys, another database): the port must be free first."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except OSError as exc:
+        return f"cannot listen on {host}:{port}: {exc.strerror or exc}"
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(
+            socket.SOL_SOCKET, socket.SO_REUSEADDR, 1
+        )  # an old connection's TIME_WAIT owns nothing
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                return f"port {port} on {host} is already in use (another zolve, or another program)"
+            return f"cannot listen on {host}:{port}: {exc.strerror or exc}"
+    return None
 
 
 def start_again_under_api_allocator() -> None:
