@@ -4,6 +4,7 @@ on a data directory where `zolve up` never ran migrate it first."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -16,7 +17,7 @@ import requests
 from services.messages import SOLVER_QUEUES
 from tests import installed
 from tests.support import free_port, installed_popen, wait_until
-from tests.test_cli import embedded_env, zolve
+from tests.test_cli import _processes_mentioning, embedded_env, zolve
 
 pytestmark = pytest.mark.integration  # each test runs its own `zolve up`
 
@@ -26,7 +27,9 @@ DICE = {"kind": "dice", "params": {"dice": 3, "faces": 4}}
 class Up:
     """A `zolve up` on its own data directory, its output in files (pipes could fill and stall it)."""
 
-    def __init__(self, data_dir: Path):
+    def __init__(self, data_dir: Path, key: str | None = None):
+        """`key`: a key made before on this data directory (the admin key is printed on the first start
+        only)."""
         self.data_dir = data_dir
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -42,7 +45,7 @@ class Up:
         # it prints the key once its API is ready
         wait_until(self._up_or_dead, 180, 0.3, "zolve up to say it is up")
         assert self.process.poll() is None, self.err.read_text()[-3000:]
-        self.key = self.out.read_text().split("ZOLVE_API_KEY=", 1)[1].split()[0]
+        self.key = key or self.out.read_text().split("ZOLVE_API_KEY=", 1)[1].split()[0]
         # the command as this one was run: the installed product's zolve, not on PATH here
         more_keys = f"{installed.product().zolve} keys create --data-dir {data_dir.absolute()}"
         assert f"more keys: {more_keys}" in self.err.read_text()
@@ -60,7 +63,7 @@ class Up:
         return requests.post(f"{self.url}/jobs", json=DICE, headers=self.headers, timeout=10)
 
     def _up_or_dead(self) -> bool:
-        return "ZOLVE_API_KEY=" in self.out.read_text() or self.process.poll() is not None
+        return "Ctrl-C stops everything." in self.err.read_text() or self.process.poll() is not None
 
     def ready(self) -> bool:
         try:
@@ -173,3 +176,42 @@ def test_keys_create_on_a_data_dir_where_zolve_up_never_ran_migrates_it_first(ou
     # refused by the running service (401) with no hint why (issue 50, item 4)
     assert f"no zolve up runs on {(outside_tmp / 'fresh').absolute()}" in made.stderr, made.stderr
     assert "cli" in zolve("keys", "list", env=env).stdout
+
+
+def test_what_a_killed_zolve_up_started_stops_and_the_next_one_leaves_nothing(outside_tmp: Path) -> None:
+    """kill -9 (the OOM killer) of `zolve up` left its API and workers serving the port and taking jobs,
+    and of the API's main process its server processes; PostgreSQL outlived the next `zolve up` too (the
+    resilience audit). Each now stops once the process that started it is gone."""
+    data = str((outside_tmp / "data").absolute())
+    try:
+        _killed_and_started_again(outside_tmp / "data")
+        wait_until(
+            lambda: not _processes_mentioning(data), 30, 0.2, "every server of the data directory to stop"
+        )
+    finally:
+        for pid in _processes_mentioning(data):  # what a failure left behind
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def _killed_and_started_again(data_dir: Path) -> None:
+    up = Up(data_dir)
+    api = up.child("api")
+    servers = api.children()
+    assert servers, "the API's main process and its server processes"
+    api.kill()  # the main process alone: its server processes are left without it
+    psutil.wait_procs(servers, timeout=20)
+    assert not [p for p in servers if p.is_running() and p.status() != psutil.STATUS_ZOMBIE], servers
+    wait_until(lambda: up.replaced("api", api) and up.ready(), 60, 0.2, "a new API on the port")
+
+    started = [
+        p for p in psutil.Process(up.process.pid).children(recursive=True) if "redis-server" not in p.name()
+    ]
+    up.process.kill()
+    up.process.wait(10)
+    gone, alive = psutil.wait_procs(started, timeout=40)
+    assert not [p for p in alive if p.status() != psutil.STATUS_ZOMBIE], alive
+
+    again = Up(data_dir, up.key)  # on the same data directory: the first one's servers go
+    again.solves_a_job()
+    again.stop()

@@ -146,9 +146,16 @@ class EmbeddedServices:
         self._redis = None
 
     def stop_postgres(self) -> None:
-        if self._postgres is not None:
-            self._postgres.cleanup()
-            self._postgres = None
+        """Stop PostgreSQL. pgserver stops it only when no other process it counts holds it, and it
+        counts a `zolve up` killed while holding it for ever (so a later one left it running at its end):
+        this process owns the data directory's servers (see open_embedded), so the server goes anyway."""
+        if self._postgres is None:
+            return
+        pid = self._postgres.get_pid()
+        self._postgres.cleanup()
+        self._postgres = None
+        if pid is not None:
+            _stop_postmaster(pid, self.data_dir / "postgres")
 
 
 def _database_url(server: PostgresServer) -> str:
@@ -173,6 +180,21 @@ def _kill_stale(pidfile: Path) -> None:
             if not Path(f"/proc/{pid}").exists():
                 break
             time.sleep(0.1)
+
+
+def _stop_postmaster(pid: int, pgdata: Path, wait: float = 60.0) -> None:
+    """A fast shutdown (SIGINT: sessions ended, transactions rolled back) of the postmaster `pid`, if it
+    still runs on `pgdata` (else the pid may be another process' by now); waits for it to end."""
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return
+    if str(pgdata).encode() not in cmdline:
+        return
+    os.kill(pid, signal.SIGINT)
+    deadline = time.monotonic() + wait
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
 
 
 def _wait_for_redis(socket_path: Path, process: subprocess.Popen[bytes], timeout: float = 15.0) -> None:

@@ -16,6 +16,7 @@ from core import heap
 from core.config import Settings, secret_key_for, unshared_secret_key
 from zolve.access_log import AccessLog
 from zolve.edge import Edge, EdgeConfig
+from zolve.orphans import stop_with_parent, stop_with_supervisor
 
 
 class ConfigurationError(RuntimeError):
@@ -56,6 +57,7 @@ def load_edge(config: EdgeConfig) -> Edge:
     behind the edge."""
     from api.app import create_app
 
+    stop_with_parent()  # granian's main process: its processes would otherwise outlive a kill -9 of it
     settings = Settings.from_env()
     edge = Edge(create_app(settings), config, AccessLog())
     freeze_loaded_heap()
@@ -85,6 +87,7 @@ def serve_api(settings: Settings, *, host: str, port: int, workers: int, threads
     # resolved once, before the workers start: every process signs the dashboard's sessions alike
     os.environ["ZOLVE_SECRET_KEY"] = secret_key_for(settings)
     start_again_under_api_allocator()
+    stop_with_supervisor()
     raise_open_files_limit()
     config = edge_config(settings, workers, threads)
     server = Server(
@@ -164,6 +167,7 @@ def serve_worker(
     from workers.main import BOOT_ID, create_worker_app
 
     logging.basicConfig(level=loglevel, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    stop_with_supervisor()
     celery = create_worker_app(settings)
     celery.worker_main(
         [

@@ -27,6 +27,7 @@ from typing import IO, Any
 import click
 
 from core.config import Settings, secret_key_for
+from zolve.orphans import SUPERVISOR_PID
 
 log = logging.getLogger("zolve.supervisor")
 
@@ -250,6 +251,7 @@ def run_stack(
             "REDIS_URL": redis_url,
             # the key in the data directory, or one made now: an API process restarted here keeps sessions
             "ZOLVE_SECRET_KEY": secret_key_for(settings),
+            SUPERVISOR_PID: str(os.getpid()),  # they stop once it is gone (zolve.orphans)
         }
         api_args = ["api", "--host", host, "--port", str(port), "--workers", str(api_workers)]
         processes = [
