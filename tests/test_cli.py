@@ -430,3 +430,24 @@ def test_up_and_api_refuse_a_port_already_listened_on(settings, tmp_path: Path) 
         servers = {**os.environ, "DATABASE_URL": settings.database_url, "REDIS_URL": settings.redis_url}
         api = zolve("api", "--port", port, "--workers", "1", env=servers, timeout=60)
         assert api.returncode == 1 and f"port {port} on 127.0.0.1 is already in use" in api.stderr, api.stderr
+
+
+def test_a_data_directory_that_cannot_be_used_is_one_line(tmp_path: Path) -> None:
+    """Before: a 32-line traceback ending in the OSError (the resilience audit's read-only mount)."""
+    through_a_file = tmp_path / "a-file"
+    through_a_file.write_text("")
+    for args in (("up", "--port", str(free_port())), ("keys", "list")):
+        done = zolve(*args, env=embedded_env(through_a_file / "data"), timeout=60)
+        said = f"cannot use the data directory {through_a_file / 'data'}: Not a directory"
+        assert done.returncode == 1 and said in done.stderr and "Traceback" not in done.stderr, done.stderr
+
+
+def test_a_database_that_is_away_is_one_line(tmp_path: Path) -> None:
+    """Commands on the database itself (keys, migrate, purge) said a 144-line traceback when it was down."""
+    with socket.create_server(("127.0.0.1", 0)) as bound:
+        port = bound.getsockname()[1]  # closed again below: nothing listens there
+    env = {**embedded_env(tmp_path / "data"), "DATABASE_URL": f"postgresql://zolve@127.0.0.1:{port}/zolve"}
+    for args in (("keys", "list"), ("migrate",), ("purge", "--dry-run")):
+        done = zolve(*args, env=env, timeout=60)
+        assert done.returncode == 1 and "Traceback" not in done.stderr, (args, done.stderr)
+        assert "the database is unavailable (connection failed:" in done.stderr, (args, done.stderr)

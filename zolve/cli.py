@@ -16,6 +16,7 @@ import click
 
 from core.config import Settings, SettingsError
 from zolve.commands.common import (
+    data_dir_errors,
     data_dir_option,
     joined_settings,
     make_client,
@@ -66,12 +67,32 @@ class ZolveGroup(click.Group):
             raise click.ClickException(str(refused)) from None
         except SettingsError as invalid:  # each variable that is wrong, and why, without a traceback
             raise click.ClickException(f"the settings are not valid:\n{invalid}") from None
+        except Exception as exc:
+            if (outage := database_outage(exc)) is None:
+                raise
+            raise click.ClickException(outage) from None
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         command = super().get_command(ctx, cmd_name)
         if command is not None:
             return command
         return self._load_kind_commands().get(cmd_name)
+
+
+def database_outage(exc: BaseException) -> str | None:
+    """What to say of a command stopped by a database it could not reach (the driver's first line: where
+    it tried, and why), or None for any other error. A command that never touched the database never
+    loaded SQLAlchemy: nothing to import for it."""
+    if "sqlalchemy" not in sys.modules:
+        return None
+    from sqlalchemy.exc import OperationalError
+
+    if not isinstance(exc, OperationalError):
+        return None
+    said = str(exc.orig).strip().splitlines()
+    return (
+        f"the database is unavailable ({said[0] if said else type(exc.orig).__name__}); retry once it is back"
+    )
 
 
 @click.group(cls=ZolveGroup)
@@ -112,15 +133,18 @@ def up(host: str, port: int, workers: int, api_workers: int, short_lane: int, lo
     if taken := address_taken(host, port):  # before anything starts
         raise click.ClickException(taken)
     settings, services = Settings.from_env(), None
-    if not (settings.database_url and settings.redis_url):
-        try:
-            services = own_embedded(settings.data_dir)
-        except RuntimeError as exc:
-            raise click.ClickException(str(exc)) from exc
-        database_url, redis_url = services.urls
-        settings = settings.with_urls(settings.database_url or database_url, settings.redis_url or redis_url)
-    else:  # it still keeps the dashboard's signing key and the logs: made private, as the servers' one is
-        settings.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+    with data_dir_errors(settings.data_dir):
+        if not (settings.database_url and settings.redis_url):
+            try:
+                services = own_embedded(settings.data_dir)
+            except RuntimeError as exc:
+                raise click.ClickException(str(exc)) from exc
+            database_url, redis_url = services.urls
+            settings = settings.with_urls(
+                settings.database_url or database_url, settings.redis_url or redis_url
+            )
+        else:  # it still keeps the dashboard's signing key and the logs: made private, as the servers' is
+            settings.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     sys.exit(
         run_stack(
             settings,

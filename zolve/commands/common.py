@@ -3,10 +3,11 @@ options."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -54,11 +55,23 @@ def server_settings(start_embedded: bool = True, broker: bool = True) -> tuple[S
     from zolve.embedded import open_embedded
 
     try:
-        stack, services = open_embedded(settings.data_dir)
+        with data_dir_errors(settings.data_dir):
+            stack, services = open_embedded(settings.data_dir)
     except RuntimeError as exc:
         raise click.ClickException(str(exc)) from exc
     database_url = settings.database_url or stack.database_url
     return settings.with_urls(database_url, settings.redis_url or stack.redis_url), services
+
+
+@contextlib.contextmanager
+def data_dir_errors(data_dir: Path) -> Iterator[None]:
+    """A data directory that cannot be made, locked or written (a read-only mount, a path through a file,
+    a folder not ours) stops the command in one line instead of a traceback."""
+    try:
+        yield
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        raise click.ClickException(f"cannot use the data directory {data_dir.absolute()}: {reason}") from exc
 
 
 def joined_settings() -> Settings:
