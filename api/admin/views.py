@@ -11,6 +11,8 @@ import re
 import time
 import uuid
 from collections.abc import Callable
+from http import HTTPStatus
+from types import SimpleNamespace
 from typing import Any
 from urllib.parse import unquote
 
@@ -26,13 +28,15 @@ from flask import (
     session,
     url_for,
 )
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from werkzeug.exceptions import HTTPException
 from werkzeug.wrappers import Response as WerkzeugResponse
 
 from api import job_reads, rows
 from api.admin import present
 from api.deps import context, database, settings
-from api.errors import seconds_until_reset
+from api.errors import handle_database_error, handle_pool_timeout, seconds_until_reset
 from api.extension import zolve
 from api.limits import counts_as_submit
 from api.resources import job_error, job_links
@@ -141,6 +145,22 @@ def http_error(error: HTTPException) -> Response:
     if code == 429:  # the submit budget, as the API says it
         response.headers["Retry-After"] = str(seconds_until_reset())
     return response
+
+
+@bp.errorhandler(DBAPIError)
+@bp.errorhandler(PoolTimeout)
+def database_error(error: DBAPIError | PoolTimeout) -> Response:
+    """The API's answer to the database (away, busy, or refusing a value: its status, message and
+    Retry-After), as the dashboard's page for a browser."""
+    answer = handle_pool_timeout(error) if isinstance(error, PoolTimeout) else handle_database_error(error)
+    said = answer.get_json(silent=True) or {}
+    shown = SimpleNamespace(name=HTTPStatus(answer.status_code).phrase, description=said.get("message", ""))
+    page = Response(
+        render_template("admin/error.html", code=answer.status_code, error=shown), answer.status_code
+    )
+    if "Retry-After" in answer.headers:
+        page.headers["Retry-After"] = answer.headers["Retry-After"]
+    return page
 
 
 @bp.route("/login", methods=["GET", "POST"])

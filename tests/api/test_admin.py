@@ -4,6 +4,7 @@ login and sessions, admin-only access, CSRF, the jobs table, a job's page, actio
 from __future__ import annotations
 
 import re
+import socket
 import uuid
 
 import pytest
@@ -559,3 +560,22 @@ def test_the_favicon_is_an_icon_for_anyone(client) -> None:
     response = client.get("/favicon.ico")
     assert response.status_code == 200 and response.mimetype == "image/svg+xml"
     assert response.data.startswith(b"<svg") and "max-age" in response.headers["Cache-Control"]
+
+
+def test_a_database_outage_is_a_page_for_the_browser(make_app, make_key) -> None:
+    """The dashboard answered a browser with the API's JSON 503 while PostgreSQL was away (the resilience
+    audit): now its own page, with the API's message and Retry-After."""
+    up = make_app(secret_key="one-key-for-both")
+    browser = up.test_client()
+    assert log_in(browser, make_key(admin=True)).status_code == 302
+    with socket.create_server(("127.0.0.1", 0)) as bound:
+        port = bound.getsockname()[1]  # nothing listens there once closed
+    away = make_app(secret_key="one-key-for-both", database_url=f"postgresql://zolve@127.0.0.1:{port}/zolve")
+    cookie = browser.get_cookie("zolve_admin")
+    assert cookie is not None
+    outage = away.test_client()
+    outage.set_cookie("zolve_admin", cookie.value)
+    answer = outage.get("/admin/jobs", headers={"Accept": "text/html"})
+    page = answer.get_data(as_text=True)
+    assert answer.status_code == 503 and answer.mimetype == "text/html", page[:300]
+    assert "the database is unavailable; retry shortly" in page and answer.headers["Retry-After"] == "2"
