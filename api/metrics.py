@@ -1,6 +1,7 @@
 """Prometheus metrics at /metrics (admin keys only): jobs by kind and state, shards by state, rows
 written, job run times (from the counters PostgreSQL keeps per transition) and the broker's queue depth,
-read from PostgreSQL and Redis at scrape time."""
+read from PostgreSQL and Redis at scrape time. With PostgreSQL away, the scrape still answers: its
+figures go, `zolve_database_up` says 0, and the broker's and the edge's figures stay."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ from flask import Response, request
 from flask_smorest import abort
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from api.auth import auth
 from api.bodies import Blueprint
@@ -29,7 +32,22 @@ class ZolveCollector:
         self.read, self.celery = read, celery
 
     def collect(self) -> Iterator[Metric]:
-        figures = self.read()
+        try:
+            figures = self.read()
+        except (DBAPIError, PoolTimeout):  # said as a figure: the scrape must not fail when it matters most
+            figures = None
+        yield GaugeMetricFamily(
+            "zolve_database_up", "Whether this scrape could read PostgreSQL", value=int(figures is not None)
+        )
+        if figures is not None:
+            yield from self._stored(figures)
+        depth = queue_depth(self.celery)
+        if depth is not None:
+            yield GaugeMetricFamily(
+                "zolve_queue_depth", "Wake-up messages waiting in the broker", value=depth
+            )
+
+    def _stored(self, figures: metrics.Figures) -> Iterator[Metric]:
         jobs, shards, rows = figures.jobs, figures.shards, figures.rows_written
         buckets, count, total = figures.run_seconds
         family = GaugeMetricFamily("zolve_jobs", "Jobs by kind and state", labels=["kind", "state"])
@@ -50,11 +68,6 @@ class ZolveCollector:
             buckets=list(zip(bounds, [*buckets, count], strict=True)),
             sum_value=total,
         )
-        depth = queue_depth(self.celery)
-        if depth is not None:
-            yield GaugeMetricFamily(
-                "zolve_queue_depth", "Wake-up messages waiting in the broker", value=depth
-            )
 
 
 def _registry() -> CollectorRegistry:

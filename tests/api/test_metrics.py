@@ -3,6 +3,7 @@
 import pytest
 from flask import Flask
 from prometheus_client.parser import text_string_to_metric_families
+from sqlalchemy import make_url, text
 
 from store import jobs as job_store
 from store import keys
@@ -63,3 +64,33 @@ def test_the_api_process_reports_its_admissions_under_the_edge(live_api, make_ke
     assert samples["zolve_edge_requests_in_progress"] >= 1  # this scrape itself
     assert samples["zolve_edge_requests_limit"] == 8000
     assert {"zolve_edge_waiting", "zolve_edge_refused_address_total", "zolve_edge_addresses"} <= set(samples)
+
+
+def test_a_scrape_while_the_database_is_away_says_so_in_a_figure(
+    isolated_app, isolated_db: Database, db
+) -> None:
+    """Before, /metrics answered 503 for the whole outage, so Prometheus saw the target down instead of
+    the database (the resilience audit)."""
+    client = isolated_app.test_client()
+    with isolated_db.session() as session:
+        admin = {"Authorization": f"Bearer {keys.create_key(session, name='admin', is_admin=True).key}"}
+
+    def families() -> dict[str, list]:
+        page = client.get("/metrics", headers=admin)
+        assert page.status_code == 200, page.get_data(as_text=True)[:300]
+        return {f.name: f.samples for f in text_string_to_metric_families(page.get_data(as_text=True))}
+
+    up = families()  # the key is now verified for a while: the scrape needs no lookup
+    assert up["zolve_database_up"][0].value == 1 and "zolve_jobs" in up
+    name = make_url(isolated_db.url).database
+    with db.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as admin_connection:
+        admin_connection.execute(text(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS false'))
+        try:
+            admin_connection.execute(
+                text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = :name"),
+                {"name": name},
+            )
+            away = families()
+        finally:
+            admin_connection.execute(text(f'ALTER DATABASE "{name}" ALLOW_CONNECTIONS true'))
+    assert away["zolve_database_up"][0].value == 0 and "zolve_jobs" not in away, away.keys()
