@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from http import HTTPStatus
 from typing import Any, NoReturn
@@ -103,8 +104,33 @@ def handle_database_error(error: DBAPIError) -> Response:
         return error_response(422, "the request holds a value that cannot be stored (e.g. a NUL character)")
     if not isinstance(error, OperationalError | InterfaceError) and not error.connection_invalidated:
         return handle_unexpected(error)
-    log.warning("database unavailable: %s", error.__class__.__name__)
+    OUTAGE_LINES.say(error.__class__.__name__)
     return error_response(503, "the database is unavailable; retry shortly", headers={"Retry-After": "2"})
+
+
+class OutageLines:
+    """The log's word on a database outage: a line at its first 503, then at most one every `every`
+    seconds with how many answers it stood for (before: a line per request, over a thousand in a minute)."""
+
+    def __init__(self, every: float) -> None:
+        self.every = every
+        self._lock = threading.Lock()
+        self._said_at: float | None = None
+        self._unsaid = 0
+
+    def say(self, reason: str) -> None:
+        now = time.monotonic()
+        with self._lock:
+            if self._said_at is not None and now - self._said_at < self.every:
+                self._unsaid += 1
+                return
+            unsaid, self._unsaid, self._said_at = self._unsaid, 0, now
+        since = f" ({unsaid} more 503s since the last line)" if unsaid else ""
+        log.warning("database unavailable (%s): answering 503%s", reason, since)
+
+
+#: per API process
+OUTAGE_LINES = OutageLines(every=10.0)
 
 
 class RunAgain(Exception):

@@ -28,6 +28,8 @@ from concurrent.futures import Future
 from typing import NamedTuple
 
 from cachetools import TLRUCache
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from services.reads.jobs import JobView, Loader
 
@@ -324,7 +326,12 @@ def _refresh_forever(cache_ref: weakref.ref[JobCache], wake: threading.Event) ->
             time.sleep(REFRESH_GATHER_SECONDS)
             try:
                 cache.refresh_due()
-            except Exception:  # noqa: BLE001 - the database down: copies expire, polls read it themselves
+            except (DBAPIError, PoolTimeout) as away:  # copies expire, and polls read the database themselves
+                log.warning(
+                    "reading cached jobs again failed: the database is unavailable (%s)", type(away).__name__
+                )
+                time.sleep(REFRESH_PAUSE_AFTER_ERROR)
+            except Exception:  # noqa: BLE001 - whatever it is, the cache's reader goes on
                 log.warning("reading cached jobs again failed", exc_info=True)
                 time.sleep(REFRESH_PAUSE_AFTER_ERROR)
         del cache

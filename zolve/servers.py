@@ -146,8 +146,13 @@ def start_again_under_api_allocator() -> None:
 
 
 _STDERR_HANDLER = {"formatter": "generic", "class": "logging.StreamHandler", "stream": "ext://sys.stderr"}
-#: granian's own messages (started, respawned) go to stderr with every other message: stdout is the access log
-GRANIAN_LOGS_TO_STDERR = {"handlers": {"console": _STDERR_HANDLER, "access": _STDERR_HANDLER}}
+#: granian's own messages (started, respawned) go to stderr with every other message (stdout is the access
+#: log), and so do the app's (root): each with its time and logger, as the workers' lines are
+GRANIAN_LOGS_TO_STDERR = {
+    "formatters": {"generic": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": _STDERR_HANDLER, "access": _STDERR_HANDLER},
+    "root": {"handlers": ["console"], "level": "WARNING"},
+}
 
 
 def raise_open_files_limit() -> None:
