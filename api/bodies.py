@@ -1,6 +1,7 @@
 """Request bodies are JSON. webargs reads a body sent as another type (text/plain, a form) as no body at
 all, so a valid JSON document under the wrong Content-Type came back as "kind: Missing data for required
-field"; the API's blueprints answer it with a 415 that says what to send instead."""
+field"; the API's blueprints answer it with a 415 that says what to send instead, as they answer a body
+sent compressed (Content-Encoding). A query parameter that takes one value, given twice, is a 422."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from typing import Any, NoReturn
 import flask
 import flask_smorest
 from flask_smorest import abort
-from marshmallow import Schema
+from marshmallow import Schema, fields
 from webargs.flaskparser import FlaskParser, is_json_request
 
 NOT_JSON = "the request body must be JSON: send it with Content-Type: application/json"
@@ -20,7 +21,23 @@ class JsonBodyParser(FlaskParser):
     def _raw_load_json(self, req: flask.Request) -> Any:
         if req.get_data(cache=True) and not is_json_request(req):
             abort(415, message=f"{NOT_JSON} (it was {req.mimetype or 'not given'})")
+        encoding = req.headers.get("Content-Encoding", "").strip().lower()
+        if encoding not in ("", "identity"):  # gzip would be read as text: "not UTF-8"; plain text taken
+            shown = encoding[:40]
+            abort(415, message=f"send the request body as it is (Content-Encoding {shown} is not taken)")
         return super()._raw_load_json(req)
+
+    def load_querystring(self, req: flask.Request, schema: Schema) -> Any:
+        """The query, where a parameter that takes one value is given once (webargs would take the first
+        of `?limit=1&limit=2` unsaid)."""
+        repeated = {
+            name: ["given more than once: give it once"]
+            for name, field in schema.fields.items()
+            if not isinstance(field, fields.List) and len(req.args.getlist(field.data_key or name)) > 1
+        }
+        if repeated:
+            abort(422, errors={"query": repeated})
+        return super().load_querystring(req, schema)
 
     def _handle_invalid_json_error(
         self, error: json.JSONDecodeError | UnicodeDecodeError, req: flask.Request, *args: Any, **kwargs: Any

@@ -1,5 +1,6 @@
 """The HTTP contract of /jobs: auth, validation, idempotency, pagination, ETags, long-poll, cancel."""
 
+import gzip
 import json
 import logging
 import math
@@ -534,3 +535,25 @@ def test_a_jobs_priority_and_queue_timeout_are_in_its_resource_and_a_batchs_jobs
     (item,) = batch.get_json()["items"]
     polled = client.get(f"/jobs/{item['job_id']}", headers=auth).get_json()
     assert (polled["priority"], polled["queue_timeout"]) == (9, None)
+
+
+def test_a_compressed_body_is_a_415_whatever_it_holds(client, auth) -> None:
+    """Before: gzip was read as text ("not UTF-8") and plain JSON labelled gzip was taken (the security
+    audit)."""
+    plain = json.dumps(DICE).encode()
+    for body, encoding in ((gzip.compress(plain), "gzip"), (plain, "gzip"), (plain, "br")):
+        headers = {**auth, "Content-Type": "application/json", "Content-Encoding": encoding}
+        refused = client.post("/jobs", data=body, headers=headers)
+        message = refused.get_json()["message"]
+        assert refused.status_code == 415 and f"Content-Encoding {encoding} is not taken" in message, message
+    headers = {**auth, "Content-Type": "application/json", "Content-Encoding": "identity"}
+    assert client.post("/jobs", data=plain, headers=headers).status_code == 202
+
+
+def test_a_query_parameter_of_one_value_given_twice_is_a_422(client, auth) -> None:
+    job = client.post("/jobs", json=DICE, headers=auth).get_json()
+    for path, name in (("/jobs?limit=1&limit=2", "limit"), (f"/jobs/{job['id']}?wait=0&wait=1", "wait")):
+        refused = client.get(path, headers=auth)
+        assert refused.status_code == 422, (path, refused.get_json())
+        assert refused.get_json()["errors"]["query"] == {name: ["given more than once: give it once"]}
+    assert client.get("/jobs?state=queued&state=running&limit=5", headers=auth).status_code == 200
