@@ -73,7 +73,11 @@ def create_app(settings: Settings | None = None) -> Flask:
     # no pre-ping: a request that meets a connection dropped by a database restart answers 503 and
     # resets the pool; every other request saves a round trip
     db = Database(
-        database_url, pool_size=10, pre_ping=False, statement_timeout=settings.api_statement_timeout
+        database_url,
+        pool_size=10,
+        pre_ping=False,
+        statement_timeout=settings.api_statement_timeout,
+        on_connect=errors.DATABASE_OUTAGE.succeeded,  # a new connection: the database is back, if it was away
     )
     celery = make_celery(settings)
     extension = install(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-import threading
 import time
 from http import HTTPStatus
 from typing import Any, NoReturn
@@ -17,6 +16,7 @@ from werkzeug.exceptions import HTTPException
 
 from api.bodies import NOT_JSON
 from api.extension import zolve
+from core.outages import Outage
 from services.errors import Conflict, Invalid, NotFound, ServiceError, TooMany
 
 log = logging.getLogger("zolve.api")
@@ -104,33 +104,15 @@ def handle_database_error(error: DBAPIError) -> Response:
         return error_response(422, "the request holds a value that cannot be stored (e.g. a NUL character)")
     if not isinstance(error, OperationalError | InterfaceError) and not error.connection_invalidated:
         return handle_unexpected(error)
-    OUTAGE_LINES.say(error.__class__.__name__)
+    DATABASE_OUTAGE.failed(error)
     return error_response(503, "the database is unavailable; retry shortly", headers={"Retry-After": "2"})
 
 
-class OutageLines:
-    """The log's word on a database outage: a line at its first 503, then at most one every `every`
-    seconds with how many answers it stood for (before: a line per request, over a thousand in a minute)."""
-
-    def __init__(self, every: float) -> None:
-        self.every = every
-        self._lock = threading.Lock()
-        self._said_at: float | None = None
-        self._unsaid = 0
-
-    def say(self, reason: str) -> None:
-        now = time.monotonic()
-        with self._lock:
-            if self._said_at is not None and now - self._said_at < self.every:
-                self._unsaid += 1
-                return
-            unsaid, self._unsaid, self._said_at = self._unsaid, 0, now
-        since = f" ({unsaid} more 503s since the last line)" if unsaid else ""
-        log.warning("database unavailable (%s): answering 503%s", reason, since)
-
-
-#: per API process
-OUTAGE_LINES = OutageLines(every=10.0)
+#: per API process: the first 503 of an outage says it, and the first new connection after says it ended
+#: (api.app connects it to the database's connections); every 503 between is counted, not logged
+DATABASE_OUTAGE = Outage(
+    log, "reaching the database", transient=lambda _: True, meanwhile="answering 503 until it works"
+)
 
 
 class RunAgain(Exception):

@@ -1,7 +1,7 @@
-"""One line when work that runs again and again (a heartbeat, a sweep) starts failing because something it
-needs is away (the database restarting, the broker), and one line when it works again: an outage of a
-minute is two lines in the log, not a traceback a second. A failure of another kind (a bug) is logged with
-its traceback every time."""
+"""One line when work that runs again and again (a heartbeat, a sweep, the API's requests) starts failing
+because something it needs is away (the database restarting, the broker), and one line when it works
+again: an outage of a minute is two lines in the log, not a traceback a second. A failure of another
+kind (a bug) is logged with its traceback every time."""
 
 from __future__ import annotations
 
@@ -14,8 +14,15 @@ from collections.abc import Callable
 class Outage:
     """The state of one repeated piece of work: working, or failing since when and how often."""
 
-    def __init__(self, log: logging.Logger, what: str, transient: Callable[[BaseException], bool]) -> None:
-        self.log, self.what, self.transient = log, what, transient
+    def __init__(
+        self,
+        log: logging.Logger,
+        what: str,
+        transient: Callable[[BaseException], bool],
+        meanwhile: str = "retrying until it works",
+    ) -> None:
+        """`meanwhile`: what is done until it works again, said in the first line."""
+        self.log, self.what, self.transient, self.meanwhile = log, what, transient, meanwhile
         self.since: float | None = None
         self.failures = 0
         self._lock = threading.Lock()
@@ -29,7 +36,7 @@ class Outage:
             if self.since is not None:
                 return
             self.since = time.monotonic()
-        self.log.warning("%s failed (%s); retrying until it works", self.what, one_line(error))
+        self.log.warning("%s failed (%s); %s", self.what, one_line(error), self.meanwhile)
 
     def succeeded(self) -> None:
         with self._lock:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import select
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TypedDict, cast
 
@@ -87,9 +87,16 @@ def _refuse_closed(dbapi_connection: psycopg.Connection, record: object, proxy: 
 
 class Database:
     def __init__(
-        self, url: str, pool_size: int = 5, pre_ping: bool = True, statement_timeout: float | None = None
+        self,
+        url: str,
+        pool_size: int = 5,
+        pre_ping: bool = True,
+        statement_timeout: float | None = None,
+        on_connect: Callable[[], None] | None = None,
     ):
+        """`on_connect`: called each time a new connection to the server is made (the server answers)."""
         self.url = normalize_url(url)
+        self.on_connect = on_connect
         self.pool_size = pool_size
         #: seconds PostgreSQL lets one statement run on these connections before cancelling it
         self.statement_timeout = statement_timeout
@@ -135,6 +142,9 @@ class Database:
         )
         if not self.pre_ping:
             event.listen(engine, "checkout", _refuse_closed)
+        if self.on_connect is not None:
+            on_connect = self.on_connect
+            event.listen(engine, "connect", lambda *_: on_connect())
         tracing.instrument_engine(engine)  # this process traces: its SQL joins the spans
         self._sessions = sessionmaker(engine, expire_on_commit=False)
         self._engine = engine
