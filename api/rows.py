@@ -40,11 +40,15 @@ from services.reads.jobs import JobView
 _BLUEPRINTS: dict[str, tuple[Rows, Blueprint]] = {}
 
 
-def _job_with_rows(job_id: uuid.UUID, rows: Rows) -> JobView:
+def _job_with_rows(job_id: uuid.UUID, rows: Rows, args: dict[str, Any]) -> JobView:
+    """The caller's job with these rows, whose filters `args` its rows can meet (else 422)."""
     job = job_service.get(context(), caller(), job_id)
     kind = KINDS.get(job.kind)
     if kind is None or kind.rows is None or kind.rows.name != rows.name:
         abort(404, message=f"jobs of kind {job.kind} have no {rows.name}")
+    refused = rows.refused_filters(job.params, args)
+    if refused:
+        abort(422, errors={"query": refused})
     return job
 
 
@@ -257,7 +261,7 @@ def _add_page(blp: Blueprint, rows: Rows) -> None:
     @blp.alt_response(404, description=_missing(rows))
     @blp.doc(**_doc(f"{rows.name.capitalize()} in code order, a page at a time.", rows.page_query))
     def page(args: dict[str, Any], job_id: uuid.UUID) -> Any:
-        job = _job_with_rows(job_id, rows)
+        job = _job_with_rows(job_id, rows, args)
         found, next_cursor = row_reads.page(
             database(), _rows_of(job), rows.filters(args), args["limit"], args.get("cursor"), rows.payloads
         )
@@ -275,7 +279,7 @@ def _add_export(blp: Blueprint, rows: Rows, fmt: str, body: str, content_type: s
     @blp.alt_response(429, description="This key already streams as many exports as it may at once")
     @blp.doc(**_doc(f"Every {rows.item} as {fmt.upper()}, streamed.", rows.export_query))
     def export_view(args: dict[str, Any], job_id: uuid.UUID) -> Response:
-        job = _job_with_rows(job_id, rows)
+        job = _job_with_rows(job_id, rows, args)
         return exported(job, rows, args, fmt, caller().key_id)
 
 

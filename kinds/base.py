@@ -52,6 +52,10 @@ class Rows:
     export_query: type[Schema] = RowExportQuery
     #: validated query arguments -> conditions every returned row must meet (store.rows.RowFilter)
     filters: Callable[[dict[str, Any]], list[RowFilter]] = lambda args: []
+    #: (the job's params, validated query arguments) -> field messages for filters that no row of this
+    #: job can meet (a sector past its board's): a 422, where an empty page, or a filter reading bits past
+    #: the key's, would mislead
+    refused_filters: Callable[[dict[str, Any], dict[str, Any]], dict[str, list[str]]] = lambda _, __: {}
     #: SQL expressions over the rows' `key` and `payload` that the filters test, for a kind with payloads
     #: (whose rows are a row each): PostgreSQL keeps statistics on each (store.rows.ensure_statistics), so
     #: a filtered page reads the key in order. Keys alone are stored in blocks, filtered in bulk.

@@ -2,7 +2,7 @@
 
 Numbers in a JSON body are JSON numbers: `Integer` takes an int only (marshmallow's `strict=True`: "3",
 3.0 and true are errors) and `Float` an int or a finite float (never a string such as "10"), so every
-number of a body is read one way, as JSON means it.
+number of a body is read one way, as JSON means it; `Boolean` takes true or false only.
 
 A query string holds text by nature, so `QueryInteger` and `QueryFloat` also read a string, of ASCII digits
 only. marshmallow's own Integer and Float hand strings to int() / float(), which also read other scripts'
@@ -35,6 +35,18 @@ class Integer(fields.Integer):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(strict=True, **kwargs)
+
+
+class Boolean(fields.Boolean):
+    """A boolean of a JSON body: true or false; "yes", "true", 1 and 0 are errors (marshmallow's own takes
+    each of them)."""
+
+    def _deserialize(
+        self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any
+    ) -> bool:
+        if not isinstance(value, bool):
+            raise self.make_error("invalid", input=value)
+        return value
 
 
 class Float(fields.Float):

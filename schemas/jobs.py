@@ -10,7 +10,7 @@ from marshmallow import Schema, ValidationError, fields, validate
 
 from core.pages import JOB_CURSOR
 from core.states import JOB_STATES
-from schemas.fields import Float, Integer, QueryFloat, QueryInteger
+from schemas.fields import Boolean, Float, Integer, QueryFloat, QueryInteger
 
 #: what a kind's name looks like (e.g. planetx.enumerate)
 KIND_NAME = r"^[a-z0-9_]+(\.[a-z0-9_]+)*$"
@@ -118,9 +118,12 @@ class JobCreate(Schema):
             "the service's)"
         },
     )
-    fresh = fields.Boolean(
+    fresh = Boolean(
         load_default=False,
-        metadata={"description": "solve again even if an identical job already succeeded (cached kinds)"},
+        metadata={
+            "description": "solve again even if an identical job of yours already succeeded: only kinds "
+            "that reuse results look for one (the others always run)"
+        },
     )
     priority = priority_field("jobs")
     queue_timeout = queue_timeout_field("the job")

@@ -548,7 +548,12 @@ def solve(kind: str, params_text: str, time_limit: float | None, rows_file: Any)
     "--queue-timeout", type=float, default=None, help="seconds it may wait to start, else it expires"
 )
 @click.option("--idempotency-key", default=None)
-@click.option("--fresh", is_flag=True, help="solve again even if an identical job already succeeded")
+@click.option(
+    "--fresh",
+    is_flag=True,
+    help="solve again even if an identical job of yours already succeeded (only kinds that reuse results,"
+    " such as planetx.enumerate, look for one)",
+)
 @click.option("--callback-url", default=None, help="POST the final state there (signed webhook)")
 @click.option("--wait", "wait_for_it", is_flag=True, help="wait for the result, showing progress on stderr")
 @click.option("--json", "as_json", is_flag=True, help="with --wait: print the whole final job as JSON")

@@ -53,6 +53,19 @@ def board_filters(args: dict[str, Any]) -> list[RowFilter]:
     ]
 
 
+def refused_board_filters(params: dict[str, Any], args: dict[str, Any]) -> dict[str, list[str]]:
+    """A sector past the job's board (`?x=13` on a standard one, of 12) matches no board, and `?e=13`
+    would read bits past the code's, all zero, so every board's: both are refused."""
+    sectors = MODES[params["mode"]].sectors
+    refused = {}
+    for name in OBJECT_PARAMS:
+        past = sorted({sector for sector in args.get(name) or [] if sector > sectors})
+        if past:
+            shown = ", ".join(map(str, past))
+            refused[name] = [f"{params['mode']} boards have sectors 1 to {sectors}: not {shown}"]
+    return refused
+
+
 def complete_enumeration(db: Database, mode: str) -> uuid.UUID | None:
     """The job whose rows hold the newest stored enumeration of a mode with no extra constraints."""
     from store import rows
@@ -112,6 +125,7 @@ BOARDS = Rows(
     page_query=BoardQuery,
     export_query=BoardExportQuery,
     filters=board_filters,
+    refused_filters=refused_board_filters,
     page_schema=BoardPage,
     description="Enumerated Planet X boards",
 )

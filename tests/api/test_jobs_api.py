@@ -557,3 +557,10 @@ def test_a_query_parameter_of_one_value_given_twice_is_a_422(client, auth) -> No
         assert refused.status_code == 422, (path, refused.get_json())
         assert refused.get_json()["errors"]["query"] == {name: ["given more than once: give it once"]}
     assert client.get("/jobs?state=queued&state=running&limit=5", headers=auth).status_code == 200
+
+
+@pytest.mark.parametrize("fresh", ["yes", "true", 1, 0, None])
+def test_fresh_is_a_json_boolean(client, auth, fresh) -> None:
+    """As a body's numbers are JSON numbers (before: "yes", "true", 1 and 0 were taken)."""
+    refused = client.post("/jobs", json={**DICE, "fresh": fresh}, headers=auth)
+    assert refused.status_code == 422 and "fresh" in refused.get_json()["errors"], refused.get_json()

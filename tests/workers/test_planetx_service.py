@@ -114,6 +114,12 @@ def test_boards_page_with_keyset_cursor_and_filters(client, standard_job, standa
     both = client.get(f"/jobs/{job['id']}/boards?x=7&a=1&a=2&limit=1000", headers=headers).get_json()["items"]
     assert both and all(i["board"][6] == "X" and i["board"][:2] == "AA" for i in both)
     assert client.get(f"/jobs/{job['id']}/boards?x=19", headers=headers).status_code == 422
+    # past a standard board's 12 sectors: before, `x=13` was an empty page and `e=13` every board
+    for suffix, name in (("boards?x=13", "x"), ("boards?e=13&e=14&x=2", "e"), ("boards.csv?e=13", "e")):
+        refused = client.get(f"/jobs/{job['id']}/{suffix}", headers=headers)
+        assert refused.status_code == 422, (suffix, refused.data[:200])
+        (said,) = refused.get_json()["errors"]["query"][name]
+        assert said.startswith("standard boards have sectors 1 to 12: not 13"), said
 
 
 def test_exports_stream_every_board(client, standard_job, standard_boards) -> None:
