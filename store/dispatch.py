@@ -5,13 +5,14 @@ time per client (API key): a client has at most `window` jobs, and `window` shar
 once. The broker's queue therefore interleaves clients (a client with 1,000 queued items holds at most a
 window of places ahead of a newcomer), and each finished job or shard lets its client's next one go.
 
-The window is the number of live worker processes plus one (at least MIN_WINDOW), so that one client alone
-still keeps every process busy, scaled by the client's key's weight (at least 1) and capped by the key's
-own `max_in_flight`. Two backlogged clients' messages then sit in the broker's queue in the ratio of their
-windows, and the workers' time is shared between them in that ratio. A client's held work goes highest
-`priority` first, then oldest. Releases of one client are serialised by a transaction-level advisory lock
-of that client's (concurrent releasers never send more than its window); releases of different clients
-never wait on each other. The sweeper releases every client's, taking their locks in id order."""
+The window is the number of live worker processes that solve (webhook senders do not) plus one (at least
+MIN_WINDOW), so that one client alone still keeps every process busy, scaled by the client's key's weight
+(at least 1) and capped by the key's own `max_in_flight`. Two backlogged clients' messages then sit in the
+broker's queue in the ratio of their windows, and the workers' time is shared between them in that ratio. A
+client's held work goes highest `priority` first, then oldest. Releases of one client are serialised by a
+transaction-level advisory lock of that client's (concurrent releasers never send more than its window);
+releases of different clients never wait on each other. The sweeper releases every client's, taking their
+locks in id order."""
 
 from __future__ import annotations
 
@@ -45,7 +46,7 @@ from sqlalchemy.sql.selectable import Subquery
 
 from core.states import JobState, ShardState
 from store import heartbeats
-from store.models import ApiKey, Job, Shard
+from store.models import ApiKey, Job, Shard, Worker
 
 MIN_WINDOW = 2
 #: pg_advisory_xact_lock(RELEASE_LOCK, owner): "zolr", one lock per client (the two-key lock space is
@@ -66,8 +67,13 @@ class Released:
 
 def window(session: Session, alive_within: float) -> int:
     """Work one client may have sent or running at once, of each class (jobs, shards)."""
-    alive = session.scalar(select(func.count()).where(heartbeats.alive(alive_within)))
+    alive = session.scalar(select(func.count()).where(_solving(alive_within)))
     return max(MIN_WINDOW, (alive or 0) + 1)
+
+
+def _solving(within: float | ColumnElement[timedelta]) -> ColumnElement[bool]:
+    """Live worker processes that run jobs and shards (a webhook sender runs neither)."""
+    return and_(heartbeats.alive(within), Worker.solves.is_(True))
 
 
 def _jobs_picked(owners: Subquery) -> Select[Any]:
@@ -135,7 +141,7 @@ def _shards_picked(owners: Subquery) -> Select[Any]:
 
 _OWNERS = bindparam("owners", type_=ARRAY(BigInteger))
 #: the window given (:window), or else (NULL) the one of `window()`, read in the release's own statement
-_LIVE = select(func.count()).where(heartbeats.alive(bindparam("alive_within", type_=Interval)))
+_LIVE = select(func.count()).where(_solving(bindparam("alive_within", type_=Interval)))
 _WINDOW = func.coalesce(
     bindparam("window", type_=Integer), func.greatest(MIN_WINDOW, _LIVE.scalar_subquery() + 1)
 )

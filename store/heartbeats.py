@@ -26,6 +26,15 @@ def process_name(hostname: str, pid: int, boot_id: str) -> str:
     return f"{hostname}:{pid}:{boot_id}"
 
 
+def stop(session: Session, boot_id: str) -> None:
+    """A worker that shuts down: its processes of this boot are stopped now, not a lease of silence later."""
+    session.execute(
+        update(Worker)
+        .where(Worker.boot_id == boot_id, Worker.stopped_at.is_(None))
+        .values(stopped_at=func.now())
+    )
+
+
 def alive(within: float | ColumnElement[timedelta]) -> ColumnElement[bool]:
     """Workers rows of processes that heartbeat in the last `within` seconds (or interval: e.g. a bound
     parameter) and did not stop."""
@@ -33,11 +42,13 @@ def alive(within: float | ColumnElement[timedelta]) -> ColumnElement[bool]:
     return and_(Worker.heartbeat_at > func.now() - since, Worker.stopped_at.is_(None))
 
 
-def _upsert(session: Session, hostname: str, pids: list[int], boot_id: str, node: str | None) -> list[str]:
+def _upsert(
+    session: Session, hostname: str, pids: list[int], boot_id: str, node: str | None, solves: bool
+) -> list[str]:
     ordered = sorted(pids)
     names = [process_name(hostname, pid, boot_id) for pid in ordered]
     rows = [
-        {"name": name, "hostname": hostname, "pid": pid, "node": node, "boot_id": boot_id}
+        {"name": name, "hostname": hostname, "pid": pid, "node": node, "boot_id": boot_id, "solves": solves}
         for name, pid in zip(names, ordered, strict=True)
     ]
     statement = insert(Worker).values(rows)
@@ -54,15 +65,23 @@ def _upsert(session: Session, hostname: str, pids: list[int], boot_id: str, node
     return names
 
 
-def register(session: Session, hostname: str, pid: int, boot_id: str) -> None:
-    """A new pool process announces itself before it takes any work."""
-    _upsert(session, hostname, [pid], boot_id, None)
+def register(session: Session, hostname: str, pid: int, boot_id: str, solves: bool = True) -> None:
+    """A new pool process announces itself before it takes any work. `solves`: it runs jobs and shards
+    (not only webhook deliveries)."""
+    _upsert(session, hostname, [pid], boot_id, None, solves)
 
 
-def beat(session: Session, hostname: str, pids: list[int], boot_id: str, node: str | None = None) -> None:
+def beat(
+    session: Session,
+    hostname: str,
+    pids: list[int],
+    boot_id: str,
+    node: str | None = None,
+    solves: bool = True,
+) -> None:
     """The parent's heartbeat: upsert a row per process in its pool, mark stopped the processes of its
     boot that left the pool (recycled or killed), and forget long-dead ones."""
-    names = _upsert(session, hostname, pids, boot_id, node) if pids else []
+    names = _upsert(session, hostname, pids, boot_id, node, solves) if pids else []
     session.execute(
         update(Worker)
         .where(Worker.boot_id == boot_id, Worker.stopped_at.is_(None), Worker.name.not_in(names))

@@ -309,6 +309,9 @@ class Worker(Base):
     boot_id: Mapped[str | None] = mapped_column(Text, index=True)
     #: when the parent saw the process leave its pool (recycled or killed): its leases are orphans
     stopped_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    #: it runs jobs and shards (its worker consumes a solver queue); a webhook sender does not, and the
+    #: dispatch window (store.dispatch) counts only these
+    solves: Mapped[bool] = mapped_column(Boolean, server_default=text("true"))
     started_at: Mapped[datetime] = mapped_column(DateTime(timezone=True), server_default=func.now())
     heartbeat_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), server_default=func.now(), index=True

@@ -13,7 +13,7 @@ from datetime import timedelta
 from typing import Any
 
 from celery import Celery, Task, bootsteps
-from celery.signals import worker_process_init, worker_process_shutdown
+from celery.signals import worker_process_init, worker_process_shutdown, worker_shutdown
 from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 
 from core import tracing
@@ -220,20 +220,30 @@ def pool_pids(worker: object) -> list[int]:
     return list(info.get("processes") or []) or [os.getpid()]
 
 
-def beat(db: Database, worker: Any) -> None:
+def beat(db: Database, worker: Any, solves: bool) -> None:
     """Record this worker's task processes in the `workers` table (the dashboard's "workers alive",
-    /ready's worker check)."""
+    /ready's worker check; the dispatch window, when they `solve`)."""
     with db.session() as session:
-        heartbeats.beat(session, socket.gethostname(), pool_pids(worker), BOOT_ID, worker.hostname)
+        heartbeats.beat(session, socket.gethostname(), pool_pids(worker), BOOT_ID, worker.hostname, solves)
 
 
-def announce(db: Database) -> None:
+def announce(db: Database, solves: bool) -> None:
     """A new pool process registers itself before it takes work (its parent beats for it after)."""
     try:
         with db.session() as session:
-            heartbeats.register(session, socket.gethostname(), os.getpid(), BOOT_ID)
+            heartbeats.register(session, socket.gethostname(), os.getpid(), BOOT_ID, solves)
     except Exception:
         log.warning("could not register this process; its parent's next heartbeat will", exc_info=True)
+
+
+def stop_beating(db: Database) -> None:
+    """At a clean shutdown: this worker's processes are stopped now (else the dispatch window and /ready
+    count them for a lease of silence)."""
+    try:
+        with db.session() as session:
+            heartbeats.stop(session, BOOT_ID)
+    except Exception:
+        log.warning("could not mark this worker stopped; its silence will", exc_info=True)
 
 
 def broker_connection_step(celery: Celery, ctx: Context) -> type[bootsteps.StartStopStep]:
@@ -280,7 +290,8 @@ def _database_errors_retryable() -> Iterator[None]:
         raise
 
 
-def create_worker_app(settings: Settings) -> Celery:
+def create_worker_app(settings: Settings, solves: bool = True) -> Celery:
+    """The worker's Celery app. `solves`: it consumes a solver queue (not only webhook deliveries)."""
     broker_fixes.install()
     celery = make_celery(settings)
     database_url, _ = settings.require_urls()
@@ -341,7 +352,8 @@ def create_worker_app(settings: Settings) -> Celery:
     # spans before it exits
     worker_process_init.connect(lambda **_: tracing.start("zolve-worker"), weak=False)
     worker_process_shutdown.connect(lambda **_: tracing.stop(), weak=False)
-    worker_process_init.connect(lambda **_: announce(db), weak=False)
+    worker_process_init.connect(lambda **_: announce(db, solves), weak=False)
+    worker_shutdown.connect(lambda **_: stop_beating(db), weak=False)
     celery.steps["consumer"].add(broker_connection_step(celery, ctx))
     steps = celery.steps["worker"]
     # one sweeper at a time (store.leader); a node that leads sweeps, the others only try to lead
@@ -352,7 +364,7 @@ def create_worker_app(settings: Settings) -> Celery:
         )
     )
     pool = ("celery.worker.components:Pool",)
-    steps.add(timer_step("heartbeat", settings.sweep_interval, lambda worker: beat(db, worker), pool))
+    steps.add(timer_step("heartbeat", settings.sweep_interval, lambda worker: beat(db, worker, solves), pool))
     # the timer only asks: the purge itself runs as a task in a pool process, so a long one never holds
     # up this process's loop (its sweeps, heartbeats and the tasks it hands out)
     steps.add(timer_step("purge", settings.purge_interval, lambda _: enqueue(celery, "", PURGE)))

@@ -168,19 +168,20 @@ def raise_open_files_limit() -> None:
 def serve_worker(
     settings: Settings, *, concurrency: int, pool: str, loglevel: str, queues: str | None = None
 ) -> None:
-    from services.messages import SOLVER_QUEUES, WEBHOOK_QUEUE
+    from services.messages import QUEUE, SHORT_QUEUE, SOLVER_QUEUES, WEBHOOK_QUEUE
     from workers.main import BOOT_ID, create_worker_app
 
     logging.basicConfig(level=loglevel, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     stop_with_supervisor()
-    celery = create_worker_app(settings)
+    consumed = (queues or f"{SOLVER_QUEUES},{WEBHOOK_QUEUE}").split(",")
+    celery = create_worker_app(settings, solves=bool({QUEUE, SHORT_QUEUE} & {q.strip() for q in consumed}))
     celery.worker_main(
         [
             "worker",
             f"--loglevel={loglevel}",
             f"--concurrency={concurrency}",
             f"--pool={pool}",
-            f"--queues={queues or f'{SOLVER_QUEUES},{WEBHOOK_QUEUE}'}",
+            f"--queues={','.join(consumed)}",
             # unique per start: Celery tells workers apart by node name, and so does the dashboard
             f"--hostname=zolve-{BOOT_ID}@%h",
             "--without-gossip",

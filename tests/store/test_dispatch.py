@@ -98,6 +98,29 @@ def test_the_window_is_the_live_worker_processes_plus_one(isolated_db: Database)
         assert dispatch.window(session, alive_within=15) == 5
 
 
+def test_the_window_counts_no_webhook_sender_nor_a_stopped_worker(isolated_db: Database, owners) -> None:
+    """Before: `zolve up`'s two webhook processes counted, so a key had six jobs in flight for three
+    processes that could run them (the fairness audit), and a worker stopped cleanly counted for a lease."""
+    with isolated_db.session() as session:
+        heartbeats.beat(session, "host", [1, 2], "solvers")
+        heartbeats.beat(session, "host", [3, 4], "senders", solves=False)
+        heartbeats.register(session, "host", 5, "senders", solves=False)  # a new pool process
+    with isolated_db.session() as session:
+        assert dispatch.window(session, alive_within=15) == 3
+        heartbeats.beat(session, "host", [6], "short-lane")
+    with isolated_db.session() as session:
+        assert dispatch.window(session, alive_within=15) == 4
+        heartbeats.stop(session, "short-lane")
+    with isolated_db.session() as session:
+        assert dispatch.window(session, alive_within=15) == 3
+    a, _ = owners
+    jobs = submit(isolated_db, a, 7)
+    with isolated_db.session() as session:
+        assert dispatch.release(session, None, {a}, alive_within=15).jobs == jobs[:3], (
+            "the release's own count"
+        )
+
+
 def test_a_release_without_a_window_takes_the_live_worker_processes_plus_one(
     isolated_db: Database, owners
 ) -> None:

@@ -9,8 +9,8 @@ from datetime import datetime
 
 from sqlalchemy import select
 
-from store import keys
-from store.models import Shard
+from store import dispatch, heartbeats, keys
+from store.models import Shard, Worker
 from tests.support import poll_job, private_stack, wait_until, webhook_receiver
 
 SHARD_SECONDS = 6.0
@@ -22,7 +22,10 @@ def test_a_webhook_is_sent_while_every_solver_is_busy(settings, tmp_path) -> Non
         private_stack(settings, tmp_path / "stack") as stack,
         stack.split_workers(tmp_path),
     ):
+        # the sender's process runs no job: the dispatch window counts the solver's alone
+        wait_until(lambda: solvers_and_senders(stack) == [False, True], 30, 0.1, "both workers' heartbeats")
         with stack.db.session() as session:
+            assert dispatch.window(session, alive_within=30) == dispatch.MIN_WINDOW
             other = {"Authorization": f"Bearer {keys.create_key(session, name='bulk').key}"}
         bulk_id = submit(stack, other, long_shards(3))
         wait_until(lambda: running_shards(stack, bulk_id), 30, 0.05, "the bulk job's first shard")
@@ -35,6 +38,12 @@ def test_a_webhook_is_sent_while_every_solver_is_busy(settings, tmp_path) -> Non
         assert job["state"] == "cancelled"
         sent = wait_until(lambda: receiver.first("/cancelled"), 30, 0.05, "the webhook").at
         assert running_shards(stack, bulk_id, at=sent), "the solver process was busy when it was sent"
+
+
+def solvers_and_senders(stack) -> list[bool]:
+    """Each live worker process: whether it runs jobs and shards."""
+    with stack.db.session() as session:
+        return sorted(session.scalars(select(Worker.solves).where(heartbeats.alive(30))))
 
 
 def long_shards(count: int) -> dict:
