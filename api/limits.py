@@ -5,7 +5,8 @@ one (Flask-Limiter, a Redis round trip per submit).
 A client is its API key (by id: no secret ends up in Redis) or, without a valid one, its address: a
 flood of random tokens shares its address's budget instead of opening a bucket per token. Submits have a
 tighter budget that `POST /batches` draws on item by item; a submit that is refused as invalid (its body,
-or a job's params) is checked before the budget, so it is its `422`, never a `429`, and costs nothing. The
+or a job's params) is checked before the budget, so it is its `422`, never a `429`, and costs nothing, as
+does one that makes no new job (an Idempotency-Key's replay, a key at its unfinished-job quota). The
 submit budget is a moving window whose check and charge are one step in Redis: concurrent submits cannot
 all pass a check that none has paid for yet, and one refused for want of budget costs nothing.
 Over the limit: `429` with `Retry-After`. If Redis is away, counting falls back to each process's memory
@@ -27,13 +28,14 @@ from limits import parse_many
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
+from api.deps import context
 from api.keycache import caller_for
 from api.request_budget import RequestBudget
 from core.config import Settings
 from schemas.batches import BatchCreate
 from schemas.jobs import JobCreate
 from services.errors import Invalid
-from services.jobs import kind_named, validated_params
+from services.jobs import kind_named, submit_is_free, validated_params
 
 log = logging.getLogger("zolve.api")
 
@@ -120,20 +122,51 @@ def _limit_submits(app: Flask, limiter: Limiter, rate: str) -> None:
     def submit_limit(exempt_when: Callable[[], bool], cost: Callable[[], int] | int = 1) -> Decorator:
         # charged as the request comes: charged only once answered, concurrent submits would all pass
         return limiter.shared_limit(
-            rate, scope="submit", methods=["POST"], exempt_when=exempt_when, cost=cost
+            rate,
+            scope="submit",
+            methods=["POST"],
+            exempt_when=exempt_when,
+            cost=cost,
+            error_message=said,
         )
+
+    said = (
+        f"too many submits for this key: at most {rate} (a batch counts each item); retry after Retry-After"
+    )
 
     # a batch counts as many submits as it has items; one larger than the whole budget costs the whole
     # budget (else it could never pass)
     budget = min(item.amount for item in parse_many(rate))
     views = app.view_functions
-    views["batches.BatchCollection"] = submit_limit(invalid_batch, lambda: min(batch_items(), budget))(
-        views["batches.BatchCollection"]
+    views["batches.BatchCollection"] = submit_limit(
+        lambda: invalid_batch() or free_submit(batch=True), lambda: min(batch_items(), budget)
+    )(views["batches.BatchCollection"])
+    views["jobs.JobCollection"] = submit_limit(lambda: invalid_job() or free_submit(batch=False))(
+        views["jobs.JobCollection"]
     )
-    views["jobs.JobCollection"] = submit_limit(invalid_job)(views["jobs.JobCollection"])
     for endpoint, view in list(views.items()):
         if (free_when := getattr(view, SUBMIT_MARK, None)) is not None:
-            views[endpoint] = submit_limit(free_when)(view)
+            views[endpoint] = submit_limit(_or_free(free_when))(view)
+
+
+def _or_free(free_when: Callable[[], bool]) -> Callable[[], bool]:
+    return lambda: free_when() or free_submit(batch=False)
+
+
+def free_submit(*, batch: bool) -> bool:
+    """A submit that will make no new job costs nothing: a replay of the key's Idempotency-Key, or a key
+    at its unfinished-job quota (a client that waits the quota's Retry-After is then not locked out by
+    this budget as well). The key as client_key finds it (this runs before the view's auth)."""
+    key_id = _submitter()
+    if key_id is None:
+        return False
+    return submit_is_free(context(), key_id, request.headers.get("Idempotency-Key"), batch=batch)
+
+
+def _submitter() -> int | None:
+    """The id of the key this request is sent with: a verified Bearer token's, or a dashboard session's."""
+    name = client_key()
+    return int(name.removeprefix("key:")) if name.startswith("key:") else None
 
 
 #: Flask-Limiter releases whose hook before every request (`Limiter._check_request_limit`) applies only

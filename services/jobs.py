@@ -108,7 +108,9 @@ def submit(
     owner: _NewJob = {"owner_id": caller.key_id, "kind": kind.name, "params": params, "time_limit": limit}
     cached, released = None, None
     with ctx.db.session() as session:
-        locked = check_unfinished_quota(ctx, session, caller, 1)
+        # a repeat is answered whatever the quota, as a batch's is: its job is already among those counted
+        repeat = key is not None and job_store.idempotency_key_used(session, caller.key_id, key, batch=False)
+        locked = False if repeat else check_unfinished_quota(ctx, session, caller, 1)
         if kind.cacheable and not fresh and key is None:
             cached = job_store.create_cached_job(session, **owner, callback_url=callback)
         if cached is None:
@@ -162,6 +164,11 @@ def check_unfinished_quota(ctx: Context, session: Session, caller: Caller, addin
     limit = ctx.settings.max_unfinished_per_key
     if not limit:
         return False
+    if adding > limit:  # no wait makes room for it
+        raise Invalid(
+            {"items": [f"makes {adding} jobs; this key may have at most {limit} unfinished: split it"]},
+            f"too many jobs at once for this key's quota ({adding}, at most {limit} unfinished)",
+        )
     job_store.lock_owner(session, caller.key_id)
     if job_store.unfinished_count(session, caller.key_id) + adding > limit:
         raise TooMany(
@@ -169,6 +176,17 @@ def check_unfinished_quota(ctx: Context, session: Session, caller: Caller, addin
             "retry once some have finished"
         )
     return True
+
+
+def submit_is_free(ctx: Context, key_id: int, idempotency_key: str | None, *, batch: bool) -> bool:
+    """Whether a submit of this key makes no new job, so that its submit budget charges nothing: a replay
+    of an Idempotency-Key the key used (the same answer again), or a key already at its unfinished-job
+    quota (refused until some finish). Read without a lock: the submit's own checks decide its answer."""
+    with ctx.db.session() as session:
+        if idempotency_key and job_store.idempotency_key_used(session, key_id, idempotency_key, batch=batch):
+            return True
+        limit = ctx.settings.max_unfinished_per_key
+        return bool(limit) and job_store.unfinished_count(session, key_id) >= limit
 
 
 def get(ctx: Context, caller: Caller, job_id: uuid.UUID) -> JobView:

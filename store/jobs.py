@@ -25,7 +25,7 @@ from core.states import JobState, ShardState
 from store import dispatch, events, listing, shards
 from store.db import rowcount
 from store.listing import Page
-from store.models import Job, Shard
+from store.models import Batch, Job, Shard
 
 
 class IdempotencyConflict(Exception):
@@ -253,6 +253,13 @@ def lock_owner(session: Session, owner_id: int) -> None:
     inserted, so a quota check and its insert are one step, and a release of the owner's work in the same
     transaction is already locked."""
     dispatch.lock_owners(session, [owner_id])
+
+
+def idempotency_key_used(session: Session, owner_id: int, key: str, *, batch: bool) -> bool:
+    """Whether the owner made a job (or with `batch`, a batch) under this Idempotency-Key."""
+    table = Batch if batch else Job
+    found = select(table.id).where(table.owner_id == owner_id, table.idempotency_key == key).limit(1)
+    return session.scalar(found) is not None
 
 
 def unfinished_count(session: Session, owner_id: int) -> int:
