@@ -14,6 +14,7 @@ from flask.views import MethodView
 from flask_smorest import abort
 from marshmallow import RAISE
 
+from api import job_reads
 from api.auth import auth
 from api.bodies import Blueprint
 from api.deps import caller, context, database, settings
@@ -137,6 +138,25 @@ class BatchItemView(MethodView):
         resource = _batch_resource(page, is_admin=who.is_admin)
         headers = {} if resource["done"] else {"Retry-After": "1"}
         return resource, 200, headers
+
+
+@blp.route("/<uuid:batch_id>/cancel", methods=["POST"], endpoint="cancel_batch")
+@auth.login_required
+@blp.response(202, batch_schemas.Batch)
+@blp.alt_response(404, description="No such batch, or not yours")
+def cancel_batch(batch_id: uuid.UUID) -> Any:
+    """Cancel every job of the batch not yet finished, at once: queued ones never start, running ones are
+    interrupted within about a second. Answers the batch (its first page of items) as it is then; a batch
+    already done is answered as it is."""
+    who = caller()
+    for job_id in batch_service.cancel_batch(context(), who, batch_id):
+        job_reads.forget(job_id)
+    page = batch_reads.batch_page(
+        database(),
+        _visible_batch(batch_id, who.owner_filter),
+        ItemQuery(max_bytes=settings().max_batch_page_bytes),
+    )
+    return _batch_resource(page, is_admin=who.is_admin)
 
 
 def _visible_batch(batch_id: uuid.UUID, owner_id: int | None) -> BatchView:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -12,7 +13,7 @@ from typing import Any, Generic, TypeVar
 
 from core import tracing
 from services.context import Caller, Context
-from services.errors import Invalid
+from services.errors import Invalid, NotFound
 from services.jobs import (
     check_unfinished_quota,
     checked_idempotency_key,
@@ -128,3 +129,20 @@ def _conflict_is_invalid() -> Iterator[None]:
         yield
     except IdempotencyConflict as conflict:
         raise Invalid({"Idempotency-Key": [str(conflict)]}, str(conflict)) from None
+
+
+def cancel_batch(ctx: Context, caller: Caller, batch_id: uuid.UUID) -> list[uuid.UUID]:
+    """Cancel every job of the batch not yet finished, as `services.jobs.cancel` does one (queued ones
+    never start; running ones stop within about a second); returns those asked to stop. A batch the
+    caller may not see is NotFound; one already done asks nothing of anyone."""
+    with ctx.db.session() as session:
+        batch = batch_store.get_batch(session, batch_id, caller.owner_filter)
+        if batch is None:
+            raise NotFound("no such batch")
+        unfinished = batch_store.unfinished_jobs(session, batch_id)
+        for job in unfinished:
+            jobs.request_cancel(session, job, actor_key_id=caller.key_id)
+        owner = batch.owner_id
+    if unfinished:
+        send(ctx, Messages(owners={owner}))  # cancelled queued jobs free their client's turn now
+    return [job.id for job in unfinished]

@@ -13,6 +13,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from core.events import EventName
+from core.states import JobState
 from store import events
 from store.jobs import IdempotencyConflict, job_row, params_hash
 from store.models import Batch, BatchItem, Job
@@ -237,3 +238,19 @@ def page_of_items(
     )
     rows = session.execute(query).all()
     return ItemPage([(item, job) for item, job, _ in rows], more=bool(rows) and rows[0].found > len(rows))
+
+
+def unfinished_jobs(session: Session, batch_id: uuid.UUID) -> list[Job]:
+    """The batch's jobs not yet finished (queued, running, or already cancelling), locked for update in
+    id order (two cancels of one batch take them one after the other)."""
+    unfinished = (JobState.QUEUED, JobState.RUNNING, JobState.CANCELLING)
+    query = (
+        select(Job)
+        .where(
+            Job.id.in_(select(BatchItem.job_id).where(BatchItem.batch_id == batch_id)),
+            Job.state.in_(unfinished),
+        )
+        .order_by(Job.id)
+        .with_for_update()
+    )
+    return list(session.scalars(query))

@@ -464,3 +464,13 @@ def test_the_async_client_submits_waits_lists_streams_and_batches(
         assert client._http_client is None, "closed on the way out"
 
     run_on_own_loop(run(), timeout=300)
+
+
+def test_cancel_batch_stops_every_job_of_it(api: Client) -> None:
+    import tests.plugins  # noqa: F401 - test.hold
+
+    items = [{"client_id": f"h{n}", "params": {"seconds": 60, "release": f"c{n}"}} for n in range(3)]
+    batch = api.submit_batch("test.hold", items)
+    asked = api.cancel_batch(batch["id"])
+    assert set(asked["counts"]) <= {"cancelled", "cancelling"}, asked["counts"]
+    wait_until(lambda: api.get_batch(batch["id"])["counts"] == {"cancelled": 3}, 30, 0.2, "the cancels")

@@ -16,7 +16,7 @@ from sqlalchemy import func, select, update
 
 from store import keys
 from store.batches import NewItem, create_batch
-from store.models import Batch, Job
+from store.models import Batch, Job, JobEvent
 from tests.support import wait_until
 
 
@@ -257,3 +257,30 @@ def test_a_page_of_items_ends_early_once_their_results_are_large(make_app, make_
     assert pages == [["same0", "same1", "same2"], ["same3", "same4", "same5"], ["same6"]]
     whole = make_app().test_client().get(f"/batches/{created['id']}?limit=10", headers=headers).get_json()
     assert len(whole["items"]) == 7 and whole["next_cursor"] is None, "the default bytes hold them all"
+
+
+def test_a_batch_is_cancelled_whole_and_only_by_its_owner(client, make_key, db) -> None:
+    """Before, stopping a 500-item batch took 500 cancels (the fairness audit)."""
+    import tests.plugins  # noqa: F401 - test.hold
+
+    owner, other = make_key(), make_key()
+    items = [{"client_id": f"h{n}", "params": {"seconds": 60, "release": f"h{n}"}} for n in range(4)]
+    batch = client.post("/batches", json={"kind": "test.hold", "items": items}, headers=owner).get_json()
+    assert client.post(f"/batches/{batch['id']}/cancel", headers=other).status_code == 404
+    answer = client.post(f"/batches/{batch['id']}/cancel", headers=owner)
+    assert answer.status_code == 202, answer.get_json()
+    assert set(answer.get_json()["counts"]) <= {"cancelled", "cancelling"}, answer.get_json()["counts"]
+    done = _wait_done(client, owner, f"/batches/{batch['id']}", timeout=30)
+    assert (
+        done["counts"] == {"cancelled": 4} and [item["state"] for item in done["items"]] == ["cancelled"] * 4
+    )
+    again = client.post(f"/batches/{batch['id']}/cancel", headers=owner)
+    assert again.status_code == 202 and again.get_json()["counts"] == {"cancelled": 4}, "nothing left to stop"
+    with db.session() as session:
+        cancels = session.scalars(
+            select(func.count())
+            .select_from(JobEvent)
+            .where(JobEvent.job_id.in_([uuid.UUID(item["job_id"]) for item in done["items"]]))
+            .where(JobEvent.event.in_(("cancelled", "cancel_requested")))
+        ).one()
+    assert cancels in range(4, 9), "each job asked once (a running one: requested, then cancelled)"
