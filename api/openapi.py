@@ -43,6 +43,7 @@ OPERATION_IDS: dict[tuple[str, str], str] = {
     ("get", "/jobs/{job_id}/picture.svg"): "get_job_picture",
     ("post", "/batches"): "create_batch",
     ("get", "/batches/{batch_id}"): "get_batch",
+    ("post", "/batches/{batch_id}/cancel"): "cancel_batch",
     ("get", "/batches/{batch_id}/results.ndjson"): "export_batch_results_ndjson",
     ("get", "/batches/{batch_id}/results.csv"): "export_batch_results_csv",
     ("get", "/metrics"): "get_metrics",
