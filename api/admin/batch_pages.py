@@ -4,13 +4,17 @@ state, its items with their jobs and pictures, live until done) and its results 
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
-from flask import Response, abort, render_template, request, url_for
+from flask import Response, abort, flash, redirect, render_template, request, url_for
 
-from api.admin.views import bp, caller_of_session
+from api import job_reads
+from api.admin.views import bp, caller_of_session, confirm_page, refusal_page
 from api.batches import results_response
-from api.deps import database, settings
+from api.deps import context, database, settings
 from core.states import FINAL_STATES
+from services import batches as batch_service
+from services.errors import ServiceError
 from services.reads import batches as batch_reads
 from services.reads.batches import BatchView, ItemQuery
 
@@ -64,6 +68,31 @@ def batch_page(batch_id: uuid.UUID) -> str:
         next_url=next_url,
         after=after,
     )
+
+
+@bp.route("/batches/<uuid:batch_id>/cancel", methods=["GET", "POST"])
+def cancel_batch(batch_id: uuid.UUID) -> Any:
+    """Every job of the batch not yet finished cancelled at once (services.batches.cancel_batch): a GET
+    asks first, or says there is nothing to cancel."""
+    batch = _batch_or_404(batch_id)
+    back = url_for("admin.batch_page", batch_id=batch_id)
+    if request.method == "GET":
+        counts = batch_reads.batch_page(database(), batch, ItemQuery(limit=1)).counts
+        if all(state in (*FINAL_STATES, "rejected") for state in counts):
+            return refusal_page(
+                "Cancel batch", "Every item of the batch has finished: nothing to cancel.", back, "batch"
+            )
+        message = f"Cancel every job of {batch.kind} batch {batch.id} not yet finished?"
+        return confirm_page("Cancel batch", message, back, "batch")
+    try:
+        asked = batch_service.cancel_batch(context(), caller_of_session(), batch_id)
+    except ServiceError as refused:
+        flash(refused.message, "error")
+    else:
+        for job_id in asked:
+            job_reads.forget(job_id)
+        flash(f"cancel requested for {len(asked)} jobs", "ok")
+    return redirect(back)
 
 
 @bp.get("/batches/<uuid:batch_id>/results.<any(csv, ndjson):fmt>")

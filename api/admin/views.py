@@ -367,12 +367,26 @@ def job_export(job_id: uuid.UUID, fmt: str) -> Response:
 
 # -- actions --------------------------------------------------------------------------------------
 def _confirm(title: str, message: str, job_id: uuid.UUID) -> str:
-    return render_template("admin/confirm.html", title=title, message=message, job_id=job_id, ask=True)
+    return confirm_page(title, message, url_for("admin.job_page", job_id=job_id), "job")
 
 
 def _refuse(title: str, message: str, job_id: uuid.UUID) -> tuple[str, int]:
-    """The confirmation page of an action the job's state forbids: why, and no button to go on."""
-    return render_template("admin/confirm.html", title=title, message=message, job_id=job_id, ask=False), 409
+    return refusal_page(title, message, url_for("admin.job_page", job_id=job_id), "job")
+
+
+def confirm_page(title: str, message: str, back: str, back_to: str) -> str:
+    """An action's question: its POST goes on, the link goes back to the page (`back_to`) it came from."""
+    return render_template(
+        "admin/confirm.html", title=title, message=message, back=back, back_to=back_to, ask=True
+    )
+
+
+def refusal_page(title: str, message: str, back: str, back_to: str) -> tuple[str, int]:
+    """The confirmation page of an action the state of what it acts on forbids: why, and no button."""
+    page = render_template(
+        "admin/confirm.html", title=title, message=message, back=back, back_to=back_to, ask=False
+    )
+    return page, 409
 
 
 def _admin() -> Caller:

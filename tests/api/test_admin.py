@@ -579,3 +579,34 @@ def test_a_database_outage_is_a_page_for_the_browser(make_app, make_key) -> None
     page = answer.get_data(as_text=True)
     assert answer.status_code == 503 and answer.mimetype == "text/html", page[:300]
     assert "the database is unavailable; retry shortly" in page and answer.headers["Retry-After"] == "2"
+
+
+def test_a_batch_is_cancelled_from_its_page(app, client, make_key) -> None:
+    import tests.plugins  # noqa: F401 - test.hold
+
+    owner, stranger = make_key(), make_key()
+    items = [{"client_id": f"b{n}", "params": {"seconds": 60, "release": f"page{n}"}} for n in range(3)]
+    batch = client.post("/batches", json={"kind": "test.hold", "items": items}, headers=owner).get_json()
+    browser = app.test_client()
+    log_in(browser, owner)
+    path = f"/admin/batches/{batch['id']}"
+    assert 'id="cancel-batch"' in page_text(browser, path)
+    asked = page_text(browser, f"{path}/cancel")
+    assert "Cancel every job of test.hold batch" in asked and "back to the batch" in asked
+    done = browser.post(f"{path}/cancel", data={"csrf_token": TOKEN.search(asked).group(1)})
+    assert done.status_code == 302 and done.headers["Location"] == path
+    assert "cancel requested for 3 jobs" in page_text(browser, path)
+    counts = client.get(f"/batches/{batch['id']}", headers=owner).get_json()["counts"]
+    assert set(counts) <= {"cancelled", "cancelling"} and sum(counts.values()) == 3, counts
+    other = app.test_client()
+    log_in(other, stranger)
+    assert other.get(f"{path}/cancel").status_code == 404
+
+    rejected = [{"client_id": "x", "params": {"seconds": 99}}]  # past the kind's 60: rejected, so done
+    finished = client.post(
+        "/batches", json={"kind": "test.hold", "items": rejected}, headers=owner
+    ).get_json()
+    done_path = f"/admin/batches/{finished['id']}"
+    assert 'id="cancel-batch"' not in page_text(browser, done_path), "nothing to cancel"
+    refused = browser.get(f"{done_path}/cancel")
+    assert refused.status_code == 409 and "nothing to cancel" in refused.get_data(as_text=True)

@@ -260,27 +260,24 @@ def test_a_page_of_items_ends_early_once_their_results_are_large(make_app, make_
 
 
 def test_a_batch_is_cancelled_whole_and_only_by_its_owner(client, make_key, db) -> None:
-    """Before, stopping a 500-item batch took 500 cancels (the fairness audit)."""
+    """Before, stopping a 500-item batch took 500 cancels (the fairness audit). Each unfinished job is
+    asked once: queued ones end `cancelled` at once, running ones are `cancelling` until their worker
+    stops them (test.hold takes no notice: it is not waited for here)."""
     import tests.plugins  # noqa: F401 - test.hold
 
     owner, other = make_key(), make_key()
     items = [{"client_id": f"h{n}", "params": {"seconds": 60, "release": f"h{n}"}} for n in range(4)]
     batch = client.post("/batches", json={"kind": "test.hold", "items": items}, headers=owner).get_json()
     assert client.post(f"/batches/{batch['id']}/cancel", headers=other).status_code == 404
-    answer = client.post(f"/batches/{batch['id']}/cancel", headers=owner)
-    assert answer.status_code == 202, answer.get_json()
-    assert set(answer.get_json()["counts"]) <= {"cancelled", "cancelling"}, answer.get_json()["counts"]
-    done = _wait_done(client, owner, f"/batches/{batch['id']}", timeout=30)
-    assert (
-        done["counts"] == {"cancelled": 4} and [item["state"] for item in done["items"]] == ["cancelled"] * 4
-    )
-    again = client.post(f"/batches/{batch['id']}/cancel", headers=owner)
-    assert again.status_code == 202 and again.get_json()["counts"] == {"cancelled": 4}, "nothing left to stop"
-    with db.session() as session:
-        cancels = session.scalars(
-            select(func.count())
-            .select_from(JobEvent)
-            .where(JobEvent.job_id.in_([uuid.UUID(item["job_id"]) for item in done["items"]]))
-            .where(JobEvent.event.in_(("cancelled", "cancel_requested")))
-        ).one()
-    assert cancels in range(4, 9), "each job asked once (a running one: requested, then cancelled)"
+    for _ in range(2):  # the second asks nothing new of anyone
+        answer = client.post(f"/batches/{batch['id']}/cancel", headers=owner)
+        assert answer.status_code == 202, answer.get_json()
+        assert set(answer.get_json()["counts"]) <= {"cancelled", "cancelling"}, answer.get_json()["counts"]
+        job_ids = [uuid.UUID(item["job_id"]) for item in answer.get_json()["items"]]
+        with db.session() as session:
+            asked = session.scalars(
+                select(JobEvent.job_id)
+                .where(JobEvent.job_id.in_(job_ids))
+                .where(JobEvent.event.in_(("cancelled", "cancel_requested")))
+            ).all()
+        assert sorted(asked) == sorted(job_ids), "each job asked once, by the first cancel"
