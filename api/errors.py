@@ -16,8 +16,9 @@ from werkzeug.exceptions import HTTPException
 
 from api.bodies import NOT_JSON
 from api.extension import zolve
-from core.outages import Outage
+from core.outages import Outage, one_line
 from services.errors import Conflict, Invalid, NotFound, ServiceError, TooMany
+from services.outages import database_away
 
 log = logging.getLogger("zolve.api")
 
@@ -104,7 +105,10 @@ def handle_database_error(error: DBAPIError) -> Response:
         return error_response(422, "the request holds a value that cannot be stored (e.g. a NUL character)")
     if not isinstance(error, OperationalError | InterfaceError) and not error.connection_invalidated:
         return handle_unexpected(error)
-    DATABASE_OUTAGE.failed(error)
+    if database_away(error):
+        DATABASE_OUTAGE.failed(error)
+    else:  # a statement timeout, a deadlock: the server answered, no outage to open
+        log.warning("database error, answered 503: %s", one_line(error))
     return error_response(503, "the database is unavailable; retry shortly", headers={"Retry-After": "2"})
 
 

@@ -31,6 +31,7 @@ from cachetools import TLRUCache
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
+from core.outages import Outage
 from services.reads.jobs import JobView, Loader
 
 log = logging.getLogger(__name__)
@@ -315,6 +316,12 @@ class JobCache:
         return forgotten
 
 
+#: the cache's reader's outages (one reader a process)
+REFRESHES = Outage(
+    log, "reading cached jobs again", lambda error: isinstance(error, DBAPIError | PoolTimeout)
+)
+
+
 def _refresh_forever(cache_ref: weakref.ref[JobCache], wake: threading.Event) -> None:
     """The cache's reader: reads the jobs due whenever some are, until the cache is gone."""
     while True:
@@ -326,12 +333,9 @@ def _refresh_forever(cache_ref: weakref.ref[JobCache], wake: threading.Event) ->
             time.sleep(REFRESH_GATHER_SECONDS)
             try:
                 cache.refresh_due()
-            except (DBAPIError, PoolTimeout) as away:  # copies expire, and polls read the database themselves
-                log.warning(
-                    "reading cached jobs again failed: the database is unavailable (%s)", type(away).__name__
-                )
+            except Exception as error:  # noqa: BLE001 - copies expire, and polls read the database themselves
+                REFRESHES.failed(error)  # an outage in two lines; anything else with its traceback
                 time.sleep(REFRESH_PAUSE_AFTER_ERROR)
-            except Exception:  # noqa: BLE001 - whatever it is, the cache's reader goes on
-                log.warning("reading cached jobs again failed", exc_info=True)
-                time.sleep(REFRESH_PAUSE_AFTER_ERROR)
+            else:
+                REFRESHES.succeeded()
         del cache

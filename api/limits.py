@@ -6,7 +6,7 @@ A client is its API key (by id: no secret ends up in Redis) or, without a valid 
 flood of random tokens shares its address's budget instead of opening a bucket per token. Submits have a
 tighter budget that `POST /batches` draws on item by item; a submit that is refused as invalid (its body,
 or a job's params) is checked before the budget, so it is its `422`, never a `429`, and costs nothing, as
-does one that makes no new job (an Idempotency-Key's replay, a key at its unfinished-job quota). The
+does an Idempotency-Key's replay (no new job). The
 submit budget is a moving window whose check and charge are one step in Redis: concurrent submits cannot
 all pass a check that none has paid for yet, and one refused for want of budget costs nothing.
 Over the limit: `429` with `Retry-After`. If Redis is away, counting falls back to each process's memory
@@ -27,6 +27,8 @@ from flask_smorest import abort
 from limits import parse_many
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from api.deps import context
 from api.keycache import caller_for
@@ -35,7 +37,7 @@ from core.config import Settings
 from schemas.batches import BatchCreate
 from schemas.jobs import JobCreate
 from services.errors import Invalid
-from services.jobs import kind_named, submit_is_free, validated_params
+from services.jobs import idempotency_key_used, kind_named, validated_params
 
 log = logging.getLogger("zolve.api")
 
@@ -154,13 +156,17 @@ def _or_free(free_when: Callable[[], bool]) -> Callable[[], bool]:
 
 
 def free_submit(*, batch: bool) -> bool:
-    """A submit that will make no new job costs nothing: a replay of the key's Idempotency-Key, or a key
-    at its unfinished-job quota (a client that waits the quota's Retry-After is then not locked out by
-    this budget as well). The key as client_key finds it (this runs before the view's auth)."""
-    key_id = _submitter()
-    if key_id is None:
+    """An Idempotency-Key's replay makes no new job: it costs nothing (a client retrying after a dropped
+    answer is not charged twice). Only a submit with that header asks the database (the key as
+    client_key finds it: this runs before the view's auth); others keep their statements."""
+    key = request.headers.get("Idempotency-Key")
+    key_id = _submitter() if key else None
+    if key is None or key_id is None:
         return False
-    return submit_is_free(context(), key_id, request.headers.get("Idempotency-Key"), batch=batch)
+    try:
+        return idempotency_key_used(context(), key_id, key, batch=batch)
+    except (DBAPIError, PoolTimeout):  # charged: Flask-Limiter would take an error here for Redis's
+        return False
 
 
 def _submitter() -> int | None:

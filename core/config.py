@@ -84,10 +84,11 @@ class Settings(BaseModel):
     max_body_bytes: Count = 256 * 1024
     #: longest `?wait=` long-poll, in seconds
     max_wait_seconds: OrZero = 30.0
-    #: per API key: jobs not yet finished (queued or running); a submit past it is refused (429)
+    #: per API key: jobs not yet finished (queued or running); a submit past it is refused (429), a batch
+    #: making more jobs than it allows at all too (422)
     max_unfinished_per_key: CountOrZero = 10_000
     #: per API key: jobs, and shards, sent to the broker or running at once (the rest wait their turn);
-    #: 0 = the live worker processes + 1
+    #: 0 = the live solving worker processes (webhook senders not counted) + 1
     max_in_flight_per_key: CountOrZero = 0
     #: per API process: long-polls waiting at once, and per key; a poll beyond either answers at once.
     #: Under `zolve api` a waiting long-poll holds no thread and no database connection (core.waiting)

@@ -139,6 +139,7 @@ def cancel_batch(ctx: Context, caller: Caller, batch_id: uuid.UUID) -> list[uuid
         batch = batch_store.get_batch(session, batch_id, caller.owner_filter)
         if batch is None:
             raise NotFound("no such batch")
+        jobs.lock_owner(session, batch.owner_id)  # as a release does first: no deadlock with one
         unfinished = batch_store.unfinished_jobs(session, batch_id)
         for job in unfinished:
             jobs.request_cancel(session, job, actor_key_id=caller.key_id)

@@ -178,15 +178,10 @@ def check_unfinished_quota(ctx: Context, session: Session, caller: Caller, addin
     return True
 
 
-def submit_is_free(ctx: Context, key_id: int, idempotency_key: str | None, *, batch: bool) -> bool:
-    """Whether a submit of this key makes no new job, so that its submit budget charges nothing: a replay
-    of an Idempotency-Key the key used (the same answer again), or a key already at its unfinished-job
-    quota (refused until some finish). Read without a lock: the submit's own checks decide its answer."""
+def idempotency_key_used(ctx: Context, key_id: int, idempotency_key: str, *, batch: bool) -> bool:
+    """Whether the key made a job (or a batch) under this Idempotency-Key: a submit with it is a replay."""
     with ctx.db.session() as session:
-        if idempotency_key and job_store.idempotency_key_used(session, key_id, idempotency_key, batch=batch):
-            return True
-        limit = ctx.settings.max_unfinished_per_key
-        return bool(limit) and job_store.unfinished_count(session, key_id) >= limit
+        return job_store.idempotency_key_used(session, key_id, idempotency_key, batch=batch)
 
 
 def get(ctx: Context, caller: Caller, job_id: uuid.UUID) -> JobView:

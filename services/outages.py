@@ -15,3 +15,12 @@ def server_away(error: BaseException) -> bool:
     if isinstance(error, DBAPIError) and error.connection_invalidated:
         return True
     return isinstance(error, RedisTimeout | ConnectionError | TimeoutError)
+
+
+def database_away(error: DBAPIError) -> bool:
+    """PostgreSQL itself away (unreachable, restarting, shutting down), not a statement it refused (a
+    statement timeout, a deadlock: those come with a SQLSTATE of their class, the server answering)."""
+    if error.connection_invalidated or isinstance(error, InterfaceError):
+        return True
+    sqlstate = getattr(error.orig, "sqlstate", None)
+    return isinstance(error, OperationalError) and (not sqlstate or sqlstate.startswith(("08", "57P")))

@@ -3,6 +3,7 @@ wait, cancel, jobs) and solve a puzzle in-process with no service at all (solve)
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import sys
@@ -145,6 +146,8 @@ def up(host: str, port: int, workers: int, api_workers: int, short_lane: int, lo
             )
         else:  # it still keeps the dashboard's signing key and the logs: made private, as the servers' is
             settings.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
+            with contextlib.suppress(PermissionError):  # not ours (a mounted volume): left as it is
+                settings.data_dir.chmod(0o700)  # one an older version made with the umask's mode
     sys.exit(
         run_stack(
             settings,

@@ -189,7 +189,7 @@ def _stop_postmaster(pid: int, pgdata: Path, wait: float = 60.0) -> None:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return
-    if str(pgdata).encode() not in cmdline:
+    if not {str(pgdata).encode(), str(pgdata.resolve()).encode()} & set(cmdline):
         return
     os.kill(pid, signal.SIGINT)
     deadline = time.monotonic() + wait

@@ -27,24 +27,26 @@ STOP_GRACE = 30.0
 
 def stop_with_parent(parent: int | None = None) -> None:
     """From now on, SIGTERM this process once its parent is no longer `parent` (by default the current
-    one): a dead parent's children are handed to init or a subreaper. Past STOP_GRACE, it exits."""
+    one): a dead parent's children are handed to init or a subreaper. Past STOP_GRACE it ends: with the
+    processes it started (a Celery worker's pool) when it leads their group, as `zolve up`'s children do."""
     watched = os.getppid() if parent is None else parent
-    if os.getppid() != watched:
-        return  # already orphaned, or started by someone else than `parent`
+    threading.Thread(target=_watch, args=(watched,), name="zolve-parent-watch", daemon=True).start()
 
-    def watch() -> None:
-        while os.getppid() == watched:
-            time.sleep(WATCH_INTERVAL)
-        log.warning("the process that started this one (pid %d) is gone: stopping", watched)
-        os.kill(os.getpid(), signal.SIGTERM)
-        time.sleep(STOP_GRACE)
-        os._exit(1)
 
-    threading.Thread(target=watch, name="zolve-parent-watch", daemon=True).start()
+def _watch(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(WATCH_INTERVAL)
+    log.warning("the process that started this one (pid %d) is gone: stopping", parent)
+    os.kill(os.getpid(), signal.SIGTERM)
+    time.sleep(STOP_GRACE)
+    if os.getpgrp() == os.getpid():
+        os.killpg(os.getpid(), signal.SIGKILL)
+    os._exit(1)
 
 
 def stop_with_supervisor() -> None:
-    """stop_with_parent, for a child of `zolve up` (its environment names the supervisor)."""
+    """stop_with_parent, for a child of `zolve up` (its environment names the supervisor, which started
+    it: if its parent is another by now, the supervisor died meanwhile, and it stops at once)."""
     supervisor = os.environ.get(SUPERVISOR_PID, "")
     if supervisor.isdigit():
         stop_with_parent(int(supervisor))

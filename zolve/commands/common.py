@@ -71,7 +71,14 @@ def data_dir_errors(data_dir: Path) -> Iterator[None]:
         yield
     except OSError as exc:
         reason = exc.strerror or str(exc)
-        raise click.ClickException(f"cannot use the data directory {data_dir.absolute()}: {reason}") from exc
+        if exc.filename is None:  # not a file of its own: the servers under it did not start
+            raise click.ClickException(
+                f"the servers under {data_dir.absolute()} did not start: {exc}"
+            ) from exc
+        where = "" if Path(exc.filename) == data_dir else f" ({exc.filename})"
+        raise click.ClickException(
+            f"cannot use the data directory {data_dir.absolute()}: {reason}{where}"
+        ) from exc
 
 
 def joined_settings() -> Settings:
