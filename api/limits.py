@@ -64,13 +64,20 @@ def client_key() -> str:
     cookie is signed: the key it names signed in); anything else (no key, or a token not yet verified,
     e.g. one of a flood of random `zk_...` tokens) counts against its address, so that unknown tokens
     cannot each open a fresh bucket."""
+    key_id = requesting_key_id()
+    return f"key:{key_id}" if key_id is not None else "ip:" + (request.remote_addr or "unknown")
+
+
+def requesting_key_id() -> int | None:
+    """The key this request is sent with, as client_key counts it: a Bearer token this process verified
+    recently, or a dashboard session's; None for anything else."""
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")
     caller = caller_for(token) if scheme.lower() == "bearer" else None
     if caller is not None:
-        return f"key:{caller.key_id}"
+        return caller.key_id
     if "admin" in request.blueprints and isinstance(session.get("key_id"), int):
-        return f"key:{session['key_id']}"
-    return "ip:" + (request.remote_addr or "unknown")
+        return int(session["key_id"])
+    return None
 
 
 def storage_uri(redis_url: str) -> str:
@@ -160,19 +167,13 @@ def free_submit(*, batch: bool) -> bool:
     answer is not charged twice). Only a submit with that header asks the database (the key as
     client_key finds it: this runs before the view's auth); others keep their statements."""
     key = request.headers.get("Idempotency-Key")
-    key_id = _submitter() if key else None
+    key_id = requesting_key_id() if key else None
     if key is None or key_id is None:
         return False
     try:
         return idempotency_key_used(context(), key_id, key, batch=batch)
     except (DBAPIError, PoolTimeout):  # charged: Flask-Limiter would take an error here for Redis's
         return False
-
-
-def _submitter() -> int | None:
-    """The id of the key this request is sent with: a verified Bearer token's, or a dashboard session's."""
-    name = client_key()
-    return int(name.removeprefix("key:")) if name.startswith("key:") else None
 
 
 #: Flask-Limiter releases whose hook before every request (`Limiter._check_request_limit`) applies only

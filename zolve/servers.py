@@ -122,9 +122,8 @@ def address_taken(host: str, port: int) -> str | None:
     except OSError as exc:
         return f"cannot listen on {host}:{port}: {exc.strerror or exc}"
     with socket.socket(family, kind, proto) as probe:
-        probe.setsockopt(
-            socket.SOL_SOCKET, socket.SO_REUSEADDR, 1
-        )  # an old connection's TIME_WAIT owns nothing
+        # an old connection's TIME_WAIT owns nothing; a listening socket (SO_REUSEPORT or not) does
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             probe.bind(address)
         except OSError as exc:

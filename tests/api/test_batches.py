@@ -233,7 +233,7 @@ def test_a_batch_repeated_with_its_idempotency_key_is_made_once(client, make_key
 
 def test_a_page_of_items_ends_early_once_their_results_are_large(make_app, make_key, db) -> None:
     """500 identical items show one job's result 500 times: a page ends once its results come to
-    ZOLVE_MAX_BATCH_PAGE_BYTES (before: one page of 90 MB from a 7 kB request, in the security audit)."""
+    ZOLVE_MAX_BATCH_PAGE_BYTES (before: one page held every item's copy of it, the security audit)."""
     headers = make_key()
     small_pages = make_app(max_batch_page_bytes=5000).test_client()
     items = [

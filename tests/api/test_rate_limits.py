@@ -218,7 +218,7 @@ def test_a_verified_key_tells_the_edge_its_weight_and_a_bad_one_tells_nothing(cl
 
 def test_a_dashboard_session_draws_on_its_keys_budget_unless_an_admins(limited_app, make_key) -> None:
     """Before: any key signed in to the dashboard skipped the request budget (the security audit's
-    1,400 progress polls of one client key, all 200)."""
+    progress polls of one client key, all 200 past its budget)."""
     for headers, limited in ((make_key(), True), (make_key(admin=True), False)):
         browser = limited_app.test_client()
         assert log_in(browser, headers).status_code == 302
