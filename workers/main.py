@@ -171,7 +171,21 @@ def _sweep(celery: Celery, db: Database, settings: Settings, judge_silence: bool
             len(report.cancelled),
             len(report.expired),
         )
+        _log_ids("requeued or re-sent", report.to_enqueue)
+        _log_ids("failed (worker lost too often)", report.failed)
+        _log_ids("cancelled", report.cancelled)
+        _log_ids("expired", report.expired)
     return report
+
+
+#: how many ids a sweep's log line names per kind of change (the job's events hold every one)
+LOGGED_IDS = 10
+
+
+def _log_ids(what: str, job_ids: list[uuid.UUID]) -> None:
+    if job_ids:
+        more = f" and {len(job_ids) - LOGGED_IDS} more" if len(job_ids) > LOGGED_IDS else ""
+        log.info("sweep: %s: %s%s", what, ", ".join(map(str, job_ids[:LOGGED_IDS])), more)
 
 
 def timer_step(

@@ -47,6 +47,10 @@ def test_the_counters_equal_the_rows_after_a_mixed_run(settings, tmp_path: Path)
             poll_job(client, headers, job_id, 60)
         # the crash job is given up after max_attempts (its worker process dies each time)
         assert poll_job(client, headers, crashed, 90)["state"] == "failed"
+        # the sweeps that requeued and then failed it name it in the worker's log (written after the commit)
+        given_up = f"sweep: failed (worker lost too often): {crashed}"
+        wait_until(lambda: stack.worker.log_count(given_up) == 1, 10, what="the sweep's log line")
+        assert stack.worker.log_count(f"sweep: requeued or re-sent: {crashed}") >= 1
         assert_counters_match(stack.db)
 
         # an operator's retry: the failed job runs (and fails) again
