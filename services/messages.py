@@ -22,7 +22,6 @@ log = logging.getLogger("zolve.publish")
 RUN_JOB = "zolve.run_job"
 RUN_SHARD = "zolve.run_shard"
 FINALIZE = "zolve.finalize"
-SWEEP = "zolve.sweep"
 PURGE = "zolve.purge"
 QUEUE = "zolve"
 #: jobs that ask for a short time limit (Settings.short_job_seconds) travel on a lane of their own, which

@@ -28,7 +28,6 @@ from services.messages import (
     PURGE,
     RUN_JOB,
     RUN_SHARD,
-    SWEEP,
     Messages,
     enqueue,
     enqueue_delivery,
@@ -357,10 +356,6 @@ def create_worker_app(settings: Settings, solves: bool = True) -> Celery:
     @celery.task(name=PURGE)
     def purge(_: str = "") -> None:
         purge_expired(db, settings)
-
-    @celery.task(name=SWEEP)
-    def sweep() -> None:
-        sweep_once(celery, db, settings)
 
     # each pool process traces on its own (core.tracing), from before its first SQL, and flushes its
     # spans before it exits

@@ -87,8 +87,6 @@ class Child:
     start: Callable[[], None]
     alive: Callable[[], bool]
     stop: Callable[[], None]
-    #: runs after a restart (not after the first start)
-    on_restart: Callable[[], None] | None = None
     failures: int = 0
     restart_at: float | None = None
     up_since: float = 0.0
@@ -149,31 +147,12 @@ def _restart(child: Child, now: float) -> None:
         return
     child.restart_at, child.up_since = None, now
     log.warning("%s restarted", child.name)
-    if child.on_restart is not None:
-        try:
-            child.on_restart()
-        except Exception:
-            log.warning("after restarting %s", child.name, exc_info=True)
 
 
-def _resend_everything(database_url: str) -> Callable[[], None]:
-    def resend() -> None:
-        from store import jobs
-        from store.db import Database
-
-        db = Database(database_url, pool_size=1)
-        try:
-            with db.session() as session:
-                jobs.forget_published(session)
-        finally:
-            db.dispose()
-        log.warning("the broker restarted empty: queued jobs, shards and finalizes are sent again")
-
-    return resend
-
-
-def server_children(services: Any, database_url: str) -> list[Child]:
-    """The embedded servers, supervised too."""
+def server_children(services: Any) -> list[Child]:
+    """The embedded servers, supervised too. A Redis restarted empty needs nothing here: the workers
+    find zolve's mark key gone when they reconnect, and have every waiting row sent again
+    (workers.main.recover_emptied_broker)."""
     return [
         Child(
             "postgresql",
@@ -186,7 +165,6 @@ def server_children(services: Any, database_url: str) -> list[Child]:
             start=services.start_redis,
             alive=services.redis_alive,
             stop=services.stop_redis,
-            on_restart=_resend_everything(database_url),
         ),
     ]
 
@@ -260,7 +238,7 @@ def run_stack(
         ]
         for child in processes:
             child.start()
-        children = (server_children(services, database_url) if services else []) + processes
+        children = (server_children(services) if services else []) + processes
         ready_by = time.monotonic() + READY_WITHIN
         while not stopping:
             supervise(children, time.monotonic())
