@@ -22,7 +22,7 @@ from api.errors import abort_with
 from api.resources import job_error
 from api.rows import export_response
 from api.spools import encoded
-from core.states import FINAL_STATES
+from core.states import REJECTED_ITEM, batch_done
 from schemas import batches as batch_schemas
 from services import batches as batch_service
 from services.reads import batches as batch_reads
@@ -41,7 +41,7 @@ def item_resource(item: ItemView, job: JobView | None, *, is_admin: bool) -> dic
     return {
         "client_id": item.client_id,
         "position": item.position,
-        "state": job.state if job is not None else "rejected",
+        "state": job.state if job is not None else REJECTED_ITEM,
         "job_id": item.job_id,
         "result": job.result if job is not None else None,
         "error": error,
@@ -59,7 +59,7 @@ def _batch_resource(page: BatchPage, *, is_admin: bool) -> dict[str, Any]:
         "item_count": batch.item_count,
         "job_count": batch.job_count,
         "counts": counts,
-        "done": all(state in (*FINAL_STATES, "rejected") for state in counts),
+        "done": batch_done(counts),
         "items": [item_resource(item, job, is_admin=is_admin) for item, job in rows],
         "next_cursor": next_cursor,
         "links": {

@@ -4,11 +4,21 @@ are defined once, in the client library (zolve_client.states) that the service d
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import StrEnum
 
 from zolve_client.states import FINAL_STATES, JobState
 
-__all__ = ["FINAL_STATES", "JOB_STATES", "SHARD_STATES", "JobState", "ShardState"]
+__all__ = [
+    "DeliveryState",
+    "FINAL_STATES",
+    "JOB_STATES",
+    "REJECTED_ITEM",
+    "SHARD_STATES",
+    "JobState",
+    "ShardState",
+    "batch_done",
+]
 
 
 class ShardState(StrEnum):
@@ -21,5 +31,22 @@ class ShardState(StrEnum):
     CANCELLED = "cancelled"
 
 
+class DeliveryState(StrEnum):
+    """A webhook delivery's state."""
+
+    PENDING = "pending"
+    DELIVERED = "delivered"
+    FAILED = "failed"
+
+
 JOB_STATES: tuple[JobState, ...] = tuple(JobState)
 SHARD_STATES: tuple[ShardState, ...] = tuple(ShardState)
+
+
+#: the state of a batch item whose params were refused: it has no job, so no JobState
+REJECTED_ITEM = "rejected"
+
+
+def batch_done(item_states: Iterable[str]) -> bool:
+    """Whether a batch is done: each of its items' states (its counts' keys) final or rejected."""
+    return all(state in (*FINAL_STATES, REJECTED_ITEM) for state in item_states)

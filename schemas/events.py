@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from marshmallow import Schema, fields, validate
 
-from core.states import JOB_STATES
+from core.states import JOB_STATES, DeliveryState
 from schemas.fields import QueryInteger
 from schemas.jobs import KIND_NAME
 
@@ -61,7 +61,7 @@ class Delivery(Schema):
     webhook_id = fields.String(metadata={"description": "the webhook-id header of every attempt"})
     target = fields.String(validate=validate.OneOf(("job", "batch")))
     url = fields.String()
-    state = fields.String(validate=validate.OneOf(("pending", "delivered", "failed")))
+    state = fields.String(validate=validate.OneOf(tuple(DeliveryState)))
     attempts = fields.List(fields.Nested(DeliveryAttempt))
     created_at = fields.DateTime()
     finished_at = fields.DateTime(allow_none=True)

@@ -15,6 +15,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any, TypeVar
 
 from sqlalchemy.exc import DBAPIError, OperationalError
@@ -104,15 +105,28 @@ class Watcher:
             self._alarm.cancel()
 
 
+class Ending(StrEnum):
+    """How a watched piece of work ended (LOST: its lease was lost, so it stores nothing)."""
+
+    OK = "ok"
+    CANCELLED = "cancelled"
+    FAILED = "failed"
+    LOST = "lost"
+
+
 #: the state a job ends in, by how its watched run ended
-OUTCOME_STATES = {"ok": JobState.SUCCEEDED, "cancelled": JobState.CANCELLED, "failed": JobState.FAILED}
+OUTCOME_STATES = {
+    Ending.OK: JobState.SUCCEEDED,
+    Ending.CANCELLED: JobState.CANCELLED,
+    Ending.FAILED: JobState.FAILED,
+}
 
 
 @dataclass
 class Watched:
-    """How a watched piece of work ended: `ok`, `cancelled`, `failed` or `lost` (lease lost)."""
+    """How a watched piece of work ended, and what it left."""
 
-    status: str
+    status: Ending
     value: Any = None
     error: JobError | None = None
     progress: dict[str, Any] | None = None
@@ -138,18 +152,18 @@ def run_watched(
     watcher.start()
     try:
         with run:
-            outcome = Watched("ok", value=work(run))
+            outcome = Watched(Ending.OK, value=work(run))
     except Cancelled as stop:
-        outcome = Watched("cancelled", error=JobError(ErrorType.CANCELLED, str(stop)))
+        outcome = Watched(Ending.CANCELLED, error=JobError(ErrorType.CANCELLED, str(stop)))
     except TimeLimitExceeded as exc:
-        outcome = Watched("failed", error=JobError(ErrorType.TIME_LIMIT, str(exc)))
+        outcome = Watched(Ending.FAILED, error=JobError(ErrorType.TIME_LIMIT, str(exc)))
     except Exception as exc:  # a puzzle bug or a solver failure: record it, never lose it
         log.exception("solve failed")
-        outcome = Watched("failed", error=JobError.from_exception(exc))
+        outcome = Watched(Ending.FAILED, error=JobError.from_exception(exc))
     finally:
         watcher.stop()
     if run.stop_reason == StopReason.LEASE_LOST:
-        outcome = Watched("lost")
+        outcome = Watched(Ending.LOST)
     outcome.progress, outcome.seconds = watcher.latest_progress, time.monotonic() - started
     return outcome
 
@@ -224,7 +238,7 @@ def _run_claimed_job(
         outcome = run_watched(
             db, settings, beat, spec, time_limit, lambda run: spec.puzzle().plan(params, run)
         )
-        if outcome.status == "ok":
+        if outcome.status == Ending.OK:
 
             def store_plan() -> list[int]:
                 with db.session() as session:
@@ -254,11 +268,11 @@ def _run_claimed_job(
             lambda run: spec.solve_function()(params, run),
             on_rows=made.extend if made is not None else None,
         )
-    if outcome.status == "lost":
+    if outcome.status == Ending.LOST:
         return followups
     state = OUTCOME_STATES[outcome.status]
     stored = results.split(
-        spec.dump_result(outcome.value) if outcome.status == "ok" else None,
+        spec.dump_result(outcome.value) if outcome.status == Ending.OK else None,
         spec.result_items,
         settings.max_result_bytes,
     )
@@ -371,7 +385,7 @@ def _run_claimed_shard(
         lambda run: puzzle.run_shard(shard.params, shard.key, run),
         slice_seconds=settings.shard_slice_seconds or None,
     )
-    if outcome.status == "lost":
+    if outcome.status == Ending.LOST:
         return None, claimed, False
     ran = time.time()
     try:
@@ -388,7 +402,7 @@ def _run_claimed_shard(
         following = None
     stored = time.time()
     _log_shard_timing(shard, outcome, began, (claimed, ran, stored), task_id)
-    added = outcome.status == "ok" and bool(outcome.value.split or outcome.value.rest)
+    added = outcome.status == Ending.OK and bool(outcome.value.split or outcome.value.rest)
     return following, stored, added
 
 
@@ -404,12 +418,12 @@ def _store_shard(
     """One transaction: how the shard ended and, when it ended well and `chain()`, the claim of its
     job's next held shard."""
     # asked before the transaction holds any lock
-    chain_lease = settings.lease_seconds if outcome.status == "ok" and chain() else None
+    chain_lease = settings.lease_seconds if outcome.status == Ending.OK and chain() else None
     with db.session(prepared=True) as session:
-        if outcome.status == "cancelled":
+        if outcome.status == Ending.CANCELLED:
             shards.stop_shard(session, shard.id, worker)
             return None
-        if outcome.status == "failed":
+        if outcome.status == Ending.FAILED:
             assert outcome.error is not None  # run_watched gives every failure its error
             shards.fail_shard(session, shard.id, worker, outcome.error)
             return None
@@ -453,7 +467,7 @@ def _log_shard_timing(
     "succeeded in" line less this span is the dispatch after the shard (the messages sent, held work
     released); a process's gap from one task's end to its next shard's beginning is Celery's (the ack,
     the next message)."""
-    rows_stored = len(outcome.value.rows) if outcome.status == "ok" and outcome.value is not None else 0
+    rows_stored = len(outcome.value.rows) if outcome.status == Ending.OK and outcome.value is not None else 0
     claimed, ran, stored = marks
     phases = {k: v for k, v in (outcome.progress or {}).items() if k.endswith("_ms")}
     log.info(

@@ -36,7 +36,7 @@ from cachetools import TTLCache, cached
 
 from core.alarms import Alarm, AlarmClock
 from core.config import Settings
-from core.states import FINAL_STATES
+from core.states import DeliveryState, batch_done
 from schemas.jobs import Job as JobSchema
 from services.context import Caller, Context
 from services.errors import Invalid, NotFound
@@ -46,7 +46,7 @@ from services.resources import job_fields
 from store import batches as batch_store
 from store import jobs as job_store
 from store import webhooks as store
-from store.models import Batch, DeliveryState, Job, WebhookDelivery
+from store.models import Batch, Job, WebhookDelivery
 from store.webhooks import SECRET_PREFIX, Attempt
 
 #: answers that are worth another try: timeouts and server errors (and being told to slow down)
@@ -243,7 +243,7 @@ def _batch_body(session: Any, batch: Batch) -> dict[str, Any]:
         "item_count": batch.item_count,
         "job_count": batch.job_count,
         "counts": counts,
-        "done": all(state in (*FINAL_STATES, "rejected") for state in counts),
+        "done": batch_done(counts),
         "links": {"self": f"/batches/{batch.id}"},
     }
 

@@ -13,7 +13,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from core.events import EventName
-from core.states import JobState
+from core.states import REJECTED_ITEM, JobState
 from store import events
 from store.jobs import IdempotencyConflict, job_row, params_hash
 from store.models import Batch, BatchItem, Job
@@ -145,7 +145,7 @@ def batches_query(
 
 def _item_state() -> ColumnElement[str]:
     """An item's state: its job's, or `rejected` (typed as plain text: `rejected` is no JobState)."""
-    return func.coalesce(Job.state, "rejected", type_=String)
+    return func.coalesce(Job.state, REJECTED_ITEM, type_=String)
 
 
 def item_counts(session: Session, batch_id: uuid.UUID) -> dict[str, int]:

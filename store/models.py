@@ -28,7 +28,7 @@ from sqlalchemy.dialects.postgresql import JSONB, UUID
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.types import TypeDecorator
 
-from core.states import FINAL_STATES, JOB_STATES, SHARD_STATES, JobState, ShardState
+from core.states import FINAL_STATES, JOB_STATES, SHARD_STATES, DeliveryState, JobState, ShardState
 
 
 class Base(DeclarativeBase):
@@ -426,12 +426,6 @@ class ShardTallyDelta(Base):
 
 
 # -- webhooks (migration 0010) ---------------------------------------------------------------------------
-class DeliveryState(StrEnum):
-    PENDING = "pending"
-    DELIVERED = "delivered"
-    FAILED = "failed"
-
-
 class WebhookDelivery(Base):
     """One webhook to send: a finished job's (or batch's) status to its callback URL. Made by a trigger in
     the transaction that finished the job; sent and retried by the workers' webhook tasks."""

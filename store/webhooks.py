@@ -14,7 +14,8 @@ from typing import Any
 from sqlalchemy import func, or_, select, update
 from sqlalchemy.orm import Session
 
-from store.models import ApiKey, DeliveryState, WebhookAttempt, WebhookDelivery
+from core.states import DeliveryState
+from store.models import ApiKey, WebhookAttempt, WebhookDelivery
 
 SECRET_PREFIX = "whsec_"
 

@@ -12,7 +12,7 @@ from api import job_reads
 from api.admin.views import bp, caller_of_session, confirm_page, refusal_page
 from api.batches import results_response
 from api.deps import context, database, settings
-from core.states import FINAL_STATES
+from core.states import batch_done
 from services import batches as batch_service
 from services.errors import ServiceError
 from services.reads import batches as batch_reads
@@ -55,7 +55,7 @@ def batch_page(batch_id: uuid.UUID) -> str:
     query = ItemQuery(after, ITEMS_PAGE, max_bytes=settings().max_batch_page_bytes)
     page = batch_reads.batch_page(database(), _batch_or_404(batch_id), query)
     rows = page.items
-    done = all(state in (*FINAL_STATES, "rejected") for state in page.counts)
+    done = batch_done(page.counts)
     next_url = (
         url_for("admin.batch_page", batch_id=batch_id, after=rows[-1].item.position) if page.more else None
     )
@@ -78,7 +78,7 @@ def cancel_batch(batch_id: uuid.UUID) -> Any:
     back = url_for("admin.batch_page", batch_id=batch_id)
     if request.method == "GET":
         counts = batch_reads.batch_page(database(), batch, ItemQuery(limit=1)).counts
-        if all(state in (*FINAL_STATES, "rejected") for state in counts):
+        if batch_done(counts):
             return refusal_page(
                 "Cancel batch", "Every item of the batch has finished: nothing to cancel.", back, "batch"
             )

@@ -8,8 +8,9 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
+from core.states import DeliveryState
 from store import webhooks as webhook_store
-from store.models import DeliveryState, WebhookAttempt
+from store.models import WebhookAttempt
 
 
 def _attempt_view(attempt: WebhookAttempt) -> dict[str, Any]:
