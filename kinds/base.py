@@ -184,7 +184,7 @@ class Kind:
         if self.default_time_limit is not None and not self.default_time_limit > 0:
             found.append("default_time_limit must be a positive number of seconds")
         if self.result_items is not None and not isinstance(
-            self.result_schema._declared_fields.get(self.result_items), fields.List
+            self.result_schema().fields.get(self.result_items), fields.List
         ):
             found.append(
                 f"result_items names {self.result_items!r}, which is not a list of the result schema"

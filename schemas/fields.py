@@ -53,32 +53,38 @@ class Float(fields.Float):
     """A number of a JSON body: an int or a finite float; "10", NaN and infinities are errors (marshmallow's
     allow_nan=False)."""
 
-    def _validated(self, value: Any) -> float:
+    def _deserialize(
+        self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any
+    ) -> float:
         if isinstance(value, str):
             raise self.make_error("invalid", input=value)
-        return super()._validated(value)
+        return super()._deserialize(value, attr, data, **kwargs)
 
 
 class QueryInteger(fields.Integer):
     """An integer of a query string: ASCII digits ("-12"), or an int or integral float where the args come
     as data; 1.5 and '٣' are errors."""
 
-    def _validated(self, value: Any) -> int:
+    def _deserialize(
+        self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any
+    ) -> int:
         if isinstance(value, str) and not _INTEGER.fullmatch(value):
             raise self.make_error("invalid", input=value)
         if isinstance(value, float) and math.isfinite(value) and not value.is_integer():
             raise self.make_error("invalid", input=value)
-        return super()._validated(value)
+        return super()._deserialize(value, attr, data, **kwargs)
 
 
 class QueryFloat(fields.Float):
     """A finite number of a query string: ASCII digits ("1.5", "2e-3"), or an int or a float; NaN,
     infinities and '٣.5' are errors."""
 
-    def _validated(self, value: Any) -> float:
+    def _deserialize(
+        self, value: Any, attr: str | None, data: Mapping[str, Any] | None, **kwargs: Any
+    ) -> float:
         if isinstance(value, str) and not _FLOAT.fullmatch(value):
             raise self.make_error("invalid", input=value)
-        return super()._validated(value)
+        return super()._deserialize(value, attr, data, **kwargs)
 
 
 def check_storable(text: str) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ipaddress
-from typing import Any
 from urllib.parse import urlsplit
 
 from marshmallow import Schema, ValidationError, fields, validate
@@ -16,26 +15,18 @@ from schemas.fields import Boolean, Float, Integer, QueryFloat, QueryInteger
 KIND_NAME = r"^[a-z0-9_]+(\.[a-z0-9_]+)*$"
 
 
-class HttpUrl(fields.Url):
-    """fields.Url that also takes an IPv6 literal with an embedded IPv4 address (`http://[::ffff:127.0.0.1]/`),
+class HttpUrl(validate.URL):
+    """validate.URL that also takes an IPv6 literal with an embedded IPv4 address (`http://[::ffff:127.0.0.1]/`),
     a valid URL (RFC 3986) that marshmallow's pattern refuses: "Not a valid URL." misled, since what is
     wrong with it is its address, which the service then names (issue 50, item 6)."""
 
-    def _validate(self, value: Any) -> None:
+    def __call__(self, value: str) -> str:
         try:
-            super()._validate(value)
+            return super().__call__(value)
         except ValidationError:
-            if not _ip_literal_url(value, self._url_validator().schemes):
+            if not _ip_literal_url(value, self.schemes):
                 raise
-            self._validate_all_but_the_url_pattern(value)
-
-    def _url_validator(self) -> validate.URL:
-        return next(v for v in self.validators if isinstance(v, validate.URL))
-
-    def _validate_all_but_the_url_pattern(self, value: str) -> None:
-        for validator in self.validators:
-            if not isinstance(validator, validate.URL):
-                validator(value)
+            return value
 
 
 def _ip_literal_url(value: str, schemes: set[str]) -> bool:
@@ -54,14 +45,12 @@ def _ip_literal_url(value: str, schemes: set[str]) -> bool:
     return True
 
 
-def callback_url_field(what: str) -> fields.Url:
+def callback_url_field(what: str) -> fields.String:
     """An http(s) URL the final state is POSTed to, signed (its address is checked by the service)."""
-    return HttpUrl(
+    return fields.String(
         load_default=None,
         allow_none=True,
-        schemes={"http", "https"},
-        require_tld=False,
-        validate=validate.Length(max=2000),
+        validate=[validate.Length(max=2000), HttpUrl(schemes={"http", "https"}, require_tld=False)],
         metadata={
             "format": "uri",
             "description": f"POSTed {what}, signed (see GET /webhooks/secret); once. An http(s) URL whose "

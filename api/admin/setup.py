@@ -18,6 +18,10 @@ from kinds import KINDS, load_attribute
 csrf = CSRFProtect()
 
 
+#: the kinds' blueprints mounted so far (several kinds may share one)
+_MOUNTED: set[str] = set()
+
+
 def _kinds_pages() -> list[tuple[str, str]]:
     """Mount each kind's own pages (Kind.pages) under the dashboard's blueprint, once (a blueprint can
     gain no more once an app has registered it): they share its sign-in, error pages and submit budget.
@@ -27,8 +31,9 @@ def _kinds_pages() -> list[tuple[str, str]]:
         if kind.pages is None:
             continue
         child: Blueprint = load_attribute(kind.pages.blueprint)
-        if child not in [nested for nested, _ in bp._blueprints]:
+        if child.name not in _MOUNTED:
             bp.register_blueprint(child)
+            _MOUNTED.add(child.name)
         links.append((kind.pages.title, f"{bp.name}.{child.name}.{kind.pages.start}"))
     return list(dict.fromkeys(links))
 
