@@ -111,8 +111,15 @@ def submit(
         # a repeat is answered whatever the quota, as a batch's is: its job is already among those counted
         repeat = key is not None and job_store.idempotency_key_used(session, caller.key_id, key, batch=False)
         locked = False if repeat else check_unfinished_quota(ctx, session, caller, 1)
-        if kind.cacheable and not fresh and key is None:
-            cached = job_store.create_cached_job(session, **owner, callback_url=callback)
+        if kind.cacheable and not fresh and not repeat:
+            cached = job_store.create_cached_job(
+                session,
+                **owner,
+                callback_url=callback,
+                idempotency_key=key,
+                priority=priority,
+                queue_timeout=queue_timeout,
+            )
         if cached is None:
             try:
                 job, created = job_store.create_job(

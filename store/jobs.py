@@ -155,11 +155,16 @@ def create_cached_job(
     params: dict[str, Any],
     time_limit: float,
     callback_url: str | None = None,
+    idempotency_key: str | None = None,
+    priority: int = 0,
+    queue_timeout: float | None = None,
 ) -> CacheHit | None:
     """A succeeded copy of the latest identical job (same kind and params), sharing its stored rows.
 
     A copy of another client's job reads as fresh work: no trace of the job it came from (its id, a
-    `cached` mark) in the copy's progress or events."""
+    `cached` mark) in the copy's progress or events. With an Idempotency-Key the copy carries it (and the
+    request's priority and queue_timeout, which a replay must match); None if a concurrent request took
+    the key first (create_job then replays that one's job)."""
     digest = params_hash(kind, params)
     source = session.scalar(
         select(Job)
@@ -189,11 +194,22 @@ def create_cached_job(
         rows_done=source.rows_done,
         progress={"cached": True} if own else None,
         callback_url=callback_url,
+        idempotency_key=idempotency_key,
+        priority=priority,
+        queue_timeout=queue_timeout,
         started_at=func.now(),
         finished_at=func.now(),
     )
-    session.add(job)
-    session.flush()
+    if idempotency_key is None:
+        session.add(job)
+        session.flush()
+    else:
+        try:
+            with session.begin_nested():  # a savepoint: a race on the key leaves the transaction usable
+                session.add(job)
+                session.flush()
+        except IntegrityError:
+            return None
     cached = {"cached_from": str(source.id)} if own else None
     events.record(session, job.id, EventName.CREATED, actor_key_id=owner_id, detail=cached)
     events.record(session, job.id, EventName.SUCCEEDED, detail=cached)

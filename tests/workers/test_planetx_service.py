@@ -169,6 +169,22 @@ def test_same_params_are_served_from_the_stored_enumeration_unless_fresh(
     assert "X-Zolve-Cache" not in fresh.headers and fresh.get_json()["state"] == "queued"
 
 
+def test_a_submit_with_an_idempotency_key_is_served_from_the_stored_enumeration_too(
+    client, standard_job
+) -> None:
+    """The client library sends an Idempotency-Key with every submit: it gets the cache as curl does, and
+    its retry gets the same copy back."""
+    job, owner = standard_job
+    keyed = {**owner, "Idempotency-Key": f"cache-{uuid.uuid4()}"}
+    first = client.post("/jobs", json=STANDARD, headers=keyed)
+    copy = first.get_json()  # succeeded at once: a copy (whose, the header says only of one's own)
+    assert copy["id"] != job["id"] and copy["state"] == "succeeded" and copy["result"] == job["result"]
+    again = client.post("/jobs", json=STANDARD, headers=keyed)
+    assert again.status_code in (200, 202) and again.get_json()["id"] == copy["id"]
+    other_body = client.post("/jobs", json={**STANDARD, "time_limit": 999}, headers=keyed)
+    assert other_body.status_code == 422 and "Idempotency-Key" in other_body.get_json()["errors"]
+
+
 def test_facts_through_the_service(client, auth, worker, wait_job, db) -> None:
     facts = [{"sector": 3, "object": "comet", "present": False}, {"sector": 5, "object": "planet_x"}]
     job = client.post(
