@@ -498,6 +498,46 @@ def test_a_spooled_body_is_sent_from_the_loop_while_its_thread_serves_others() -
     assert order == ["quick"] and closed == [True]
 
 
+def test_a_streamed_answer_to_a_slow_reader_holds_no_thread_while_its_backlog_is_sent() -> None:
+    """One thread: an answer written faster than its client reads (an event stream replaying a long
+    history) gives its thread back once MAX_UNSENT_BYTES wait, so another request is answered meanwhile,
+    and the stream resumes where it left off."""
+    chunk = b"data: " + b"x" * 65530 + b"\n\n"
+    chunks = 64  # 4 MB, far past MAX_UNSENT_BYTES
+    order: list[str] = []
+
+    def app(environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        start_response("200 OK", [("Content-Type", "text/event-stream")])
+        if environ["PATH_INFO"] == "/events":
+            return (chunk for _ in range(chunks))
+        return [b"quick"]
+
+    async def scenario() -> bytes:
+        edge = Edge(app, EdgeConfig(threads=1, capacity=1, write_seconds=5))
+        sent: list[dict[str, Any]] = []
+        reading = asyncio.Event()
+
+        async def slow(message: dict[str, Any]) -> None:
+            sent.append(message)
+            if len(sent) > 2:
+                await reading.wait()  # the client stops reading after the first chunk or so
+
+        stream = asyncio.create_task(edge.serve(scope("/events", "GET"), body_messages(b""), slow))
+        await until(lambda: len(sent) >= 3, what="the stream's client to stall")
+        quick, send = _collect()
+        await asyncio.wait_for(
+            edge.serve(scope("/quick", "GET", client=("10.0.0.9", 1)), body_messages(b""), send), 2
+        )
+        order.append("quick" if not stream.done() else "stream")
+        reading.set()
+        await asyncio.wait_for(stream, 10)
+        assert _body(quick) == b"quick"
+        return _body(sent)
+
+    assert run_on_own_loop(scenario(), timeout=20) == chunk * chunks
+    assert order == ["quick"]
+
+
 def test_an_ipv6_64_is_one_address_for_the_caps_and_the_figures_say_so() -> None:
     """One host commonly holds a whole /64: its addresses share one per-address cap."""
     assert address_group("2001:db8::1") == address_group("2001:db8::ffff:1") == "2001:db8::/64"

@@ -47,7 +47,7 @@ from http import HTTPStatus
 from typing import Any
 from urllib.parse import unquote_to_bytes
 
-from core.waiting import CLIENT_WEIGHT, EDGE_FIGURES, PAUSABLE, RERUN, Pause, Rerun, Spooled
+from core.waiting import CLIENT_WEIGHT, EDGE_FIGURES, PAUSABLE, RERUN, Pause, Rerun, Spooled, Wake
 from zolve.access_log import AccessLog
 from zolve.fair_queue import FairQueue, Place, Ticket
 
@@ -64,8 +64,11 @@ WsgiApp = Callable[[dict[str, Any], Callable[..., Any]], Iterable[bytes]]
 MAX_TARGET_BYTES = 8190
 MAX_FIELD_BYTES = 8190
 MAX_FIELDS = 100
-#: the answer the app has written but the client not yet taken, past which the app's thread waits
+#: the answer the app has written but the client not yet taken, past which the app's thread leaves the
+#: answer, to be resumed once that is sent (a slow reader holds no thread)
 MAX_UNSENT_BYTES = 256 * 1024
+#: what an answer's thread "pauses" on when it leaves the answer for that reason: no wake-up to wait for
+SEND_FIRST = Pause(Wake(), 0.0)
 #: a body refused as too large is read on and discarded, up to this much and this long, before the 413 is
 #: sent: a client that sends its whole body before reading (Python's http.client) would otherwise get a
 #: connection reset instead of the answer (as nginx's lingering close does)
@@ -222,14 +225,15 @@ def wsgi_environ(scope: Scope, body: bytes) -> dict[str, Any]:
 
 class Outbox:
     """An answer passed from the app's thread to the event loop: its status and headers, then its body's
-    chunks. The thread waits while MAX_UNSENT_BYTES are not yet sent; it is stopped (ClientGone, raised in
-    it) once the client has gone, so that the app's iterator is closed and the thread freed. A streamed
-    answer that pauses (core.waiting.Pause) leaves its iterator here for the event loop to resume; a spooled
-    one (core.waiting.Spooled) is handed over whole, for the event loop to send."""
+    chunks. Once MAX_UNSENT_BYTES are not yet sent the thread leaves the answer (SEND_FIRST) and the event
+    loop resumes it in a thread when they are: a client that reads slowly holds no thread. The thread is
+    stopped (ClientGone, raised in it) once the client has gone, so that the app's iterator is closed. A
+    streamed answer that pauses (core.waiting.Pause) leaves its iterator here for the event loop to resume;
+    a spooled one (core.waiting.Spooled) is handed over whole, for the event loop to send."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
-        self.lock = threading.Condition()
+        self.lock = threading.Lock()
         self.start: tuple[int, list[tuple[bytes, bytes]]] | None = None
         self.chunks: list[bytes] = []
         self.unsent = 0
@@ -268,10 +272,11 @@ class Outbox:
             self.chunks.append(chunk)
             self.unsent += len(chunk)
             self._wake()
-            while self.unsent > MAX_UNSENT_BYTES and not self.gone:
-                self.lock.wait()
-            if self.gone:
-                raise ClientGone
+
+    def backlogged(self) -> bool:
+        """Whether more than MAX_UNSENT_BYTES wait to be sent (the thread should leave the answer)."""
+        with self.lock:
+            return self.unsent > MAX_UNSENT_BYTES
 
     def pause(self, pause: Pause) -> None:
         with self.lock:
@@ -312,7 +317,6 @@ class Outbox:
                     raise ClientGone
                 chunks, self.chunks, self.unsent = self.chunks, [], 0
                 paused, self.paused = self.paused, None
-                self.lock.notify_all()
                 if chunks or self.done or paused:
                     return chunks, self.done, paused
                 self.waiting = True
@@ -324,7 +328,6 @@ class Outbox:
         take waiting on the event loop (where this is called) raises ClientGone."""
         with self.lock:
             self.gone = True
-            self.lock.notify_all()
         self.ready.set()
 
 
@@ -544,6 +547,9 @@ class Edge:
                     outbox.pause(chunk)
                     return
                 outbox.put(chunk)
+                if outbox.backlogged():
+                    outbox.pause(SEND_FIRST)
+                    return
         except ClientGone:
             pass
         except Exception:
@@ -600,7 +606,8 @@ class Edge:
                 outcome.complete = True
                 return None
             if paused is not None:
-                await self._waiting(paused, gone)
+                if paused is not SEND_FIRST:  # (what it left to send is sent by now)
+                    await self._waiting(paused, gone)
                 await asyncio.wait([outbox.running])  # its thread has left the request's context
                 outbox.running = loop.run_in_executor(self.pool, context.run, self._drain, outbox)
 
