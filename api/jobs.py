@@ -128,9 +128,10 @@ def _render(job: JobView, is_admin: bool) -> bytes:
     return cast(Response, answer).get_data()  # the app's response class; typed as the sans-IO base
 
 
-#: a long-poll reads its job again at least this often, whatever the event feed says (a feed that lost
-#: its connection, a change that records no event)
-WAIT_RECHECK_SECONDS = 1.0
+#: a long-poll reads its job again at least this often, whatever the event feed says: a safety net only
+#: (every final state records an event, and a feed that lost its connection reads what it missed and wakes
+#: its waits when it is back), so seldom: each look is a database read
+WAIT_RECHECK_SECONDS = 10.0
 
 
 def _wait_in_thread(job_id: uuid.UUID, who: Caller, wait: float) -> JobView:

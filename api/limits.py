@@ -9,6 +9,7 @@ or a job's params) is checked before the budget, so it is its `422`, never a `42
 does an Idempotency-Key's replay (no new job). The
 submit budget is a moving window whose check and charge are one step in Redis: concurrent submits cannot
 all pass a check that none has paid for yet, and one refused for want of budget costs nothing.
+A long-poll is one request however often the edge runs it again to look.
 Over the limit: `429` with `Retry-After`. If Redis is away, counting falls back to each process's memory
 rather than failing requests: a broker outage must not stop `POST /jobs` from answering `202`.
 """
@@ -34,6 +35,7 @@ from api.deps import context
 from api.keycache import caller_for
 from api.request_budget import RequestBudget
 from core.config import Settings
+from core.waiting import rerun_of
 from schemas.batches import BatchCreate
 from schemas.jobs import JobCreate
 from services.errors import Invalid
@@ -50,6 +52,11 @@ EXEMPT = (
     "swagger_assets",
     "favicon",
 )
+
+
+#: marks a request the request budget has charged: the edge's reruns of it (a long-poll waking to look
+#: again, core.waiting) are one request to its client, and cost nothing more
+CHARGED = "zolve.budget_charged"
 
 
 def exempt() -> bool:
@@ -95,12 +102,17 @@ def init_budget(app: Flask, settings: Settings) -> RequestBudget | None:
 
     @app.before_request
     def _spend() -> None:
-        if not exempt() and not budget.allow(client_key()):
+        rerun = rerun_of(request.environ)
+        if exempt() or (rerun is not None and rerun.kept.get(CHARGED)):
+            return
+        if not budget.allow(client_key()):
             abort(
                 429,
                 message=f"too many requests: at most {budget.limit} per client",
                 headers={"Retry-After": str(budget.seconds_left())},
             )
+        if rerun is not None:
+            rerun.kept[CHARGED] = True
 
     return budget
 

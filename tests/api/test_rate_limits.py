@@ -30,6 +30,19 @@ def test_a_key_over_its_limit_gets_429_with_retry_after(limited_app, make_key) -
     assert client.get("/health").status_code == 200  # probes are never limited
 
 
+def test_the_edges_reruns_of_a_request_cost_no_more_budget(limited_app, make_key) -> None:
+    """A long-poll under the edge runs again at each wake-up, the same request (the same Rerun in its
+    environ, core.waiting): only its first run draws on its client's budget."""
+    from core.waiting import RERUN, Rerun
+
+    client, erin = limited_app.test_client(), make_key()
+    one_request = {RERUN: Rerun()}
+    runs = [client.get("/jobs", headers=erin, environ_base=one_request).status_code for _ in range(12)]
+    assert runs == [200] * 12
+    statuses = [client.get("/jobs", headers=erin).status_code for _ in range(8)]
+    assert statuses == [200] * 7 + [429]  # the 12 runs cost one of the 8
+
+
 def test_submits_have_their_own_tighter_limit(limited_app, make_key) -> None:
     client, carol = limited_app.test_client(), make_key()
     statuses = [client.post("/jobs", json=DICE, headers=carol).status_code for _ in range(4)]
