@@ -140,10 +140,9 @@ def cancel_batch(ctx: Context, caller: Caller, batch_id: uuid.UUID) -> list[uuid
         if batch is None:
             raise NotFound("no such batch")
         jobs.lock_owner(session, batch.owner_id)  # as a release does first: no deadlock with one
-        unfinished = batch_store.unfinished_jobs(session, batch_id)
-        for job in unfinished:
-            jobs.request_cancel(session, job, actor_key_id=caller.key_id)
+        unfinished = [job.id for job in batch_store.unfinished_jobs(session, batch_id)]
+        jobs.request_cancels(session, unfinished, actor_key_id=caller.key_id)
         owner = batch.owner_id
     if unfinished:
         send(ctx, Messages(owners={owner}))  # cancelled queued jobs free their client's turn now
-    return [job.id for job in unfinished]
+    return unfinished

@@ -38,6 +38,18 @@ def record(
     session.execute(_INSERT_EVENT, values)
 
 
+def record_many(
+    session: Session, recorded: list[tuple[uuid.UUID, EventName]], *, actor_key_id: int | None = None
+) -> None:
+    """`record` for many jobs' events at once (one statement, as executemany batches it)."""
+    if recorded:
+        rows = [
+            {"job_id": job_id, "event": event, "attempt": None, "actor_key_id": actor_key_id, "detail": None}
+            for job_id, event in recorded
+        ]
+        session.execute(_INSERT_EVENT, rows)
+
+
 def history(session: Session, job_id: uuid.UUID, *, progress: bool = False) -> list[JobEvent]:
     """The job's events in order; its `progress` events only when asked (the event streams show them)."""
     query = select(JobEvent).where(JobEvent.job_id == job_id).order_by(JobEvent.id)

@@ -532,10 +532,12 @@ def stop_shard(session: Session, shard_id: int, worker: str) -> None:
         settle_cancellation(session, shard.job_id)
 
 
-def cancel_queued_shards(session: Session, job_id: uuid.UUID) -> None:
+def cancel_queued_shards(session: Session, job_ids: uuid.UUID | Sequence[uuid.UUID]) -> None:
+    """The queued shards of a job (or of several) never start."""
+    of_jobs = Shard.job_id.in_(job_ids) if isinstance(job_ids, Sequence) else Shard.job_id == job_ids
     session.execute(
         update(Shard)
-        .where(Shard.job_id == job_id, Shard.state == ShardState.QUEUED)
+        .where(of_jobs, Shard.state == ShardState.QUEUED)
         .values(state=ShardState.CANCELLED, finished_at=func.now())
     )
 
