@@ -172,8 +172,8 @@ def stream(
     """Every matching row in key order, in chunks: constant memory at any size. Keys alone (read from
     the blocks: key_chunks), or (key, payload) pairs with `payloads`, through a server-side cursor.
 
-    The driver's own named cursor, binary: the ORM's result rows cost 6x more (an expert enumeration's
-    1,138,272 codes: about 11 s through the ORM, under 2 s this way, the machine loaded)."""
+    The driver's own named cursor, binary: the ORM's result rows cost several times more (see
+    docs/benchmarks.md)."""
     if not payloads:
         for keys in key_chunks(db, job_id, filters, chunk):
             yield keys.tolist()
@@ -322,7 +322,7 @@ def compact(db: Database, job_id: uuid.UUID, proceed: Callable[[Session], bool] 
     are all stored (after its finalize; idempotent): its shards fix the first sectors, the lowest bits of
     the key, so each shard's block spans nearly the whole key. Readers never depend on it: they sort what
     overlaps. A key stored twice is kept once (logged; found next to itself once sorted: numpy 2.4's
-    `unique` hashes, and took 0.95 s for an expert enumeration's keys against 0.06 s for the sort).
+    `unique` hashes, far slower than the sort on an expert enumeration's keys).
     `proceed(session)` runs first in the merge's transaction (a worker's locks the job and checks that it
     still wants its rows); False merges nothing.
     Returns how many blocks the job had before, 0 when they were already apart or nothing was merged."""
@@ -347,7 +347,7 @@ DELETE_CHUNK = 20_000
 
 # a range of the key, bounded once by the chunk's last key (an InitPlan): an `IN (subquery)` form was
 # planned on stale statistics as a nested loop that rescanned the chunk for every row of the job (a retry
-# of 1M rows ran for over 8 minutes on a fresh database)
+# of a million rows ran for minutes on a fresh database)
 _DELETE_ROWS = text(
     """
     DELETE FROM rows WHERE job_id = :job_id AND key <= (

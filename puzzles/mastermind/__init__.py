@@ -6,7 +6,7 @@ min(count in secret, count in guess) − black.
 
 Every guess is a function of the params and the history (randomness is seeded by both), so a game or a
 shard replays identically. Z3's models also depend on what ran before in the same context, and a play shard
-keeps one context (each costs ~17 MB until the run ends): where Z3 picks the guess, a `guess` call can pick
+keeps one context (holding its memory until the run ends): where Z3 picks the guess, a `guess` call can pick
 a different, equally valid, code than a game did at the same history.
 
 Modules, each importing only those above it:

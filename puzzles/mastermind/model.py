@@ -3,7 +3,7 @@ per feedback, a cardinality constraint for black, and one over per-colour "count
 white), and what is drawn from it: a minimal conflicting set of history entries, a count of the fitting
 codes, and distinct fitting codes each pulled towards a random code.
 
-A play shard or guess call keeps one Z3 context (`_Session`; each costs ~17 MB until the run ends), and
+A play shard or guess call keeps one Z3 context (`_Session`; each holds its memory until the run ends), and
 Z3's models depend on what ran before in it.
 """
 

@@ -185,12 +185,6 @@ def _local_search(n: int, k: int, codes: np.ndarray, extra: np.ndarray) -> tuple
     return Search(n, k, table=engine.classes(engine.encode(rows), engine.encode(codes))), rows
 
 
-def _optimum(n: int, k: int, codes: np.ndarray) -> int:
-    """The least total guesses for `codes`, any code a guess (k**n ≤ 40,000 only: for tests)."""
-    search, _ = _local_search(n, k, codes, _codes_of(n, k))
-    return search.solve(np.arange(len(codes), dtype=np.int64))
-
-
 def _endgame(n: int, k: int, codes: np.ndarray, rng: random.Random, run: Run | None = None) -> Code:
     """The guess of the least total guesses for `codes` (all that fit), over them and the EXTRA other codes
     (of every code, or of random ones) that split them into the most parts (then the largest entropy)."""

@@ -2,8 +2,8 @@
 
 Deduction and simulation start from every board of a mode. When the host offers the stored enumeration
 (`run.resource("planetx.boards", mode=...)` returns a key naming it and a loader of its codes), that is
-used; otherwise the boards are enumerated on demand with the combinatorial enumerator (about 0.1 s
-standard, 20 s expert). Either way they are kept for the life of the process.
+used; otherwise the boards are enumerated on demand with the combinatorial enumerator (seconds at expert:
+docs/benchmarks.md). Either way they are kept for the life of the process.
 
 A set may weigh its boards (`weighted`): each board's likelihood given the clues heard, scaled to average
 1, so weighted counts read as expected boards. Unweighted, every board counts 1. A player unsure how the
@@ -178,7 +178,7 @@ def triple_parts(triple: int) -> tuple[int, int, int]:
 
 def all_boards(mode: Mode, run: Run) -> BoardSet:
     """Every board of the mode: the stored enumeration when the host has one, else enumerated here.
-    One set per mode is kept for the life of the process (expert: ~30 MB)."""
+    One set per mode is kept for the life of the process."""
     offered = run.resource(RESOURCE, mode=mode.name)
     source = f"stored:{offered[0]}" if offered is not None else "enumerated"
     cached = _cache.get(mode.name)

@@ -310,7 +310,7 @@ class WeightedModel:
 
     def _mass(self, boards: BoardSet, pair: Pair) -> np.ndarray:
         """Per board: the total weight of the pair's statements that hold (how likely the generator keeps
-        the pair), kept per whole set as float32 (expert: 4.5 MB a pair)."""
+        the pair), kept per whole set as float32 (a pair's is a float per board)."""
         whole = boards.whole
         masses = _masses.setdefault(whole, {})
         if pair not in masses:

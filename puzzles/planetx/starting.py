@@ -36,7 +36,7 @@ _possible_in: WeakKeyDictionary[BoardSet, np.ndarray] = WeakKeyDictionary()
 
 def _possible(everything: BoardSet) -> np.ndarray:
     """sectors × FACT_OBJECTS: could the object be in the sector on some board of the mode? (A pass over
-    every board, 0.1 s on expert: once per set, not once per game.)"""
+    every board: once per set, not once per game.)"""
     whole = everything.whole
     if whole not in _possible_in:
         codes = np.array([OBJECTS[name] for name in FACT_OBJECTS])
