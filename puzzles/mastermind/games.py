@@ -53,9 +53,17 @@ def secrets_of(params: dict[str, Any]) -> list[Code]:
     return [tuple(code) for code in secrets]
 
 
+#: the guess for each history, per (n, k, strategy, seed, samples), kept by the process: a guess is a
+#: function of those and the history, and the first games of a shard fill what every later game reads (the
+#: first guess is the same in every game, the second depends only on the first feedback, ...), so a shard
+#: that a slice cut short, or the next shard of the job in this process, does not work them out again
+_MEMOS: dict[tuple[int, int, str, int, int], dict[History, Code]] = {}
+#: histories kept in all, past which the process starts over
+MEMO_LIMIT = 500_000
+
+
 class _Player:
-    """Plays games with one strategy, remembering the guess for every history it has seen (the first guess
-    is the same in every game, the second depends only on the first feedback, and so on)."""
+    """Plays games with one strategy, remembering the guess for every history seen in this process."""
 
     def __init__(self, params: dict[str, Any], run: Run):
         self.n, self.k = params["n"], params["k"]
@@ -64,7 +72,10 @@ class _Player:
         self.samples = params.get("samples") or DEFAULT_SAMPLES
         self.max_turns = params.get("max_turns") or default_max_turns(self.n, self.k)
         self.session = _Session(run)
-        self.memo: dict[History, Code] = {}
+        key = (self.n, self.k, self.strategy, self.seed, self.samples)
+        if sum(len(memo) for memo in _MEMOS.values()) > MEMO_LIMIT:
+            _MEMOS.clear()
+        self.memo = _MEMOS.setdefault(key, {})
 
     def next_guess(self, history: History) -> Code:
         if history not in self.memo:
