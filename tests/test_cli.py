@@ -170,6 +170,21 @@ def test_solve_reports_bad_params_and_unknown_kinds() -> None:
     assert unknown.returncode == 1 and "unknown kind" in unknown.stderr
 
 
+@pytest.mark.parametrize("command", ["status", "wait", "cancel", "export"])
+def test_a_job_id_cut_short_is_refused_saying_a_whole_one_is_needed(command: str) -> None:
+    """Progress lines show a job id's first 8 characters; given one, the command says what it needs
+    instead of the API's 404, and asks nothing of any server (none is running here)."""
+    short = zolve(command, "f7fa4964", env={**os.environ, "ZOLVE_URL": "http://127.0.0.1:9"}, timeout=60)
+    assert short.returncode == 2 and "Traceback" not in short.stderr
+    assert "'f7fa4964' is not a whole job id" in short.stderr and "zolve jobs" in short.stderr
+
+
+def test_solve_prints_json_text_as_it_is_not_escaped() -> None:
+    """A refusal's words reach a terminal as written: no \\u escapes of non-ASCII characters."""
+    bad = zolve("solve", "taiji.solve", "--params", '{"code": "3:?"}')
+    assert bad.returncode == 2 and "[A–Z]" in bad.stderr and "\\u" not in bad.stderr, bad.stderr
+
+
 def test_config_prints_the_settings_in_effect_with_secrets_masked() -> None:
     env = {**os.environ, "ZOLVE_SECRET_KEY": "hush-hush", "ZOLVE_LEASE_SECONDS": "12"}
     env["DATABASE_URL"] = "postgresql://zolve:letmein@db.example/zolve"

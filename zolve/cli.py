@@ -17,6 +17,7 @@ import click
 
 from core.config import Settings, SettingsError
 from zolve.commands.common import (
+    JobId,
     data_dir_errors,
     data_dir_option,
     joined_settings,
@@ -602,7 +603,7 @@ def submit(
 
 @main.command()
 @with_client
-@click.argument("job_id")
+@click.argument("job_id", type=JobId())
 def status(url: str, key: str, job_id: str) -> None:
     """Print a job."""
     print_json(make_client(url, key).get(job_id))
@@ -610,7 +611,7 @@ def status(url: str, key: str, job_id: str) -> None:
 
 @main.command()
 @with_client
-@click.argument("job_id")
+@click.argument("job_id", type=JobId())
 @click.option("--timeout", type=float, default=None, help="give up after this many seconds")
 @progress_every_option
 def wait(url: str, key: str, job_id: str, timeout: float | None, progress_every: float) -> None:
@@ -622,7 +623,7 @@ def wait(url: str, key: str, job_id: str, timeout: float | None, progress_every:
 
 @main.command()
 @with_client
-@click.argument("job_id")
+@click.argument("job_id", type=JobId())
 @click.option("--format", "fmt", type=click.Choice(["csv", "ndjson"]), default="csv", show_default=True)
 @click.option("--output", "-o", type=click.File("w"), default="-", help="file (default: standard output)")
 def export(url: str, key: str, job_id: str, fmt: str, output: Any) -> None:
@@ -633,7 +634,7 @@ def export(url: str, key: str, job_id: str, fmt: str, output: Any) -> None:
 
 @main.command()
 @with_client
-@click.argument("job_id")
+@click.argument("job_id", type=JobId())
 def cancel(url: str, key: str, job_id: str) -> None:
     """Cancel a job."""
     print_json(make_client(url, key).cancel(job_id))

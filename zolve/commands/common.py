@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import sys
+import uuid
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -34,7 +35,25 @@ def read_json(value: str) -> Any:
 
 
 def print_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, default=str))
+    click.echo(json.dumps(data, indent=2, default=str, ensure_ascii=False))
+
+
+class JobId(click.ParamType[str]):
+    """A job's whole id (a UUID). Progress lines show only its first 8 characters, which the API cannot
+    look up: say so, rather than the API's 404."""
+
+    name = "job_id"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        try:
+            return str(uuid.UUID(str(value)))
+        except ValueError:
+            self.fail(
+                f"{value!r} is not a whole job id: give its UUID, as `zolve submit` printed it or "
+                "`zolve jobs` lists it (progress lines show only its first 8 characters)",
+                param,
+                ctx,
+            )
 
 
 def server_settings(start_embedded: bool = True, broker: bool = True) -> tuple[Settings, Any]:
@@ -127,7 +146,7 @@ def summary(job: Mapping[str, Any]) -> str:
     if job.get("error"):
         lines.append(f"  error: {job['error'].get('type')}: {job['error'].get('message')}")
     for name, value in (job.get("result") or {}).items():
-        text = json.dumps(value)
+        text = json.dumps(value, ensure_ascii=False)
         lines.append(f"  {name}: {text if len(text) <= 70 else text[:67] + '...'}")
     lines.append(f"  (the whole job: zolve status {job['id']}, or --json)")
     return "\n".join(line for line in lines if line)
@@ -148,7 +167,7 @@ def solve_locally(
     try:
         params = spec.load_params(raw_params)
     except ValidationError as err:
-        click.echo(json.dumps({"errors": {"params": err.messages}}, indent=2), err=True)
+        click.echo(json.dumps({"errors": {"params": err.messages}}, indent=2, ensure_ascii=False), err=True)
         sys.exit(2)
     limit = time_limit or local_time_limit(spec)
     if time_limit is None:

@@ -171,11 +171,12 @@ def les(**options: Any) -> None:
     params = les_params(options)
     result = _plan(params, options)
     if options["verbose"]:
-        click.echo(json.dumps({k: result.get(k) for k in ("route", "objectives", "search")}), err=True)
+        shown = {k: result.get(k) for k in ("route", "objectives", "search")}
+        click.echo(json.dumps(shown, ensure_ascii=False), err=True)
     if result.get("status") != "optimal":
         click.echo(result.get("message") or "no plan meets the constraints", err=True)
         sys.exit(1)
-    click.echo(json.dumps(les_output(result), indent=4))
+    click.echo(json.dumps(les_output(result), indent=4, ensure_ascii=False))
 
 
 def _check_codes(options: dict[str, Any]) -> None:
