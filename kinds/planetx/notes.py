@@ -7,8 +7,10 @@ where it shares the dashboard's sign-in, look and submit budget. It imports the 
 names it only through the kind's reference.
 
 Each entry submits a new deduce job through services.jobs.submit: the sheet is that job, its params the
-notes so far (copied whole, so optional params this page does not know, such as research topics, pass on
-to the next job). A deduction over the stored enumeration takes a fraction of a second on a worker, so the
+notes so far (copied whole, so optional params this page does not know, such as `rank_by`, pass on to the
+next job). The game's research topics (`topics`: letter → the pair of objects it is about) are declared on
+the start form or as a sheet setting, so that deduce ranks their research and weighs the clues recorded with
+their letter. A deduction over the stored enumeration takes a fraction of a second on a worker, so the
 page waits for it by polling, like any job page, rather than solving inside the web process (which must not
 load Z3 or the boards). Theories ("Planet X in sector 7") bind nothing: they are kept in the session only.
 """
@@ -24,12 +26,16 @@ from werkzeug.wrappers import Response
 from api.kind_pages import LAYOUT, counts_as_submit, field_errors, service_context, signed_in_caller
 from puzzles.planetx.board import MODES
 from schemas.planetx import (
+    CLUE_SOURCES,
     DIFFICULTIES,
     OBJECT_NAMES,
     RELATIONS,
+    RESEARCH_OTHERS,
+    RESEARCH_SUBJECTS,
     SEEN_OBJECTS,
     STARTING_FACT_OBJECTS,
     SURVEY_OBJECTS,
+    TOPIC_LETTERS,
 )
 from services import jobs as job_service
 from services.errors import Invalid, NotFound
@@ -44,7 +50,7 @@ MAX_THEORIES = 40
 ENTRIES: dict[str, tuple[str, ...]] = {
     "survey": ("object", "first", "last", "count"),
     "target": ("sector", "seen"),
-    "clue": ("relation", "quantifier", "subject", "object", "distance", "width", "exact"),
+    "clue": ("relation", "quantifier", "subject", "object", "distance", "width", "exact", "topic"),
     "sector": ("sector", "object", "present"),
     "locate": ("sector", "left", "right"),
 }
@@ -58,6 +64,10 @@ CHOICES = {
     "quantifiers": ("all", "some", "none"),
     "difficulties": tuple(DIFFICULTIES),
     "starting_objects": STARTING_FACT_OBJECTS,
+    "clue_sources": CLUE_SOURCES,
+    "topic_letters": TOPIC_LETTERS,
+    "research_subjects": RESEARCH_SUBJECTS,
+    "research_others": RESEARCH_OTHERS,
 }
 #: a starting fact's fields ("sector S is not a T", dealt by the game's difficulty)
 STARTING = ("sector", "object")
@@ -129,6 +139,16 @@ def observation_from_form(entry: str) -> dict[str, Any]:
     return {"type": entry, **{name: _value(name, raw) for name, raw in fields.items() if raw}}
 
 
+def topics_from_form() -> dict[str, list[str]]:
+    """The research topics declared on a form (`topic_A_subject`, `topic_A_other`, …): letter → [subject,
+    other]. A letter left blank is no topic; half a pair goes on as it is, for deduce to say what it lacks."""
+    pairs = {
+        letter: [request.form.get(f"topic_{letter}_{end}", "").strip() for end in ("subject", "other")]
+        for letter in TOPIC_LETTERS
+    }
+    return {letter: pair for letter, pair in pairs.items() if any(pair)}
+
+
 def _sheet_job(job_id: uuid.UUID) -> JobView:
     try:
         job = job_service.get(service_context(), signed_in_caller(), job_id)
@@ -147,20 +167,24 @@ def _submit(params: dict[str, Any]) -> Response:
 @blueprint.route("/notes", methods=["GET", "POST"])
 @counts_as_submit()
 def notes() -> Any:
-    """A new sheet: the game's mode, its difficulty (how many starting facts it deals) and where the sky
-    starts."""
+    """A new sheet: the game's mode, its difficulty (how many starting facts it deals), where the sky
+    starts and the game's research topics."""
     if request.method == "GET":
-        return render_template("planetx/notes_start.html", layout=LAYOUT, errors=[], **CHOICES)
+        return render_template("planetx/notes_start.html", layout=LAYOUT, errors=[], topics={}, **CHOICES)
     names = ("mode", "sky_start", "difficulty")
     params = {name: _value(name, raw) for name in names if (raw := request.form.get(name, "").strip())}
     params["observations"] = []
     params["starting_facts"] = []
+    params["topics"] = topics_from_form()
     session[THEORIES] = []
     try:
         return _submit(params)
     except Invalid as refused:
         errors = field_errors(refused.errors)
-        return render_template("planetx/notes_start.html", layout=LAYOUT, errors=errors, **CHOICES), 422
+        page = render_template(
+            "planetx/notes_start.html", layout=LAYOUT, errors=errors, topics=params["topics"], **CHOICES
+        )
+        return page, 422
 
 
 @blueprint.get("/notes/<uuid:job_id>")
@@ -183,8 +207,9 @@ def _render(job: JobView, entry: str | None = None, errors: list[tuple[str, str]
         entries=ENTRIES,
         describe=observation_text,
         plain=_plain,
+        topics=job.params.get("topics") or {},
         # the entries whose form shows its own errors (any other's, a theory's too, show at the top)
-        forms_shown={*ENTRIES, "settings", *(("starting",) if starting else ())},
+        forms_shown={*ENTRIES, "settings", "topics", *(("starting",) if starting else ())},
         failed_entry=entry,
         errors=errors or [],
         dealt=DIFFICULTIES,
@@ -201,7 +226,7 @@ def _theory() -> bool:
 @counts_as_submit(free_when=_theory)
 def notes_entry(job_id: uuid.UUID) -> Any:
     """One entry on the sheet: an observation or a starting fact (a new deduction), a removed one, the
-    sky or targets moved, or a theory (noted only)."""
+    sky or targets moved, the research topics declared anew, or a theory (noted only)."""
     job = _sheet_job(job_id)
     entry = request.form.get("entry", "")
     params = dict(job.params)  # every key, known or not, goes on to the next job
@@ -226,6 +251,8 @@ def notes_entry(job_id: uuid.UUID) -> Any:
         params["starting_facts"] = facts[: int(index)] + facts[int(index) + 1 :]
     elif entry == "settings":
         params.update({n: _value(n, request.form.get(n, "").strip()) for n in ("sky_start", "targets_used")})
+    elif entry == "topics":
+        params["topics"] = topics_from_form()
     else:
         abort(400, "unknown entry")
     try:

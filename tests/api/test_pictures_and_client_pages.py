@@ -262,6 +262,103 @@ def test_the_note_sheet_takes_the_starting_facts_of_its_difficulty(app, make_key
     assert "experienced: 3 of 4" in _sheet(web, removed.headers["Location"])
 
 
+def test_the_note_sheet_takes_the_research_topics_and_a_clues_topic(app, client, make_key, worker) -> None:
+    """Topics declared on the start form go to deduce, which ranks their research; a research clue keeps its
+    letter (so it is weighed, and its topic is not offered again); the topics can be declared anew."""
+    owner = make_key()
+    web = signed_in(app, owner)
+    token = csrf_token(web, "/admin/planetx/notes")
+    pairs = {"A": ["comet", "asteroid"], "B": ["gas_cloud", "comet"]}
+    declared = {
+        f"topic_{letter}_{end}": obj
+        for letter, pair in pairs.items()
+        for end, obj in zip(("subject", "other"), pair, strict=True)
+    }
+    started = web.post("/admin/planetx/notes", data={"mode": "standard", "csrf_token": token, **declared})
+    assert started.status_code == 302
+    assert _params(client, owner, started.headers["Location"])["topics"] == pairs
+    first = _sheet(web, started.headers["Location"])
+    assert "research A: " in _actions(first) and "research B: " in _actions(first)
+
+    clue = {
+        "entry": "clue",
+        "relation": "adjacent",
+        "quantifier": "none",
+        "subject": "gas_cloud",
+        "object": "comet",
+        "topic": "B",
+        "csrf_token": token,
+    }
+    after = web.post(started.headers["Location"], data=clue)
+    params = _params(client, owner, after.headers["Location"])
+    assert params["topics"] == pairs
+    assert params["observations"] == [
+        {
+            "type": "clue",
+            "relation": "adjacent",
+            "quantifier": "none",
+            "subject": "gas_cloud",
+            "object": "comet",
+            "topic": "B",
+        }
+    ]
+    second = _sheet(web, after.headers["Location"])
+    assert "research B: no gas cloud is adjacent to a comet" in second
+    assert "research A: " in _actions(second) and "research B: " not in _actions(second)  # researched
+
+    anew = {
+        "entry": "topics",
+        "topic_C_subject": "dwarf_planet",
+        "topic_C_other": "dwarf_planet",
+        "csrf_token": token,
+    }
+    redeclared = web.post(after.headers["Location"], data=anew)
+    params = _params(client, owner, redeclared.headers["Location"])
+    assert params["topics"] == {"C": ["dwarf_planet", "dwarf_planet"]} and len(params["observations"]) == 1
+
+
+def test_the_note_sheet_shows_a_refused_topic_at_its_field(app, make_key, worker) -> None:
+    """Half a pair, an object no topic is about, a topic letter the game has not: each a 422 that says so
+    in the form it came from."""
+    web = signed_in(app, make_key())
+    token = csrf_token(web, "/admin/planetx/notes")
+    half = {"mode": "standard", "topic_A_subject": "comet", "csrf_token": token}
+    refused = web.post("/admin/planetx/notes", data=half)
+    text = html.unescape(refused.get_data(as_text=True))
+    assert refused.status_code == 422 and "params.topics.A.value" in text and "other object is one of" in text
+    assert '<option value="comet" selected>' in text  # what was chosen stays
+
+    started = web.post("/admin/planetx/notes", data={"mode": "standard", "csrf_token": token})
+    sheet = started.headers["Location"]
+    planet = {"entry": "topics", "topic_A_subject": "planet_x", "topic_A_other": "comet", "csrf_token": token}
+    refused = web.post(sheet, data=planet)
+    text = html.unescape(refused.get_data(as_text=True))
+    assert refused.status_code == 422 and "subject is one of" in _form(text, "topics")
+    clue = {
+        "entry": "clue",
+        "relation": "band",
+        "subject": "comet",
+        "width": "3",
+        "topic": "G",
+        "csrf_token": token,
+    }
+    refused = web.post(sheet, data=clue)
+    text = refused.get_data(as_text=True)
+    assert refused.status_code == 422 and "params.observations.0.topic" in _form(text, "clue")
+
+
+def _params(client, owner: dict[str, str], sheet: str) -> dict:
+    return client.get(f"/jobs/{sheet.rsplit('/', 1)[1]}", headers=owner).get_json()["params"]
+
+
+def _actions(page: str) -> str:
+    return page.split('id="actions"')[1].split("</table>")[0]
+
+
+def _form(page: str, entry: str) -> str:
+    return page.split(f'id="entry-{entry}"')[1].split("</form>")[0]
+
+
 @pytest.mark.parametrize(
     ("observation", "text"),
     [

@@ -54,8 +54,9 @@ def test_a_login_with_a_hostile_next_goes_to_the_dashboard(app, make_key, target
         {"entry": "settings", "sky_start": HUGE, "targets_used": "-" + HUGE},
         {"entry": "remove", "index": HUGE},
         {"entry": "theory", "forget": HUGE},
+        {"entry": "topics", "topic_A_subject": HUGE, "topic_F_other": "\x00"},
     ],
-    ids=["survey", "target", "settings", "remove", "forget"],
+    ids=["survey", "target", "settings", "remove", "forget", "topics"],
 )
 def test_huge_numbers_on_the_note_sheet_are_refused(app, db, make_key, form: dict[str, str]) -> None:
     headers = make_key()
