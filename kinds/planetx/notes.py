@@ -55,7 +55,7 @@ ENTRIES: dict[str, tuple[str, ...]] = {
     "locate": ("sector", "left", "right"),
 }
 INTEGERS = {"sector", "first", "last", "count", "distance", "width", "sky_start", "targets_used"}
-YES_NO = {"present", "exact"}
+YES_NO = {"present", "exact", "last_action_research"}
 CHOICES = {
     "objects": OBJECT_NAMES,
     "survey_objects": SURVEY_OBJECTS,
@@ -69,6 +69,8 @@ CHOICES = {
     "research_subjects": RESEARCH_SUBJECTS,
     "research_others": RESEARCH_OTHERS,
 }
+#: the sheet's settings (research is never offered twice in a row: the player says when it was the last)
+SETTINGS = ("sky_start", "targets_used", "last_action_research")
 #: a starting fact's fields ("sector S is not a T", dealt by the game's difficulty)
 STARTING = ("sector", "object")
 
@@ -250,7 +252,7 @@ def notes_entry(job_id: uuid.UUID) -> Any:
             abort(400, "no such starting fact")
         params["starting_facts"] = facts[: int(index)] + facts[int(index) + 1 :]
     elif entry == "settings":
-        params.update({n: _value(n, request.form.get(n, "").strip()) for n in ("sky_start", "targets_used")})
+        params.update({n: _value(n, request.form.get(n, "").strip()) for n in SETTINGS})
     elif entry == "topics":
         params["topics"] = topics_from_form()
     else:

@@ -264,7 +264,8 @@ def test_the_note_sheet_takes_the_starting_facts_of_its_difficulty(app, make_key
 
 def test_the_note_sheet_takes_the_research_topics_and_a_clues_topic(app, client, make_key, worker) -> None:
     """Topics declared on the start form go to deduce, which ranks their research; a research clue keeps its
-    letter (so it is weighed, and its topic is not offered again); the topics can be declared anew."""
+    letter (so it is weighed, and its topic is not offered again); right after research none is offered;
+    the topics can be declared anew."""
     owner = make_key()
     web = signed_in(app, owner)
     token = csrf_token(web, "/admin/planetx/notes")
@@ -305,6 +306,10 @@ def test_the_note_sheet_takes_the_research_topics_and_a_clues_topic(app, client,
     second = _sheet(web, after.headers["Location"])
     assert "research B: no gas cloud is adjacent to a comet" in second
     assert "research A: " in _actions(second) and "research B: " not in _actions(second)  # researched
+    settings = {"entry": "settings", "sky_start": "1", "targets_used": "0", "last_action_research": "yes"}
+    after = web.post(after.headers["Location"], data={**settings, "csrf_token": token})
+    assert _params(client, owner, after.headers["Location"])["last_action_research"] is True
+    assert "research " not in _actions(_sheet(web, after.headers["Location"]))  # never twice in a row
 
     anew = {
         "entry": "topics",
