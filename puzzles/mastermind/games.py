@@ -53,17 +53,20 @@ def secrets_of(params: dict[str, Any]) -> list[Code]:
     return [tuple(code) for code in secrets]
 
 
-#: the guess for each history, per (n, k, strategy, seed, samples), kept by the process: a guess is a
-#: function of those and the history, and the first games of a shard fill what every later game reads (the
-#: first guess is the same in every game, the second depends only on the first feedback, ...), so a shard
-#: that a slice cut short, or the next shard of the job in this process, does not work them out again
+#: the guess for each history, per (n, k, strategy, seed, samples), kept by the process where Z3 had no part
+#: in it (numpy's enumeration, a stored book: a function of those and the history alone). The first games of
+#: a shard work out what every later game reads (the first guess is the same in every game, the second
+#: depends only on the first feedback, ...): a shard that a slice cut short, or the next shard of the job in
+#: this process, does not work them out again. A guess Z3 picked depends on what ran before in its context,
+#: so it is kept for its shard alone, which then replays identically.
 _MEMOS: dict[tuple[int, int, str, int, int], dict[History, Code]] = {}
 #: histories kept in all, past which the process starts over
-MEMO_LIMIT = 500_000
+MEMO_LIMIT = 100_000
 
 
 class _Player:
-    """Plays games with one strategy, remembering the guess for every history seen in this process."""
+    """Plays games with one strategy, remembering the guess for every history seen (in this shard, or in
+    this process where Z3 had no part in it)."""
 
     def __init__(self, params: dict[str, Any], run: Run):
         self.n, self.k = params["n"], params["k"]
@@ -72,18 +75,22 @@ class _Player:
         self.samples = params.get("samples") or DEFAULT_SAMPLES
         self.max_turns = params.get("max_turns") or default_max_turns(self.n, self.k)
         self.session = _Session(run)
+        self.memo: dict[History, Code] = {}
         key = (self.n, self.k, self.strategy, self.seed, self.samples)
         if sum(len(memo) for memo in _MEMOS.values()) > MEMO_LIMIT:
             _MEMOS.clear()
-        self.memo = _MEMOS.setdefault(key, {})
+        self.shared = _MEMOS.setdefault(key, {})
 
     def next_guess(self, history: History) -> Code:
-        if history not in self.memo:
-            decision = decide(self.n, self.k, history, self.strategy, self.seed, self.samples, self.session)
-            if decision.guess is None:  # cannot happen with true feedback
-                raise RuntimeError(f"no code fits the feedback so far: {history}")
-            self.memo[history] = decision.guess
-        return self.memo[history]
+        known = self.memo.get(history) or self.shared.get(history)
+        if known is not None:
+            return known
+        asked = self.session.z3_uses
+        decision = decide(self.n, self.k, history, self.strategy, self.seed, self.samples, self.session)
+        if decision.guess is None:  # cannot happen with true feedback
+            raise RuntimeError(f"no code fits the feedback so far: {history}")
+        (self.shared if self.session.z3_uses == asked else self.memo)[history] = decision.guess
+        return decision.guess
 
     def play(self, index: int, secret: Code) -> dict[str, Any]:
         started = time.perf_counter()

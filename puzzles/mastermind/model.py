@@ -104,9 +104,12 @@ class _Session:
     def __init__(self, run: Run):
         self.run = run
         self._ctx: z3.Context | None = None
+        #: how often Z3 was asked for: a decision that asked nothing of it is a function of its inputs
+        self.z3_uses = 0
 
     @property
     def ctx(self) -> z3.Context:
+        self.z3_uses += 1
         if self._ctx is None:
             self._ctx = self.run.context()
         return self._ctx

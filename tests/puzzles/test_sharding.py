@@ -52,3 +52,21 @@ def test_mastermind_games_played_in_slices_are_the_games_played_at_once() -> Non
     strip = [{k: v for k, v in game.items() if k != "seconds"} for game in pieces]
     assert strip == [{k: v for k, v in game.items() if k != "seconds"} for game in whole.summary["games"]]
     assert len(pieces) == 6
+
+
+def test_a_process_keeps_the_guesses_z3_had_no_part_in_and_only_those() -> None:
+    """The guesses numpy works out (4×6, `best`) serve the next shard of the process; those Z3 picked
+    (`consistent`: a model of the constraints) depend on their context, and stay with their shard."""
+    for strategy, shared in (("best", True), ("consistent", False)):
+        params = KINDS["mastermind.play"].load_params(
+            {"n": 4, "k": 6, "strategy": strategy, "secrets": {"sample": 4, "seed": 2}}
+        )
+        games._MEMOS.clear()
+        with Run() as run:
+            first = games.run_shard(params, "0:4", run)
+        kept = dict(games._MEMOS[(4, 6, strategy, 0, params.get("samples") or games.DEFAULT_SAMPLES)])
+        assert bool(kept) is shared, strategy
+        with Run() as run:
+            again = games.run_shard(params, "0:4", run)
+        strip = [[g["guesses"] for g in result.summary["games"]] for result in (first, again)]
+        assert strip[0] == strip[1], "the same games either way"
