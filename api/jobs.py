@@ -129,8 +129,9 @@ def _render(job: JobView, is_admin: bool) -> bytes:
 
 
 #: a long-poll reads its job again at least this often, whatever the event feed says: a safety net only
-#: (every final state records an event, and a feed that lost its connection reads what it missed and wakes
-#: its waits when it is back), so seldom: each look is a database read
+#: (every final state records an event, which wakes the job's waits once it is visible, whatever ids before
+#: it are still missing; a feed that lost its connection reads what it missed and wakes its waits when it is
+#: back), so seldom: each look is a database read
 WAIT_RECHECK_SECONDS = 10.0
 
 

@@ -71,6 +71,8 @@ class EventFeed:
         self._closed = threading.Event()
         #: taken when an id was missing: the missing ids up to it pass once its writers have ended
         self._horizon: events.Horizon | None = None
+        #: the last event past the safe id whose job's waits were woken already (_wake_waits_early)
+        self._woken_early = 0
 
     def subscribe(self, owner_id: int | None, job_id: uuid.UUID | None = None) -> Subscription:
         """Wake-ups for a stream, or for a wait on one job (close with `unsubscribe`); starts the listener
@@ -154,6 +156,19 @@ class EventFeed:
             for _ in connection.notifies(timeout=0):
                 pass
 
+    def _wake_waits_early(self, visible: list[tuple[int, int | None, uuid.UUID]], safe: int) -> None:
+        """A wait on one job (a long-poll, a job's stream) reads its job anew when woken, so it needs news,
+        not order: events visible past a missing id wake their jobs' waits now, not once the id passes
+        (which waits for every transaction open at that moment to end). Each such event wakes them once."""
+        early = {job_id for event_id, _, job_id in visible if event_id > max(safe, self._woken_early)}
+        if not early:
+            return
+        self._woken_early = max(event_id for event_id, _, _ in visible)
+        with self._lock:
+            woken = [s for s in self._subscriptions if s.job_id is not None and s.job_id in early]
+        for subscription in woken:
+            subscription.woken.set()
+
     def _advance(self) -> bool:
         """Move the safe id over every event now visible (and over missing ids the database says will
         never be); wake the streams of the owners (and the waits on the jobs) whose events it passed.
@@ -177,6 +192,7 @@ class EventFeed:
         if self._horizon is None and any(event_id > safe for event_id, _, _ in visible):
             with self.db.session() as session:
                 self._horizon = events.horizon(session)
+        self._wake_waits_early(visible, safe)
         if safe == self.safe_id:
             return False
         self.safe_id = safe

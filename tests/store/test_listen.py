@@ -94,6 +94,48 @@ def test_an_event_committed_late_is_streamed_before_the_ones_after_it(isolated_d
     assert seen == [1, 2], "the event that committed late came first, and was not skipped"
 
 
+def test_a_wait_on_one_job_is_woken_past_an_id_still_missing(isolated_db: Database) -> None:
+    """A long-poll needs its job's news, not the stream's order: another job's transaction holding an
+    earlier id open does not hold back the wake-up of an event committed after it."""
+    import threading
+
+    from store import events, keys
+    from tests.support import new_job
+
+    with isolated_db.session() as session:
+        owner = keys.create_key(session, name="o").id
+    slow, mine = new_job(isolated_db, owner), new_job(isolated_db, owner)
+    feed = EventFeed(isolated_db)
+    waiting = feed.subscribe(owner, mine.id)
+    held_open, release = threading.Event(), threading.Event()
+
+    def slow_writer() -> None:
+        with isolated_db.session() as session:
+            events.record(session, slow.id, "progress", detail={"n": 1})
+            session.flush()
+            held_open.set()
+            release.wait(20)
+
+    writer = threading.Thread(target=slow_writer)
+    writer.start()
+    try:
+        assert held_open.wait(10)
+        waiting.woken.take()  # whatever woke it before
+        with isolated_db.session() as session:
+            events.record(session, mine.id, "progress", detail={"n": 2})
+            last = events.last_id(session)
+        assert waiting.wait(10), "woken while the earlier id is still missing"
+        assert feed.safe_id < last, "the stream's safe id waits for the open transaction"
+    finally:
+        release.set()
+        writer.join()
+        feed.unsubscribe(waiting)
+        feed.close()
+        with psycopg.connect(feed._conninfo(), autocommit=True) as connection:
+            connection.execute(f"NOTIFY {CHANNEL}")  # its listener ends now, before the database goes
+        wait_until(lambda: not listener_threads(feed), 10, 0.05, "the listener thread to end")
+
+
 def test_an_id_whose_transaction_rolled_back_holds_nothing_back(isolated_db: Database) -> None:
     from store import events, keys
     from tests.support import new_job
