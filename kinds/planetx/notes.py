@@ -236,7 +236,10 @@ def notes_entry(job_id: uuid.UUID) -> Any:
     if _theory():
         return _note_theory(job)
     if entry in ENTRIES:
-        params["observations"] = [*observations, observation_from_form(entry)]
+        noted = observation_from_form(entry)
+        params["observations"] = [*observations, noted]
+        # what the game allows next follows from what was just done (research never twice in a row)
+        params["last_action_research"] = entry == "clue" and noted.get("topic") in TOPIC_LETTERS
     elif entry == "remove":
         index = request.form.get("index", "")
         if not (_digits(index) and int(index) < len(observations)):

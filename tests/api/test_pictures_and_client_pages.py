@@ -305,7 +305,13 @@ def test_the_note_sheet_takes_the_research_topics_and_a_clues_topic(app, client,
     ]
     second = _sheet(web, after.headers["Location"])
     assert "research B: no gas cloud is adjacent to a comet" in second
-    assert "research A: " in _actions(second) and "research B: " not in _actions(second)  # researched
+    assert params["last_action_research"] is True  # a research clue was the last thing done
+    assert "research " not in _actions(second)  # never twice in a row
+    survey = {"entry": "survey", "object": "asteroid", "first": "1", "last": "3", "count": "0"}
+    after = web.post(after.headers["Location"], data={**survey, "csrf_token": token})
+    assert _params(client, owner, after.headers["Location"])["last_action_research"] is False
+    third = _actions(_sheet(web, after.headers["Location"]))
+    assert "research A: " in third and "research B: " not in third  # B is researched
     settings = {"entry": "settings", "sky_start": "1", "targets_used": "0", "last_action_research": "yes"}
     after = web.post(after.headers["Location"], data={**settings, "csrf_token": token})
     assert _params(client, owner, after.headers["Location"])["last_action_research"] is True
@@ -319,7 +325,7 @@ def test_the_note_sheet_takes_the_research_topics_and_a_clues_topic(app, client,
     }
     redeclared = web.post(after.headers["Location"], data=anew)
     params = _params(client, owner, redeclared.headers["Location"])
-    assert params["topics"] == {"C": ["dwarf_planet", "dwarf_planet"]} and len(params["observations"]) == 1
+    assert params["topics"] == {"C": ["dwarf_planet", "dwarf_planet"]} and len(params["observations"]) == 2
 
 
 def test_the_note_sheet_shows_a_refused_topic_at_its_field(app, make_key, worker) -> None:
