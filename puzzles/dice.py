@@ -13,7 +13,7 @@ from typing import Any, Literal
 import z3
 
 from core.errors import StopReason
-from puzzles.runtime import Run, Stopped
+from puzzles.runtime import Run, Stopped, TimeLimitExceeded
 
 
 def beats_pairs(dice: int, beats: Literal["cycle"] | list[list[int]]) -> list[tuple[int, int]]:
@@ -57,10 +57,13 @@ def solve(params: dict[str, Any], run: Run) -> dict[str, Any]:
             run.progress(phase="improving", wins=best[0], out_of=out_of)
             solver.add(wins > best[0])
         optimal = True
-    except Stopped:
+    except Stopped as stopped:
         # a time limit after a first solution still answers, just without the optimality proof
-        if best is None or run.stop_reason != StopReason.TIMEOUT:
+        if run.stop_reason != StopReason.TIMEOUT:
             raise
+        if best is None:
+            found_none = f"{stopped} before any dice were found: give it a longer time_limit"
+            raise TimeLimitExceeded(found_none) from None
 
     if best is None:
         return {"status": "unsat", "dice": None, "wins": None, "out_of": out_of, "optimal": True}

@@ -5,7 +5,7 @@ import time
 import pytest
 
 from puzzles.dice import beats_pairs, solve, win_count
-from puzzles.runtime import Cancelled, Run
+from puzzles.runtime import Cancelled, Run, TimeLimitExceeded
 
 RPSLS = [[0, 2], [0, 3], [1, 0], [1, 4], [2, 1], [2, 3], [3, 1], [3, 4], [4, 2], [4, 0]]
 
@@ -60,6 +60,13 @@ def test_time_limit_returns_best_so_far_without_optimality() -> None:
     assert time.monotonic() - started < 10
     assert result["status"] == "sat" and result["optimal"] is False
     assert_valid(result, 3, 15, "cycle")
+
+
+def test_a_time_limit_before_any_dice_says_none_were_found() -> None:
+    """6 dice of 12 faces find no first answer within a tenth of a second: the failure says so, rather
+    than leaving the promised best-so-far unexplained."""
+    with Run(0.1) as run, pytest.raises(TimeLimitExceeded, match="before any dice were found"):
+        solve({"dice": 6, "faces": 12, "beats": "cycle"}, run)
 
 
 def test_cancel_from_another_thread_interrupts_a_running_check() -> None:
