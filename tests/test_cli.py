@@ -185,6 +185,22 @@ def test_solve_prints_json_text_as_it_is_not_escaped() -> None:
     assert bad.returncode == 2 and "[A–Z]" in bad.stderr and "\\u" not in bad.stderr, bad.stderr
 
 
+def test_an_in_process_command_shows_its_progress_as_the_services_lines_do(capsys) -> None:
+    """What a solve reports (Run.progress) goes to stderr, at most every so often, the first only after
+    that long: a quick solve prints nothing."""
+    from zolve.commands.common import LocalProgress
+
+    quiet = LocalProgress(every=3600)
+    quiet({"shards_done": 1, "shards_total": 4})
+    assert capsys.readouterr().err == ""
+    shown = LocalProgress(every=0)
+    shown({"shards_done": 1, "shards_total": 4})
+    shown({"phase": "improving", "wins": 20, "out_of": 36})
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 2 and "running · 1/4 shards" in lines[0], lines
+    assert "improving" in lines[1] and "wins=20" in lines[1] and lines[1].startswith("["), lines
+
+
 def test_config_prints_the_settings_in_effect_with_secrets_masked() -> None:
     env = {**os.environ, "ZOLVE_SECRET_KEY": "hush-hush", "ZOLVE_LEASE_SECONDS": "12"}
     env["DATABASE_URL"] = "postgresql://zolve:letmein@db.example/zolve"

@@ -7,6 +7,7 @@ import contextlib
 import json
 import os
 import sys
+import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
@@ -175,10 +176,33 @@ def solve_locally(
         click.echo(f"{command}: time limit {limit:g} s (--time-limit to change it)", err=True)
     rows = (lambda codes: on_rows(spec, params, codes)) if on_rows else None
     try:
-        with Run(time_limit=limit, on_rows=rows) as run:
+        with Run(time_limit=limit, on_rows=rows, on_progress=LocalProgress()) as run:
             return spec.dump_result(spec.solve_function()(params, run))
     except Stopped as stop:
         raise click.ClickException(str(stop)) from stop
+
+
+#: an in-process command shows its progress on stderr at most this often
+LOCAL_PROGRESS_SECONDS = 5.0
+
+
+class LocalProgress:
+    """What an in-process solve reports (Run.progress), as the service's progress lines say it, on stderr:
+    at most every `every` seconds, the first after that long (a quick solve prints none)."""
+
+    def __init__(self, every: float = LOCAL_PROGRESS_SECONDS) -> None:
+        self.every = every
+        self.started = self.shown = time.monotonic()
+
+    def __call__(self, fields: Mapping[str, Any]) -> None:
+        now = time.monotonic()
+        if now - self.shown < self.every:
+            return
+        self.shown = now
+        from zolve_client import describe_progress
+
+        line = describe_progress({"state": "running", "progress": dict(fields)})
+        click.echo(f"[{now - self.started:>6.0f} s] {line}", err=True)
 
 
 def local_time_limit(spec: Any) -> float:
