@@ -61,6 +61,14 @@ def create_key(
         )
 
 
+def first_admin_key(db: Database) -> str | None:
+    """A new deployment's admin key (its secret, shown once), unless it has an admin key already."""
+    with db.session() as session:
+        if key_store.has_admin(session):
+            return None
+        return key_store.create_key(session, name="admin (zolve up)", is_admin=True).key
+
+
 def set_share(session: Session, key_id: int, share: Share) -> ApiKey:
     """Change the key's share in the caller's transaction (the CLI's, the dashboard's)."""
     share = share.checked()

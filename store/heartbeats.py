@@ -130,6 +130,12 @@ def expire_orphaned_leases(session: Session, alive_within: float, judge_silence:
     return expired
 
 
+def alive_on_host(session: Session, hostname: str, within: float) -> int:
+    """How many worker processes of `hostname` heartbeat in the last `within` seconds."""
+    query = select(func.count()).select_from(Worker).where(Worker.hostname == hostname, alive(within))
+    return int(session.scalar(query) or 0)
+
+
 def newest_heartbeat_age(session: Session) -> float | None:
     """Seconds since the most recent heartbeat of any worker process; None if none ever beat."""
     age = session.scalar(select(func.extract("epoch", func.now() - func.max(Worker.heartbeat_at))))

@@ -204,20 +204,14 @@ def healthcheck(role: str) -> None:
     liveness probe): those of DATABASE_URL and REDIS_URL, else of the zolve up on the data directory."""
     import socket
 
-    from sqlalchemy import func, select
-
+    from services.reads.workers import alive_on_host
     from store.db import Database
-    from store.heartbeats import alive
-    from store.models import Worker
 
     settings = joined_settings()
     host, within = socket.gethostname(), settings.worker_alive_within
     db = Database(settings.require_database_url(), pool_size=1)
     try:
-        with db.session() as session:
-            count = session.scalar(
-                select(func.count()).select_from(Worker).where(Worker.hostname == host, alive(within))
-            )
+        count = alive_on_host(db, host, within)
     except Exception as exc:
         raise click.ClickException(f"cannot read the workers' heartbeats: {exc}") from exc
     finally:

@@ -42,15 +42,12 @@ POLL_INTERVAL = 0.3
 
 
 def _first_admin_key(database_url: str) -> str | None:
-    from store import keys
+    from services.keys import first_admin_key
     from store.db import Database
 
     db = Database(database_url, pool_size=1)
     try:
-        with db.session() as session:
-            if keys.has_admin(session):
-                return None
-            return keys.create_key(session, name="admin (zolve up)", is_admin=True).key
+        return first_admin_key(db)
     finally:
         db.dispose()
 
