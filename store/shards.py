@@ -497,7 +497,7 @@ def _end_cancelled(session: Session, job_id: uuid.UUID) -> None:
     """A shard of a job being cancelled ended as it would have anyway (it finished, or split): what it
     handed on never starts, and the job is cancelled now if no other shard still runs (else that one's
     end does it), not at the next sweep."""
-    cancel_queued_shards(session, job_id)
+    cancel_queued_shards(session, [job_id])
     settle_cancellation(session, job_id)
 
 
@@ -522,7 +522,7 @@ def fail_job(session: Session, job_id: uuid.UUID, error: JobError) -> None:
     )
     if rowcount(failed) == 1:
         events.record(session, job_id, EventName.FAILED, detail=error.event_detail())
-    cancel_queued_shards(session, job_id)
+    cancel_queued_shards(session, [job_id])
 
 
 def stop_shard(session: Session, shard_id: int, worker: str) -> None:
@@ -532,12 +532,11 @@ def stop_shard(session: Session, shard_id: int, worker: str) -> None:
         settle_cancellation(session, shard.job_id)
 
 
-def cancel_queued_shards(session: Session, job_ids: uuid.UUID | Sequence[uuid.UUID]) -> None:
-    """The queued shards of a job (or of several) never start."""
-    of_jobs = Shard.job_id.in_(job_ids) if isinstance(job_ids, Sequence) else Shard.job_id == job_ids
+def cancel_queued_shards(session: Session, job_ids: Sequence[uuid.UUID]) -> None:
+    """The queued shards of these jobs never start."""
     session.execute(
         update(Shard)
-        .where(of_jobs, Shard.state == ShardState.QUEUED)
+        .where(Shard.job_id.in_(job_ids), Shard.state == ShardState.QUEUED)
         .values(state=ShardState.CANCELLED, finished_at=func.now())
     )
 
